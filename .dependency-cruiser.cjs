@@ -1,0 +1,63 @@
+/**
+ * Import-direction rules (docs/architecture.md). Layers may import only downwards:
+ *   cli/main -> api/* console -> ops -> cluster -> object -> erasure format -> drive -> errors util
+ * Backends and fault injection implement Drive and see only drive, errors and util.
+ */
+const layer = (name) => `^src/${name}/`;
+const below = {
+  'api': ['ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util', 'api'],
+  'console': ['ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console'],
+  'ops': ['ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
+  'cluster': ['cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
+  'object': ['object', 'erasure', 'format', 'drive', 'errors', 'util'],
+  'erasure': ['erasure', 'errors', 'util'],
+  'format': ['format', 'errors', 'util'],
+  'drive': ['drive', 'errors', 'util'],
+  'errors': ['errors'],
+  'util': ['util', 'errors'],
+};
+const layerRules = Object.entries(below).map(([from, allowed]) => ({
+  name: `layer-${from}`,
+  comment: `src/${from} may import only from: ${allowed.join(', ')}`,
+  severity: 'error',
+  from: { path: layer(from) },
+  to: { path: '^src/', pathNot: allowed.map(layer) },
+}));
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'no-pure-io',
+      comment: 'src/erasure and src/format are pure: bytes in, bytes out (no fs, no net)',
+      severity: 'error',
+      from: { path: '^src/(erasure|format)/' },
+      to: { dependencyTypes: ['core'], path: '^(fs|node:fs|fs/promises|node:fs/promises|net|node:net|http|node:http)$' },
+    },
+    {
+      name: 'backends-see-drive-only',
+      severity: 'error',
+      from: { path: '^(backends|fault-injection)/' },
+      to: { path: '^src/', pathNot: ['^src/(drive|errors|util)/'] },
+    },
+    {
+      name: 'src-is-self-contained',
+      comment: 'nothing in src imports fault-injection, conformance or test (only the composition root picks backends)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/cli/', '^src/main\\.ts$'] },
+      to: { path: '^(fault-injection|conformance|test|backends)/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

@@ -1,0 +1,95 @@
+/**
+ * The Drive interface: everything that touches storage goes through it.
+ *
+ * Paths are drive-relative, '/'-separated, with no leading slash (`bucket/key/xl.meta`).
+ * A path that is absolute, contains `..` or a NUL, or otherwise escapes the drive root is refused
+ * with PathEscapesDrive. Implementations: backends/fs, backends/memfs, backends/remote, and
+ * fault-injection/faulty-drive (a wrapper). All of them pass conformance/drive-contract.ts.
+ *
+ * Failures are SvcErrors with these codes: FileNotFound, DriveOffline, DriveFull, DriveFaulty,
+ * DriveAccessDenied, PathEscapesDrive, NotADirectory, IsADirectory, DirectoryNotEmpty.
+ */
+export interface Drive {
+  /** The endpoint this drive was configured with (a local path or http://host:port/path). */
+  readonly endpoint: string;
+
+  /** Reads a whole file. */
+  readFile(path: string): Promise<Uint8Array>;
+  /** Reads `length` bytes at `offset`; a short file gives a short result, never an error. */
+  readRange(path: string, offset: number, length: number): Promise<Uint8Array>;
+  /** Streams a file (or `length` bytes of it from `offset`). */
+  readStream(path: string, options?: { offset?: number; length?: number }): AsyncIterable<Uint8Array>;
+
+  /** Writes a whole file (creating parent directories), not atomically; fsynced when `sync`. */
+  writeFile(path: string, data: Uint8Array, options?: { sync?: boolean }): Promise<void>;
+  /** Writes a whole file atomically: a tmp file in the drive's tmp area, fsync, rename into place. */
+  writeFileAtomic(path: string, data: Uint8Array): Promise<void>;
+  /** Appends to a file, creating it (and parents) when missing. */
+  appendFile(path: string, data: Uint8Array): Promise<void>;
+  /**
+   * Opens a file for streaming writes (creating parent directories, truncating an existing file).
+   * Nothing is durable until `close()` resolves, which fsyncs; `abort()` closes and removes the file.
+   */
+  openWriter(path: string): Promise<FileWriter>;
+
+  /** Renames a file or a directory, across directories, creating the target's parents; replaces a file target. */
+  rename(source: string, target: string): Promise<void>;
+  /** Deletes a file. */
+  deleteFile(path: string): Promise<void>;
+  /** Deletes an empty directory (DirectoryNotEmpty otherwise). */
+  deleteDir(path: string): Promise<void>;
+  /**
+   * Deletes a file or directory tree: it is first renamed into the drive's trash (so it vanishes
+   * from the namespace at once), then removed. Missing paths are not an error.
+   */
+  deleteRecursive(path: string): Promise<void>;
+
+  /**
+   * Lists a directory's entries, sorted by name; directories carry a trailing '/'.
+   * A missing directory gives FileNotFound.
+   */
+  listDir(path: string): Promise<string[]>;
+  /**
+   * Walks the files below `prefix` (a directory path, '' for the root) in lexical order of their
+   * full paths, yielding drive-relative file paths. Starts after `startAfter` when given.
+   * The drive's internal tmp and trash areas are never yielded.
+   */
+  walk(prefix: string, options?: { startAfter?: string }): AsyncIterable<string>;
+  /** Stats a file or directory. */
+  stat(path: string): Promise<FileStat>;
+  /** Capacity and identity. Never throws for an offline drive: it reports `online: false`. */
+  diskInfo(): Promise<DiskInfo>;
+  /** Releases resources (file handles, locks, connections). */
+  close(): Promise<void>;
+}
+
+export interface FileWriter {
+  write(chunk: Uint8Array): Promise<void>;
+  /** Flushes, fsyncs and closes. The file is complete only after this resolves. */
+  close(): Promise<void>;
+  /** Closes and removes the partial file. Never throws. */
+  abort(): Promise<void>;
+}
+
+export interface FileStat {
+  sizeBytes: number;
+  modTimeMs: number;
+  isDirectory: boolean;
+}
+
+export interface DiskInfo {
+  endpoint: string;
+  online: boolean;
+  totalBytes: number;
+  freeBytes: number;
+  usedBytes: number;
+  /** The drive id from its format.json when known (filled in by the layer that reads the format). */
+  driveId?: string;
+  /** A short reason when offline. */
+  error?: string;
+}
+
+/** The drive's internal system area; tmp and trash live below it. */
+export const systemDir = '.svc.sys';
+export const tmpDir = `${systemDir}/tmp`;
+export const trashDir = `${systemDir}/trash`;

@@ -1,0 +1,52 @@
+/**
+ * The logical content of an `xl.meta` file (one per object per drive). The byte encoding is in
+ * xl-meta.ts and documented field by field in docs/formats.md.
+ */
+export type StorageClass = 'STANDARD' | 'REDUCED_REDUNDANCY';
+
+export interface ErasureInfo {
+  /** Codec id (see src/erasure/codec.ts); an unknown id is refused with UnknownCodec. */
+  codec: string;
+  dataShards: number;
+  parityShards: number;
+  blockSizeBytes: number;
+  /** 1-based shard index held by the drive this xl.meta lives on. */
+  index: number;
+  /** distribution[i] = 1-based shard index stored on the set's drive i. */
+  distribution: number[];
+  /** Bitrot hash of every shard chunk. */
+  checksumAlgorithm: 'xxh64';
+}
+
+export interface ObjectPart {
+  number: number;
+  sizeBytes: number;
+  etag: string;
+}
+
+export interface ObjectVersion {
+  /** 'null' for the null version (unversioned or suspended buckets), else a UUID. */
+  versionId: string;
+  modTimeMs: number;
+  deleteMarker: boolean;
+  sizeBytes: number;
+  etag: string;
+  contentType?: string;
+  /** `x-amz-meta-*` headers, keys lower-cased without the prefix. */
+  userMetadata: Record<string, string>;
+  /** Other stored headers: content-encoding, cache-control, checksums, ... */
+  systemMetadata: Record<string, string>;
+  storageClass: StorageClass;
+  /** Directory (UUID) holding this version's shard files; absent for delete markers and inline data. */
+  dataDir?: string;
+  /** Absent for delete markers. */
+  erasure?: ErasureInfo;
+  parts: ObjectPart[];
+  /** This drive's own shard file (bitrot-framed), when the object is inline. */
+  inlineData?: Uint8Array;
+}
+
+export interface XlMeta {
+  /** Newest first (by modTimeMs, then version id). */
+  versions: ObjectVersion[];
+}

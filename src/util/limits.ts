@@ -1,0 +1,51 @@
+/**
+ * Every limit of the service, in one place (sizes, queues, concurrency, retries).
+ * Names carry their unit last.
+ */
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+export const GiB = 1024 * MiB;
+
+export const limits = {
+  /** Erasure block: objects are striped in blocks of this many bytes (SPEC "Limits"). */
+  erasureBlockSizeBytes: 1 * MiB,
+  /** Drives per erasure set. */
+  minSetDriveCount: 2,
+  maxSetDriveCount: 16,
+  /** Inline budget: 256 KiB divided by K, capped per shard, divided on versioned buckets. */
+  inlineBudgetTotalBytes: 256 * KiB,
+  inlineShardCapBytes: 128 * KiB,
+  inlineVersionedDivisor: 8,
+  /** S3 limits. */
+  maxObjectKeyBytes: 1024,
+  maxObjectSizeBytes: 5 * 1024 * GiB,
+  maxPutObjectSizeBytes: 5 * GiB,
+  minPartSizeBytes: 5 * MiB,
+  maxPartSizeBytes: 5 * GiB,
+  maxPartNumber: 10_000,
+  maxListKeys: 1000,
+  maxDeleteObjects: 1000,
+  maxUserMetadataBytes: 2 * KiB,
+  /** Clock skew allowed on signed requests. */
+  maxRequestSkewMs: 15 * 60 * 1000,
+  maxPresignExpirySeconds: 7 * 24 * 3600,
+  /** Data movement. */
+  rebalanceMaxAttemptsDefault: 3,
+  decommissionBucketConcurrencyDefault: 4,
+  decommissionEntryConcurrencyDefault: 8,
+  decommissionEntryConcurrencyHardCap: 64,
+  /** Pools over this fraction of used capacity take no new objects. */
+  poolFullFraction: 0.85,
+  /** Locks. */
+  lockExpiryMs: 30_000,
+  lockRefreshIntervalMs: 10_000,
+  lockAcquireTimeoutMs: 10_000,
+  /** Read-repair queue (MRF). */
+  repairQueueMaxEntries: 10_000,
+  /** Root-heal records larger than this are quarantined. */
+  maxHealRecordBytes: 1 * MiB,
+  /** Internode RPC. */
+  rpcTimeoutMs: 30_000,
+  rpcMaxRetries: 3,
+  rpcTokenTtlMs: 15 * 60 * 1000,
+} as const;
