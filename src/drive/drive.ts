@@ -32,6 +32,8 @@ export interface Drive {
    */
   openWriter(path: string): Promise<FileWriter>;
 
+  /** Creates a directory and its parents; an existing directory is not an error. */
+  makeDir(path: string): Promise<void>;
   /** Renames a file or a directory, across directories, creating the target's parents; replaces a file target. */
   rename(source: string, target: string): Promise<void>;
   /** Deletes a file. */

@@ -1,0 +1,325 @@
+/**
+ * A Drive over a Node-style promises file-system API: node:fs/promises for backends/fs, a memfs
+ * volume for backends/memfs. Durable writes fsync data before the rename that publishes it.
+ */
+import { randomUUID } from 'node:crypto';
+import { posix } from 'node:path';
+import { SvcError, isSvcError } from '../../src/errors/index.js';
+import { checkDrivePath, parentOf, tmpDir, trashDir, systemDir, type DiskInfo, type Drive, type FileStat, type FileWriter } from '../../src/drive/index.js';
+import { mapDriveErrors } from './errors.js';
+
+/** The subset of fs/promises this drive uses (memfs implements it too). */
+export interface FileSystemApi {
+  open(path: string, flags: string): Promise<FileHandleApi>;
+  readFile(path: string): Promise<Uint8Array>;
+  appendFile(path: string, data: Uint8Array): Promise<void>;
+  mkdir(path: string, options: { recursive: true }): Promise<unknown>;
+  rename(source: string, target: string): Promise<void>;
+  rm(path: string, options: { recursive: true; force: true }): Promise<void>;
+  rmdir(path: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  readdir(path: string, options: { withFileTypes: true }): Promise<DirentApi[]>;
+  stat(path: string): Promise<{ size: number; mtimeMs: number; isDirectory(): boolean }>;
+}
+
+export interface FileHandleApi {
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+  write(buffer: Uint8Array, offset?: number, length?: number): Promise<{ bytesWritten: number }>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DirentApi {
+  name: string | Buffer;
+  isDirectory(): boolean;
+  isFile(): boolean;
+}
+
+export interface PosixDriveOptions {
+  fs: FileSystemApi;
+  root: string;
+  endpoint: string;
+  /** Capacity and usage when the file system cannot tell (memfs). */
+  capacity?: { totalBytes: number; usedBytes(): number; charge(deltaBytes: number): void };
+  statfs?: () => Promise<{ totalBytes: number; freeBytes: number }>;
+}
+
+const readChunkBytes = 1024 * 1024;
+
+export class PosixDrive implements Drive {
+  readonly endpoint: string;
+  private readonly fs: FileSystemApi;
+  private readonly root: string;
+
+  constructor(private readonly options: PosixDriveOptions) {
+    this.endpoint = options.endpoint;
+    this.fs = options.fs;
+    this.root = options.root;
+  }
+
+  private abs(path: string): string {
+    return posix.join(this.root, checkDrivePath(path));
+  }
+
+  private run<T>(path: string, action: (absolute: string) => Promise<T>): Promise<T> {
+    return mapDriveErrors(this.endpoint, path, () => action(this.abs(path)));
+  }
+
+  readFile(path: string): Promise<Uint8Array> {
+    return this.run(path, async (absolute) => new Uint8Array(await this.fs.readFile(absolute)));
+  }
+
+  readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+    return this.run(path, async (absolute) => {
+      const handle = await this.fs.open(absolute, 'r');
+      try {
+        const buffer = new Uint8Array(length);
+        let filled = 0;
+        while (filled < length) {
+          const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
+          if (bytesRead === 0) break;
+          filled += bytesRead;
+        }
+        return filled === length ? buffer : buffer.subarray(0, filled);
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  async *readStream(path: string, options: { offset?: number; length?: number } = {}): AsyncIterable<Uint8Array> {
+    const start = options.offset ?? 0;
+    const end = options.length === undefined ? Number.POSITIVE_INFINITY : start + options.length;
+    for (let position = start; position < end; ) {
+      const chunk = await this.readRange(path, position, Math.min(readChunkBytes, end - position));
+      if (chunk.length === 0) return;
+      yield chunk;
+      position += chunk.length;
+    }
+  }
+
+  writeFile(path: string, data: Uint8Array, options: { sync?: boolean } = {}): Promise<void> {
+    return this.run(path, async (absolute) => {
+      await this.reserve(path, data.length, true);
+      await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
+      await this.writeWhole(absolute, data, options.sync ?? false);
+    });
+  }
+
+  writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
+    return this.run(path, async (absolute) => {
+      await this.reserve(path, data.length, true);
+      const tmp = this.abs(`${tmpDir}/${randomUUID()}`);
+      await this.fs.mkdir(posix.dirname(tmp), { recursive: true });
+      await this.writeWhole(tmp, data, true);
+      await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
+      await this.fs.rename(tmp, absolute);
+    });
+  }
+
+  appendFile(path: string, data: Uint8Array): Promise<void> {
+    return this.run(path, async (absolute) => {
+      await this.reserve(path, data.length, false);
+      await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
+      await this.fs.appendFile(absolute, data);
+    });
+  }
+
+  openWriter(path: string): Promise<FileWriter> {
+    return this.run(path, async (absolute) => {
+      await this.reserve(path, 0, true);
+      await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
+      const handle = await this.fs.open(absolute, 'w');
+      return this.writerFor(path, absolute, handle);
+    });
+  }
+
+  makeDir(path: string): Promise<void> {
+    return this.run(path, async (absolute) => {
+      await this.fs.mkdir(absolute, { recursive: true });
+    });
+  }
+
+  rename(source: string, target: string): Promise<void> {
+    return this.run(source, async (absoluteSource) => {
+      const absoluteTarget = this.abs(target);
+      await this.fs.mkdir(posix.dirname(absoluteTarget), { recursive: true });
+      const replaced = await this.sizeOf(target);
+      await this.fs.rename(absoluteSource, absoluteTarget);
+      this.options.capacity?.charge(-replaced);
+    });
+  }
+
+  deleteFile(path: string): Promise<void> {
+    return this.run(path, async (absolute) => {
+      const stat = await this.fs.stat(absolute);
+      if (stat.isDirectory()) throw new SvcError('IsADirectory', `is a directory: ${path}`, { path });
+      await this.fs.unlink(absolute);
+      this.options.capacity?.charge(-stat.size);
+    });
+  }
+
+  deleteDir(path: string): Promise<void> {
+    return this.run(path, async (absolute) => {
+      const stat = await this.fs.stat(absolute);
+      if (!stat.isDirectory()) throw new SvcError('NotADirectory', `not a directory: ${path}`, { path });
+      await this.fs.rmdir(absolute);
+    });
+  }
+
+  deleteRecursive(path: string): Promise<void> {
+    return this.run(path, async (absolute) => {
+      const trash = this.abs(`${trashDir}/${randomUUID()}`);
+      const bytes = this.options.capacity ? await this.treeSize(path) : 0;
+      await this.fs.mkdir(posix.dirname(trash), { recursive: true });
+      try {
+        await this.fs.rename(absolute, trash);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw error;
+      }
+      this.options.capacity?.charge(-bytes);
+      await this.fs.rm(trash, { recursive: true, force: true });
+    });
+  }
+
+  listDir(path: string): Promise<string[]> {
+    return this.run(path, async (absolute) => {
+      const entries = await this.fs.readdir(absolute, { withFileTypes: true });
+      return entries
+        .filter((entry) => entry.isDirectory() || entry.isFile())
+        .map((entry) => (entry.isDirectory() ? `${String(entry.name)}/` : String(entry.name)))
+        .sort(compareBytes);
+    });
+  }
+
+  async *walk(prefix: string, options: { startAfter?: string } = {}): AsyncIterable<string> {
+    const start = checkDrivePath(prefix);
+    let entries: string[];
+    try {
+      entries = await this.listDir(start);
+    } catch (error) {
+      if (isSvcError(error, 'FileNotFound') || isSvcError(error, 'NotADirectory')) return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const path = start === '' ? entry : `${start}/${entry}`;
+      if (entry.endsWith('/')) {
+        const dir = path.slice(0, -1);
+        if (dir === tmpDir || dir === trashDir) continue;
+        const after = options.startAfter;
+        if (after !== undefined && compareBytes(path, after) < 0 && !after.startsWith(path)) continue;
+        yield* this.walk(dir, options);
+      } else if (options.startAfter === undefined || compareBytes(path, options.startAfter) > 0) {
+        yield path;
+      }
+    }
+  }
+
+  stat(path: string): Promise<FileStat> {
+    return this.run(path, async (absolute) => {
+      const stat = await this.fs.stat(absolute);
+      return { sizeBytes: stat.size, modTimeMs: stat.mtimeMs, isDirectory: stat.isDirectory() };
+    });
+  }
+
+  async diskInfo(): Promise<DiskInfo> {
+    try {
+      if (this.options.capacity) {
+        const usedBytes = this.options.capacity.usedBytes();
+        const totalBytes = this.options.capacity.totalBytes;
+        return { endpoint: this.endpoint, online: true, totalBytes, usedBytes, freeBytes: Math.max(0, totalBytes - usedBytes) };
+      }
+      const { totalBytes, freeBytes } = await this.options.statfs!();
+      return { endpoint: this.endpoint, online: true, totalBytes, freeBytes, usedBytes: totalBytes - freeBytes };
+    } catch (error) {
+      return { endpoint: this.endpoint, online: false, totalBytes: 0, freeBytes: 0, usedBytes: 0, error: String(error) };
+    }
+  }
+
+  async close(): Promise<void> {
+    // Nothing is held open between calls.
+  }
+
+  private async writeWhole(absolute: string, data: Uint8Array, sync: boolean): Promise<void> {
+    const handle = await this.fs.open(absolute, 'w');
+    try {
+      await writeAll(handle, data);
+      if (sync) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private writerFor(path: string, absolute: string, handle: FileHandleApi): FileWriter {
+    let open = true;
+    const finish = async (): Promise<void> => {
+      if (!open) return;
+      open = false;
+      await handle.close();
+    };
+    return {
+      write: (chunk) =>
+        mapDriveErrors(this.endpoint, path, async () => {
+          await this.reserve(path, chunk.length, false);
+          await writeAll(handle, chunk);
+        }),
+      close: () =>
+        mapDriveErrors(this.endpoint, path, async () => {
+          await handle.sync();
+          await finish();
+        }),
+      abort: async () => {
+        await finish().catch(() => undefined);
+        const size = await this.sizeOf(path);
+        await this.fs.unlink(absolute).then(() => this.options.capacity?.charge(-size)).catch(() => undefined);
+      },
+    };
+  }
+
+  /** Capacity accounting (memfs): refuses writes past capacity with DriveFull. */
+  private async reserve(path: string, bytes: number, replaces: boolean): Promise<void> {
+    const capacity = this.options.capacity;
+    if (!capacity) return;
+    const replaced = replaces ? await this.sizeOf(path) : 0;
+    if (capacity.usedBytes() - replaced + bytes > capacity.totalBytes) {
+      throw new SvcError('DriveFull', `no space left on ${this.endpoint}`, { path });
+    }
+    capacity.charge(bytes - replaced);
+  }
+
+  private async sizeOf(path: string): Promise<number> {
+    try {
+      const stat = await this.fs.stat(this.abs(path));
+      return stat.isDirectory() ? 0 : stat.size;
+    } catch {
+      return 0;
+    }
+  }
+
+  private async treeSize(path: string): Promise<number> {
+    try {
+      const stat = await this.fs.stat(this.abs(path));
+      if (!stat.isDirectory()) return stat.size;
+    } catch {
+      return 0;
+    }
+    let total = 0;
+    for await (const file of this.walk(path)) total += await this.sizeOf(file);
+    return total;
+  }
+}
+
+async function writeAll(handle: FileHandleApi, data: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+export function compareBytes(a: string, b: string): number {
+  return a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+export { parentOf, systemDir };

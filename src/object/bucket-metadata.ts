@@ -1,0 +1,126 @@
+/**
+ * Bucket records: a bucket is a directory on every drive of every pool, plus a small record
+ * `.svc.sys/buckets/<bucket>.json` on every drive (versioning state, creation time). Written
+ * atomically to every drive, needing a majority in every set; read by majority vote.
+ */
+import { isSvcError, SvcError } from '../errors/index.js';
+import { systemDir, type Drive } from '../drive/index.js';
+import type { BucketVersioning } from './types.js';
+import type { ErasureSet } from './erasure-set.js';
+import { majority } from './set-context.js';
+
+export interface BucketRecord {
+  version: 1;
+  name: string;
+  createdMs: number;
+  versioning: BucketVersioning;
+  updatedMs: number;
+}
+
+export function bucketRecordPath(bucket: string): string {
+  return `${systemDir}/buckets/${bucket}.json`;
+}
+
+export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    throw new SvcError('CorruptFormat', 'bucket record is not JSON');
+  }
+  const record = value as Partial<BucketRecord>;
+  if (record.version !== 1) throw new SvcError('UnsupportedFormat', `bucket record version ${String(record.version)}`);
+  const validVersioning = record.versioning === 'unversioned' || record.versioning === 'enabled' || record.versioning === 'suspended';
+  if (typeof record.name !== 'string' || typeof record.createdMs !== 'number' || typeof record.updatedMs !== 'number' || !validVersioning) {
+    throw new SvcError('CorruptFormat', 'bucket record has invalid fields');
+  }
+  return record as BucketRecord;
+}
+
+export function encodeBucketRecord(record: BucketRecord): Uint8Array {
+  return Buffer.from(`${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** Writes the record on every drive of every set; each set needs a majority. */
+export async function writeBucketRecord(sets: ErasureSet[], record: BucketRecord): Promise<void> {
+  const bytes = encodeBucketRecord(record);
+  await Promise.all(
+    sets.map(async (set) => {
+      const results = await Promise.all(set.drives.map((drive) => attempt(drive, (d) => d.writeFileAtomic(bucketRecordPath(record.name), bytes))));
+      const ok = results.filter(Boolean).length;
+      if (ok < majority(set.config)) throw new SvcError('ErasureWriteQuorum', undefined, { bucket: record.name, succeeded: ok });
+    }),
+  );
+}
+
+export async function deleteBucketRecord(sets: ErasureSet[], bucket: string): Promise<void> {
+  await Promise.all(sets.flatMap((set) => set.drives.map((drive) => attempt(drive, (d) => d.deleteFile(bucketRecordPath(bucket))))));
+}
+
+/**
+ * Reads the record by vote: within each set the newest record held by a majority wins; across
+ * sets the newest such record wins. Undefined when a majority of some set positively lacks it.
+ */
+export async function readBucketRecord(sets: ErasureSet[], bucket: string): Promise<BucketRecord | undefined> {
+  let best: BucketRecord | undefined;
+  let readable = 0;
+  for (const set of sets) {
+    const answers = await Promise.all(set.drives.map((drive) => readOne(drive, bucket)));
+    const votes = new Map<string, { record: BucketRecord; count: number }>();
+    let missing = 0;
+    for (const answer of answers) {
+      if (answer === 'missing') missing += 1;
+      if (typeof answer !== 'object') continue;
+      const signature = JSON.stringify(answer);
+      votes.set(signature, { record: answer, count: (votes.get(signature)?.count ?? 0) + 1 });
+    }
+    const needed = majority(set.config);
+    if (missing >= needed) return undefined;
+    for (const { record, count } of votes.values()) {
+      if (count >= Math.min(needed, answers.length) && (!best || record.updatedMs > best.updatedMs)) best = record;
+    }
+    if (votes.size > 0) readable += 1;
+  }
+  if (!best && readable === 0) throw new SvcError('ErasureReadQuorum', undefined, { bucket, operation: 'bucket-record' });
+  return best;
+}
+
+async function readOne(drive: Drive | undefined, bucket: string): Promise<BucketRecord | 'missing' | 'failed'> {
+  if (!drive) return 'failed';
+  try {
+    return decodeBucketRecord(await drive.readFile(bucketRecordPath(bucket)));
+  } catch (error) {
+    return isSvcError(error, 'FileNotFound') ? 'missing' : 'failed';
+  }
+}
+
+async function attempt(drive: Drive | undefined, action: (drive: Drive) => Promise<void>): Promise<boolean> {
+  if (!drive) return false;
+  try {
+    await action(drive);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Bucket names present on a majority of a set's drives (the bucket listing). */
+export async function listBucketRecords(set: ErasureSet): Promise<BucketRecord[]> {
+  const counts = new Map<string, { record: BucketRecord; count: number }>();
+  await Promise.all(
+    set.drives.map(async (drive) => {
+      if (!drive) return;
+      const names = await drive.listDir(`${systemDir}/buckets`).catch(() => [] as string[]);
+      for (const name of names) {
+        if (!name.endsWith('.json')) continue;
+        const record = await readOne(drive, name.slice(0, -'.json'.length));
+        if (typeof record !== 'object') continue;
+        const entry = counts.get(record.name);
+        if (!entry || record.updatedMs > entry.record.updatedMs) counts.set(record.name, { record, count: (entry?.count ?? 0) + 1 });
+        else entry.count += 1;
+      }
+    }),
+  );
+  const needed = majority(set.config);
+  return [...counts.values()].filter((entry) => entry.count >= needed).map((entry) => entry.record).sort((a, b) => (a.name < b.name ? -1 : 1));
+}

@@ -1,0 +1,62 @@
+/**
+ * DELETE in one erasure set: remove a version (by id, or the null version on unversioned
+ * buckets) or add a delete marker. Both need a majority of the set (N/2 + 1), not read or write
+ * quorum: a delete can succeed on a set whose reads and writes fail.
+ */
+import type { ObjectVersion, XlMeta } from '../format/xl-meta-types.js';
+import { findVersion, removeVersion, upsertVersion } from '../format/xl-meta.js';
+import { objectResource } from './locks.js';
+import { changeMeta } from './meta-io.js';
+import { checkObjectKey } from './paths.js';
+import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
+import type { DeleteObjectOptions, DeleteObjectResult } from './types.js';
+
+export async function deleteObject(config: SetConfig, bucket: string, key: string, options: DeleteObjectOptions): Promise<DeleteObjectResult> {
+  checkObjectKey(key);
+  const quorum = majority(config);
+  requireQuorum(onlineSlots(config).length, quorum, 'write', { bucket, key, operation: 'delete' });
+  const release = await config.locker.acquire(objectResource(bucket, key), 'write');
+  try {
+    if (options.versionId !== undefined) return await removeOneVersion(config, bucket, key, options.versionId, quorum);
+    if (options.versioning === 'unversioned') return await removeOneVersion(config, bucket, key, 'null', quorum);
+    return await addDeleteMarker(config, bucket, key, options.versioning === 'enabled' ? config.newId() : 'null', quorum);
+  } finally {
+    release();
+  }
+}
+
+/** Removes one version everywhere it is stored; absent versions are not an error (S3 semantics). */
+async function removeOneVersion(config: SetConfig, bucket: string, key: string, versionId: string, quorum: number): Promise<DeleteObjectResult> {
+  let removedMarker = false;
+  await changeMeta(config, bucket, key, onlineSlots(config), {
+    apply: (meta: XlMeta) => {
+      const existing = findVersion(meta, versionId);
+      if (!existing) return { meta: meta.versions.length > 0 ? meta : undefined };
+      removedMarker ||= existing.deleteMarker;
+      const next = removeVersion(meta, versionId);
+      return { meta: next.versions.length > 0 ? next : undefined, garbageDataDirs: existing.dataDir ? [existing.dataDir] : [] };
+    },
+  }, quorum);
+  return { versionId, deleteMarker: removedMarker };
+}
+
+async function addDeleteMarker(config: SetConfig, bucket: string, key: string, versionId: string, quorum: number): Promise<DeleteObjectResult> {
+  const marker: ObjectVersion = {
+    versionId,
+    modTimeMs: config.clock.nowMs(),
+    deleteMarker: true,
+    sizeBytes: 0,
+    etag: '',
+    userMetadata: {},
+    systemMetadata: {},
+    storageClass: 'STANDARD',
+    parts: [],
+  };
+  await changeMeta(config, bucket, key, onlineSlots(config), {
+    apply: (meta: XlMeta) => {
+      const replaced = findVersion(meta, versionId);
+      return { meta: upsertVersion(meta, marker), garbageDataDirs: replaced?.dataDir ? [replaced.dataDir] : [] };
+    },
+  }, quorum);
+  return { versionId, deleteMarker: true };
+}

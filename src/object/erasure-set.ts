@@ -1,0 +1,90 @@
+/**
+ * One erasure set: N drives that store each object as K data + M parity shards. This facade
+ * holds the set's configuration; the operations live in their own modules.
+ */
+import { isSvcError, SvcError } from '../errors/index.js';
+import type { Drive } from '../drive/index.js';
+import { putObject } from './put-object.js';
+import { getObject, headObject, type ObjectReader } from './get-object.js';
+import { deleteObject } from './delete-object.js';
+import { listSet, type ListEntry } from './list-objects.js';
+import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
+import type { WalkOptions } from './walk-keys.js';
+import type { DeleteObjectOptions, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions } from './types.js';
+
+export class ErasureSet {
+  constructor(readonly config: SetConfig) {}
+
+  get drives(): (Drive | undefined)[] {
+    return this.config.drives;
+  }
+
+  putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutObjectOptions): Promise<ObjectInfo> {
+    return putObject(this.config, bucket, key, body, options);
+  }
+
+  getObject(bucket: string, key: string, options?: GetObjectOptions): Promise<ObjectReader> {
+    return getObject(this.config, bucket, key, options);
+  }
+
+  headObject(bucket: string, key: string, versionId?: string): Promise<ObjectInfo> {
+    return headObject(this.config, bucket, key, versionId);
+  }
+
+  deleteObject(bucket: string, key: string, options: DeleteObjectOptions): Promise<DeleteObjectResult> {
+    return deleteObject(this.config, bucket, key, options);
+  }
+
+  list(bucket: string, options: WalkOptions): AsyncGenerator<ListEntry> {
+    return listSet(this.config, bucket, options);
+  }
+
+  /** Creates the bucket directory on every online drive; needs a majority. */
+  async makeBucketDir(bucket: string): Promise<void> {
+    const results = await this.onEveryDrive((drive) => drive.makeDir(bucket));
+    requireQuorum(results.filter((ok) => ok).length, majority(this.config), 'write', { bucket, operation: 'make-bucket' });
+  }
+
+  /** Removes the (empty) bucket directory from every drive; BucketNotEmpty when any holds an object. */
+  async deleteBucketDir(bucket: string, options: { force?: boolean } = {}): Promise<void> {
+    if (!options.force && !(await this.isBucketEmpty(bucket))) throw new SvcError('BucketNotEmpty', undefined, { bucket });
+    const results = await this.onEveryDrive(async (drive) => {
+      try {
+        await drive.deleteRecursive(bucket);
+      } catch (error) {
+        if (!isSvcError(error, 'FileNotFound')) throw error;
+      }
+    });
+    requireQuorum(results.filter((ok) => ok).length, majority(this.config), 'write', { bucket, operation: 'delete-bucket' });
+  }
+
+  async isBucketEmpty(bucket: string): Promise<boolean> {
+    for await (const entry of this.list(bucket, { prefix: '' })) {
+      if (entry.kind === 'object') return false;
+    }
+    return true;
+  }
+
+  /** Does a majority of drives hold the bucket directory? */
+  async bucketExists(bucket: string): Promise<boolean> {
+    const results = await this.onEveryDrive(async (drive) => {
+      const stat = await drive.stat(bucket);
+      if (!stat.isDirectory) throw new SvcError('NotADirectory');
+    });
+    return results.filter((ok) => ok).length >= Math.min(majority(this.config), onlineSlots(this.config).length || 1);
+  }
+
+  private async onEveryDrive(action: (drive: Drive) => Promise<void>): Promise<boolean[]> {
+    return Promise.all(
+      this.config.drives.map(async (drive) => {
+        if (!drive) return false;
+        try {
+          await action(drive);
+          return true;
+        } catch {
+          return false;
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * GET and HEAD in one erasure set: vote on metadata, then stream only the erasure blocks a range
+ * touches, preferring data shards, falling back to parity and reconstruction when a shard is
+ * missing or fails its bitrot check. Fewer than K good shards fails closed.
+ */
+import { SvcError } from '../errors/index.js';
+import type { ObjectVersion } from '../format/xl-meta-types.js';
+import { codecFor } from '../erasure/codecs.js';
+import { chunkOffsetInShardFile, joinShards } from '../erasure/layout.js';
+import { unframeChunk } from '../erasure/bitrot.js';
+import { objectResource } from './locks.js';
+import { readMetaAnswers } from './meta-io.js';
+import { resolveVersion, type ResolvedVersion } from './quorum.js';
+import { partPath } from './paths.js';
+import type { SetConfig } from './set-context.js';
+import type { GetObjectOptions, ObjectInfo } from './types.js';
+import { toObjectInfo } from './object-info.js';
+
+export async function headObject(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ObjectInfo> {
+  const resolved = await resolveForRead(config, bucket, key, versionId);
+  return toObjectInfo(bucket, key, resolved.version, resolved.isLatest);
+}
+
+/** Metadata of the version to read; a delete marker reads as NoSuchKey (or MethodNotAllowed by id). */
+export async function resolveForRead(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ResolvedVersion> {
+  const resolved = resolveVersion(await readMetaAnswers(config, bucket, key), config.drives.length, versionId);
+  if (resolved.version.deleteMarker) {
+    const details = { deleteMarker: true, versionId: resolved.version.versionId, modTimeMs: resolved.version.modTimeMs };
+    if (versionId === undefined) throw new SvcError('NoSuchKey', undefined, details);
+    throw new SvcError('MethodNotAllowed', 'The specified method is not allowed against a delete marker.', details);
+  }
+  return resolved;
+}
+
+export interface ObjectReader {
+  info: ObjectInfo;
+  /** The bytes of the requested range, streamed block by block. The read lock is held until it ends. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+export async function getObject(config: SetConfig, bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
+  const release = await config.locker.acquire(objectResource(bucket, key), 'read');
+  try {
+    const resolved = await resolveForRead(config, bucket, key, options.versionId);
+    const info = toObjectInfo(bucket, key, resolved.version, resolved.isLatest);
+    const range = options.range ?? { offset: 0, length: info.sizeBytes };
+    if (range.offset < 0 || range.length < 0 || range.offset + range.length > info.sizeBytes) {
+      throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: info.sizeBytes });
+    }
+    return { info, body: streamRange(config, bucket, key, resolved, range, release) };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+async function* streamRange(
+  config: SetConfig,
+  bucket: string,
+  key: string,
+  resolved: ResolvedVersion,
+  range: { offset: number; length: number },
+  release: () => void,
+): AsyncGenerator<Uint8Array> {
+  const badSlots = new Set<number>();
+  try {
+    let partStart = 0;
+    const end = range.offset + range.length;
+    for (const part of resolved.version.parts) {
+      const partEnd = partStart + part.sizeBytes;
+      if (partEnd > range.offset && partStart < end) {
+        const from = Math.max(range.offset, partStart) - partStart;
+        const to = Math.min(end, partEnd) - partStart;
+        yield* streamPart(config, bucket, key, resolved, part.number, part.sizeBytes, from, to, badSlots);
+      }
+      partStart = partEnd;
+      if (partStart >= end) break;
+    }
+  } finally {
+    release();
+    if (badSlots.size > 0 || resolved.outdated.length > 0) {
+      const reason = badSlots.size > 0 ? 'read-corrupt-shards' : 'read-missing-shards';
+      config.onRepairNeeded?.({ bucket, key, versionId: resolved.version.versionId, reason, slots: [...new Set([...badSlots, ...resolved.outdated])] });
+    }
+  }
+}
+
+async function* streamPart(
+  config: SetConfig,
+  bucket: string,
+  key: string,
+  resolved: ResolvedVersion,
+  partNumber: number,
+  partSizeBytes: number,
+  from: number,
+  to: number,
+  badSlots: Set<number>,
+): AsyncGenerator<Uint8Array> {
+  const erasure = resolved.version.erasure!;
+  const blockSize = erasure.blockSizeBytes;
+  const firstBlock = Math.floor(from / blockSize);
+  const lastBlock = Math.floor((to - 1) / blockSize);
+  for (let blockIndex = firstBlock; blockIndex <= lastBlock; blockIndex += 1) {
+    const block = await readBlock(config, bucket, key, resolved, partNumber, partSizeBytes, blockIndex, badSlots);
+    const blockStart = blockIndex * blockSize;
+    yield block.subarray(Math.max(from - blockStart, 0), Math.min(to - blockStart, block.length));
+  }
+}
+
+/** Reads one erasure block: K good shard chunks, data shards first, parity as needed. */
+async function readBlock(
+  config: SetConfig,
+  bucket: string,
+  key: string,
+  resolved: ResolvedVersion,
+  partNumber: number,
+  partSizeBytes: number,
+  blockIndex: number,
+  badSlots: Set<number>,
+): Promise<Uint8Array> {
+  const erasure = resolved.version.erasure!;
+  const k = erasure.dataShards;
+  const blockLengthBytes = Math.min(erasure.blockSizeBytes, partSizeBytes - blockIndex * erasure.blockSizeBytes);
+  const { offset, lengthBytes } = chunkOffsetInShardFile(blockIndex, partSizeBytes, k, erasure.blockSizeBytes);
+  const slotOfShard = new Map<number, number>();
+  for (const [slot, version] of resolved.holders) if (!badSlots.has(slot)) slotOfShard.set(version.erasure!.index, slot);
+  const shards: (Uint8Array | null)[] = new Array(k + erasure.parityShards).fill(null);
+  const order = [...slotOfShard.keys()].sort((a, b) => a - b);
+  let good = 0;
+  let next = 0;
+  while (good < k && next < order.length) {
+    const batch = order.slice(next, next + (k - good));
+    next += batch.length;
+    const chunks = await Promise.all(batch.map((shardIndex) => readChunk(config, bucket, key, resolved, slotOfShard.get(shardIndex)!, partNumber, offset, lengthBytes)));
+    batch.forEach((shardIndex, position) => {
+      const chunk = chunks[position];
+      if (chunk) {
+        shards[shardIndex - 1] = chunk;
+        good += 1;
+      } else {
+        badSlots.add(slotOfShard.get(shardIndex)!);
+      }
+    });
+  }
+  if (good < k) {
+    throw new SvcError('ErasureReadQuorum', undefined, { bucket, key, partNumber, blockIndex, goodShards: good, needed: k });
+  }
+  const dataComplete = shards.slice(0, k).every((shard) => shard !== null);
+  const data = dataComplete ? (shards.slice(0, k) as Uint8Array[]) : codecFor(erasure.codec, k, erasure.parityShards).reconstruct(shards, { dataOnly: true }).slice(0, k);
+  return joinShards(data, blockLengthBytes);
+}
+
+async function readChunk(
+  config: SetConfig,
+  bucket: string,
+  key: string,
+  resolved: ResolvedVersion,
+  slot: number,
+  partNumber: number,
+  offset: number,
+  lengthBytes: number,
+): Promise<Uint8Array | undefined> {
+  const version: ObjectVersion = resolved.holders.get(slot)!;
+  try {
+    const framed = version.inlineData
+      ? version.inlineData.subarray(offset, offset + lengthBytes)
+      : await config.drives[slot]!.readRange(partPath(bucket, key, version.dataDir!, partNumber), offset, lengthBytes);
+    if (framed.length !== lengthBytes) return undefined;
+    return unframeChunk(framed);
+  } catch {
+    return undefined;
+  }
+}

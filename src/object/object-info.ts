@@ -1,0 +1,23 @@
+import type { ObjectVersion } from '../format/xl-meta-types.js';
+import type { ObjectInfo } from './types.js';
+
+export function toObjectInfo(bucket: string, key: string, version: ObjectVersion, isLatest: boolean): ObjectInfo {
+  return {
+    bucket,
+    key,
+    versionId: version.versionId,
+    isLatest,
+    deleteMarker: version.deleteMarker,
+    sizeBytes: version.sizeBytes,
+    etag: version.etag,
+    modTimeMs: version.modTimeMs,
+    ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
+    userMetadata: version.userMetadata,
+    systemMetadata: version.systemMetadata,
+    storageClass: version.storageClass,
+    parts: version.parts,
+    inline: !version.deleteMarker && version.dataDir === undefined,
+    dataShards: version.erasure?.dataShards ?? 0,
+    parityShards: version.erasure?.parityShards ?? 0,
+  };
+}

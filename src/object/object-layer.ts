@@ -1,0 +1,232 @@
+/**
+ * The object layer over every pool: buckets exist on every set of every pool; an object lives
+ * in exactly one pool (new objects go to the pool with the most free space, overwrites stay
+ * where the object is), and within a pool in the set its key hashes to.
+ */
+import { isSvcError, SvcError } from '../errors/index.js';
+import { limits } from '../util/limits.js';
+import { mergeSorted, compareKeys } from '../util/merge.js';
+import { placeKey, seedFromId } from '../util/hashing.js';
+import type { Clock } from '../util/clock.js';
+import type { ErasureSet } from './erasure-set.js';
+import type { ListEntry } from './list-objects.js';
+import type { ObjectReader } from './get-object.js';
+import { checkBucketName } from './paths.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord } from './bucket-metadata.js';
+import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions } from './types.js';
+
+export interface PoolSets {
+  index: number;
+  sets: ErasureSet[];
+}
+
+export interface ObjectLayerOptions {
+  deploymentId: string;
+  pools: PoolSets[];
+  clock: Clock;
+  /** Pools that take no new objects (decommissioning). */
+  isPoolSuspended?: (poolIndex: number) => boolean;
+}
+
+export type PutOptions = Omit<PutObjectOptions, 'versioning'>;
+
+export class ObjectLayer {
+  private readonly seed: bigint;
+  private readonly bucketCache = new Map<string, BucketRecord>();
+
+  constructor(private readonly options: ObjectLayerOptions) {
+    this.seed = seedFromId(options.deploymentId);
+  }
+
+  get pools(): PoolSets[] {
+    return this.options.pools;
+  }
+
+  allSets(): ErasureSet[] {
+    return this.options.pools.flatMap((pool) => pool.sets);
+  }
+
+  setFor(poolIndex: number, key: string): ErasureSet {
+    const pool = this.options.pools.find((candidate) => candidate.index === poolIndex);
+    if (!pool) throw new SvcError('InternalError', `no pool ${poolIndex}`);
+    return pool.sets[placeKey(key, this.seed, pool.sets.length)]!;
+  }
+
+  // --- buckets -------------------------------------------------------------------------
+
+  async makeBucket(bucket: string): Promise<void> {
+    checkBucketName(bucket);
+    if (await this.bucketRecord(bucket)) throw new SvcError('BucketAlreadyOwnedByYou', undefined, { bucket });
+    const now = this.options.clock.nowMs();
+    await Promise.all(this.allSets().map((set) => set.makeBucketDir(bucket)));
+    const record: BucketRecord = { version: 1, name: bucket, createdMs: now, updatedMs: now, versioning: 'unversioned' };
+    await writeBucketRecord(this.allSets(), record);
+    this.bucketCache.set(bucket, record);
+  }
+
+  async deleteBucket(bucket: string): Promise<void> {
+    await this.requireBucket(bucket);
+    for (const set of this.allSets()) {
+      if (!(await set.isBucketEmpty(bucket))) throw new SvcError('BucketNotEmpty', undefined, { bucket });
+    }
+    await Promise.all(this.allSets().map((set) => set.deleteBucketDir(bucket, { force: true })));
+    await deleteBucketRecord(this.allSets(), bucket);
+    this.bucketCache.delete(bucket);
+  }
+
+  async requireBucket(bucket: string): Promise<BucketRecord> {
+    const record = await this.bucketRecord(bucket);
+    if (!record) throw new SvcError('NoSuchBucket', undefined, { bucket });
+    return record;
+  }
+
+  async bucketRecord(bucket: string): Promise<BucketRecord | undefined> {
+    const cached = this.bucketCache.get(bucket);
+    if (cached) return cached;
+    const record = await readBucketRecord(this.allSets(), bucket);
+    if (record) this.bucketCache.set(bucket, record);
+    return record;
+  }
+
+  async listBuckets(): Promise<BucketRecord[]> {
+    const first = this.options.pools[0]?.sets[0];
+    return first ? listBucketRecords(first) : [];
+  }
+
+  async setBucketVersioning(bucket: string, status: 'enabled' | 'suspended'): Promise<void> {
+    const record = await this.requireBucket(bucket);
+    const next: BucketRecord = { ...record, versioning: status, updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
+    await writeBucketRecord(this.allSets(), next);
+    this.bucketCache.set(bucket, next);
+  }
+
+  /** Forgets cached bucket records (another node changed them). */
+  invalidateBuckets(): void {
+    this.bucketCache.clear();
+  }
+
+  // --- objects -------------------------------------------------------------------------
+
+  async putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
+    const record = await this.requireBucket(bucket);
+    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
+    return this.setFor(poolIndex, key).putObject(bucket, key, body, { ...options, versioning: record.versioning });
+  }
+
+  async headObject(bucket: string, key: string, versionId?: string): Promise<ObjectInfo> {
+    await this.requireBucket(bucket);
+    const { info } = await this.locate(bucket, key, versionId);
+    return info;
+  }
+
+  async getObject(bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
+    await this.requireBucket(bucket);
+    const { poolIndex } = await this.locate(bucket, key, options.versionId);
+    return this.setFor(poolIndex, key).getObject(bucket, key, options);
+  }
+
+  async deleteObject(bucket: string, key: string, versionId?: string): Promise<DeleteObjectResult> {
+    const record = await this.requireBucket(bucket);
+    const holding = await this.poolHolding(bucket, key);
+    if (holding === undefined && (record.versioning === 'unversioned' || versionId !== undefined)) {
+      return { versionId: versionId ?? 'null', deleteMarker: false };
+    }
+    const poolIndex = holding ?? (await this.poolForNewObject());
+    return this.setFor(poolIndex, key).deleteObject(bucket, key, {
+      versioning: record.versioning,
+      ...(versionId !== undefined ? { versionId } : {}),
+    });
+  }
+
+  /** Every key (with all its versions) or common prefix across all pools and sets, in key order. */
+  async *list(bucket: string, options: { prefix: string; startAfter?: string; delimiter?: string }): AsyncGenerator<ListEntry> {
+    await this.requireBucket(bucket);
+    const sources = this.allSets().map((set) => set.list(bucket, options));
+    for await (const [key, group] of mergeSorted(sources, (entry) => entry.key)) {
+      if (group.some((entry) => entry.kind === 'prefix')) {
+        yield { kind: 'prefix', key };
+        continue;
+      }
+      const versions = group.flatMap((entry) => (entry.kind === 'object' ? entry.versions : []));
+      versions.sort((a, b) => b.modTimeMs - a.modTimeMs || compareKeys(b.versionId, a.versionId));
+      versions.forEach((version, index) => (version.isLatest = index === 0));
+      yield { kind: 'object', key, versions };
+    }
+  }
+
+  bucketVersioning(record: BucketRecord): BucketVersioning {
+    return record.versioning;
+  }
+
+  // --- placement -------------------------------------------------------------------------
+
+  /** The pool that holds any version of the object, when one does. */
+  async poolHolding(bucket: string, key: string): Promise<number | undefined> {
+    if (this.options.pools.length === 1) return this.options.pools[0]!.index;
+    const found = await this.probePools(bucket, key, undefined, { includeDeleteMarkers: true });
+    return found?.poolIndex;
+  }
+
+  private async locate(bucket: string, key: string, versionId?: string): Promise<{ poolIndex: number; info: ObjectInfo }> {
+    if (this.options.pools.length === 1) {
+      const poolIndex = this.options.pools[0]!.index;
+      return { poolIndex, info: await this.setFor(poolIndex, key).headObject(bucket, key, versionId) };
+    }
+    const found = await this.probePools(bucket, key, versionId, { includeDeleteMarkers: false });
+    if (!found) throw new SvcError(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion', undefined, { bucket, key });
+    return found;
+  }
+
+  /**
+   * Asks every pool in parallel; the newest version found wins. A pool that cannot answer
+   * (below read quorum) makes the whole lookup fail closed rather than guess.
+   */
+  private async probePools(bucket: string, key: string, versionId: string | undefined, options: { includeDeleteMarkers: boolean }) {
+    const answers = await Promise.all(
+      this.options.pools.map(async (pool) => {
+        try {
+          return { poolIndex: pool.index, info: await this.setFor(pool.index, key).headObject(bucket, key, versionId) };
+        } catch (error) {
+          if (options.includeDeleteMarkers && isSvcError(error) && error.details.deleteMarker === true) {
+            return { poolIndex: pool.index, info: { modTimeMs: Number(error.details.modTimeMs ?? 0), deleteMarker: true } as ObjectInfo };
+          }
+          if (isSvcError(error, 'NoSuchKey') || isSvcError(error, 'NoSuchVersion')) return undefined;
+          if (isSvcError(error, 'MethodNotAllowed') && !options.includeDeleteMarkers) throw error;
+          if (isSvcError(error, 'MethodNotAllowed')) return { poolIndex: pool.index, info: { modTimeMs: 0 } as ObjectInfo };
+          throw error;
+        }
+      }),
+    );
+    let best: { poolIndex: number; info: ObjectInfo } | undefined;
+    for (const answer of answers) if (answer && (!best || answer.info.modTimeMs > best.info.modTimeMs)) best = answer;
+    return best;
+  }
+
+  /** The pool with the most free space among those under the fullness limit and not suspended. */
+  async poolForNewObject(): Promise<number> {
+    const usage = await Promise.all(this.options.pools.map(async (pool) => ({ index: pool.index, ...(await poolUsage(pool)) })));
+    const candidates = usage.filter(
+      (pool) => !this.options.isPoolSuspended?.(pool.index) && pool.totalBytes > 0 && pool.usedBytes / pool.totalBytes <= limits.poolFullFraction,
+    );
+    if (candidates.length === 0) {
+      if (this.options.pools.length === 1 && !this.options.isPoolSuspended?.(this.options.pools[0]!.index)) return this.options.pools[0]!.index;
+      throw new SvcError('SlowDown', 'no pool can take new objects (all are full or being decommissioned)');
+    }
+    candidates.sort((a, b) => b.freeBytes - a.freeBytes || a.index - b.index);
+    return candidates[0]!.index;
+  }
+}
+
+async function poolUsage(pool: PoolSets): Promise<{ totalBytes: number; freeBytes: number; usedBytes: number }> {
+  const infos = await Promise.all(pool.sets.flatMap((set) => set.drives.map((drive) => drive?.diskInfo())));
+  let totalBytes = 0;
+  let freeBytes = 0;
+  let usedBytes = 0;
+  for (const info of infos) {
+    if (!info?.online) continue;
+    totalBytes += info.totalBytes;
+    freeBytes += info.freeBytes;
+    usedBytes += info.totalBytes - info.freeBytes;
+  }
+  return { totalBytes, freeBytes, usedBytes };
+}

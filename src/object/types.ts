@@ -1,0 +1,67 @@
+import type { ObjectPart, StorageClass } from '../format/xl-meta-types.js';
+
+export type BucketVersioning = 'unversioned' | 'enabled' | 'suspended';
+
+/** What callers learn about one object version. */
+export interface ObjectInfo {
+  bucket: string;
+  key: string;
+  versionId: string;
+  isLatest: boolean;
+  deleteMarker: boolean;
+  sizeBytes: number;
+  etag: string;
+  modTimeMs: number;
+  contentType?: string;
+  userMetadata: Record<string, string>;
+  systemMetadata: Record<string, string>;
+  storageClass: StorageClass;
+  parts: ObjectPart[];
+  /** Shards kept inside xl.meta. */
+  inline: boolean;
+  dataShards: number;
+  parityShards: number;
+}
+
+export interface PutObjectOptions {
+  storageClass: StorageClass;
+  versioning: BucketVersioning;
+  /** When known (Content-Length), the stream must deliver exactly this many bytes. */
+  sizeBytes?: number;
+  contentType?: string;
+  userMetadata?: Record<string, string>;
+  systemMetadata?: Record<string, string>;
+  /** Fixed modification time (data movement keeps the source's). */
+  modTimeMs?: number;
+  /** Fixed version id (data movement keeps the source's). */
+  versionId?: string;
+  /**
+   * Called after the whole body was received and erasure-written to tmp, before anything is
+   * visible. Throwing aborts the put with nothing committed (BadDigest, checksum mismatches).
+   * May return extra system metadata to store (checksums).
+   */
+  beforeCommit?: (received: { md5Hex: string; sizeBytes: number }) => Promise<Record<string, string> | void> | Record<string, string> | void;
+}
+
+export interface GetObjectOptions {
+  versionId?: string;
+  /** Byte range already validated against the object size by the caller, or resolved here. */
+  range?: { offset: number; length: number };
+}
+
+export interface DeleteObjectOptions {
+  versionId?: string;
+  versioning: BucketVersioning;
+}
+
+export interface DeleteObjectResult {
+  /** The version removed, or the delete marker created. */
+  versionId: string;
+  deleteMarker: boolean;
+}
+
+/** Listing entry: every version of one key, newest first, resolved by quorum. */
+export interface ListedObject {
+  key: string;
+  versions: ObjectInfo[];
+}
