@@ -12,7 +12,8 @@ const errnoToCode: Record<string, ErrorCode> = {
   ENOTDIR: 'NotADirectory',
   EISDIR: 'IsADirectory',
   ENOTEMPTY: 'DirectoryNotEmpty',
-  EEXIST: 'DirectoryNotEmpty',
+  // mkdir over an existing file: a path component is not a directory
+  EEXIST: 'NotADirectory',
 };
 
 export function toDriveError(error: unknown, endpoint: string, path: string): SvcError {
