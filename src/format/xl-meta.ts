@@ -17,7 +17,7 @@ export const xlMetaVersion = 1;
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function encodeXlMeta(meta: XlMeta): Uint8Array {
-  const versions = meta.versions.map(({ inlineData, ...rest }) => rest);
+  const versions = meta.versions.map(canonicalVersion);
   const json = Buffer.from(JSON.stringify({ versions }), 'utf8');
   const inline = meta.versions.filter((version) => version.inlineData !== undefined);
   const inlineBytes = inline.reduce((sum, version) => sum + 2 + Buffer.byteLength(version.versionId) + 4 + version.inlineData!.length, 0);
@@ -187,6 +187,41 @@ function validateParts(value: unknown, where: string): ObjectPart[] {
     previous = part.number;
     return { number: part.number, sizeBytes: part.sizeBytes, etag: part.etag };
   });
+}
+
+/** A version's JSON fields in one fixed order, so equal metadata always encodes to equal bytes. */
+function canonicalVersion(version: ObjectVersion): Omit<ObjectVersion, 'inlineData'> {
+  const erasure = version.erasure;
+  return {
+    versionId: version.versionId,
+    modTimeMs: version.modTimeMs,
+    deleteMarker: version.deleteMarker,
+    sizeBytes: version.sizeBytes,
+    etag: version.etag,
+    ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
+    userMetadata: sortedMap(version.userMetadata),
+    systemMetadata: sortedMap(version.systemMetadata),
+    storageClass: version.storageClass,
+    ...(version.dataDir !== undefined ? { dataDir: version.dataDir } : {}),
+    ...(erasure
+      ? {
+          erasure: {
+            codec: erasure.codec,
+            dataShards: erasure.dataShards,
+            parityShards: erasure.parityShards,
+            blockSizeBytes: erasure.blockSizeBytes,
+            index: erasure.index,
+            distribution: erasure.distribution,
+            checksumAlgorithm: erasure.checksumAlgorithm,
+          },
+        }
+      : {}),
+    parts: version.parts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag })),
+  };
+}
+
+function sortedMap(map: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 // --- version list helpers -------------------------------------------------------------------
