@@ -267,3 +267,36 @@ function bind<T extends object>(target: T): T {
   }
   return bound as T;
 }
+
+describe('erasure set on fs drives', () => {
+  it('property subset: reads back with M drives offline, fails closed below K, and a failed put leaves nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 8 }).chain((drives) => fc.record({ drives: fc.constant(drives), parity: fc.integer({ min: 1, max: Math.floor(drives / 2) }) })),
+        fc.constantFrom(1, 70_000, block + 1),
+        fc.integer({ min: 1, max: 1000 }),
+        async ({ drives, parity }, sizeBytes, seed) => {
+          const test = (current = await makeTestSet({ drives, parity, backend: 'fs' }));
+          try {
+            const bytes = patternBytes(sizeBytes, seed);
+            await test.set.putObject('bucket', 'a/b', chunked(bytes), { storageClass: 'STANDARD', versioning: 'unversioned' });
+            const offline = shuffle(drives, seed).slice(0, parity + 1);
+            for (const slot of offline.slice(0, parity)) test.faulty[slot]!.setFaults({ offline: true });
+            const reader = await test.set.getObject('bucket', 'a/b');
+            expect(Buffer.from(await collect(reader.body)).equals(Buffer.from(bytes))).toBe(true);
+            test.faulty[offline[parity]!]!.setFaults({ offline: true });
+            await expectCode(test.set.headObject('bucket', 'a/b'), 'ErasureReadQuorum');
+            await expectCode(test.set.putObject('bucket', 'c', chunked(bytes), { storageClass: 'STANDARD', versioning: 'unversioned' }), 'ErasureWriteQuorum');
+            for (const slot of offline) test.faulty[slot]!.clearFaults();
+            expect((await filesOn(test.inner, 'bucket/c')).length).toBe(0);
+            expect(await tmpEntries(test)).toBe(0);
+          } finally {
+            await test.cleanup();
+            current = undefined;
+          }
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+});
