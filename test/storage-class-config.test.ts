@@ -19,7 +19,7 @@ function oracleValid(standard: number | 'auto', rrs: number | 'auto', widths: nu
 }
 
 const setting = fc.oneof(fc.constant('auto' as const), fc.integer({ min: 0, max: 9 }));
-const widths = fc.oneof(fc.constant([1]), fc.array(fc.integer({ min: 2, max: 16 }), { minLength: 1, maxLength: 3 }));
+const widths = fc.oneof(fc.constant<number[]>([1]), fc.array(fc.integer({ min: 2, max: 16 }), { minLength: 1, maxLength: 3 }));
 const envValue = (value: number | 'auto'): string => (value === 'auto' ? '' : `EC:${value}`);
 
 describe('storage-class validation', () => {
