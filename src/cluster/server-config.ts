@@ -1,0 +1,97 @@
+/**
+ * The server's configuration, read from arguments and environment in one place and validated
+ * before anything touches a disk (SPEC "Startup configuration").
+ */
+import { SvcError } from '../errors/index.js';
+import { planLayout, type DeploymentLayout } from './layout.js';
+import { effectiveEnv, readStorageClassEnv, validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
+import type { ListQuorumMode } from '../object/index.js';
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+export interface ServerConfig {
+  layout: DeploymentLayout;
+  storageClassSettings: StorageClassSettings;
+  /** Validated against the layout alone (persisted values are applied after the format is read). */
+  storageClass: ResolvedStorageClass;
+  address: ListenAddress;
+  consoleAddress: ListenAddress;
+  consoleEnabled: boolean;
+  accessKey: string;
+  secretKey: string;
+  credentialsFromDefault: boolean;
+  logLevel: string;
+  logDirectory?: string;
+  listQuorum: ListQuorumMode;
+  driveBackend: 'fs' | 'memfs';
+  driveRoot?: string;
+  faultInjection: boolean;
+  /** Lines to log at startup (legacy-name conflicts). */
+  notices: string[];
+}
+
+export const developmentAccessKey = 'svcadmin';
+export const developmentSecretKey = 'svcadmin-secret';
+
+export function readServerConfig(args: string[], env: Record<string, string | undefined>): ServerConfig {
+  const { values, conflicts } = effectiveEnv(env);
+  const volumes = args.length > 0 ? args : (values.SVC_VOLUMES ?? '').split(/\s+/).filter((part) => part !== '');
+  const pinned = values.SVC_ERASURE_SET_DRIVE_COUNT;
+  const setDriveCount = pinned === undefined || pinned === '' ? undefined : parseInteger('SVC_ERASURE_SET_DRIVE_COUNT', pinned);
+  // Storage-class syntax first: an invalid value stops startup before anything else.
+  const storageClassSettings = readStorageClassEnv(values);
+  const layout = planLayout(volumes, setDriveCount === undefined ? {} : { setDriveCount });
+  const storageClass = validateStorageClass(storageClassSettings, layout.pools.map((pool) => pool.setDriveCount));
+  const accessKey = values.SVC_ACCESS_KEY ?? values.MINIO_ROOT_USER;
+  const secretKey = values.SVC_SECRET_KEY ?? values.MINIO_ROOT_PASSWORD;
+  if ((accessKey === undefined) !== (secretKey === undefined)) {
+    throw new SvcError('InvalidConfiguration', 'set both SVC_ACCESS_KEY and SVC_SECRET_KEY, or neither');
+  }
+  if (secretKey !== undefined && secretKey.length < 8) throw new SvcError('InvalidConfiguration', 'SVC_SECRET_KEY must be at least 8 characters');
+  return {
+    layout,
+    storageClassSettings,
+    storageClass,
+    address: parseAddress('SVC_ADDRESS', values.SVC_ADDRESS ?? ':9000'),
+    consoleAddress: parseAddress('SVC_CONSOLE_ADDRESS', values.SVC_CONSOLE_ADDRESS ?? ':9001'),
+    consoleEnabled: (values.SVC_CONSOLE_ENABLE ?? 'true').toLowerCase() !== 'false',
+    accessKey: accessKey ?? developmentAccessKey,
+    secretKey: secretKey ?? developmentSecretKey,
+    credentialsFromDefault: accessKey === undefined,
+    logLevel: values.SVC_OBS_LOGGER_LEVEL ?? 'info',
+    ...(values.SVC_OBS_LOG_DIRECTORY ? { logDirectory: values.SVC_OBS_LOG_DIRECTORY } : {}),
+    listQuorum: listQuorumOf(values.SVC_LIST_OBJECTS_QUORUM),
+    driveBackend: backendOf(values.SVC_DRIVE_BACKEND),
+    ...(values.SVC_DRIVE_ROOT ? { driveRoot: values.SVC_DRIVE_ROOT } : {}),
+    faultInjection: values.SVC_FAULT_INJECTION === 'on',
+    notices: conflicts,
+  };
+}
+
+function parseInteger(name: string, value: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(value)} is not a whole number`, { variable: name });
+  return Number(value);
+}
+
+/** `:9000`, `127.0.0.2:9000` or `[::1]:9000`. */
+export function parseAddress(name: string, value: string): ListenAddress {
+  const match = /^(\[[^\]]+\]|[^:]*):(\d{1,5})$/.exec(value.trim());
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port > 65_535) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(value)} is not an address of the form :<port> or <host>:<port>`, { variable: name });
+  const host = match[1] === '' ? '0.0.0.0' : match[1]!.replace(/^\[|\]$/g, '');
+  return { host, port };
+}
+
+function listQuorumOf(value: string | undefined): ListQuorumMode {
+  const mode = (value ?? 'optimal').toLowerCase();
+  return mode === 'disk' || mode === 'reduced' || mode === 'optimal' || mode === 'auto' ? mode : 'strict';
+}
+
+function backendOf(value: string | undefined): 'fs' | 'memfs' {
+  if (value === undefined || value === '' || value === 'fs') return 'fs';
+  if (value === 'memfs') return 'memfs';
+  throw new SvcError('InvalidConfiguration', `SVC_DRIVE_BACKEND=${JSON.stringify(value)} must be fs or memfs`, { variable: 'SVC_DRIVE_BACKEND' });
+}

@@ -1,0 +1,141 @@
+/**
+ * Startup after configuration: format quorum for every pool, persisted storage-class settings,
+ * the unclean-shutdown marker, and the object layer built from the drives that are usable.
+ */
+import { randomUUID } from 'node:crypto';
+import { isSvcError, SvcError } from '../errors/index.js';
+import { systemDir, type Drive } from '../drive/index.js';
+import { ErasureSet, ObjectLayer, type NamespaceLocker, type SetLogger } from '../object/index.js';
+import type { Clock } from '../util/clock.js';
+import { limits } from '../util/limits.js';
+import { establishPoolFormat, readFormats, type PoolFormatResult } from './format-bootstrap.js';
+import type { DeploymentLayout } from './layout.js';
+import { validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
+import type { ServerConfig } from './server-config.js';
+
+export const uncleanMarkerPath = `${systemDir}/unclean-shutdown`;
+export const storageClassConfigPath = `${systemDir}/config/storage-class.json`;
+
+export interface StartupLogger extends SetLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface StartedStorage {
+  deploymentId: string;
+  objects: ObjectLayer;
+  storageClass: ResolvedStorageClass;
+  formats: PoolFormatResult[];
+  lastShutdownUnclean: boolean;
+  /** Local drives in pool order, endpoint order; undefined where not connected. */
+  drives: (Drive | undefined)[][];
+  markShutdownClean(): Promise<void>;
+}
+
+export async function startStorage(
+  config: ServerConfig,
+  drives: (Drive | undefined)[][],
+  options: { locker: NamespaceLocker; clock: Clock; logger: StartupLogger; newId?: () => string },
+): Promise<StartedStorage> {
+  const newId = options.newId ?? randomUUID;
+  const formats = await formatPools(config.layout, drives, newId);
+  const deploymentId = formats[0]!.deploymentId;
+  if (formats.some((format) => format.deploymentId !== deploymentId)) {
+    throw new SvcError('PoolTopologyMismatch', 'pools belong to different deployments (their format.json deployment ids differ)');
+  }
+  const usable = drives.map((poolDrives, pool) => poolDrives.map((drive, index) => (formats[pool]!.driveStates[index] === 'ok' ? drive : undefined)));
+  logDriveStates(config, formats, options.logger);
+  const storageClass = await applyPersistedStorageClass(config, usable, options.logger);
+  const lastShutdownUnclean = await writeUncleanMarkers(usable.flat());
+  if (lastShutdownUnclean) options.logger.warn({}, 'the last shutdown was unclean (marker found); objects written then are repaired by heal');
+  const pools = config.layout.pools.map((pool) => ({
+    index: pool.index,
+    sets: Array.from({ length: pool.setCount }, (_, setIndex) =>
+      new ErasureSet({
+        poolIndex: pool.index,
+        setIndex,
+        drives: usable[pool.index]!.slice(setIndex * pool.setDriveCount, (setIndex + 1) * pool.setDriveCount),
+        deploymentId,
+        locker: options.locker,
+        clock: options.clock,
+        newId,
+        standardParity: storageClass.standardParity(pool.index),
+        rrsParity: storageClass.rrsParity(pool.index),
+        ...(storageClass.inlineBlockBytes !== undefined ? { inlineBlockOverrideBytes: storageClass.inlineBlockBytes } : {}),
+        blockSizeBytes: limits.erasureBlockSizeBytes,
+        listQuorum: config.listQuorum,
+        logger: options.logger,
+      }),
+    ),
+  }));
+  const objects = new ObjectLayer({ deploymentId, pools, clock: options.clock });
+  return {
+    deploymentId,
+    objects,
+    storageClass,
+    formats,
+    lastShutdownUnclean,
+    drives: usable,
+    markShutdownClean: async () => {
+      await Promise.all(usable.flat().map((drive) => drive?.deleteFile(uncleanMarkerPath).catch(() => undefined)));
+    },
+  };
+}
+
+async function formatPools(layout: DeploymentLayout, drives: (Drive | undefined)[][], newId: () => string): Promise<PoolFormatResult[]> {
+  const states = await Promise.all(drives.map((poolDrives) => readFormats(poolDrives)));
+  const existing = states.flat().find((state) => state.state === 'formatted');
+  const deploymentId = existing?.state === 'formatted' ? existing.format.deploymentId : newId();
+  const results: PoolFormatResult[] = [];
+  for (const pool of layout.pools) {
+    results.push(
+      await establishPoolFormat(
+        { poolIndex: pool.index, setCount: pool.setCount, setDriveCount: pool.setDriveCount, drives: drives[pool.index]!, singleDrive: layout.singleDrive },
+        states[pool.index]!,
+        { deploymentId, newId },
+      ),
+    );
+  }
+  return results;
+}
+
+function logDriveStates(config: ServerConfig, formats: PoolFormatResult[], logger: StartupLogger): void {
+  formats.forEach((format, pool) => {
+    format.driveStates.forEach((state, index) => {
+      if (state === 'ok') return;
+      const endpoint = config.layout.pools[pool]!.endpoints[index]!.raw;
+      const reason = state === 'refused' ? 'its format.json claims an identity this slot does not expect (a copied or foreign drive); refused' : state === 'unformatted' ? 'unformatted (a replaced drive waits for heal)' : 'offline';
+      logger.warn({ pool, endpoint, state }, `drive ${endpoint}: ${reason}`);
+    });
+  });
+}
+
+async function applyPersistedStorageClass(config: ServerConfig, drives: (Drive | undefined)[][], logger: StartupLogger): Promise<ResolvedStorageClass> {
+  const first = drives[0]!.filter((drive): drive is Drive => drive !== undefined);
+  let persisted: StorageClassSettings = {};
+  for (const drive of first) {
+    try {
+      persisted = JSON.parse(Buffer.from(await drive.readFile(storageClassConfigPath)).toString('utf8')) as StorageClassSettings;
+      break;
+    } catch (error) {
+      if (!isSvcError(error, 'FileNotFound')) logger.warn({ endpoint: drive.endpoint, error: String(error) }, 'unreadable persisted storage-class settings');
+    }
+  }
+  const resolved = validateStorageClass(config.storageClassSettings, config.layout.pools.map((pool) => pool.setDriveCount), persisted);
+  const bytes = Buffer.from(`${JSON.stringify({ version: 1, ...resolved.settings }, null, 2)}\n`);
+  await Promise.all(first.map((drive) => drive.writeFileAtomic(storageClassConfigPath, bytes).catch(() => undefined)));
+  return resolved;
+}
+
+/** Writes the marker on every drive; true when any drive still had one (an unclean last stop). */
+async function writeUncleanMarkers(drives: (Drive | undefined)[]): Promise<boolean> {
+  const found = await Promise.all(
+    drives.map(async (drive) => {
+      if (!drive) return false;
+      const existed = await drive.stat(uncleanMarkerPath).then(() => true, () => false);
+      await drive.writeFileAtomic(uncleanMarkerPath, Buffer.from(`${new Date().toISOString()} pid ${process.pid}\n`)).catch(() => undefined);
+      return existed;
+    }),
+  );
+  return found.some(Boolean);
+}
