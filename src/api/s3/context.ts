@@ -1,0 +1,43 @@
+/** What every S3 handler receives: the parsed request, the object layer, and reply helpers. */
+import type { Readable } from 'node:stream';
+import type { ObjectLayer } from '../../object/index.js';
+import type { AuthResult } from './auth/sigv4.js';
+
+export interface S3Request {
+  method: string;
+  query: URLSearchParams;
+  headers: Record<string, string | string[] | undefined>;
+  /** The raw body stream (already signature-decoded for aws-chunked bodies). */
+  body: AsyncIterable<Uint8Array>;
+  auth: AuthResult;
+  rawHeaders: Record<string, string | string[] | undefined>;
+  trailers?: Map<string, string>;
+}
+
+export interface S3Response {
+  status: number;
+  headers: Record<string, string | number>;
+  body?: string | Uint8Array | Readable;
+}
+
+export interface S3Context {
+  objects: ObjectLayer;
+  region: string;
+  nowMs(): number;
+}
+
+export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export async function readAll(body: AsyncIterable<Uint8Array>, limitBytes: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const part of body) {
+    total += part.length;
+    if (total > limitBytes) throw new Error('body too large');
+    parts.push(part);
+  }
+  return new Uint8Array(Buffer.concat(parts));
+}

@@ -1,0 +1,192 @@
+/** Object operations: PUT, GET, HEAD, DELETE, COPY. */
+import { Readable } from 'node:stream';
+import { SvcError, isSvcError } from '../../../errors/index.js';
+import type { ObjectInfo } from '../../../object/index.js';
+import type { StorageClass } from '../../../format/xl-meta-types.js';
+import { limits } from '../../../util/limits.js';
+import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
+import { headerValue, type S3Context, type S3Request, type S3Response } from '../context.js';
+import type { CopySource } from '../router.js';
+import { toXml } from '../xml.js';
+
+const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
+
+export function storageClassOf(headers: Record<string, string | string[] | undefined>): StorageClass {
+  const value = headerValue(headers, 'x-amz-storage-class');
+  if (value === undefined || value === 'STANDARD') return 'STANDARD';
+  if (value === 'REDUCED_REDUNDANCY') return 'REDUCED_REDUNDANCY';
+  throw new SvcError('InvalidStorageClass', `The storage class '${value}' is not valid: only STANDARD and REDUCED_REDUNDANCY are accepted.`, { storageClass: value });
+}
+
+export function metadataOf(headers: Record<string, string | string[] | undefined>): { userMetadata: Record<string, string>; systemMetadata: Record<string, string>; contentType?: string } {
+  const userMetadata: Record<string, string> = {};
+  const systemMetadata: Record<string, string> = {};
+  let size = 0;
+  for (const [name, raw] of Object.entries(headers)) {
+    const value = Array.isArray(raw) ? raw.join(',') : raw;
+    if (value === undefined) continue;
+    if (name.startsWith('x-amz-meta-')) {
+      userMetadata[name.slice('x-amz-meta-'.length)] = value;
+      size += name.length + value.length;
+    } else if (storedHeaders.includes(name)) {
+      const cleaned = name === 'content-encoding' ? value.split(',').map((part) => part.trim()).filter((part) => part !== 'aws-chunked').join(',') : value;
+      if (cleaned !== '') systemMetadata[name] = cleaned;
+    }
+  }
+  if (size > limits.maxUserMetadataBytes) throw new SvcError('InvalidArgument', `user metadata exceeds ${limits.maxUserMetadataBytes} bytes`);
+  const contentType = headerValue(headers, 'content-type');
+  return { userMetadata, systemMetadata, ...(contentType !== undefined ? { contentType } : {}) };
+}
+
+export async function putObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
+  const storageClass = storageClassOf(request.headers);
+  const metadata = metadataOf(request.headers);
+  const sizeBytes = declaredSize(request);
+  const expectations = expectationsFrom(request.headers, request.trailers);
+  if (request.auth.payload.kind === 'sha256') expectations.sha256Hex = request.auth.payload.expectedHex;
+  const verifier = new PayloadVerifier(expectations);
+  const info = await context.objects.putObject(bucket, key, verifier.wrap(request.body), {
+    storageClass,
+    ...metadata,
+    ...(sizeBytes !== undefined ? { sizeBytes } : {}),
+    beforeCommit: ({ md5Hex }) => verifier.verify(md5Hex),
+  });
+  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info) } };
+}
+
+function declaredSize(request: S3Request): number | undefined {
+  const decoded = headerValue(request.headers, 'x-amz-decoded-content-length');
+  const length = request.auth.payload.kind.startsWith('streaming') ? decoded : headerValue(request.headers, 'content-length');
+  if (length === undefined) {
+    if (headerValue(request.headers, 'transfer-encoding') === undefined) throw new SvcError('MissingContentLength');
+    return undefined;
+  }
+  const size = Number(length);
+  if (!Number.isSafeInteger(size) || size < 0) throw new SvcError('InvalidArgument', 'invalid content length');
+  if (size > limits.maxPutObjectSizeBytes) throw new SvcError('EntityTooLarge');
+  return size;
+}
+
+function versionHeader(info: ObjectInfo): Record<string, string> {
+  return info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {};
+}
+
+function checksumHeaders(info: ObjectInfo): Record<string, string> {
+  return Object.fromEntries(Object.entries(info.systemMetadata).filter(([name]) => name.startsWith('x-amz-checksum-')));
+}
+
+export function objectHeaders(info: ObjectInfo): Record<string, string | number> {
+  const headers: Record<string, string | number> = {
+    etag: `"${info.etag}"`,
+    'last-modified': new Date(info.modTimeMs).toUTCString(),
+    'accept-ranges': 'bytes',
+    'content-type': info.contentType ?? 'application/octet-stream',
+    'x-amz-storage-class': info.storageClass,
+    ...versionHeader(info),
+  };
+  for (const [name, value] of Object.entries(info.systemMetadata)) if (!name.startsWith('x-amz-checksum-')) headers[name] = value;
+  for (const [name, value] of Object.entries(info.userMetadata)) headers[`x-amz-meta-${name}`] = value;
+  return headers;
+}
+
+/** A single byte range from a Range header, resolved against the size (416 when unsatisfiable). */
+export function parseRange(header: string | undefined, sizeBytes: number): { offset: number; length: number } | undefined {
+  if (header === undefined) return undefined;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return undefined; // unsupported forms: serve the whole object
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0) throw new SvcError('InvalidRange', undefined, { sizeBytes });
+    const length = Math.min(suffix, sizeBytes);
+    if (length === 0) throw new SvcError('InvalidRange', undefined, { sizeBytes });
+    return { offset: sizeBytes - length, length };
+  }
+  const start = Number(match[1]);
+  const end = match[2] === '' ? sizeBytes - 1 : Math.min(Number(match[2]), sizeBytes - 1);
+  if (start >= sizeBytes || end < start) throw new SvcError('InvalidRange', undefined, { sizeBytes });
+  return { offset: start, length: end - start + 1 };
+}
+
+/** If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since (with the copy-source prefix for copies). */
+export function checkConditions(headers: Record<string, string | string[] | undefined>, info: ObjectInfo, prefix = ''): void {
+  const etag = `"${info.etag}"`;
+  const matches = (list: string): boolean => list.split(',').some((item) => item.trim() === '*' || item.trim() === etag || item.trim() === info.etag);
+  const seconds = Math.floor(info.modTimeMs / 1000) * 1000;
+  const ifMatch = headerValue(headers, `${prefix}if-match`);
+  const ifNoneMatch = headerValue(headers, `${prefix}if-none-match`);
+  const ifModifiedSince = headerValue(headers, `${prefix}if-modified-since`);
+  const ifUnmodifiedSince = headerValue(headers, `${prefix}if-unmodified-since`);
+  const notModified = prefix === '' ? 'NotModified' : 'PreconditionFailed';
+  if (ifMatch !== undefined && !matches(ifMatch)) throw new SvcError('PreconditionFailed');
+  if (ifMatch === undefined && ifUnmodifiedSince !== undefined && seconds > Date.parse(ifUnmodifiedSince)) throw new SvcError('PreconditionFailed');
+  if (ifNoneMatch !== undefined && matches(ifNoneMatch)) throw new SvcError(notModified);
+  if (ifNoneMatch === undefined && ifModifiedSince !== undefined && seconds <= Date.parse(ifModifiedSince)) throw new SvcError(notModified);
+}
+
+export async function headObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
+  const info = await withDeleteMarker(() => context.objects.headObject(bucket, key, request.query.get('versionId') ?? undefined));
+  checkConditions(request.headers, info);
+  const range = parseRange(headerValue(request.headers, 'range'), info.sizeBytes);
+  const headers = objectHeaders(info);
+  headers['content-length'] = range ? range.length : info.sizeBytes;
+  if (range) headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
+  return { status: range ? 206 : 200, headers };
+}
+
+export async function getObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
+  const versionId = request.query.get('versionId') ?? undefined;
+  const info = await withDeleteMarker(() => context.objects.headObject(bucket, key, versionId));
+  checkConditions(request.headers, info);
+  const range = parseRange(headerValue(request.headers, 'range'), info.sizeBytes);
+  const reader = await withDeleteMarker(() => context.objects.getObject(bucket, key, { versionId: info.versionId, ...(range ? { range } : {}) }));
+  const headers = objectHeaders(reader.info);
+  headers['content-length'] = range ? range.length : reader.info.sizeBytes;
+  if (range) headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
+  for (const [name, value] of request.query) if (name.startsWith('response-')) headers[name.slice('response-'.length)] = value;
+  return { status: range ? 206 : 200, headers, body: Readable.from(reader.body, { objectMode: false }) };
+}
+
+export async function deleteObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
+  const versionId = request.query.get('versionId') ?? undefined;
+  const result = await context.objects.deleteObject(bucket, key, versionId);
+  const headers: Record<string, string> = {};
+  if (result.deleteMarker) headers['x-amz-delete-marker'] = 'true';
+  if (result.versionId !== 'null' || versionId !== undefined) headers['x-amz-version-id'] = result.versionId;
+  return { status: 204, headers };
+}
+
+export async function copyObject(context: S3Context, request: S3Request, bucket: string, key: string, source: CopySource): Promise<S3Response> {
+  const storageClass = storageClassOf(request.headers);
+  const directive = headerValue(request.headers, 'x-amz-metadata-directive') ?? 'COPY';
+  if (directive !== 'COPY' && directive !== 'REPLACE') throw new SvcError('InvalidArgument', 'x-amz-metadata-directive must be COPY or REPLACE');
+  const sourceInfo = await context.objects.headObject(source.bucket, source.key, source.versionId);
+  checkConditions(request.headers, sourceInfo, 'x-amz-copy-source-');
+  const sameObject = source.bucket === bucket && source.key === key && source.versionId === undefined;
+  if (sameObject && directive === 'COPY' && headerValue(request.headers, 'x-amz-storage-class') === undefined) {
+    throw new SvcError('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, or encryption attributes.');
+  }
+  const reader = await context.objects.getObject(source.bucket, source.key, { versionId: sourceInfo.versionId });
+  const metadata = directive === 'REPLACE'
+    ? metadataOf(request.headers)
+    : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
+  const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
+  const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
+  if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
+  return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"` }) };
+}
+
+function stripChecksums(map: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(map).filter(([name]) => !name.startsWith('x-amz-checksum-')));
+}
+
+/** Adds the x-amz-delete-marker header to a NoSuchKey caused by a delete marker. */
+async function withDeleteMarker<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (isSvcError(error) && error.details.deleteMarker === true) {
+      throw new SvcError(error.code, error.message, { ...error.details, responseHeaders: { 'x-amz-delete-marker': 'true', ...(error.details.versionId ? { 'x-amz-version-id': String(error.details.versionId) } : {}) } });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The S3 router: a pure function from a request's method, path, query and headers to one of the
+ * endpoints this server implements (path-style and virtual-host-style addressing).
+ */
+import { SvcError } from '../../errors/index.js';
+import { limits } from '../../util/limits.js';
+
+export type S3Endpoint =
+  | { kind: 'ListBuckets' }
+  | { kind: 'CreateBucket'; bucket: string }
+  | { kind: 'DeleteBucket'; bucket: string }
+  | { kind: 'HeadBucket'; bucket: string }
+  | { kind: 'GetBucketLocation'; bucket: string }
+  | { kind: 'GetBucketVersioning'; bucket: string }
+  | { kind: 'PutBucketVersioning'; bucket: string }
+  | { kind: 'ListObjectsV1'; bucket: string }
+  | { kind: 'ListObjectsV2'; bucket: string }
+  | { kind: 'ListObjectVersions'; bucket: string }
+  | { kind: 'DeleteObjects'; bucket: string }
+  | { kind: 'PutObject'; bucket: string; key: string }
+  | { kind: 'CopyObject'; bucket: string; key: string; source: CopySource }
+  | { kind: 'GetObject'; bucket: string; key: string }
+  | { kind: 'HeadObject'; bucket: string; key: string }
+  | { kind: 'DeleteObject'; bucket: string; key: string }
+  | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
+
+export interface CopySource {
+  bucket: string;
+  key: string;
+  versionId?: string;
+}
+
+export interface RoutableRequest {
+  method: string;
+  rawPath: string;
+  query: URLSearchParams;
+  host?: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+const bucketSubresources = ['acl', 'policy', 'cors', 'lifecycle', 'tagging', 'website', 'logging', 'notification', 'replication', 'encryption', 'object-lock', 'uploads', 'requestPayment', 'accelerate', 'analytics', 'metrics', 'inventory', 'intelligent-tiering', 'ownershipControls', 'publicAccessBlock', 'policyStatus'];
+const objectSubresources = ['acl', 'tagging', 'retention', 'legal-hold', 'uploads', 'uploadId', 'partNumber', 'torrent', 'restore', 'select', 'attributes'];
+
+export function routeS3Request(request: RoutableRequest, options: { virtualHostSuffixes?: string[] } = {}): S3Endpoint {
+  const { bucket, key } = addressOf(request, options.virtualHostSuffixes ?? []);
+  const method = request.method.toUpperCase();
+  if (bucket === undefined) {
+    if (method === 'GET') return { kind: 'ListBuckets' };
+    throw new SvcError('MethodNotAllowed');
+  }
+  if (key === undefined) return routeBucket(method, bucket, request.query);
+  if (Buffer.byteLength(key) > limits.maxObjectKeyBytes) throw new SvcError('KeyTooLongError');
+  return routeObject(method, bucket, key, request);
+}
+
+function routeBucket(method: string, bucket: string, query: URLSearchParams): S3Endpoint {
+  const has = (name: string): boolean => query.has(name);
+  if (has('versioning')) return method === 'GET' ? { kind: 'GetBucketVersioning', bucket } : method === 'PUT' ? { kind: 'PutBucketVersioning', bucket } : notAllowed();
+  if (has('location') && method === 'GET') return { kind: 'GetBucketLocation', bucket };
+  if (has('versions') && method === 'GET') return { kind: 'ListObjectVersions', bucket };
+  if (has('delete') && method === 'POST') return { kind: 'DeleteObjects', bucket };
+  const sub = bucketSubresources.find(has);
+  if (sub) return { kind: 'NotImplemented', bucket, what: `bucket ?${sub}` };
+  switch (method) {
+    case 'PUT':
+      return { kind: 'CreateBucket', bucket };
+    case 'DELETE':
+      return { kind: 'DeleteBucket', bucket };
+    case 'HEAD':
+      return { kind: 'HeadBucket', bucket };
+    case 'GET':
+      return query.get('list-type') === '2' ? { kind: 'ListObjectsV2', bucket } : { kind: 'ListObjectsV1', bucket };
+    default:
+      return notAllowed();
+  }
+}
+
+function routeObject(method: string, bucket: string, key: string, request: RoutableRequest): S3Endpoint {
+  const sub = objectSubresources.find((name) => request.query.has(name));
+  if (sub) return { kind: 'NotImplemented', bucket, key, what: `object ?${sub}` };
+  switch (method) {
+    case 'PUT': {
+      const copy = request.headers['x-amz-copy-source'];
+      if (copy !== undefined) return { kind: 'CopyObject', bucket, key, source: parseCopySource(Array.isArray(copy) ? copy[0]! : copy) };
+      return { kind: 'PutObject', bucket, key };
+    }
+    case 'GET':
+      return { kind: 'GetObject', bucket, key };
+    case 'HEAD':
+      return { kind: 'HeadObject', bucket, key };
+    case 'DELETE':
+      return { kind: 'DeleteObject', bucket, key };
+    default:
+      return notAllowed();
+  }
+}
+
+function notAllowed(): never {
+  throw new SvcError('MethodNotAllowed');
+}
+
+function addressOf(request: RoutableRequest, suffixes: string[]): { bucket?: string; key?: string } {
+  const host = (request.host ?? '').toLowerCase().replace(/:\d+$/, '');
+  const suffix = suffixes.find((candidate) => host.endsWith(`.${candidate.toLowerCase()}`));
+  const segments = request.rawPath.replace(/^\//, '');
+  if (suffix) {
+    const bucket = host.slice(0, -(suffix.length + 1));
+    return segments === '' ? { bucket } : { bucket, key: decodeKey(segments) };
+  }
+  if (segments === '') return {};
+  const slash = segments.indexOf('/');
+  if (slash < 0) return { bucket: decodeKey(segments) };
+  const bucket = decodeKey(segments.slice(0, slash));
+  const rest = segments.slice(slash + 1);
+  return rest === '' ? { bucket } : { bucket, key: decodeKey(rest) };
+}
+
+function decodeKey(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new SvcError('InvalidArgument', 'the request path is not valid percent-encoding');
+  }
+}
+
+/** `x-amz-copy-source: /bucket/key?versionId=...` (URL-encoded, leading slash optional). */
+export function parseCopySource(value: string): CopySource {
+  const [path, query] = value.split('?', 2) as [string, string | undefined];
+  const decoded = decodeKey(path.replace(/^\//, ''));
+  const slash = decoded.indexOf('/');
+  if (slash <= 0 || slash === decoded.length - 1) throw new SvcError('InvalidArgument', 'x-amz-copy-source must be /<bucket>/<key>');
+  const versionId = query ? new URLSearchParams(query).get('versionId') ?? undefined : undefined;
+  return { bucket: decoded.slice(0, slash), key: decoded.slice(slash + 1), ...(versionId ? { versionId } : {}) };
+}
+
+/** AWS bucket naming rules. */
+export function isValidBucketName(name: string): boolean {
+  return (
+    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) &&
+    !name.includes('..') &&
+    !/^\d+\.\d+\.\d+\.\d+$/.test(name) &&
+    !name.startsWith('xn--') &&
+    !name.endsWith('-s3alias') &&
+    !name.includes('.-') &&
+    !name.includes('-.')
+  );
+}

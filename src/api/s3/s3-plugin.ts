@@ -1,0 +1,111 @@
+/**
+ * The S3 API as a fastify plugin: authenticate, route, call one handler, serialise. Errors become
+ * S3 XML bodies with AWS status codes; every response carries x-amz-request-id.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SvcError, isSvcError } from '../../errors/index.js';
+import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
+import { decodeAwsChunked } from './auth/chunked.js';
+import { routeS3Request, type S3Endpoint } from './router.js';
+import { errorXml } from './xml.js';
+import { headerValue, type S3Context, type S3Request, type S3Response } from './context.js';
+import * as buckets from './handlers/buckets.js';
+import * as objects from './handlers/objects.js';
+import * as listing from './handlers/listing.js';
+import { deleteObjects } from './handlers/delete-objects.js';
+
+export interface S3PluginOptions {
+  context: S3Context;
+  credentials: CredentialStore;
+  /** Paths (prefixes) served by other plugins on the same listener. */
+  reservedPrefixes: string[];
+  virtualHostSuffixes?: string[];
+  logger?: { warn(fields: Record<string, unknown>, message: string): void; error(fields: Record<string, unknown>, message: string): void };
+}
+
+export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): Promise<void> {
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  app.route({
+    method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+    url: '/*',
+    handler: (request, reply) => handle(options, request, reply),
+  });
+}
+
+async function handle(options: S3PluginOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const rawUrl = request.raw.url ?? '/';
+  const queryAt = rawUrl.indexOf('?');
+  const rawPath = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
+  const rawQuery = queryAt < 0 ? '' : rawUrl.slice(queryAt + 1);
+  reply.header('x-amz-request-id', requestId);
+  reply.header('server', 'svc');
+  try {
+    const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
+    const query = new URLSearchParams(rawQuery);
+    const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
+    let body: AsyncIterable<Uint8Array> = request.raw;
+    let trailers: Map<string, string> | undefined;
+    if (auth.payload.kind.startsWith('streaming')) {
+      const decodedLength = headerValue(request.headers, 'x-amz-decoded-content-length');
+      const chunked = decodeAwsChunked(request.raw, auth, decodedLength === undefined ? undefined : Number(decodedLength));
+      body = chunked.body;
+      trailers = chunked.trailers;
+    }
+    const s3Request: S3Request = { method: request.method, query, headers: request.headers, rawHeaders: request.headers, body, auth, ...(trailers ? { trailers } : {}) };
+    const response = await dispatch(options.context, s3Request, endpoint);
+    await send(reply, response, request.method === 'HEAD');
+  } catch (error) {
+    await sendError(options, reply, error, rawPath, requestId, request.method === 'HEAD');
+  }
+}
+
+function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint): Promise<S3Response> {
+  switch (endpoint.kind) {
+    case 'ListBuckets': return buckets.listBuckets(context, request);
+    case 'CreateBucket': return buckets.createBucket(context, request, endpoint.bucket);
+    case 'DeleteBucket': return buckets.deleteBucket(context, request, endpoint.bucket);
+    case 'HeadBucket': return buckets.headBucket(context, request, endpoint.bucket);
+    case 'GetBucketLocation': return buckets.getBucketLocation(context, request, endpoint.bucket);
+    case 'GetBucketVersioning': return buckets.getBucketVersioning(context, request, endpoint.bucket);
+    case 'PutBucketVersioning': return buckets.putBucketVersioning(context, request, endpoint.bucket);
+    case 'ListObjectsV1': return listing.listObjectsV1(context, request, endpoint.bucket);
+    case 'ListObjectsV2': return listing.listObjectsV2(context, request, endpoint.bucket);
+    case 'ListObjectVersions': return listing.listObjectVersions(context, request, endpoint.bucket);
+    case 'DeleteObjects': return deleteObjects(context, request, endpoint.bucket);
+    case 'PutObject': return objects.putObject(context, request, endpoint.bucket, endpoint.key);
+    case 'CopyObject': return objects.copyObject(context, request, endpoint.bucket, endpoint.key, endpoint.source);
+    case 'GetObject': return objects.getObject(context, request, endpoint.bucket, endpoint.key);
+    case 'HeadObject': return objects.headObject(context, request, endpoint.bucket, endpoint.key);
+    case 'DeleteObject': return objects.deleteObject(context, request, endpoint.bucket, endpoint.key);
+    case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
+  }
+}
+
+async function send(reply: FastifyReply, response: S3Response, head: boolean): Promise<void> {
+  reply.code(response.status);
+  for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
+  if (head || response.body === undefined) {
+    if (response.body && typeof response.body === 'object' && 'destroy' in response.body) response.body.destroy();
+    await reply.send();
+    return;
+  }
+  await reply.send(response.body);
+}
+
+async function sendError(options: S3PluginOptions, reply: FastifyReply, error: unknown, resource: string, requestId: string, head: boolean): Promise<void> {
+  const known = isSvcError(error) ? error : undefined;
+  if (!known) options.logger?.error({ error: String(error), stack: (error as Error)?.stack }, 'unexpected error in an S3 request');
+  const code = known?.code ?? 'InternalError';
+  const status = known?.httpStatus ?? 500;
+  const extraHeaders = (known?.details.responseHeaders ?? {}) as Record<string, string>;
+  for (const [name, value] of Object.entries(extraHeaders)) reply.header(name, value);
+  reply.code(status);
+  if (head || status === 304) {
+    await reply.send();
+    return;
+  }
+  reply.header('content-type', 'application/xml');
+  await reply.send(errorXml(code, known?.message ?? 'We encountered an internal error, please try again.', resource, requestId));
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+/**
+ * `svc server <pattern>...` (or `svc` alone: volumes from SVC_VOLUMES). Exits non-zero with the
+ * error's code and message when startup fails; SIGTERM/SIGINT stop it gracefully.
+ */
+import { isSvcError } from '../errors/index.js';
+import { startServer, type RunningServer } from '../main.js';
+
+const usage = `usage: svc server <endpoint-pattern> [<endpoint-pattern> ...]
+       svc            (volumes from SVC_VOLUMES)
+
+An endpoint pattern is a local path or http://<host>:<port>/<path>; {a...b} ranges expand,
+e.g. svc server ./data/drive{1...4}. Each argument is one pool.`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    console.log(usage);
+    return;
+  }
+  if (command !== undefined && command !== 'server') {
+    console.error(`svc: unknown command '${command}'\n${usage}`);
+    process.exitCode = 2;
+    return;
+  }
+  let server: RunningServer;
+  try {
+    server = await startServer(command === undefined ? [] : rest, process.env);
+  } catch (error) {
+    const code = isSvcError(error) ? error.code : 'StartupFailed';
+    console.error(`svc: ${code}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    server.logger.info({ signal }, 'shutting down');
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        server.logger.error({ error: String(error) }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+await main(process.argv.slice(2));
