@@ -42,7 +42,13 @@ export async function startServer(args: string[], env: Record<string, string | u
   const log = logger ?? createLogger(config);
   announce(config, log);
   const { drives, locks } = await openLocalDrives(config, log);
-  const storage = await startStorage(config, drives, { locker: new LocalNamespaceLocker(), clock: systemClock, logger: log });
+  let storage: StartedStorage;
+  try {
+    storage = await startStorage(config, drives, { locker: new LocalNamespaceLocker(), clock: systemClock, logger: log });
+  } catch (error) {
+    await Promise.all(locks.map((lock) => lock.release()));
+    throw error;
+  }
   log.info({ deploymentId: storage.deploymentId, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: storage.storageClass.standardParity(pool.index), rrs: storage.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
   let stopping = false;
   const state: HealthState = { ready: () => true, stopping: () => stopping };

@@ -69,6 +69,8 @@ export async function startStorage(
     ),
   }));
   const objects = new ObjectLayer({ deploymentId, pools, clock: options.clock });
+  const repaired = await objects.syncBuckets();
+  if (repaired.length > 0) options.logger.info({ buckets: repaired }, 'created existing buckets on pools that lacked them');
   return {
     deploymentId,
     objects,

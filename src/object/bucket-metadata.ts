@@ -59,29 +59,28 @@ export async function deleteBucketRecord(sets: ErasureSet[], bucket: string): Pr
 
 /**
  * Reads the record by vote: within each set the newest record held by a majority wins; across
- * sets the newest such record wins. Undefined when a majority of some set positively lacks it.
+ * sets the newest such record wins (a pool added later may not hold the bucket yet). Undefined
+ * when every set that answered positively lacks it; ErasureReadQuorum when no set can answer.
  */
 export async function readBucketRecord(sets: ErasureSet[], bucket: string): Promise<BucketRecord | undefined> {
   let best: BucketRecord | undefined;
-  let readable = 0;
+  let decided = 0;
   for (const set of sets) {
     const answers = await Promise.all(set.drives.map((drive) => readOne(drive, bucket)));
+    const needed = majority(set.config);
     const votes = new Map<string, { record: BucketRecord; count: number }>();
-    let missing = 0;
     for (const answer of answers) {
-      if (answer === 'missing') missing += 1;
       if (typeof answer !== 'object') continue;
       const signature = JSON.stringify(answer);
       votes.set(signature, { record: answer, count: (votes.get(signature)?.count ?? 0) + 1 });
     }
-    const needed = majority(set.config);
-    if (missing >= needed) return undefined;
+    const missing = answers.filter((answer) => answer === 'missing').length;
     for (const { record, count } of votes.values()) {
-      if (count >= Math.min(needed, answers.length) && (!best || record.updatedMs > best.updatedMs)) best = record;
+      if (count >= needed && (!best || record.updatedMs > best.updatedMs)) best = record;
     }
-    if (votes.size > 0) readable += 1;
+    if (missing >= needed || [...votes.values()].some((vote) => vote.count >= needed)) decided += 1;
   }
-  if (!best && readable === 0) throw new SvcError('ErasureReadQuorum', undefined, { bucket, operation: 'bucket-record' });
+  if (!best && decided === 0) throw new SvcError('ErasureReadQuorum', undefined, { bucket, operation: 'bucket-record' });
   return best;
 }
 

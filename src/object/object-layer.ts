@@ -26,6 +26,8 @@ export interface ObjectLayerOptions {
   clock: Clock;
   /** Pools that take no new objects (decommissioning). */
   isPoolSuspended?: (poolIndex: number) => boolean;
+  /** A number in [0, 1) for the free-space-weighted pool choice (injected for tests). */
+  random?: () => number;
 }
 
 export type PutOptions = Omit<PutObjectOptions, 'versioning'>;
@@ -98,6 +100,25 @@ export class ObjectLayer {
     const next: BucketRecord = { ...record, versioning: status, updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
     await writeBucketRecord(this.allSets(), next);
     this.bucketCache.set(bucket, next);
+  }
+
+  /**
+   * Makes every bucket exist on every set (after a pool was appended, its sets lack the
+   * buckets of the older pools). Returns the names of the buckets that were repaired.
+   */
+  async syncBuckets(): Promise<string[]> {
+    const repaired: string[] = [];
+    const known = new Map<string, BucketRecord>();
+    for (const set of this.allSets()) for (const record of await listBucketRecords(set)) if (!known.has(record.name) || known.get(record.name)!.updatedMs < record.updatedMs) known.set(record.name, record);
+    for (const record of known.values()) {
+      const missing: ErasureSet[] = [];
+      for (const set of this.allSets()) if (!(await set.bucketExists(record.name)) || (await readBucketRecord([set], record.name).catch(() => undefined)) === undefined) missing.push(set);
+      if (missing.length === 0) continue;
+      await Promise.all(missing.map((set) => set.makeBucketDir(record.name)));
+      await writeBucketRecord(missing, record);
+      repaired.push(record.name);
+    }
+    return repaired;
   }
 
   /** Forgets cached bucket records (another node changed them). */
@@ -202,7 +223,10 @@ export class ObjectLayer {
     return best;
   }
 
-  /** The pool with the most free space among those under the fullness limit and not suspended. */
+  /**
+   * A pool for a new object: among pools under the fullness limit and not suspended, chosen at
+   * random weighted by free space, so new writes spread across pools in proportion to room.
+   */
   async poolForNewObject(): Promise<number> {
     const usage = await Promise.all(this.options.pools.map(async (pool) => ({ index: pool.index, ...(await poolUsage(pool)) })));
     const candidates = usage.filter(
@@ -212,8 +236,13 @@ export class ObjectLayer {
       if (this.options.pools.length === 1 && !this.options.isPoolSuspended?.(this.options.pools[0]!.index)) return this.options.pools[0]!.index;
       throw new SvcError('SlowDown', 'no pool can take new objects (all are full or being decommissioned)');
     }
-    candidates.sort((a, b) => b.freeBytes - a.freeBytes || a.index - b.index);
-    return candidates[0]!.index;
+    const totalFree = candidates.reduce((sum, pool) => sum + pool.freeBytes, 0);
+    let point = (this.options.random ?? Math.random)() * totalFree;
+    for (const pool of candidates) {
+      point -= pool.freeBytes;
+      if (point < 0) return pool.index;
+    }
+    return candidates.at(-1)!.index;
   }
 }
 
