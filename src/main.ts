@@ -4,6 +4,7 @@
  * storage-class validation, local disks, lock clients, format quorum.
  */
 import { mkdirSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -98,7 +99,7 @@ async function openLocalDrives(config: ServerConfig, log: Logger): Promise<{ dri
 }
 
 async function openDrive(config: ServerConfig, endpoint: Endpoint, locks: OwnershipLock[], log: Logger): Promise<Drive | undefined> {
-  if (endpoint.kind !== 'local') {
+  if (endpoint.kind !== 'local' && !isOwnEndpoint(config, endpoint)) {
     log.warn({ endpoint: endpoint.raw }, 'remote endpoints are not connected by this build; the drive counts as offline');
     return undefined;
   }
@@ -111,6 +112,14 @@ async function openDrive(config: ServerConfig, endpoint: Endpoint, locks: Owners
     drive = await createFsDrive(path, { endpoint: endpoint.raw });
   }
   return config.faultInjection ? createFaultyDrive(drive, {}) : drive;
+}
+
+/** A URL endpoint is this node's own when its host is one of our addresses and its port is ours. */
+function isOwnEndpoint(config: ServerConfig, endpoint: Endpoint): boolean {
+  if (endpoint.kind !== 'url' || endpoint.port !== config.address.port) return false;
+  const own = new Set(['localhost', ...Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((item) => item.address))]);
+  const listening = config.address.host;
+  return listening === '0.0.0.0' || listening === '::' ? own.has(endpoint.host) : endpoint.host === listening || (endpoint.host === 'localhost' && listening === '127.0.0.1');
 }
 
 async function listen(address: { host: string; port: number }, register: (app: FastifyInstance) => Promise<unknown>): Promise<FastifyInstance> {

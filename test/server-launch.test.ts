@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +119,34 @@ describe('svc server launch and restart', () => {
       expect(result.logs).toContain(rule);
       expect(await readdir(root)).toEqual([]);
     }
+  });
+
+  it('logs an unclean last shutdown after SIGKILL, and a clean one after SIGTERM', async () => {
+    const pattern = join(root, 'd{1...4}');
+    const first = await start([pattern]);
+    expect(first.logs()).toContain('host_failure_data_unavailable');
+    await putSome(first.url, 'bucket', ['survivor']);
+    await first.kill();
+    const second = await start([pattern]);
+    expect(second.logs()).toContain('last shutdown was unclean');
+    await readBack(second.url, 'bucket', ['survivor']);
+    await second.stop();
+    const third = await start([pattern], { SVC_OBS_LOG_DIRECTORY: join(root, 'logs') });
+    await third.stop();
+    expect(third.logs()).not.toContain('last shutdown was unclean');
+    expect(await readFile(join(root, 'logs', 'svc.log'), 'utf8')).toContain('stopped cleanly');
+  });
+
+  it('refuses a drive whose format.json claims another slot (a copied directory) and serves from the rest', async () => {
+    const pattern = join(root, 'd{1...4}');
+    const first = await start([pattern]);
+    await putSome(first.url, 'bucket', ['kept']);
+    await first.stop();
+    await rm(join(root, 'd2'), { recursive: true });
+    await cp(join(root, 'd1'), join(root, 'd2'), { recursive: true });
+    const second = await start([pattern]);
+    expect(second.logs()).toContain('claims an identity this slot does not expect');
+    await readBack(second.url, 'bucket', ['kept']);
   });
 
   it('a second server on the same paths is refused', async () => {
