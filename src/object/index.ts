@@ -8,3 +8,4 @@ export type { ListEntry } from './list-objects.js';
 export type { ObjectReader } from './get-object.js';
 export type * from './types.js';
 export { checkObjectKey, checkBucketName, objectDir, xlMetaPath, partPath } from './paths.js';
+export type { UploadRecord, PartRecord } from './multipart.js';

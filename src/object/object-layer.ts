@@ -8,7 +8,10 @@ import { limits } from '../util/limits.js';
 import { mergeSorted, compareKeys } from '../util/merge.js';
 import { placeKey, seedFromId } from '../util/hashing.js';
 import type { Clock } from '../util/clock.js';
+import { randomUUID } from 'node:crypto';
 import type { ErasureSet } from './erasure-set.js';
+import type { SetConfig } from './set-context.js';
+import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartRecord, type UploadRecord } from './multipart.js';
 import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
 import { checkBucketName } from './paths.js';
@@ -177,6 +180,51 @@ export class ObjectLayer {
 
   bucketVersioning(record: BucketRecord): BucketVersioning {
     return record.versioning;
+  }
+
+  // --- multipart ------------------------------------------------------------------------
+
+  async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId'>): Promise<string> {
+    await this.requireBucket(bucket);
+    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
+    const uploadId = Buffer.from(`${poolIndex}.${randomUUID()}`).toString('base64url');
+    await createUpload(this.setFor(poolIndex, key).config, bucket, key, uploadId, options);
+    return uploadId;
+  }
+
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: { sizeBytes?: number; beforeCommit?: (received: { md5Hex: string; sizeBytes: number }) => unknown }): Promise<PartRecord> {
+    const { config, record } = await this.upload(bucket, key, uploadId);
+    return uploadPart(config, record, partNumber, body, options);
+  }
+
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: { number: number; etag: string }[]): Promise<ObjectInfo> {
+    const bucketRecord = await this.requireBucket(bucket);
+    const { config, record } = await this.upload(bucket, key, uploadId);
+    return completeUpload(config, record, parts, bucketRecord.versioning);
+  }
+
+  async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    const { config, record } = await this.upload(bucket, key, uploadId);
+    await abortUpload(config, record);
+  }
+
+  async listParts(bucket: string, key: string, uploadId: string): Promise<{ record: UploadRecord; parts: PartRecord[] }> {
+    const { config, record } = await this.upload(bucket, key, uploadId);
+    return { record, parts: await listParts(config, record) };
+  }
+
+  async listMultipartUploads(bucket: string): Promise<UploadRecord[]> {
+    await this.requireBucket(bucket);
+    const all = await Promise.all(this.allSets().map((set) => listUploads(set.config, bucket)));
+    return all.flat().sort((a, b) => compareKeys(a.key, b.key) || a.initiatedMs - b.initiatedMs);
+  }
+
+  private async upload(bucket: string, key: string, uploadId: string): Promise<{ config: SetConfig; record: UploadRecord }> {
+    await this.requireBucket(bucket);
+    const poolIndex = Number(Buffer.from(uploadId, 'base64url').toString().split('.')[0]);
+    if (!/^[A-Za-z0-9_-]+$/.test(uploadId) || !this.options.pools.some((pool) => pool.index === poolIndex)) throw new SvcError('NoSuchUpload', undefined, { uploadId });
+    const config = this.setFor(poolIndex, key).config;
+    return { config, record: await readUpload(config, bucket, key, uploadId) };
   }
 
   // --- placement -------------------------------------------------------------------------

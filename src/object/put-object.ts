@@ -9,6 +9,7 @@ import { codecFor, defaultCodecId } from '../erasure/codecs.js';
 import { distributionFor } from '../erasure/layout.js';
 import { inlineShardBudgetBytes, isInline } from '../erasure/geometry.js';
 import { tmpDir, type Drive } from '../drive/index.js';
+import type { ErasureCodec } from '../erasure/codec.js';
 import { SvcError } from '../errors/index.js';
 import { BlockReader, encodeBlockForSlots, SlotWriters } from './erasure-stream.js';
 import { changeMeta } from './meta-io.js';
@@ -75,30 +76,49 @@ async function stageData(
     return { sizeBytes: reader.totalBytes, md5Hex: reader.md5Hex(), slots: onlineSlots(config), inlineFrames };
   }
   const tmpId = config.newId();
-  const writers = new SlotWriters(await openTmpWriters(config, tmpId));
+  const slots = await streamShardFiles(config, codec, distribution, reader, [first, second], `${tmpDir}/${tmpId}/part.1`, geometry.writeQuorum, () => removeTmp(config, tmpId));
+  return { sizeBytes: reader.totalBytes, md5Hex: reader.md5Hex(), slots, tmpId };
+}
+
+/**
+ * Erasure-codes the rest of a stream (after `pending` blocks already read) into one shard file
+ * per drive at `path`. Returns the slots that hold a complete copy; below `quorum` it aborts,
+ * runs `cleanup` and fails with ErasureWriteQuorum.
+ */
+export async function streamShardFiles(
+  config: SetConfig,
+  codec: ErasureCodec,
+  distribution: number[],
+  reader: BlockReader,
+  pending: (Uint8Array | undefined)[],
+  path: string,
+  quorum: number,
+  cleanup: () => Promise<void>,
+): Promise<number[]> {
+  const writers = new SlotWriters(await openWriters(config, path));
   try {
     const write = async (block: Uint8Array): Promise<void> => {
       await writers.writeAll(encodeBlockForSlots(codec, block, distribution));
-      requireQuorum(writers.aliveCount, geometry.writeQuorum, 'write', { phase: 'data' });
+      requireQuorum(writers.aliveCount, quorum, 'write', { phase: 'data' });
     };
-    for (const block of [first, second]) if (block) await write(block);
+    for (const block of pending) if (block) await write(block);
     for (let block = await reader.next(); block; block = await reader.next()) await write(block);
     await writers.closeAll();
-    requireQuorum(writers.aliveCount, geometry.writeQuorum, 'write', { phase: 'data' });
+    requireQuorum(writers.aliveCount, quorum, 'write', { phase: 'data' });
   } catch (error) {
     await writers.abortAll();
-    await removeTmp(config, tmpId);
+    await cleanup();
     throw error;
   }
-  return { sizeBytes: reader.totalBytes, md5Hex: reader.md5Hex(), slots: writers.aliveSlots(), tmpId };
+  return writers.aliveSlots();
 }
 
-async function openTmpWriters(config: SetConfig, tmpId: string) {
+async function openWriters(config: SetConfig, path: string) {
   return Promise.all(
     config.drives.map(async (drive) => {
       if (!drive) return undefined;
       try {
-        return await drive.openWriter(`${tmpDir}/${tmpId}/part.1`);
+        return await drive.openWriter(path);
       } catch {
         return undefined;
       }
@@ -169,6 +189,6 @@ async function publish(config: SetConfig, bucket: string, key: string, version: 
   }
 }
 
-async function removeTmp(config: SetConfig, tmpId: string): Promise<void> {
+export async function removeTmp(config: SetConfig, tmpId: string): Promise<void> {
   await Promise.all(config.drives.map((drive) => drive?.deleteRecursive(`${tmpDir}/${tmpId}`).catch(() => undefined)));
 }

@@ -22,6 +22,13 @@ export type S3Endpoint =
   | { kind: 'GetObject'; bucket: string; key: string }
   | { kind: 'HeadObject'; bucket: string; key: string }
   | { kind: 'DeleteObject'; bucket: string; key: string }
+  | { kind: 'CreateMultipartUpload'; bucket: string; key: string }
+  | { kind: 'UploadPart'; bucket: string; key: string; uploadId: string; partNumber: number }
+  | { kind: 'UploadPartCopy'; bucket: string; key: string; uploadId: string; partNumber: number; source: CopySource }
+  | { kind: 'CompleteMultipartUpload'; bucket: string; key: string; uploadId: string }
+  | { kind: 'AbortMultipartUpload'; bucket: string; key: string; uploadId: string }
+  | { kind: 'ListParts'; bucket: string; key: string; uploadId: string }
+  | { kind: 'ListMultipartUploads'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -38,8 +45,8 @@ export interface RoutableRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
-const bucketSubresources = ['acl', 'policy', 'cors', 'lifecycle', 'tagging', 'website', 'logging', 'notification', 'replication', 'encryption', 'object-lock', 'uploads', 'requestPayment', 'accelerate', 'analytics', 'metrics', 'inventory', 'intelligent-tiering', 'ownershipControls', 'publicAccessBlock', 'policyStatus'];
-const objectSubresources = ['acl', 'tagging', 'retention', 'legal-hold', 'uploads', 'uploadId', 'partNumber', 'torrent', 'restore', 'select', 'attributes'];
+const bucketSubresources = ['acl', 'policy', 'cors', 'lifecycle', 'tagging', 'website', 'logging', 'notification', 'replication', 'encryption', 'object-lock', 'requestPayment', 'accelerate', 'analytics', 'metrics', 'inventory', 'intelligent-tiering', 'ownershipControls', 'publicAccessBlock', 'policyStatus'];
+const objectSubresources = ['acl', 'tagging', 'retention', 'legal-hold', 'torrent', 'restore', 'select', 'attributes'];
 
 export function routeS3Request(request: RoutableRequest, options: { virtualHostSuffixes?: string[] } = {}): S3Endpoint {
   const { bucket, key } = addressOf(request, options.virtualHostSuffixes ?? []);
@@ -59,6 +66,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('location') && method === 'GET') return { kind: 'GetBucketLocation', bucket };
   if (has('versions') && method === 'GET') return { kind: 'ListObjectVersions', bucket };
   if (has('delete') && method === 'POST') return { kind: 'DeleteObjects', bucket };
+  if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
   const sub = bucketSubresources.find(has);
   if (sub) return { kind: 'NotImplemented', bucket, what: `bucket ?${sub}` };
   switch (method) {
@@ -76,6 +84,8 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
 }
 
 function routeObject(method: string, bucket: string, key: string, request: RoutableRequest): S3Endpoint {
+  const multipart = routeMultipart(method, bucket, key, request);
+  if (multipart) return multipart;
   const sub = objectSubresources.find((name) => request.query.has(name));
   if (sub) return { kind: 'NotImplemented', bucket, key, what: `object ?${sub}` };
   switch (method) {
@@ -93,6 +103,23 @@ function routeObject(method: string, bucket: string, key: string, request: Routa
     default:
       return notAllowed();
   }
+}
+
+function routeMultipart(method: string, bucket: string, key: string, request: RoutableRequest): S3Endpoint | undefined {
+  const { query } = request;
+  if (query.has('uploads') && method === 'POST') return { kind: 'CreateMultipartUpload', bucket, key };
+  const uploadId = query.get('uploadId');
+  if (uploadId === null) return undefined;
+  if (method === 'POST') return { kind: 'CompleteMultipartUpload', bucket, key, uploadId };
+  if (method === 'DELETE') return { kind: 'AbortMultipartUpload', bucket, key, uploadId };
+  if (method === 'GET') return { kind: 'ListParts', bucket, key, uploadId };
+  if (method !== 'PUT') return notAllowed();
+  const partText = query.get('partNumber') ?? '';
+  const partNumber = /^\d{1,5}$/.test(partText) ? Number(partText) : NaN;
+  if (!(partNumber >= 1 && partNumber <= limits.maxPartNumber)) throw new SvcError('InvalidArgument', `Part number must be an integer between 1 and ${limits.maxPartNumber}, inclusive`);
+  const copy = request.headers['x-amz-copy-source'];
+  if (copy !== undefined) return { kind: 'UploadPartCopy', bucket, key, uploadId, partNumber, source: parseCopySource(Array.isArray(copy) ? copy[0]! : copy) };
+  return { kind: 'UploadPart', bucket, key, uploadId, partNumber };
 }
 
 function notAllowed(): never {

@@ -14,6 +14,7 @@ import * as buckets from './handlers/buckets.js';
 import * as objects from './handlers/objects.js';
 import * as listing from './handlers/listing.js';
 import { deleteObjects } from './handlers/delete-objects.js';
+import * as multipart from './handlers/multipart.js';
 
 export interface S3PluginOptions {
   context: S3Context;
@@ -25,6 +26,8 @@ export interface S3PluginOptions {
 }
 
 export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): Promise<void> {
+  // Bodies are streamed to the handlers untouched, whatever their content type.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   app.route({
     method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
@@ -79,6 +82,13 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'GetObject': return objects.getObject(context, request, endpoint.bucket, endpoint.key);
     case 'HeadObject': return objects.headObject(context, request, endpoint.bucket, endpoint.key);
     case 'DeleteObject': return objects.deleteObject(context, request, endpoint.bucket, endpoint.key);
+    case 'CreateMultipartUpload': return multipart.createMultipartUpload(context, request, endpoint.bucket, endpoint.key);
+    case 'UploadPart': return multipart.uploadPart(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId, endpoint.partNumber);
+    case 'UploadPartCopy': return multipart.uploadPartCopy(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId, endpoint.partNumber, endpoint.source);
+    case 'CompleteMultipartUpload': return multipart.completeMultipartUpload(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId);
+    case 'AbortMultipartUpload': return multipart.abortMultipartUpload(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId);
+    case 'ListParts': return multipart.listParts(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId);
+    case 'ListMultipartUploads': return multipart.listMultipartUploads(context, request, endpoint.bucket);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

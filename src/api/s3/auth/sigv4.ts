@@ -86,7 +86,7 @@ function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: 
   const signedHeaders = (query.get('X-Amz-SignedHeaders') ?? '').split(';');
   if (!signedHeaders.includes('host')) throw new SvcError('AccessDenied', 'X-Amz-SignedHeaders must include host.');
   const signature = query.get('X-Amz-Signature') ?? '';
-  const payloadHash = query.get('X-Amz-Content-Sha256') ?? header(request, 'x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD';
+  const payloadHash = query.get('X-Amz-Content-Sha256') ?? query.get('x-amz-content-sha256') ?? header(request, 'x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD';
   const canonical = canonicalRequest(request, canonicalQuery(request.rawQuery, 'X-Amz-Signature'), signedHeaders, payloadHash);
   const signingKey = deriveSigningKey(secret, scope.date, scope.region, scope.service);
   checkSignature(signingKey, stringToSign(amzDate, scope.text, canonical), signature);

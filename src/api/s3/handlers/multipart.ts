@@ -1,0 +1,95 @@
+/** Multipart upload operations. */
+import { SvcError } from '../../../errors/index.js';
+import { limits } from '../../../util/limits.js';
+import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
+import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
+import type { CopySource } from '../router.js';
+import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
+import { checkConditions, metadataOf, storageClassOf } from './objects.js';
+
+const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
+
+export async function createMultipartUpload(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
+  const storageClass = storageClassOf(request.headers);
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadataOf(request.headers) });
+  return xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
+}
+
+export async function uploadPart(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string, partNumber: number): Promise<S3Response> {
+  const decoded = headerValue(request.headers, 'x-amz-decoded-content-length');
+  const length = request.auth.payload.kind.startsWith('streaming') ? decoded : headerValue(request.headers, 'content-length');
+  const sizeBytes = length === undefined ? undefined : Number(length);
+  if (sizeBytes !== undefined && sizeBytes > limits.maxPartSizeBytes) throw new SvcError('EntityTooLarge');
+  const expectations = expectationsFrom(request.headers, request.trailers);
+  if (request.auth.payload.kind === 'sha256') expectations.sha256Hex = request.auth.payload.expectedHex;
+  const verifier = new PayloadVerifier(expectations);
+  let stored: Record<string, string> = {};
+  const part = await context.objects.uploadPart(bucket, key, uploadId, partNumber, verifier.wrap(request.body), {
+    ...(sizeBytes !== undefined && Number.isSafeInteger(sizeBytes) ? { sizeBytes } : {}),
+    beforeCommit: ({ md5Hex }) => (stored = verifier.verify(md5Hex)),
+  });
+  return { status: 200, headers: { etag: `"${part.etag}"`, ...stored } };
+}
+
+export async function uploadPartCopy(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string, partNumber: number, source: CopySource): Promise<S3Response> {
+  const sourceInfo = await context.objects.headObject(source.bucket, source.key, source.versionId);
+  checkConditions(request.headers, sourceInfo, 'x-amz-copy-source-');
+  const rangeHeader = headerValue(request.headers, 'x-amz-copy-source-range');
+  let range: { offset: number; length: number } | undefined;
+  if (rangeHeader !== undefined) {
+    const match = /^bytes=(\d+)-(\d+)$/.exec(rangeHeader);
+    if (!match || Number(match[2]) < Number(match[1]) || Number(match[2]) >= sourceInfo.sizeBytes) throw new SvcError('InvalidRange', undefined, { sizeBytes: sourceInfo.sizeBytes });
+    range = { offset: Number(match[1]), length: Number(match[2]) - Number(match[1]) + 1 };
+  }
+  const reader = await context.objects.getObject(source.bucket, source.key, { versionId: sourceInfo.versionId, ...(range ? { range } : {}) });
+  const part = await context.objects.uploadPart(bucket, key, uploadId, partNumber, reader.body, { sizeBytes: range?.length ?? sourceInfo.sizeBytes });
+  return xml('CopyPartResult', { LastModified: new Date(part.modTimeMs).toISOString(), ETag: `"${part.etag}"` });
+}
+
+export async function completeMultipartUpload(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string): Promise<S3Response> {
+  const parsed = parseXmlBody(await readAll(request.body, xmlLimits.maxXmlBodyBytes), ['Part']);
+  const parts = (parsed.CompleteMultipartUpload as Record<string, unknown> | undefined)?.Part as Record<string, unknown>[] | undefined;
+  if (!Array.isArray(parts) || parts.length === 0) throw new SvcError('MalformedXML', 'CompleteMultipartUpload must list at least one Part');
+  const requested = parts.map((part) => {
+    const number = Number(part.PartNumber);
+    if (!Number.isInteger(number) || typeof part.ETag !== 'string') throw new SvcError('MalformedXML', 'every Part needs a PartNumber and an ETag');
+    return { number, etag: part.ETag };
+  });
+  const info = await context.objects.completeMultipartUpload(bucket, key, uploadId, requested);
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/xml', ...(info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {}) },
+    body: toXml('CompleteMultipartUploadResult', { Location: `/${bucket}/${key}`, Bucket: bucket, Key: key, ETag: `"${info.etag}"` }),
+  };
+}
+
+export async function abortMultipartUpload(context: S3Context, _request: S3Request, bucket: string, key: string, uploadId: string): Promise<S3Response> {
+  await context.objects.abortMultipartUpload(bucket, key, uploadId);
+  return { status: 204, headers: {} };
+}
+
+export async function listParts(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string): Promise<S3Response> {
+  const { record, parts } = await context.objects.listParts(bucket, key, uploadId);
+  const marker = Number(request.query.get('part-number-marker') ?? '0');
+  const maxParts = Math.min(Number(request.query.get('max-parts') ?? '1000'), 1000);
+  if (!Number.isInteger(marker) || marker < 0 || !Number.isInteger(maxParts) || maxParts < 0) throw new SvcError('InvalidArgument', 'part-number-marker and max-parts must be non-negative integers');
+  const after = parts.filter((part) => part.number > marker);
+  const page = after.slice(0, maxParts);
+  const truncated = after.length > page.length;
+  const owner = { ID: request.auth.accessKeyId, DisplayName: request.auth.accessKeyId };
+  return xml('ListPartsResult', {
+    Bucket: bucket, Key: key, UploadId: uploadId, Initiator: owner, Owner: owner, StorageClass: record.storageClass,
+    PartNumberMarker: marker, ...(truncated ? { NextPartNumberMarker: page.at(-1)!.number } : {}), MaxParts: maxParts, IsTruncated: truncated,
+    Part: page.map((part) => ({ PartNumber: part.number, LastModified: new Date(part.modTimeMs).toISOString(), ETag: `"${part.etag}"`, Size: part.sizeBytes })),
+  });
+}
+
+export async function listMultipartUploads(context: S3Context, request: S3Request, bucket: string): Promise<S3Response> {
+  const prefix = request.query.get('prefix') ?? '';
+  const uploads = (await context.objects.listMultipartUploads(bucket)).filter((upload) => upload.key.startsWith(prefix));
+  const owner = { ID: request.auth.accessKeyId, DisplayName: request.auth.accessKeyId };
+  return xml('ListMultipartUploadsResult', {
+    Bucket: bucket, KeyMarker: '', UploadIdMarker: '', Prefix: prefix, MaxUploads: 1000, IsTruncated: false,
+    Upload: uploads.map((upload) => ({ Key: upload.key, UploadId: upload.uploadId, Initiator: owner, Owner: owner, StorageClass: upload.storageClass, Initiated: new Date(upload.initiatedMs).toISOString() })),
+  });
+}

@@ -1,0 +1,249 @@
+/**
+ * Multipart uploads in one erasure set. An upload lives under
+ * `.svc.sys/multipart/<bucket>/<key hash>/<upload id>/` on every drive: `upload.json` (the
+ * object's future metadata and geometry), the parts' shard files in `<data-dir>/part.<N>`, and
+ * `part.<N>.json` per part. Parts use the object's geometry and write quorum; an uploaded part is
+ * not an object: only Complete publishes, under the object lock, with commit quorum.
+ */
+import { createHash } from 'node:crypto';
+import { SvcError, isSvcError } from '../errors/index.js';
+import { systemDir, tmpDir, type Drive } from '../drive/index.js';
+import type { ObjectVersion, StorageClass, XlMeta } from '../format/xl-meta-types.js';
+import { findVersion, upsertVersion } from '../format/xl-meta.js';
+import { codecFor, defaultCodecId } from '../erasure/codecs.js';
+import { distributionFor } from '../erasure/layout.js';
+import { limits } from '../util/limits.js';
+import { BlockReader } from './erasure-stream.js';
+import { changeMeta } from './meta-io.js';
+import { objectResource } from './locks.js';
+import { checkObjectKey, dataDirPath } from './paths.js';
+import { removeTmp, streamShardFiles } from './put-object.js';
+import { geometryForClass, majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
+import { toObjectInfo } from './object-info.js';
+import type { BucketVersioning, ObjectInfo } from './types.js';
+
+export interface UploadRecord {
+  version: 1;
+  uploadId: string;
+  bucket: string;
+  key: string;
+  initiatedMs: number;
+  storageClass: StorageClass;
+  contentType?: string;
+  userMetadata: Record<string, string>;
+  systemMetadata: Record<string, string>;
+  dataShards: number;
+  parityShards: number;
+  distribution: number[];
+  dataDir: string;
+}
+
+export interface PartRecord {
+  number: number;
+  sizeBytes: number;
+  etag: string;
+  modTimeMs: number;
+}
+
+export function uploadDir(bucket: string, key: string, uploadId: string): string {
+  return `${systemDir}/multipart/${bucket}/${createHash('sha256').update(key).digest('hex').slice(0, 32)}/${uploadId}`;
+}
+
+export async function createUpload(
+  config: SetConfig,
+  bucket: string,
+  key: string,
+  uploadId: string,
+  options: { storageClass: StorageClass; contentType?: string; userMetadata?: Record<string, string>; systemMetadata?: Record<string, string> },
+): Promise<UploadRecord> {
+  checkObjectKey(key);
+  const geometry = geometryForClass(config, options.storageClass);
+  requireQuorum(onlineSlots(config).length, geometry.writeQuorum, 'write', { bucket, key, operation: 'create-multipart-upload' });
+  const record: UploadRecord = {
+    version: 1, uploadId, bucket, key, initiatedMs: config.clock.nowMs(), storageClass: options.storageClass,
+    ...(options.contentType !== undefined ? { contentType: options.contentType } : {}),
+    userMetadata: options.userMetadata ?? {}, systemMetadata: options.systemMetadata ?? {},
+    dataShards: geometry.dataShards, parityShards: geometry.parityShards,
+    distribution: distributionFor(key, config.drives.length), dataDir: config.newId(),
+  };
+  const bytes = Buffer.from(JSON.stringify(record));
+  const written = await onDrives(config, (drive) => drive.writeFileAtomic(`${uploadDir(bucket, key, uploadId)}/upload.json`, bytes));
+  if (written.length < geometry.writeQuorum) {
+    await onDrives(config, (drive) => drive.deleteRecursive(uploadDir(bucket, key, uploadId)));
+    throw new SvcError('ErasureWriteQuorum', undefined, { bucket, key, succeeded: written.length });
+  }
+  return record;
+}
+
+export async function readUpload(config: SetConfig, bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
+  const path = `${uploadDir(bucket, key, uploadId)}/upload.json`;
+  const records = await readVotes<UploadRecord>(config, path);
+  const best = records.best;
+  if (!best || best.count < Math.min(majority(config), best.record.dataShards)) {
+    if (records.missing >= majority(config) || !best) throw new SvcError('NoSuchUpload', undefined, { uploadId });
+    throw new SvcError('ErasureReadQuorum', undefined, { uploadId });
+  }
+  if (best.record.bucket !== bucket || best.record.key !== key) throw new SvcError('NoSuchUpload', undefined, { uploadId });
+  return best.record;
+}
+
+export async function uploadPart(
+  config: SetConfig,
+  record: UploadRecord,
+  partNumber: number,
+  body: AsyncIterable<Uint8Array>,
+  options: { sizeBytes?: number; beforeCommit?: (received: { md5Hex: string; sizeBytes: number }) => unknown },
+): Promise<PartRecord> {
+  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > limits.maxPartNumber) throw new SvcError('InvalidArgument', `part number must be an integer from 1 to ${limits.maxPartNumber}`);
+  const quorum = geometryForClass(config, record.storageClass).writeQuorum;
+  const codec = codecFor(defaultCodecId, record.dataShards, record.parityShards);
+  const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
+  const tmpId = config.newId();
+  const slots = await streamShardFiles(config, codec, record.distribution, reader, [], `${tmpDir}/${tmpId}/part`, quorum, () => removeTmp(config, tmpId));
+  try {
+    const part: PartRecord = { number: partNumber, sizeBytes: reader.totalBytes, etag: reader.md5Hex(), modTimeMs: config.clock.nowMs() };
+    await options.beforeCommit?.({ md5Hex: part.etag, sizeBytes: part.sizeBytes });
+    const dir = uploadDir(record.bucket, record.key, record.uploadId);
+    const bytes = Buffer.from(JSON.stringify(part));
+    const committed = await onDrives(config, async (drive) => {
+      await drive.stat(`${dir}/upload.json`);
+      await drive.rename(`${tmpDir}/${tmpId}/part`, `${dir}/${record.dataDir}/part.${partNumber}`);
+      await drive.writeFileAtomic(`${dir}/part.${partNumber}.json`, bytes);
+    }, slots);
+    requireQuorum(committed.length, quorum, 'write', { uploadId: record.uploadId, partNumber });
+    return part;
+  } finally {
+    await removeTmp(config, tmpId);
+  }
+}
+
+/** Parts agreed on by enough drives (read quorum K), ascending by number. */
+export async function listParts(config: SetConfig, record: UploadRecord): Promise<PartRecord[]> {
+  const dir = uploadDir(record.bucket, record.key, record.uploadId);
+  const names = new Set<string>();
+  await onDrives(config, async (drive) => {
+    for (const name of await drive.listDir(dir)) if (/^part\.\d+\.json$/.test(name)) names.add(name);
+  });
+  const parts: PartRecord[] = [];
+  for (const name of names) {
+    const votes = await readVotes<PartRecord>(config, `${dir}/${name}`);
+    if (votes.best && votes.best.count >= record.dataShards) parts.push(votes.best.record);
+  }
+  return parts.sort((a, b) => a.number - b.number);
+}
+
+export async function abortUpload(config: SetConfig, record: UploadRecord): Promise<void> {
+  await onDrives(config, (drive) => drive.deleteRecursive(uploadDir(record.bucket, record.key, record.uploadId)));
+}
+
+export async function completeUpload(
+  config: SetConfig,
+  record: UploadRecord,
+  requested: { number: number; etag: string }[],
+  versioning: BucketVersioning,
+): Promise<ObjectInfo> {
+  const release = await config.locker.acquire(objectResource(record.bucket, record.key), 'write');
+  try {
+    const available = new Map((await listParts(config, record)).map((part) => [part.number, part]));
+    const chosen = choosePartsOrFail(requested, available);
+    const etag = `${createHash('md5').update(Buffer.concat(chosen.map((part) => Buffer.from(part.etag, 'hex')))).digest('hex')}-${chosen.length}`;
+    const sizeBytes = chosen.reduce((sum, part) => sum + part.sizeBytes, 0);
+    const version: ObjectVersion = {
+      versionId: versioning === 'enabled' ? config.newId() : 'null', modTimeMs: config.clock.nowMs(), deleteMarker: false, sizeBytes, etag,
+      ...(record.contentType !== undefined ? { contentType: record.contentType } : {}),
+      userMetadata: record.userMetadata, systemMetadata: record.systemMetadata, storageClass: record.storageClass, dataDir: record.dataDir,
+      erasure: { codec: defaultCodecId, dataShards: record.dataShards, parityShards: record.parityShards, blockSizeBytes: config.blockSizeBytes, index: 1, distribution: record.distribution, checksumAlgorithm: 'xxh64' },
+      parts: chosen.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag })),
+    };
+    const dir = uploadDir(record.bucket, record.key, record.uploadId);
+    const unused = [...available.keys()].filter((number) => !chosen.some((part) => part.number === number));
+    await changeMeta(config, record.bucket, record.key, onlineSlots(config), {
+      apply: (meta: XlMeta, slot: number) => {
+        const replaced = findVersion(meta, version.versionId);
+        return {
+          meta: upsertVersion(meta, { ...version, erasure: { ...version.erasure!, index: record.distribution[slot]! } }),
+          beforePublish: async (drive: Drive) => {
+            for (const number of unused) await drive.deleteFile(`${dir}/${record.dataDir}/part.${number}`).catch(() => undefined);
+            await drive.rename(`${dir}/${record.dataDir}`, dataDirPath(record.bucket, record.key, record.dataDir));
+          },
+          garbageDataDirs: replaced?.dataDir && replaced.dataDir !== record.dataDir ? [replaced.dataDir] : [],
+        };
+      },
+      undoBeforePublish: (drive: Drive) => drive.rename(dataDirPath(record.bucket, record.key, record.dataDir), `${dir}/${record.dataDir}`),
+    }, geometryForClass(config, record.storageClass).writeQuorum);
+    await onDrives(config, (drive) => drive.deleteRecursive(dir));
+    return toObjectInfo(record.bucket, record.key, version, true);
+  } finally {
+    release();
+  }
+}
+
+function choosePartsOrFail(requested: { number: number; etag: string }[], available: Map<number, PartRecord>): PartRecord[] {
+  if (requested.length === 0) throw new SvcError('MalformedXML', 'CompleteMultipartUpload lists no parts');
+  const chosen: PartRecord[] = [];
+  for (const [index, item] of requested.entries()) {
+    if (index > 0 && item.number <= requested[index - 1]!.number) throw new SvcError('InvalidPartOrder');
+    const part = available.get(item.number);
+    if (!part || part.etag !== item.etag.replace(/"/g, '')) throw new SvcError('InvalidPart', `part ${item.number} was not uploaded or its ETag does not match`, { partNumber: item.number });
+    chosen.push(part);
+  }
+  chosen.forEach((part, index) => {
+    if (index < chosen.length - 1 && part.sizeBytes < limits.minPartSizeBytes) throw new SvcError('EntityTooSmall', `part ${part.number} is ${part.sizeBytes} bytes; every part but the last must be at least 5 MiB`, { partNumber: part.number });
+  });
+  return chosen;
+}
+
+/** Uploads of a bucket found on the set's drives (each listed once). */
+export async function listUploads(config: SetConfig, bucket: string): Promise<UploadRecord[]> {
+  const found = new Map<string, UploadRecord>();
+  await onDrives(config, async (drive) => {
+    const base = `${systemDir}/multipart/${bucket}`;
+    for (const hash of await drive.listDir(base).catch(() => [] as string[])) {
+      for (const id of await drive.listDir(`${base}/${hash.slice(0, -1)}`).catch(() => [] as string[])) {
+        if (found.has(id.slice(0, -1))) continue;
+        try {
+          const record = JSON.parse(Buffer.from(await drive.readFile(`${base}/${hash.slice(0, -1)}/${id.slice(0, -1)}/upload.json`)).toString()) as UploadRecord;
+          found.set(record.uploadId, record);
+        } catch {
+          // incomplete or removed meanwhile
+        }
+      }
+    }
+  });
+  return [...found.values()];
+}
+
+async function onDrives(config: SetConfig, action: (drive: Drive) => Promise<void>, slots?: number[]): Promise<number[]> {
+  const chosen = slots ?? onlineSlots(config);
+  const results = await Promise.all(
+    chosen.map(async (slot) => {
+      try {
+        await action(config.drives[slot]!);
+        return slot;
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return results.filter((slot): slot is number => slot !== undefined);
+}
+
+async function readVotes<T>(config: SetConfig, path: string): Promise<{ best?: { record: T; count: number }; missing: number }> {
+  const counts = new Map<string, { record: T; count: number }>();
+  let missing = 0;
+  await Promise.all(
+    config.drives.map(async (drive) => {
+      if (!drive) return;
+      try {
+        const text = Buffer.from(await drive.readFile(path)).toString('utf8');
+        const entry = counts.get(text) ?? { record: JSON.parse(text) as T, count: 0 };
+        entry.count += 1;
+        counts.set(text, entry);
+      } catch (error) {
+        if (isSvcError(error, 'FileNotFound')) missing += 1;
+      }
+    }),
+  );
+  const best = [...counts.values()].sort((a, b) => b.count - a.count)[0];
+  return { ...(best ? { best } : {}), missing };
+}
