@@ -228,6 +228,20 @@ describe('erasure set: versions and deletes', () => {
   });
 });
 
+describe('erasure set: ordering within one millisecond', () => {
+  it('a version written later is newer even when the clock has not moved', async () => {
+    const test = (current = await makeTestSet({ drives: 4, parity: 2, nowMs: () => 1_700_000_000_000 }));
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      ids.push((await test.set.putObject('bucket', 'k', chunked(patternBytes(10, index)), { storageClass: 'STANDARD', versioning: 'enabled' })).versionId);
+    }
+    const marker = await test.set.deleteObject('bucket', 'k', { versioning: 'enabled' });
+    const listed: string[] = [];
+    for await (const entry of test.set.list('bucket', { prefix: '' })) if (entry.kind === 'object') listed.push(...entry.versions.map((version) => version.versionId));
+    expect(listed).toEqual([marker.versionId, ...ids.reverse()]);
+  });
+});
+
 describe('erasure set: listing', () => {
   it('lists keys in UTF-8 byte order with directory objects and common prefixes', async () => {
     const test = (current = await makeTestSet({ drives: 4, parity: 1 }));

@@ -53,6 +53,9 @@ async function addDeleteMarker(config: SetConfig, bucket: string, key: string, v
     parts: [],
   };
   await changeMeta(config, bucket, key, onlineSlots(config), {
+    prepare: (newest) => {
+      if (marker.modTimeMs <= newest) marker.modTimeMs = newest + 1;
+    },
     apply: (meta: XlMeta) => {
       const replaced = findVersion(meta, versionId);
       return { meta: upsertVersion(meta, marker), garbageDataDirs: replaced?.dataDir ? [replaced.dataDir] : [] };

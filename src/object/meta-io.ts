@@ -35,6 +35,11 @@ interface Snapshot {
 
 export interface MetaChange {
   /**
+   * Called once with the newest modification time found on any drive, before `apply`: a new
+   * version must be strictly newer than every existing one, even within one millisecond.
+   */
+  prepare?(newestModTimeMs: number): void;
+  /**
    * Applies the change to one drive's metadata. Returns the new metadata (undefined = remove
    * xl.meta), and optional work to do on that drive before the metadata is published (moving
    * shard data into place), plus the data dirs that become garbage once the change commits.
@@ -64,6 +69,7 @@ export async function changeMeta(
 ): Promise<MetaChangeResult> {
   const path = xlMetaPath(bucket, key);
   const snapshots = await Promise.all(slots.map((slot) => snapshotOf(config, slot, path)));
+  change.prepare?.(Math.max(-1, ...snapshots.flatMap((snapshot) => snapshot?.meta.versions.map((version) => version.modTimeMs) ?? [])));
   const garbage = new Map<number, string[]>();
   const outcomes = await Promise.all(
     snapshots.map(async (snapshot) => {

@@ -158,6 +158,9 @@ export async function completeUpload(
     const dir = uploadDir(record.bucket, record.key, record.uploadId);
     const unused = [...available.keys()].filter((number) => !chosen.some((part) => part.number === number));
     await changeMeta(config, record.bucket, record.key, onlineSlots(config), {
+      prepare: (newest) => {
+        if (version.modTimeMs <= newest) version.modTimeMs = newest + 1;
+      },
       apply: (meta: XlMeta, slot: number) => {
         const replaced = findVersion(meta, version.versionId);
         return {

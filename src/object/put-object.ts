@@ -47,7 +47,7 @@ export async function putObject(
     const extra = (await options.beforeCommit?.({ md5Hex: staged.md5Hex, sizeBytes: staged.sizeBytes })) ?? {};
     requireQuorum(staged.slots.length, geometry.writeQuorum, 'write', { bucket, key });
     const version = newVersion(config, geometry, distribution, staged, options, extra);
-    await publish(config, bucket, key, version, staged, geometry.writeQuorum);
+    await publish(config, bucket, key, version, staged, geometry.writeQuorum, options.modTimeMs === undefined);
     return toObjectInfo(bucket, key, version, true);
   } finally {
     if (staged.tmpId) await removeTmp(config, staged.tmpId);
@@ -160,10 +160,13 @@ function newVersion(
 }
 
 /** Publishes a version on every staged slot under the object's write lock. */
-async function publish(config: SetConfig, bucket: string, key: string, version: ObjectVersion, staged: StagedData, quorum: number): Promise<void> {
+async function publish(config: SetConfig, bucket: string, key: string, version: ObjectVersion, staged: StagedData, quorum: number, bumpModTime: boolean): Promise<void> {
   const release = await config.locker.acquire(objectResource(bucket, key), 'write');
   try {
     const result = await changeMeta(config, bucket, key, staged.slots, {
+      prepare: (newest) => {
+        if (bumpModTime && version.modTimeMs <= newest) version.modTimeMs = newest + 1;
+      },
       apply: (meta: XlMeta, slot: number) => {
         const replaced = findVersion(meta, version.versionId);
         const own: ObjectVersion = {

@@ -26,6 +26,7 @@ export async function makeTestSet(options: {
   blockSizeBytes?: number;
   inlineBlockOverrideBytes?: number;
   wrap?: (drive: Drive, slot: number) => Drive;
+  nowMs?: () => number;
 }): Promise<TestSet> {
   const root = options.backend === 'fs' ? await mkdtemp(join(tmpdir(), 'svc-set-')) : undefined;
   const inner: Drive[] = [];
@@ -41,7 +42,7 @@ export async function makeTestSet(options: {
     drives: faulty,
     deploymentId: '00000000-0000-4000-8000-000000000000',
     locker: new LocalNamespaceLocker(),
-    clock: { nowMs: () => Date.now() },
+    clock: { nowMs: options.nowMs ?? (() => Date.now()) },
     newId: randomUUID,
     standardParity: options.parity,
     rrsParity: options.rrsParity ?? Math.min(1, options.parity),
