@@ -55,7 +55,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   const state: HealthState = { ready: () => true, stopping: () => stopping };
   const s3 = await listen(config.address, async (app) => {
     await app.register(healthPlugin, { state });
-    await app.register(s3Plugin, { context: { objects: storage.objects, region: 'us-east-1', nowMs: () => Date.now() }, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], logger: log });
+    await app.register(s3Plugin, { context: { objects: storage.objects, region: 'us-east-1', nowMs: () => Date.now() }, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log });
   });
   const consoleApp = config.consoleEnabled ? await listen(config.consoleAddress, async (app) => { await app.register(consoleHealthPlugin, { state }); }) : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');

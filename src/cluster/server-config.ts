@@ -29,6 +29,8 @@ export interface ServerConfig {
   driveBackend: 'fs' | 'memfs';
   driveRoot?: string;
   faultInjection: boolean;
+  /** Domains for virtual-host-style addressing (`<bucket>.<domain>`), from SVC_DOMAIN. */
+  domains: string[];
   /** Lines to log at startup (legacy-name conflicts). */
   notices: string[];
 }
@@ -67,6 +69,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     driveBackend: backendOf(values.SVC_DRIVE_BACKEND),
     ...(values.SVC_DRIVE_ROOT ? { driveRoot: values.SVC_DRIVE_ROOT } : {}),
     faultInjection: values.SVC_FAULT_INJECTION === 'on',
+    domains: (values.SVC_DOMAIN ?? '').split(',').map((domain) => domain.trim().toLowerCase()).filter((domain) => domain !== ''),
     notices: conflicts,
   };
 }

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { isValidBucketName, parseCopySource, routeS3Request, type S3Endpoint } from '../src/api/s3/router.js';
+import { isSvcError } from '../src/errors/index.js';
+
+function route(method: string, target: string, headers: Record<string, string> = {}, host = 'localhost:9000'): S3Endpoint {
+  const [rawPath, rawQuery = ''] = target.split('?', 2) as [string, string?];
+  return routeS3Request({ method, rawPath, query: new URLSearchParams(rawQuery), host, headers }, { virtualHostSuffixes: ['s3.example.com'] });
+}
+
+function codeOf(action: () => unknown): string {
+  try {
+    action();
+    return 'ok';
+  } catch (error) {
+    return isSvcError(error) ? error.code : String(error);
+  }
+}
+
+describe('S3 router (examples from the S3 API reference)', () => {
+  it('routes service, bucket and object requests, path-style', () => {
+    expect(route('GET', '/')).toEqual({ kind: 'ListBuckets' });
+    expect(route('PUT', '/examplebucket')).toEqual({ kind: 'CreateBucket', bucket: 'examplebucket' });
+    expect(route('GET', '/examplebucket?list-type=2&prefix=photos/&delimiter=/')).toEqual({ kind: 'ListObjectsV2', bucket: 'examplebucket' });
+    expect(route('GET', '/examplebucket?prefix=N&marker=Ned')).toEqual({ kind: 'ListObjectsV1', bucket: 'examplebucket' });
+    expect(route('GET', '/examplebucket?versions')).toEqual({ kind: 'ListObjectVersions', bucket: 'examplebucket' });
+    expect(route('GET', '/examplebucket?versioning')).toEqual({ kind: 'GetBucketVersioning', bucket: 'examplebucket' });
+    expect(route('PUT', '/examplebucket?versioning')).toEqual({ kind: 'PutBucketVersioning', bucket: 'examplebucket' });
+    expect(route('GET', '/examplebucket?location')).toEqual({ kind: 'GetBucketLocation', bucket: 'examplebucket' });
+    expect(route('POST', '/examplebucket?delete')).toEqual({ kind: 'DeleteObjects', bucket: 'examplebucket' });
+    expect(route('GET', '/examplebucket?uploads')).toEqual({ kind: 'ListMultipartUploads', bucket: 'examplebucket' });
+    expect(route('DELETE', '/examplebucket/my%20key?versionId=UIORUnfndfiufdisojhr398493jfdkjFJjkndnqUifhnw89493jJFJ')).toEqual({ kind: 'DeleteObject', bucket: 'examplebucket', key: 'my key' });
+    expect(route('HEAD', '/examplebucket/a/b%2Bc')).toEqual({ kind: 'HeadObject', bucket: 'examplebucket', key: 'a/b+c' });
+    expect(route('POST', '/examplebucket/example-object?uploads')).toEqual({ kind: 'CreateMultipartUpload', bucket: 'examplebucket', key: 'example-object' });
+    expect(route('PUT', '/examplebucket/my-movie.m2ts?partNumber=1&uploadId=VCVsb2FkIElEIGZvciBlbZZpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZR')).toEqual({
+      kind: 'UploadPart', bucket: 'examplebucket', key: 'my-movie.m2ts', uploadId: 'VCVsb2FkIElEIGZvciBlbZZpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZR', partNumber: 1,
+    });
+    expect(route('POST', '/examplebucket/example-object?uploadId=AAAsb2FkIElEIGZvciBleGFtcGxlLW9iamVjdA')).toMatchObject({ kind: 'CompleteMultipartUpload' });
+    expect(route('DELETE', '/examplebucket/example-object?uploadId=x')).toMatchObject({ kind: 'AbortMultipartUpload' });
+    expect(route('GET', '/examplebucket/example-object?uploadId=x')).toMatchObject({ kind: 'ListParts' });
+    expect(route('PUT', '/bucket/dst', { 'x-amz-copy-source': '/source-bucket/key%20with%20space?versionId=abc' })).toEqual({
+      kind: 'CopyObject', bucket: 'bucket', key: 'dst', source: { bucket: 'source-bucket', key: 'key with space', versionId: 'abc' },
+    });
+    expect(route('PUT', '/bucket/dst?partNumber=2&uploadId=u', { 'x-amz-copy-source': 'src/k' })).toMatchObject({ kind: 'UploadPartCopy', partNumber: 2, source: { bucket: 'src', key: 'k' } });
+    expect(route('GET', '/bucket?acl')).toMatchObject({ kind: 'NotImplemented' });
+    expect(route('GET', '/bucket/key?tagging')).toMatchObject({ kind: 'NotImplemented' });
+  });
+
+  it('routes virtual-host-style requests', () => {
+    expect(route('GET', '/photo.jpg', {}, 'examplebucket.s3.example.com')).toEqual({ kind: 'GetObject', bucket: 'examplebucket', key: 'photo.jpg' });
+    expect(route('GET', '/?list-type=2', {}, 'examplebucket.s3.example.com:9000')).toEqual({ kind: 'ListObjectsV2', bucket: 'examplebucket' });
+  });
+
+  it('rejects what S3 rejects', () => {
+    expect(codeOf(() => route('POST', '/'))).toBe('MethodNotAllowed');
+    expect(codeOf(() => route('PUT', '/b/k?partNumber=0&uploadId=u'))).toBe('InvalidArgument');
+    expect(codeOf(() => route('PUT', '/b/k?partNumber=10001&uploadId=u'))).toBe('InvalidArgument');
+    expect(codeOf(() => route('PUT', '/b/k?partNumber=one&uploadId=u'))).toBe('InvalidArgument');
+    expect(codeOf(() => route('GET', `/b/${'k'.repeat(1025)}`))).toBe('KeyTooLongError');
+    expect(codeOf(() => route('GET', '/b/%E0%A4%A'))).toBe('InvalidArgument');
+    expect(codeOf(() => parseCopySource('/onlybucket'))).toBe('InvalidArgument');
+  });
+
+  it('property: any valid bucket and key survive encoding and routing', () => {
+    const bucket = fc.stringMatching(/^[a-z0-9][a-z0-9-]{1,20}[a-z0-9]$/);
+    const key = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 });
+    fc.assert(
+      fc.property(bucket, key, (bucketName, keyName) => {
+        const path = `/${bucketName}/${keyName.split('/').map(encodeURIComponent).join('/')}`;
+        const routed = route('GET', path);
+        if (keyName.replace(/^\/+/, '') === '' ) return;
+        expect(routed).toEqual({ kind: 'GetObject', bucket: bucketName, key: keyName });
+      }),
+    );
+  });
+
+  it('applies the AWS bucket naming rules', () => {
+    for (const good of ['abc', 'my-bucket.logs', 'a1b2c3', 'x'.repeat(63)]) expect(isValidBucketName(good), good).toBe(true);
+    for (const bad of ['ab', 'x'.repeat(64), 'Upper', 'under_score', '-lead', 'trail-', 'a..b', '10.0.0.1', 'xn--abc', 'abc-s3alias', 'a.-b']) expect(isValidBucketName(bad), bad).toBe(false);
+  });
+});
