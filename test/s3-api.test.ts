@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import {
   AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand,
   DeleteBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetBucketLocationCommand, GetBucketVersioningCommand, GetObjectCommand,
@@ -20,7 +21,7 @@ const MiB = 1024 * 1024;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-s3-'));
-  server = await startSvc({ args: [join(root, 'd{1...4}')] });
+  server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_DOMAIN: 's3.test' } });
   s3 = s3ClientFor(server.url);
 }, 60_000);
 afterAll(async () => {
@@ -228,6 +229,25 @@ describe('S3 API through the AWS SDK', () => {
     const expired = await fetch(toUrl(await presign('GET', 'presigned.txt', 60, new Date(Date.now() - 3_600_000))));
     expect(expired.status).toBe(403);
     expect(await expired.text()).toContain('Request has expired');
+  });
+
+  it('virtual-host-style requests address the bucket through the Host header', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'vhost' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'vhost', Key: 'dir/file.txt', Body: 'virtual host' }));
+    const url = new URL(server.url);
+    const host = `vhost.s3.test:${url.port}`;
+    const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: testCredentials, sha256: Sha256, uriEscapePath: false });
+    const signed = await signer.sign({ method: 'GET', protocol: 'http:', hostname: 'vhost.s3.test', port: Number(url.port), path: '/dir/file.txt', query: {}, headers: { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+    const body = await new Promise<string>((resolve, reject) => {
+      const request = httpRequest({ host: url.hostname, port: Number(url.port), path: '/dir/file.txt', method: 'GET', headers: signed.headers as Record<string, string> }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve(`${response.statusCode} ${text}`));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect(body).toBe('200 virtual host');
   });
 
   it('malformed request bodies are refused with MalformedXML', async () => {
