@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     const creates = await durableCreatesPerSecond(root);
     const bare = await bareHttpPutsPerSecond();
     const peer = await s3rverFigures(root);
-    const server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_OBS_LOGGER_LEVEL: 'warn' } });
+    const server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_OBS_LOGGER_LEVEL: 'warn', ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}) } });
     let ours;
     try {
       ours = await s3Figures(server.url);
