@@ -96,16 +96,24 @@ export async function streamShardFiles(
   cleanup: () => Promise<void>,
 ): Promise<number[]> {
   const writers = new SlotWriters(await openWriters(config, path));
+  // One block is written while the next one is received and coded: the network and the drives
+  // work at the same time, and at most two blocks per stream are in memory.
+  let inFlight: Promise<void> = Promise.resolve();
   try {
     const write = async (block: Uint8Array): Promise<void> => {
-      await writers.writeAll(encodeBlockForSlots(codec, block, distribution));
+      const frames = encodeBlockForSlots(codec, block, distribution);
+      await inFlight;
       requireQuorum(writers.aliveCount, quorum, 'write', { phase: 'data' });
+      inFlight = writers.writeAll(frames);
     };
     for (const block of pending) if (block) await write(block);
     for (let block = await reader.next(); block; block = await reader.next()) await write(block);
+    await inFlight;
+    requireQuorum(writers.aliveCount, quorum, 'write', { phase: 'data' });
     await writers.closeAll();
     requireQuorum(writers.aliveCount, quorum, 'write', { phase: 'data' });
   } catch (error) {
+    await inFlight.catch(() => undefined);
     await writers.abortAll();
     await cleanup();
     throw error;
