@@ -43,7 +43,7 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
   try {
     const resolved = await resolveForRead(config, bucket, key, options.versionId);
     const info = toObjectInfo(bucket, key, resolved.version, resolved.isLatest);
-    const range = options.range ?? { offset: 0, length: info.sizeBytes };
+    const range = options.prepare?.(info) ?? options.range ?? { offset: 0, length: info.sizeBytes };
     if (range.offset < 0 || range.length < 0 || range.offset + range.length > info.sizeBytes) {
       throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: info.sizeBytes });
     }

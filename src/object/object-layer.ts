@@ -145,6 +145,7 @@ export class ObjectLayer {
 
   async getObject(bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
     await this.requireBucket(bucket);
+    if (this.options.pools.length === 1) return this.setFor(this.options.pools[0]!.index, key).getObject(bucket, key, options);
     const { poolIndex } = await this.locate(bucket, key, options.versionId);
     return this.setFor(poolIndex, key).getObject(bucket, key, options);
   }

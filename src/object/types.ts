@@ -47,6 +47,11 @@ export interface GetObjectOptions {
   versionId?: string;
   /** Byte range already validated against the object size by the caller, or resolved here. */
   range?: { offset: number; length: number };
+  /**
+   * Runs once the version is known, before any data is read (under the read lock): checks
+   * preconditions (throwing aborts the read) and may choose the range from the object's size.
+   */
+  prepare?: (info: ObjectInfo) => { offset: number; length: number } | undefined;
 }
 
 export interface DeleteObjectOptions {

@@ -135,12 +135,20 @@ export async function headObject(context: S3Context, request: S3Request, bucket:
 
 export async function getObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const versionId = request.query.get('versionId') ?? undefined;
-  const info = await withDeleteMarker(() => context.objects.headObject(bucket, key, versionId));
-  checkConditions(request.headers, info);
-  const range = parseRange(headerValue(request.headers, 'range'), info.sizeBytes);
-  const reader = await withDeleteMarker(() => context.objects.getObject(bucket, key, { versionId: info.versionId, ...(range ? { range } : {}) }));
-  const headers = objectHeaders(reader.info);
-  headers['content-length'] = range ? range.length : reader.info.sizeBytes;
+  let range: { offset: number; length: number } | undefined;
+  const reader = await withDeleteMarker(() =>
+    context.objects.getObject(bucket, key, {
+      ...(versionId !== undefined ? { versionId } : {}),
+      prepare: (info) => {
+        checkConditions(request.headers, info);
+        range = parseRange(headerValue(request.headers, 'range'), info.sizeBytes);
+        return range;
+      },
+    }),
+  );
+  const info = reader.info;
+  const headers = objectHeaders(info);
+  headers['content-length'] = range ? range.length : info.sizeBytes;
   if (range) headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
   for (const [name, value] of request.query) if (name.startsWith('response-')) headers[name.slice('response-'.length)] = value;
   return { status: range ? 206 : 200, headers, body: Readable.from(reader.body, { objectMode: false }) };
