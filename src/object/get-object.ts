@@ -100,8 +100,13 @@ async function* streamPart(
   const blockSize = erasure.blockSizeBytes;
   const firstBlock = Math.floor(from / blockSize);
   const lastBlock = Math.floor((to - 1) / blockSize);
+  // The next block is read from the drives while the current one is being sent.
+  const read = (blockIndex: number) => readBlock(config, bucket, key, resolved, partNumber, partSizeBytes, blockIndex, badSlots);
+  let next: Promise<Uint8Array> | undefined = read(firstBlock);
   for (let blockIndex = firstBlock; blockIndex <= lastBlock; blockIndex += 1) {
-    const block = await readBlock(config, bucket, key, resolved, partNumber, partSizeBytes, blockIndex, badSlots);
+    const block = await next!;
+    next = blockIndex < lastBlock ? read(blockIndex + 1) : undefined;
+    next?.catch(() => undefined); // observed when awaited on the next turn
     const blockStart = blockIndex * blockSize;
     yield block.subarray(Math.max(from - blockStart, 0), Math.min(to - blockStart, block.length));
   }
