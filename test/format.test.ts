@@ -7,19 +7,12 @@ import { decodeXlMeta, encodeXlMeta, upsertVersion, removeVersion, latestVersion
 import { decodeFormatJson, encodeFormatJson, findDriveSlot, newFormats } from '../src/format/format-json.js';
 import type { ObjectVersion, XlMeta } from '../src/format/xl-meta-types.js';
 import { isSvcError } from '../src/errors/index.js';
+import { codeOf } from './helpers/codes.js';
 import { fixtureFormat, fixtureMetas } from './fixtures/fixture-values.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const read = (name: string): Uint8Array => new Uint8Array(readFileSync(join(fixtures, name)));
 
-function codeOf(action: () => unknown): string {
-  try {
-    action();
-    return 'ok';
-  } catch (error) {
-    return isSvcError(error) ? error.code : String(error);
-  }
-}
 
 describe('xl.meta golden fixtures (format version 1)', () => {
   for (const [name, expected] of Object.entries(fixtureMetas)) {

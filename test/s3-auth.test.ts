@@ -6,19 +6,12 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { deriveSigningKey, staticCredentials, verifyRequest, type AuthResult, type SignedRequest } from '../src/api/s3/auth/sigv4.js';
 import { decodeAwsChunked } from '../src/api/s3/auth/chunked.js';
 import { isSvcError } from '../src/errors/index.js';
+import { codeOf } from './helpers/codes.js';
 
 const accessKeyId = 'AKIAIOSFODNN7EXAMPLE';
 const secretAccessKey = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 const store = staticCredentials(accessKeyId, secretAccessKey);
 
-function codeOf(action: () => unknown): string {
-  try {
-    action();
-    return 'ok';
-  } catch (error) {
-    return isSvcError(error) ? error.code : String(error);
-  }
-}
 
 describe('SigV4 verification', () => {
   it("accepts the AWS documentation's GET example (range header, empty payload)", () => {

@@ -2,20 +2,13 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { isValidBucketName, parseCopySource, routeS3Request, type S3Endpoint } from '../src/api/s3/router.js';
 import { isSvcError } from '../src/errors/index.js';
+import { codeOf } from './helpers/codes.js';
 
 function route(method: string, target: string, headers: Record<string, string> = {}, host = 'localhost:9000'): S3Endpoint {
   const [rawPath, rawQuery = ''] = target.split('?', 2) as [string, string?];
   return routeS3Request({ method, rawPath, query: new URLSearchParams(rawQuery), host, headers }, { virtualHostSuffixes: ['s3.example.com'] });
 }
 
-function codeOf(action: () => unknown): string {
-  try {
-    action();
-    return 'ok';
-  } catch (error) {
-    return isSvcError(error) ? error.code : String(error);
-  }
-}
 
 describe('S3 router (examples from the S3 API reference)', () => {
   it('routes service, bucket and object requests, path-style', () => {

@@ -54,6 +54,17 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
   }
 }
 
+/** One part of one version being read, and the slots found bad while reading it. */
+interface PartRead {
+  config: SetConfig;
+  bucket: string;
+  key: string;
+  resolved: ResolvedVersion;
+  partNumber: number;
+  partSizeBytes: number;
+  badSlots: Set<number>;
+}
+
 async function* streamRange(
   config: SetConfig,
   bucket: string,
@@ -69,9 +80,8 @@ async function* streamRange(
     for (const part of resolved.version.parts) {
       const partEnd = partStart + part.sizeBytes;
       if (partEnd > range.offset && partStart < end) {
-        const from = Math.max(range.offset, partStart) - partStart;
-        const to = Math.min(end, partEnd) - partStart;
-        yield* streamPart(config, bucket, key, resolved, part.number, part.sizeBytes, from, to, badSlots);
+        const read: PartRead = { config, bucket, key, resolved, partNumber: part.number, partSizeBytes: part.sizeBytes, badSlots };
+        yield* streamPart(read, Math.max(range.offset, partStart) - partStart, Math.min(end, partEnd) - partStart);
       }
       partStart = partEnd;
       if (partStart >= end) break;
@@ -85,27 +95,15 @@ async function* streamRange(
   }
 }
 
-async function* streamPart(
-  config: SetConfig,
-  bucket: string,
-  key: string,
-  resolved: ResolvedVersion,
-  partNumber: number,
-  partSizeBytes: number,
-  from: number,
-  to: number,
-  badSlots: Set<number>,
-): AsyncGenerator<Uint8Array> {
-  const erasure = resolved.version.erasure!;
-  const blockSize = erasure.blockSizeBytes;
+/** Bytes [from, to) of one part; the next block is read from the drives while the current one is sent. */
+async function* streamPart(part: PartRead, from: number, to: number): AsyncGenerator<Uint8Array> {
+  const blockSize = part.resolved.version.erasure!.blockSizeBytes;
   const firstBlock = Math.floor(from / blockSize);
   const lastBlock = Math.floor((to - 1) / blockSize);
-  // The next block is read from the drives while the current one is being sent.
-  const read = (blockIndex: number) => readBlock(config, bucket, key, resolved, partNumber, partSizeBytes, blockIndex, badSlots);
-  let next: Promise<Uint8Array> | undefined = read(firstBlock);
+  let next: Promise<Uint8Array> | undefined = readBlock(part, firstBlock);
   for (let blockIndex = firstBlock; blockIndex <= lastBlock; blockIndex += 1) {
     const block = await next!;
-    next = blockIndex < lastBlock ? read(blockIndex + 1) : undefined;
+    next = blockIndex < lastBlock ? readBlock(part, blockIndex + 1) : undefined;
     next?.catch(() => undefined); // observed when awaited on the next turn
     const blockStart = blockIndex * blockSize;
     yield block.subarray(Math.max(from - blockStart, 0), Math.min(to - blockStart, block.length));
@@ -113,22 +111,13 @@ async function* streamPart(
 }
 
 /** Reads one erasure block: K good shard chunks, data shards first, parity as needed. */
-async function readBlock(
-  config: SetConfig,
-  bucket: string,
-  key: string,
-  resolved: ResolvedVersion,
-  partNumber: number,
-  partSizeBytes: number,
-  blockIndex: number,
-  badSlots: Set<number>,
-): Promise<Uint8Array> {
-  const erasure = resolved.version.erasure!;
+async function readBlock(part: PartRead, blockIndex: number): Promise<Uint8Array> {
+  const erasure = part.resolved.version.erasure!;
   const k = erasure.dataShards;
-  const blockLengthBytes = Math.min(erasure.blockSizeBytes, partSizeBytes - blockIndex * erasure.blockSizeBytes);
-  const { offset, lengthBytes } = chunkOffsetInShardFile(blockIndex, partSizeBytes, k, erasure.blockSizeBytes);
+  const blockLengthBytes = Math.min(erasure.blockSizeBytes, part.partSizeBytes - blockIndex * erasure.blockSizeBytes);
+  const chunk = chunkOffsetInShardFile(blockIndex, part.partSizeBytes, k, erasure.blockSizeBytes);
   const slotOfShard = new Map<number, number>();
-  for (const [slot, version] of resolved.holders) if (!badSlots.has(slot)) slotOfShard.set(version.erasure!.index, slot);
+  for (const [slot, version] of part.resolved.holders) if (!part.badSlots.has(slot)) slotOfShard.set(version.erasure!.index, slot);
   const shards: (Uint8Array | null)[] = new Array(k + erasure.parityShards).fill(null);
   const order = [...slotOfShard.keys()].sort((a, b) => a - b);
   let good = 0;
@@ -136,40 +125,32 @@ async function readBlock(
   while (good < k && next < order.length) {
     const batch = order.slice(next, next + (k - good));
     next += batch.length;
-    const chunks = await Promise.all(batch.map((shardIndex) => readChunk(config, bucket, key, resolved, slotOfShard.get(shardIndex)!, partNumber, offset, lengthBytes)));
+    const chunks = await Promise.all(batch.map((shardIndex) => readChunk(part, slotOfShard.get(shardIndex)!, chunk.offset, chunk.lengthBytes)));
     batch.forEach((shardIndex, position) => {
-      const chunk = chunks[position];
-      if (chunk) {
-        shards[shardIndex - 1] = chunk;
+      const data = chunks[position];
+      if (data) {
+        shards[shardIndex - 1] = data;
         good += 1;
       } else {
-        badSlots.add(slotOfShard.get(shardIndex)!);
+        part.badSlots.add(slotOfShard.get(shardIndex)!);
       }
     });
   }
   if (good < k) {
-    throw new SvcError('ErasureReadQuorum', undefined, { bucket, key, partNumber, blockIndex, goodShards: good, needed: k });
+    throw new SvcError('ErasureReadQuorum', undefined, { bucket: part.bucket, key: part.key, partNumber: part.partNumber, blockIndex, goodShards: good, needed: k });
   }
   const dataComplete = shards.slice(0, k).every((shard) => shard !== null);
   const data = dataComplete ? (shards.slice(0, k) as Uint8Array[]) : codecFor(erasure.codec, k, erasure.parityShards).reconstruct(shards, { dataOnly: true }).slice(0, k);
   return joinShards(data, blockLengthBytes);
 }
 
-async function readChunk(
-  config: SetConfig,
-  bucket: string,
-  key: string,
-  resolved: ResolvedVersion,
-  slot: number,
-  partNumber: number,
-  offset: number,
-  lengthBytes: number,
-): Promise<Uint8Array | undefined> {
-  const version: ObjectVersion = resolved.holders.get(slot)!;
+/** One verified shard chunk from one drive (or its inline copy); undefined when missing or corrupt. */
+async function readChunk(part: PartRead, slot: number, offset: number, lengthBytes: number): Promise<Uint8Array | undefined> {
+  const version: ObjectVersion = part.resolved.holders.get(slot)!;
   try {
     const framed = version.inlineData
       ? version.inlineData.subarray(offset, offset + lengthBytes)
-      : await config.drives[slot]!.readRange(partPath(bucket, key, version.dataDir!, partNumber), offset, lengthBytes);
+      : await part.config.drives[slot]!.readRange(partPath(part.bucket, part.key, version.dataDir!, part.partNumber), offset, lengthBytes);
     if (framed.length !== lengthBytes) return undefined;
     return unframeChunk(framed);
   } catch {
