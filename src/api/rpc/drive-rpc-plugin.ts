@@ -1,0 +1,120 @@
+/**
+ * The remote-drive service of internode RPC, on the S3 listener under /svc/rpc/v1/drive/<op>:
+ * every Drive method of a local drive, addressed by its endpoint path, with shard data streamed
+ * both ways. Every request needs a valid SvcRpc token; without one nothing is done (403).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import { isSvcError, SvcError } from '../../errors/index.js';
+import type { Drive } from '../../drive/index.js';
+import { verifyRpcToken } from '../../util/rpc-token.js';
+
+export const driveRpcPrefix = '/svc/rpc/v1/drive';
+
+export interface DriveRpcOptions {
+  rpcKey: Buffer;
+  /** The local drive served for an endpoint path, if this node has it. */
+  driveFor(path: string): Drive | undefined;
+  nowMs(): number;
+}
+
+type Query = Record<string, string | undefined>;
+type Handler = (drive: Drive, query: Query, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+const required = (query: Query, name: string): string => {
+  const value = query[name];
+  if (value === undefined) throw new SvcError('InvalidArgument', `missing query parameter '${name}'`);
+  return value;
+};
+const integer = (query: Query, name: string): number | undefined => {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new SvcError('InvalidArgument', `'${name}' must be a non-negative integer`);
+  return Number(value);
+};
+const bytesOf = async (request: FastifyRequest): Promise<Uint8Array> => {
+  const parts: Uint8Array[] = [];
+  for await (const part of request.raw) parts.push(part as Uint8Array);
+  return new Uint8Array(Buffer.concat(parts));
+};
+/** Answers 204 once the awaited drive call has finished. */
+const doneAfter = (reply: FastifyReply, _finished: unknown) => reply.code(204).send();
+
+const handlers: Record<string, { method: 'GET' | 'PUT' | 'POST'; handle: Handler }> = {
+  read: { method: 'GET', handle: async (drive, query, _request, reply) => reply.send(Buffer.from(await drive.readFile(required(query, 'path')))) },
+  range: {
+    method: 'GET',
+    handle: async (drive, query, _request, reply) => reply.send(Buffer.from(await drive.readRange(required(query, 'path'), integer(query, 'offset') ?? 0, integer(query, 'length') ?? 0))),
+  },
+  stream: {
+    method: 'GET',
+    handle: async (drive, query, _request, reply) => {
+      const options = { ...(query.offset !== undefined ? { offset: integer(query, 'offset')! } : {}), ...(query.length !== undefined ? { length: integer(query, 'length')! } : {}) };
+      const path = required(query, 'path');
+      await drive.stat(path); // a missing file is an error before any byte is sent
+      return reply.send(Readable.from(drive.readStream(path, options)));
+    },
+  },
+  write: { method: 'PUT', handle: async (drive, query, request, reply) => doneAfter(reply, await drive.writeFile(required(query, 'path'), await bytesOf(request), { sync: query.sync === '1' })) },
+  atomic: { method: 'PUT', handle: async (drive, query, request, reply) => doneAfter(reply, await drive.writeFileAtomic(required(query, 'path'), await bytesOf(request))) },
+  append: { method: 'PUT', handle: async (drive, query, request, reply) => doneAfter(reply, await drive.appendFile(required(query, 'path'), await bytesOf(request))) },
+  writer: { method: 'PUT', handle: (drive, query, request, reply) => streamIntoWriter(drive, required(query, 'path'), request, reply) },
+  mkdir: { method: 'POST', handle: async (drive, query, _request, reply) => doneAfter(reply, await drive.makeDir(required(query, 'path'))) },
+  rename: { method: 'POST', handle: async (drive, query, _request, reply) => doneAfter(reply, await drive.rename(required(query, 'source'), required(query, 'target'))) },
+  'delete-file': { method: 'POST', handle: async (drive, query, _request, reply) => doneAfter(reply, await drive.deleteFile(required(query, 'path'))) },
+  'delete-dir': { method: 'POST', handle: async (drive, query, _request, reply) => doneAfter(reply, await drive.deleteDir(required(query, 'path'))) },
+  'delete-recursive': { method: 'POST', handle: async (drive, query, _request, reply) => doneAfter(reply, await drive.deleteRecursive(required(query, 'path'))) },
+  list: { method: 'GET', handle: async (drive, query, _request, reply) => reply.send(await drive.listDir(query.path ?? '')) },
+  walk: {
+    method: 'GET',
+    handle: async (drive, query, _request, reply) => {
+      const lines = async function* (): AsyncGenerator<string> {
+        for await (const path of drive.walk(query.prefix ?? '', query.startAfter !== undefined ? { startAfter: query.startAfter } : {})) yield `${JSON.stringify(path)}\n`;
+      };
+      return reply.type('application/x-ndjson').send(Readable.from(lines()));
+    },
+  },
+  stat: { method: 'GET', handle: async (drive, query, _request, reply) => reply.send(await drive.stat(query.path ?? '')) },
+  'disk-info': { method: 'GET', handle: async (drive, _query, _request, reply) => reply.send(await drive.diskInfo()) },
+};
+
+async function streamIntoWriter(drive: Drive, path: string, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const writer = await drive.openWriter(path);
+  let complete = false;
+  request.raw.once('aborted', () => {
+    if (!complete) void writer.abort();
+  });
+  try {
+    for await (const chunk of request.raw) await writer.write(chunk as Uint8Array);
+    await writer.close();
+    complete = true;
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+  return reply.code(204).send();
+}
+
+export async function driveRpcPlugin(app: FastifyInstance, options: DriveRpcOptions): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, parse) => parse(null, undefined));
+  app.route({
+    method: ['GET', 'PUT', 'POST'],
+    url: `${driveRpcPrefix}/:op`,
+    handler: async (request, reply) => {
+      try {
+        verifyRpcToken(options.rpcKey, request.headers.authorization, options.nowMs());
+        const op = handlers[(request.params as { op: string }).op];
+        if (!op || op.method !== request.method) throw new SvcError('InvalidArgument', 'unknown drive operation');
+        const query = request.query as Query;
+        const drive = options.driveFor(required(query, 'drive'));
+        if (!drive) throw new SvcError('DriveOffline', `this node serves no drive at '${query.drive}'`);
+        return await op.handle(drive, query, request, reply);
+      } catch (error) {
+        const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
+        if (reply.sent) return reply;
+        return reply.code(known.code === 'AccessDenied' ? 403 : known.httpStatus).send({ code: known.code, message: known.message });
+      }
+    },
+  });
+}

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { driveContractSuite } from '../conformance/drive-contract.js';
+import { createRemoteDrive } from '../backends/remote/remote-drive.js';
+import { createFsDrive } from '../backends/fs/fs-drive.js';
+import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
+import { driveRpcPlugin, driveRpcPrefix } from '../src/api/rpc/drive-rpc-plugin.js';
+import { createRpcToken, rpcKeyFor } from '../src/util/rpc-token.js';
+import type { Drive } from '../src/drive/index.js';
+import { freePort } from './helpers/server-process.js';
+
+const rpcKey = rpcKeyFor('rpcadmin', 'rpcadmin-secret');
+let app: FastifyInstance;
+let port: number;
+let root: string;
+const served = new Map<string, Drive>();
+let counter = 0;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'svc-remote-'));
+  port = await freePort();
+  app = Fastify();
+  await app.register(driveRpcPlugin, { rpcKey, driveFor: (path) => served.get(path), nowMs: () => Date.now() });
+  await app.listen({ host: '127.0.0.1', port });
+});
+afterAll(async () => {
+  await app.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+function remoteFor(path: string, key = rpcKey): Drive {
+  return createRemoteDrive({ endpoint: `http://127.0.0.1:${port}${path}`, host: '127.0.0.1', port, path, rpcKey: key });
+}
+
+driveContractSuite('remote (over internode RPC) to fs', async () => {
+  const path = `/fs${(counter += 1)}`;
+  served.set(path, await createFsDrive(join(root, path)));
+  return { drive: remoteFor(path), cleanup: async () => void served.delete(path) };
+});
+
+driveContractSuite('remote (over internode RPC) to memfs', async () => {
+  const path = `/mem${(counter += 1)}`;
+  served.set(path, createMemfsDrive({ endpoint: path }));
+  return { drive: remoteFor(path), cleanup: async () => void served.delete(path) };
+});
+
+describe('internode RPC authentication', () => {
+  it('refuses requests without a token, with a forged one, or with an expired one, and does nothing', async () => {
+    const inner = createMemfsDrive();
+    served.set('/auth', inner);
+    const url = (op: string) => `http://127.0.0.1:${port}${driveRpcPrefix}/${op}?drive=%2Fauth&path=victim`;
+    const attempts: (string | undefined)[] = [
+      undefined,
+      `SvcRpc ${createRpcToken(rpcKeyFor('rpcadmin', 'another-secret'), Date.now())}`,
+      `SvcRpc ${createRpcToken(rpcKey, Date.now() - 3_600_000, 60_000)}`,
+      'SvcRpc garbage',
+    ];
+    for (const authorization of attempts) {
+      const response = await fetch(url('write'), { method: 'PUT', body: 'owned', headers: authorization ? { authorization } : {} });
+      expect(response.status, authorization).toBe(403);
+    }
+    expect(await inner.stat('victim').then(() => 'exists', () => 'absent')).toBe('absent');
+    const wrongKey = remoteFor('/auth', rpcKeyFor('rpcadmin', 'another-secret'));
+    await expect(wrongKey.writeFile('victim', new Uint8Array([1]))).rejects.toMatchObject({ code: 'AccessDenied' });
+    await remoteFor('/auth').writeFile('allowed', new Uint8Array([1]));
+    expect((await inner.readFile('allowed')).length).toBe(1);
+  });
+
+  it('reports an unreachable peer as an offline drive', async () => {
+    const closedPort = await freePort();
+    const drive = createRemoteDrive({ endpoint: `http://127.0.0.1:${closedPort}/x`, host: '127.0.0.1', port: closedPort, path: '/x', rpcKey });
+    await expect(drive.readFile('a')).rejects.toMatchObject({ code: 'DriveOffline' });
+    expect((await drive.diskInfo()).online).toBe(false);
+  });
+});
