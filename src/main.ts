@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Drive } from './drive/index.js';
@@ -15,6 +15,11 @@ import { startStorage, type StartedStorage } from './cluster/startup.js';
 import { describeLayout, hostFailureWarning } from './cluster/layout.js';
 import type { Endpoint } from './cluster/endpoints.js';
 import { staticCredentials } from './api/s3/auth/sigv4.js';
+import type { S3Context } from './api/s3/context.js';
+import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
+import { rpcKeyFor } from './util/rpc-token.js';
+import { SvcError } from './errors/index.js';
+import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { s3Plugin } from './api/s3/s3-plugin.js';
 import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/health.js';
 import { systemClock } from './util/clock.js';
@@ -42,33 +47,46 @@ export async function startServer(args: string[], env: Record<string, string | u
   const config = readServerConfig(args, env);
   const log = logger ?? createLogger(config);
   announce(config, log);
-  const { drives, locks } = await openLocalDrives(config, log);
-  let storage: StartedStorage;
+  const rpcKey = rpcKeyFor(config.accessKey, config.secretKey);
+  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, rpcKey, log);
+  let storage: StartedStorage | undefined;
+  let stopping = false;
+  const state: HealthState = { ready: () => storage !== undefined, stopping: () => stopping };
+  const context: S3Context = {
+    get objects() {
+      if (!storage) throw new SvcError('SlowDown', 'the server is still starting (waiting for format quorum)');
+      return storage.objects;
+    },
+    region: 'us-east-1',
+    nowMs: () => Date.now(),
+  };
+  // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
+  const s3 = await listen(config.address, async (app) => {
+    await app.register(healthPlugin, { state });
+    await app.register(driveRpcPlugin, { rpcKey, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
+    await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log });
+  });
   try {
-    storage = await startStorage(config, drives, { locker: new LocalNamespaceLocker(), clock: systemClock, logger: log });
+    storage = await startStorage(config, drives, { locker: new LocalNamespaceLocker(), clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint });
   } catch (error) {
+    await s3.close();
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   }
-  log.info({ deploymentId: storage.deploymentId, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: storage.storageClass.standardParity(pool.index), rrs: storage.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
-  let stopping = false;
-  const state: HealthState = { ready: () => true, stopping: () => stopping };
-  const s3 = await listen(config.address, async (app) => {
-    await app.register(healthPlugin, { state });
-    await app.register(s3Plugin, { context: { objects: storage.objects, region: 'us-east-1', nowMs: () => Date.now() }, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log });
-  });
+  const started = storage;
+  log.info({ deploymentId: started.deploymentId, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: started.storageClass.standardParity(pool.index), rrs: started.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
   const consoleApp = config.consoleEnabled ? await listen(config.consoleAddress, async (app) => { await app.register(consoleHealthPlugin, { state }); }) : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
   return {
     config,
-    storage,
+    storage: started,
     s3,
     ...(consoleApp ? { console: consoleApp } : {}),
     logger: log,
     stop: async () => {
       stopping = true;
       await Promise.all([s3.close(), consoleApp?.close()]);
-      await storage.markShutdownClean();
+      await started.markShutdownClean();
       await Promise.all(drives.flat().map((drive) => drive?.close()));
       await Promise.all(locks.map((lock) => lock.release()));
       log.info({}, 'stopped cleanly');
@@ -86,32 +104,50 @@ function announce(config: ServerConfig, log: Logger): void {
   log.info({ layout: describeLayout(config.layout, []) }, 'layout');
 }
 
-/** Opens every local endpoint (remote endpoints stay disconnected until the cluster layer connects them). */
-async function openLocalDrives(config: ServerConfig, log: Logger): Promise<{ drives: (Drive | undefined)[][]; locks: OwnershipLock[] }> {
+interface OpenedDrives {
+  drives: (Drive | undefined)[][];
+  locks: OwnershipLock[];
+  /** This node's drives by endpoint path, served to peers over RPC. */
+  localByPath: Map<string, Drive>;
+  /** This node holds the deployment's first endpoint: it formats fresh drives. */
+  holdsFirstEndpoint: boolean;
+}
+
+/** Opens every endpoint: local ones (with exclusive ownership) and, over RPC, the peers' drives. */
+async function openDrives(config: ServerConfig, rpcKey: Buffer, log: Logger): Promise<OpenedDrives> {
   const locks: OwnershipLock[] = [];
+  const localByPath = new Map<string, Drive>();
   try {
-    const drives = await Promise.all(config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, locks, log)))));
-    return { drives, locks };
+    const drives = await Promise.all(
+      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { locks, localByPath, rpcKey, log })))),
+    );
+    const first = config.layout.pools[0]!.endpoints[0]!;
+    return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwnEndpoint(config, first) };
   } catch (error) {
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   }
 }
 
-async function openDrive(config: ServerConfig, endpoint: Endpoint, locks: OwnershipLock[], log: Logger): Promise<Drive | undefined> {
-  if (endpoint.kind !== 'local' && !isOwnEndpoint(config, endpoint)) {
-    log.warn({ endpoint: endpoint.raw }, 'remote endpoints are not connected by this build; the drive counts as offline');
-    return undefined;
+async function openDrive(
+  config: ServerConfig,
+  endpoint: Endpoint,
+  context: { locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; log: Logger },
+): Promise<Drive | undefined> {
+  if (endpoint.kind === 'url' && !isOwnEndpoint(config, endpoint)) {
+    return createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey });
   }
   let drive: Drive;
   if (config.driveBackend === 'memfs') {
     drive = createMemfsDrive({ endpoint: endpoint.raw });
   } else {
-    const path = config.driveRoot && isAbsolute(endpoint.path) ? join(config.driveRoot, endpoint.path) : config.driveRoot ? join(config.driveRoot, endpoint.path) : endpoint.path;
-    locks.push(await acquireOwnershipLock(path));
+    const path = config.driveRoot ? join(config.driveRoot, endpoint.path) : endpoint.path;
+    context.locks.push(await acquireOwnershipLock(path));
     drive = await createFsDrive(path, { endpoint: endpoint.raw });
   }
-  return config.faultInjection ? createFaultyDrive(drive, {}) : drive;
+  const wrapped = config.faultInjection ? createFaultyDrive(drive, {}) : drive;
+  context.localByPath.set(endpoint.path, wrapped);
+  return wrapped;
 }
 
 /** A URL endpoint is this node's own when its host is one of our addresses and its port is ours. */

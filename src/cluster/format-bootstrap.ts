@@ -36,6 +36,14 @@ export interface PoolFormatResult {
   freshlyFormatted: boolean;
 }
 
+/** Format quorum is not reached yet (drives offline, peers not up): startup waits and retries. */
+export class FormatPending extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FormatPending';
+  }
+}
+
 export async function readFormats(drives: (Drive | undefined)[]): Promise<DriveFormatState[]> {
   return Promise.all(drives.map(readFormat));
 }
@@ -59,12 +67,18 @@ async function readFormat(drive: Drive | undefined): Promise<DriveFormatState> {
 export async function establishPoolFormat(
   input: PoolFormatInput,
   states: DriveFormatState[],
-  options: { deploymentId: string; newId: () => string },
+  options: { deploymentId: string; newId: () => string; mayFormat: boolean },
 ): Promise<PoolFormatResult> {
   const formatted = states.flatMap((state) => (state.state === 'formatted' ? [state.format] : []));
-  if (formatted.length === 0) return formatFresh(input, states, options);
+  if (formatted.length === 0) {
+    if (!options.mayFormat) throw new FormatPending(`pool ${input.poolIndex}: waiting for the node of the first endpoint to format the new drives`);
+    return formatFresh(input, states, options);
+  }
   const reference = majorityFormat(formatted);
   checkTopology(input, reference);
+  const agreeing = formatted.filter((format) => format.deploymentId === reference.deploymentId).length;
+  const needed = Math.floor(input.drives.length / 2) + 1;
+  if (agreeing < needed) throw new FormatPending(`pool ${input.poolIndex}: ${agreeing} of the ${needed} formatted drives needed for format quorum answer`);
   const driveStates = states.map((state, driveIndex) => classify(state, reference, driveIndex, input.setDriveCount));
   return { deploymentId: reference.deploymentId, sets: reference.sets, driveStates, freshlyFormatted: false };
 }
@@ -75,9 +89,7 @@ async function formatFresh(
   options: { deploymentId: string; newId: () => string },
 ): Promise<PoolFormatResult> {
   const notReady = states.filter((state) => state.state !== 'unformatted').length;
-  if (notReady > 0) {
-    throw new SvcError('ErasureWriteQuorum', `pool ${input.poolIndex}: ${notReady} drive(s) offline or unreadable; a new pool is formatted only with every drive online`, { poolIndex: input.poolIndex });
-  }
+  if (notReady > 0) throw new FormatPending(`pool ${input.poolIndex}: ${notReady} drive(s) offline or unreadable; a new pool is formatted only with every drive online`);
   const formats = newFormats({
     deploymentId: options.deploymentId,
     poolIndex: input.poolIndex,

@@ -8,7 +8,7 @@ import { systemDir, type Drive } from '../drive/index.js';
 import { ErasureSet, ObjectLayer, type NamespaceLocker, type SetLogger } from '../object/index.js';
 import type { Clock } from '../util/clock.js';
 import { limits } from '../util/limits.js';
-import { establishPoolFormat, readFormats, type PoolFormatResult } from './format-bootstrap.js';
+import { establishPoolFormat, FormatPending, readFormats, type PoolFormatResult } from './format-bootstrap.js';
 import type { DeploymentLayout } from './layout.js';
 import { validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
 import type { ServerConfig } from './server-config.js';
@@ -35,10 +35,10 @@ export interface StartedStorage {
 export async function startStorage(
   config: ServerConfig,
   drives: (Drive | undefined)[][],
-  options: { locker: NamespaceLocker; clock: Clock; logger: StartupLogger; newId?: () => string },
+  options: { locker: NamespaceLocker; clock: Clock; logger: StartupLogger; newId?: () => string; mayFormat?: boolean },
 ): Promise<StartedStorage> {
   const newId = options.newId ?? randomUUID;
-  const formats = await formatPools(config.layout, drives, newId);
+  const formats = await waitForFormat(config.layout, drives, newId, options.mayFormat ?? true, options.logger);
   const deploymentId = formats[0]!.deploymentId;
   if (formats.some((format) => format.deploymentId !== deploymentId)) {
     throw new SvcError('PoolTopologyMismatch', 'pools belong to different deployments (their format.json deployment ids differ)');
@@ -84,7 +84,30 @@ export async function startStorage(
   };
 }
 
-async function formatPools(layout: DeploymentLayout, drives: (Drive | undefined)[][], newId: () => string): Promise<PoolFormatResult[]> {
+/**
+ * Retries format quorum until it is reached, logging how long it has waited and why; fails at
+ * once on a permanent error (topology mismatch). Only the node holding the deployment's first
+ * endpoint formats fresh drives, so nodes starting together agree on one deployment id.
+ */
+async function waitForFormat(layout: DeploymentLayout, drives: (Drive | undefined)[][], newId: () => string, mayFormat: boolean, logger: StartupLogger): Promise<PoolFormatResult[]> {
+  const started = Date.now();
+  let lastLogMs = 0;
+  for (;;) {
+    try {
+      return await formatPools(layout, drives, newId, mayFormat);
+    } catch (error) {
+      if (!(error instanceof FormatPending)) throw error;
+      const waitedSeconds = Math.round((Date.now() - started) / 1000);
+      if (Date.now() - lastLogMs >= 5000) {
+        logger.warn({ waitedSeconds, reason: error.message }, `waiting for format quorum (${waitedSeconds}s so far): ${error.message}`);
+        lastLogMs = Date.now();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+async function formatPools(layout: DeploymentLayout, drives: (Drive | undefined)[][], newId: () => string, mayFormat: boolean): Promise<PoolFormatResult[]> {
   const states = await Promise.all(drives.map((poolDrives) => readFormats(poolDrives)));
   const existing = states.flat().find((state) => state.state === 'formatted');
   const deploymentId = existing?.state === 'formatted' ? existing.format.deploymentId : newId();
@@ -94,7 +117,7 @@ async function formatPools(layout: DeploymentLayout, drives: (Drive | undefined)
       await establishPoolFormat(
         { poolIndex: pool.index, setCount: pool.setCount, setDriveCount: pool.setDriveCount, drives: drives[pool.index]!, singleDrive: layout.singleDrive },
         states[pool.index]!,
-        { deploymentId, newId },
+        { deploymentId, newId, mayFormat },
       ),
     );
   }
