@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Drive } from './drive/index.js';
@@ -48,7 +49,8 @@ export async function startServer(args: string[], env: Record<string, string | u
   const log = logger ?? createLogger(config);
   announce(config, log);
   const rpcKey = rpcKeyFor(config.accessKey, config.secretKey);
-  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, rpcKey, log);
+  const launchHash = launchHashOf(config);
+  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, rpcKey, launchHash, log);
   let storage: StartedStorage | undefined;
   let stopping = false;
   const state: HealthState = { ready: () => storage !== undefined, stopping: () => stopping };
@@ -63,7 +65,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
   const s3 = await listen(config.address, async (app) => {
     await app.register(healthPlugin, { state });
-    await app.register(driveRpcPlugin, { rpcKey, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
+    await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
     await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log });
   });
   try {
@@ -104,6 +106,15 @@ function announce(config: ServerConfig, log: Logger): void {
   log.info({ layout: describeLayout(config.layout, []) }, 'layout');
 }
 
+/** What must be identical on every node: pools and their order, set width, storage-class settings. */
+function launchHashOf(config: ServerConfig): string {
+  const identity = {
+    pools: config.layout.pools.map((pool) => ({ pattern: pool.pattern, setDriveCount: pool.setDriveCount })),
+    storageClass: config.storageClassSettings,
+  };
+  return createHash('sha256').update(JSON.stringify(identity)).digest('hex');
+}
+
 interface OpenedDrives {
   drives: (Drive | undefined)[][];
   locks: OwnershipLock[];
@@ -114,12 +125,12 @@ interface OpenedDrives {
 }
 
 /** Opens every endpoint: local ones (with exclusive ownership) and, over RPC, the peers' drives. */
-async function openDrives(config: ServerConfig, rpcKey: Buffer, log: Logger): Promise<OpenedDrives> {
+async function openDrives(config: ServerConfig, rpcKey: Buffer, launchHash: string, log: Logger): Promise<OpenedDrives> {
   const locks: OwnershipLock[] = [];
   const localByPath = new Map<string, Drive>();
   try {
     const drives = await Promise.all(
-      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { locks, localByPath, rpcKey, log })))),
+      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { locks, localByPath, rpcKey, launchHash, log })))),
     );
     const first = config.layout.pools[0]!.endpoints[0]!;
     return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwnEndpoint(config, first) };
@@ -132,10 +143,10 @@ async function openDrives(config: ServerConfig, rpcKey: Buffer, log: Logger): Pr
 async function openDrive(
   config: ServerConfig,
   endpoint: Endpoint,
-  context: { locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; log: Logger },
+  context: { locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger },
 ): Promise<Drive | undefined> {
   if (endpoint.kind === 'url' && !isOwnEndpoint(config, endpoint)) {
-    return createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey });
+    return createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey, launchHash: context.launchHash });
   }
   let drive: Drive;
   if (config.driveBackend === 'memfs') {

@@ -59,3 +59,28 @@ describe('process cluster: 4 nodes x 4 drives, one set of 16 (EC:4)', () => {
     }
   });
 });
+
+describe('launch arguments are verified between nodes', () => {
+  it('a node started with different settings is refused by its peers with a clear error', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { freePort, startSvc } = await import('./helpers/server-process.js');
+    const root = await mkdtemp(join(tmpdir(), 'svc-mismatch-'));
+    const port = await freePort('127.0.0.2');
+    const args = [`http://127.0.0.{2...3}:${port}/data{1...2}`];
+    const first = await startSvc({ args, host: '127.0.0.2', port, waitReady: false, env: { SVC_DRIVE_ROOT: join(root, 'n1'), SVC_CONSOLE_ENABLE: 'false' } });
+    const second = await startSvc({ args, host: '127.0.0.3', port, waitReady: false, env: { SVC_DRIVE_ROOT: join(root, 'n2'), SVC_CONSOLE_ENABLE: 'false', SVC_STORAGE_CLASS_STANDARD: 'EC:1' } });
+    try {
+      const code = await Promise.race([second.exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), 30_000))]);
+      expect(code, second.logs()).not.toBe('timeout');
+      expect(code).not.toBe(0);
+      expect(second.logs()).toContain('launch arguments');
+      expect(first.logs()).toContain('waiting for format quorum');
+    } finally {
+      await first.kill();
+      await second.kill();
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

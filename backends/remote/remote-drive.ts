@@ -20,6 +20,8 @@ export interface RemoteDriveOptions {
   /** The drive's path on the peer (the endpoint's path). */
   path: string;
   rpcKey: Buffer;
+  /** Sent with every call; a peer launched differently refuses it (InvalidConfiguration). */
+  launchHash?: string;
   nowMs?: () => number;
   timeoutMs?: number;
   agent?: Agent;
@@ -47,7 +49,11 @@ class RemoteDrive implements Drive {
       port: this.options.port,
       method,
       path: `${prefix}/${op}?${query.toString()}`,
-      headers: { authorization: `${rpcAuthScheme} ${token}`, 'content-type': 'application/octet-stream' },
+      headers: {
+        authorization: `${rpcAuthScheme} ${token}`,
+        'content-type': 'application/octet-stream',
+        ...(this.options.launchHash !== undefined ? { 'x-svc-launch-hash': this.options.launchHash } : {}),
+      },
       agent: this.options.agent ?? sharedAgent,
       timeout: this.options.timeoutMs ?? limits.rpcTimeoutMs,
     });

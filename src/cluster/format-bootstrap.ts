@@ -55,6 +55,7 @@ async function readFormat(drive: Drive | undefined): Promise<DriveFormatState> {
   } catch (error) {
     if (isSvcError(error, 'FileNotFound')) return { state: 'unformatted' };
     if (isSvcError(error, 'CorruptFormat') || isSvcError(error, 'UnsupportedFormat')) return { state: 'corrupt', error };
+    if (isSvcError(error, 'InvalidConfiguration')) throw error; // a peer refused this node's launch arguments
     return { state: 'offline', error };
   }
 }

@@ -11,8 +11,12 @@ import { verifyRpcToken } from '../../util/rpc-token.js';
 
 export const driveRpcPrefix = '/svc/rpc/v1/drive';
 
+export const launchHashHeader = 'x-svc-launch-hash';
+
 export interface DriveRpcOptions {
   rpcKey: Buffer;
+  /** Hash of this node's launch arguments and layout settings; peers must send the same. */
+  launchHash?: string;
   /** The local drive served for an endpoint path, if this node has it. */
   driveFor(path: string): Drive | undefined;
   nowMs(): number;
@@ -104,6 +108,9 @@ export async function driveRpcPlugin(app: FastifyInstance, options: DriveRpcOpti
     handler: async (request, reply) => {
       try {
         verifyRpcToken(options.rpcKey, request.headers.authorization, options.nowMs());
+        if (options.launchHash !== undefined && request.headers[launchHashHeader] !== options.launchHash) {
+          throw new SvcError('InvalidConfiguration', 'refused by a peer: the launch arguments (endpoints, pool order, set width or storage-class variables) differ from this node\'s; every node must run the identical command');
+        }
         const op = handlers[(request.params as { op: string }).op];
         if (!op || op.method !== request.method) throw new SvcError('InvalidArgument', 'unknown drive operation');
         const query = request.query as Query;
