@@ -10,7 +10,11 @@ import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Drive } from './drive/index.js';
-import { LocalNamespaceLocker } from './object/index.js';
+import { LocalNamespaceLocker, type NamespaceLocker } from './object/index.js';
+import { LockTable } from './cluster/lock-table.js';
+import { DistributedNamespaceLocker, type LockServer } from './cluster/distributed-locker.js';
+import { remoteLockServer } from './cluster/remote-lock-server.js';
+import { lockRpcPlugin } from './api/rpc/lock-rpc-plugin.js';
 import { readServerConfig, type ServerConfig } from './cluster/server-config.js';
 import { startStorage, type StartedStorage } from './cluster/startup.js';
 import { describeLayout, hostFailureWarning } from './cluster/layout.js';
@@ -51,6 +55,8 @@ export async function startServer(args: string[], env: Record<string, string | u
   const rpcKey = rpcKeyFor(config.accessKey, config.secretKey);
   const launchHash = launchHashOf(config);
   const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, rpcKey, launchHash, log);
+  const lockTable = new LockTable(systemClock);
+  const locker = makeLocker(config, lockTable, rpcKey, launchHash, log);
   let storage: StartedStorage | undefined;
   let stopping = false;
   const state: HealthState = { ready: () => storage !== undefined, stopping: () => stopping };
@@ -66,10 +72,11 @@ export async function startServer(args: string[], env: Record<string, string | u
   const s3 = await listen(config.address, async (app) => {
     await app.register(healthPlugin, { state });
     await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
+    await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
     await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log });
   });
   try {
-    storage = await startStorage(config, drives, { locker: new LocalNamespaceLocker(), clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint });
+    storage = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint });
   } catch (error) {
     await s3.close();
     await Promise.all(locks.map((lock) => lock.release()));
@@ -104,6 +111,28 @@ function announce(config: ServerConfig, log: Logger): void {
     if (hostFailureWarning(pool)) log.warn({ pool: pool.index, warning: 'host_failure_data_unavailable' }, `host_failure_data_unavailable: every drive of pool ${pool.index} is on one host; losing that host makes the pool's data unavailable`);
   }
   log.info({ layout: describeLayout(config.layout, []) }, 'layout');
+}
+
+/**
+ * Namespace locks: in-process for a single node; across several nodes, a majority of every
+ * node's lock server (this node's own table directly, the others over RPC).
+ */
+function makeLocker(config: ServerConfig, table: LockTable, rpcKey: Buffer, launchHash: string, log: Logger): NamespaceLocker {
+  const nodes = new Map<string, Endpoint & { kind: 'url' }>();
+  for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
+    if (endpoint.kind === 'url') nodes.set(`${endpoint.host}:${endpoint.port}`, endpoint);
+  }
+  if (nodes.size <= 1) return new LocalNamespaceLocker();
+  const servers: LockServer[] = [...nodes.values()].map((endpoint) =>
+    isOwnEndpoint(config, endpoint)
+      ? {
+          acquire: async (resource, mode, uid, ttlMs) => table.acquire(resource, mode, uid, ttlMs),
+          refresh: async (resource, uid, ttlMs) => table.refresh(resource, uid, ttlMs),
+          release: async (resource, uid) => table.release(resource, uid),
+        }
+      : remoteLockServer({ host: endpoint.host, port: endpoint.port, rpcKey, launchHash }),
+  );
+  return new DistributedNamespaceLocker({ servers, onLost: (resource) => log.warn({ resource }, 'a held lock lost its majority while refreshing') });
 }
 
 /** What must be identical on every node: pools and their order, set width, storage-class settings. */
