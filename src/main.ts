@@ -76,7 +76,8 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log });
   });
   try {
-    storage = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint });
+    const localDrives = new Set<Drive>(localByPath.values());
+    storage = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive) });
   } catch (error) {
     await s3.close();
     await Promise.all(locks.map((lock) => lock.release()));
@@ -94,6 +95,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     logger: log,
     stop: async () => {
       stopping = true;
+      started.stop();
       await Promise.all([s3.close(), consoleApp?.close()]);
       await started.markShutdownClean();
       await Promise.all(drives.flat().map((drive) => drive?.close()));

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3ClientFor } from './helpers/server-process.js';
 import { startProcessCluster, type ProcessCluster } from './helpers/process-cluster.js';
+import { withClusterLogs } from './helpers/cluster.js';
+import { errorName, killNodesAndRejoin, readText, scenarioBucket, writeThroughOneReadFromEvery } from './scenarios/node-failure.js';
+import { limits } from '../src/util/limits.js';
 
 let cluster: ProcessCluster;
 
@@ -12,52 +16,9 @@ afterAll(async () => {
   await cluster?.destroy();
 });
 
-async function failure(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'no error';
-  } catch (error) {
-    return (error as { name: string }).name;
-  }
-}
-
-async function read(url: string, key: string): Promise<string> {
-  const object = await s3ClientFor(url).send(new GetObjectCommand({ Bucket: 'shared', Key: key }));
-  return object.Body!.transformToString();
-}
-
 describe('process cluster: 4 nodes x 4 drives, one set of 16 (EC:4)', () => {
-  it('writes through one node read identically from every other', async () => {
-    try {
-      const first = s3ClientFor(cluster.urls[0]!);
-      await first.send(new CreateBucketCommand({ Bucket: 'shared' }));
-      const body = 'x'.repeat(3 * 1024 * 1024 + 7);
-      await first.send(new PutObjectCommand({ Bucket: 'shared', Key: 'everywhere', Body: body }));
-      for (const url of cluster.urls.slice(1)) expect(await read(url, 'everywhere')).toBe(body);
-    } catch (error) {
-      console.error(cluster.logs());
-      throw error;
-    }
-  });
-
-  it('with one node killed reads and writes succeed; with two, both fail closed; returning nodes rejoin', async () => {
-    try {
-      await cluster.kill(3);
-      const second = s3ClientFor(cluster.urls[1]!);
-      await second.send(new PutObjectCommand({ Bucket: 'shared', Key: 'degraded', Body: 'written with a node down' }));
-      expect(await read(cluster.urls[0]!, 'everywhere')).toHaveLength(3 * 1024 * 1024 + 7);
-      await cluster.kill(2);
-      expect(await failure(second.send(new PutObjectCommand({ Bucket: 'shared', Key: 'too-few', Body: 'x'.repeat(300_000) })))).toBe('ErasureWriteQuorum');
-      expect(await failure(second.send(new GetObjectCommand({ Bucket: 'shared', Key: 'everywhere' })))).toBe('ErasureReadQuorum');
-      await cluster.start(2);
-      await cluster.start(3);
-      expect(await read(cluster.urls[3]!, 'degraded')).toBe('written with a node down');
-      expect(await failure(s3ClientFor(cluster.urls[2]!).send(new GetObjectCommand({ Bucket: 'shared', Key: 'too-few' })))).toBe('NoSuchKey');
-    } catch (error) {
-      console.error(cluster.logs());
-      throw error;
-    }
-  });
+  it('writes through one node read identically from every other', () => writeThroughOneReadFromEvery(cluster));
+  it('with one node killed reads and writes succeed; with two, both fail closed; returning nodes rejoin', () => killNodesAndRejoin(cluster));
 });
 
 describe('launch arguments are verified between nodes', () => {
@@ -86,22 +47,43 @@ describe('launch arguments are verified between nodes', () => {
 });
 
 describe('process cluster: concurrent writers', () => {
-  it('two clients writing one key through different nodes leave one whole write, never a mix', async () => {
-    try {
+  it('two clients writing one key through different nodes leave one whole write, never a mix', () =>
+    withClusterLogs(cluster, async () => {
       const a = Buffer.alloc(2 * 1024 * 1024 + 3, 'a');
       const b = Buffer.alloc(2 * 1024 * 1024 + 3, 'b');
       for (let round = 0; round < 3; round += 1) {
         await Promise.all([
-          s3ClientFor(cluster.urls[0]!).send(new PutObjectCommand({ Bucket: 'shared', Key: 'contended', Body: a })),
-          s3ClientFor(cluster.urls[1]!).send(new PutObjectCommand({ Bucket: 'shared', Key: 'contended', Body: b })),
+          s3ClientFor(cluster.urls[0]!).send(new PutObjectCommand({ Bucket: scenarioBucket, Key: 'contended', Body: a })),
+          s3ClientFor(cluster.urls[1]!).send(new PutObjectCommand({ Bucket: scenarioBucket, Key: 'contended', Body: b })),
         ]);
-        const results = await Promise.all(cluster.urls.map((url) => read(url, 'contended')));
+        const results = await Promise.all(cluster.urls.map((url) => readText(url, 'contended')));
         expect(new Set(results).size).toBe(1);
         expect([a.toString(), b.toString()]).toContain(results[0]);
       }
-    } catch (error) {
-      console.error(cluster.logs());
-      throw error;
-    }
-  });
+    }));
+
+  it('a lock holder killed mid-operation releases its lock after expiry', () =>
+    withClusterLogs(cluster, async () => {
+      // A GET through node 4 holds the object's read lock while its body streams; the client stops
+      // reading, so the stream (and the lock) stays open until node 4 is killed.
+      const size = 24 * 1024 * 1024;
+      await s3ClientFor(cluster.urls[0]!).send(new PutObjectCommand({ Bucket: scenarioBucket, Key: 'held', Body: Buffer.alloc(size, 'h') }));
+      const reading = await s3ClientFor(cluster.urls[3]!).send(new GetObjectCommand({ Bucket: scenarioBucket, Key: 'held' }));
+      const body = reading.Body as Readable;
+      body.on('error', () => undefined);
+      await new Promise((resolve) => body.once('data', resolve));
+      body.pause();
+      await cluster.kill(3);
+      const started = Date.now();
+      const overwrite = () => s3ClientFor(cluster.urls[0]!).send(new PutObjectCommand({ Bucket: scenarioBucket, Key: 'held', Body: 'after the holder died' }));
+      // The dead holder's grants still stand on the live lock servers: the writer cannot get a majority.
+      expect(await errorName(overwrite())).toBe('SlowDown');
+      let outcome = 'SlowDown';
+      while (outcome === 'SlowDown' && Date.now() - started < limits.lockExpiryMs + 30_000) outcome = await errorName(overwrite());
+      expect(outcome).toBe('no error');
+      expect(Date.now() - started).toBeLessThan(limits.lockExpiryMs + 30_000);
+      expect(await readText(cluster.urls[1]!, 'held')).toBe('after the holder died');
+      await cluster.start(3);
+    }), 120_000);
 });
+

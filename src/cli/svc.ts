@@ -2,12 +2,15 @@
 /**
  * `svc server <pattern>...` (or `svc` alone: volumes from SVC_VOLUMES). Exits non-zero with the
  * error's code and message when startup fails; SIGTERM/SIGINT stop it gracefully.
+ * `svc healthcheck` probes this node's health URLs (the container health check).
  */
 import { isSvcError } from '../errors/index.js';
 import { startServer, type RunningServer } from '../main.js';
+import { runHealthcheck } from './healthcheck.js';
 
 const usage = `usage: svc server <endpoint-pattern> [<endpoint-pattern> ...]
        svc            (volumes from SVC_VOLUMES)
+       svc healthcheck  (exit 0 when this node's S3 and console health URLs answer 200)
 
 An endpoint pattern is a local path or http://<host>:<port>/<path>; {a...b} ranges expand,
 e.g. svc server ./data/drive{1...4}. Each argument is one pool.`;
@@ -16,6 +19,12 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
     console.log(usage);
+    return;
+  }
+  if (command === 'healthcheck') {
+    const result = await runHealthcheck(process.env);
+    for (const line of result.lines) console.log(line);
+    process.exitCode = result.healthy ? 0 : 1;
     return;
   }
   if (command !== undefined && command !== 'server') {

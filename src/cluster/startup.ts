@@ -9,6 +9,7 @@ import { ErasureSet, ObjectLayer, type NamespaceLocker, type SetLogger } from '.
 import type { Clock } from '../util/clock.js';
 import { limits } from '../util/limits.js';
 import { establishPoolFormat, FormatPending, readFormats, type PoolFormatResult } from './format-bootstrap.js';
+import { startDriveMonitor, type DriveMonitor, type PendingSlot } from './drive-monitor.js';
 import type { DeploymentLayout } from './layout.js';
 import { validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
 import type { ServerConfig } from './server-config.js';
@@ -27,15 +28,18 @@ export interface StartedStorage {
   storageClass: ResolvedStorageClass;
   formats: PoolFormatResult[];
   lastShutdownUnclean: boolean;
-  /** Local drives in pool order, endpoint order; undefined where not connected. */
-  drives: (Drive | undefined)[][];
+  /** Drives per pool, set and slot as the erasure sets use them; undefined where not online. */
+  setDrives: (Drive | undefined)[][][];
+  /** Re-checks slots that were not online at startup and brings them in. */
+  driveMonitor: DriveMonitor;
   markShutdownClean(): Promise<void>;
+  stop(): void;
 }
 
 export async function startStorage(
   config: ServerConfig,
   drives: (Drive | undefined)[][],
-  options: { locker: NamespaceLocker; clock: Clock; logger: StartupLogger; newId?: () => string; mayFormat?: boolean },
+  options: { locker: NamespaceLocker; clock: Clock; logger: StartupLogger; newId?: () => string; mayFormat?: boolean; driveCheckIntervalMs?: number; isLocal?: (drive: Drive) => boolean },
 ): Promise<StartedStorage> {
   const newId = options.newId ?? randomUUID;
   const formats = await waitForFormat(config.layout, drives, newId, options.mayFormat ?? true, options.logger);
@@ -46,15 +50,30 @@ export async function startStorage(
   const usable = drives.map((poolDrives, pool) => poolDrives.map((drive, index) => (formats[pool]!.driveStates[index] === 'ok' ? drive : undefined)));
   logDriveStates(config, formats, options.logger);
   const storageClass = await applyPersistedStorageClass(config, usable, options.logger);
-  const lastShutdownUnclean = await writeUncleanMarkers(usable.flat());
+  // Each node marks only its own drives: a peer's marker says nothing about this node's last stop.
+  const isLocal = options.isLocal ?? (() => true);
+  const ownDrives = usable.flat().filter((drive): drive is Drive => drive !== undefined && isLocal(drive));
+  const lastShutdownUnclean = await writeUncleanMarkers(ownDrives);
   if (lastShutdownUnclean) options.logger.warn({}, 'the last shutdown was unclean (marker found); objects written then are repaired by heal');
+  const setDrives = config.layout.pools.map((pool) =>
+    Array.from({ length: pool.setCount }, (_, setIndex) => usable[pool.index]!.slice(setIndex * pool.setDriveCount, (setIndex + 1) * pool.setDriveCount)),
+  );
+  const pending: PendingSlot[] = config.layout.pools.flatMap((pool) =>
+    drives[pool.index]!.flatMap((drive, index) => {
+      const state = formats[pool.index]!.driveStates[index];
+      if (!drive || state === 'ok' || state === 'refused') return [];
+      const set = Math.floor(index / pool.setDriveCount);
+      const slot = index % pool.setDriveCount;
+      return [{ slots: setDrives[pool.index]![set]!, slot, drive, expectedDriveId: formats[pool.index]!.sets[set]![slot]! }];
+    }),
+  );
   const pools = config.layout.pools.map((pool) => ({
     index: pool.index,
     sets: Array.from({ length: pool.setCount }, (_, setIndex) =>
       new ErasureSet({
         poolIndex: pool.index,
         setIndex,
-        drives: usable[pool.index]!.slice(setIndex * pool.setDriveCount, (setIndex + 1) * pool.setDriveCount),
+        drives: setDrives[pool.index]![setIndex]!,
         deploymentId,
         locker: options.locker,
         clock: options.clock,
@@ -71,16 +90,19 @@ export async function startStorage(
   const objects = new ObjectLayer({ deploymentId, pools, clock: options.clock });
   const repaired = await objects.syncBuckets();
   if (repaired.length > 0) options.logger.info({ buckets: repaired }, 'created existing buckets on pools that lacked them');
+  const driveMonitor = startDriveMonitor({ pending, deploymentId, intervalMs: options.driveCheckIntervalMs ?? limits.driveCheckIntervalMs, logger: options.logger });
   return {
     deploymentId,
     objects,
     storageClass,
     formats,
     lastShutdownUnclean,
-    drives: usable,
+    setDrives,
+    driveMonitor,
     markShutdownClean: async () => {
-      await Promise.all(usable.flat().map((drive) => drive?.deleteFile(uncleanMarkerPath).catch(() => undefined)));
+      await Promise.all(ownDrives.map((drive) => drive.deleteFile(uncleanMarkerPath).catch(() => undefined)));
     },
+    stop: () => driveMonitor.stop(),
   };
 }
 
@@ -92,9 +114,16 @@ export async function startStorage(
 async function waitForFormat(layout: DeploymentLayout, drives: (Drive | undefined)[][], newId: () => string, mayFormat: boolean, logger: StartupLogger): Promise<PoolFormatResult[]> {
   const started = Date.now();
   let lastLogMs = 0;
+  let quorumSince: number | undefined;
   for (;;) {
     try {
-      return await formatPools(layout, drives, newId, mayFormat);
+      const result = await formatPools(layout, drives, newId, mayFormat);
+      // Peers starting together settle within moments (the first node may still be writing
+      // format.json to this node's drives): a degraded start waits briefly before going ahead.
+      const degraded = result.some((pool) => pool.driveStates.some((state) => state !== 'ok'));
+      quorumSince ??= Date.now();
+      if (!degraded || Date.now() - quorumSince >= limits.formatSettleMs) return result;
+      await new Promise((resolve) => setTimeout(resolve, 250));
     } catch (error) {
       if (!(error instanceof FormatPending)) throw error;
       const waitedSeconds = Math.round((Date.now() - started) / 1000);

@@ -46,6 +46,10 @@ export const limits = {
   maxHealRecordBytes: 1 * MiB,
   /** Internode RPC. */
   rpcTimeoutMs: 30_000,
+  /** How often slots that were not online at startup are re-checked. */
+  driveCheckIntervalMs: 2_000,
+  /** How long a start with some drives not online re-reads formats before going ahead degraded. */
+  formatSettleMs: 3_000,
   rpcMaxRetries: 3,
   rpcTokenTtlMs: 15 * 60 * 1000,
 } as const;

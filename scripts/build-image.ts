@@ -1,0 +1,138 @@
+/**
+ * Builds the container images locally, with no registry:
+ *
+ *   svc-base:node-<version>  `docker import` of a minimal root filesystem: the running `node`
+ *                            binary and the shared libraries `ldd` lists for it, /etc basics, /tmp.
+ *   svc:latest               the project on that base (Dockerfile): dist/ and production
+ *                            node_modules, installed in a staging directory.
+ *
+ * Run with `npm run image` (after `npm run build`); the container tests call buildImages().
+ * A base image that already exists is reused; the staging directory's node_modules is reused
+ * while package-lock.json is unchanged.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+export const projectImage = 'svc:latest';
+export const baseImage = `svc-base:node-${process.versions.node}`;
+
+export interface BuildOptions {
+  log?: (line: string) => void;
+  /** Where production node_modules are staged (kept between builds). */
+  stagingDir?: string;
+}
+
+export async function buildImages(options: BuildOptions = {}): Promise<{ base: string; project: string }> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  if (await imageExists(baseImage)) log(`${baseImage}: present`);
+  else await importBaseImage(log);
+  const staging = options.stagingDir ?? join(tmpdir(), 'svc-image-staging');
+  await stageProject(staging, log);
+  log(`building ${projectImage}`);
+  await docker(['build', '--build-arg', `BASE=${baseImage}`, '-t', projectImage, '-f', join(staging, 'Dockerfile'), staging], { DOCKER_BUILDKIT: '0' });
+  return { base: baseImage, project: projectImage };
+}
+
+async function imageExists(name: string): Promise<boolean> {
+  return run('docker', ['image', 'inspect', name]).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The libraries the dynamic loader needs for `binary`, as absolute paths (ldd's output). */
+async function sharedLibraries(binary: string): Promise<string[]> {
+  const { stdout } = await run('ldd', [binary]);
+  const paths = new Set<string>();
+  for (const line of stdout.split('\n')) {
+    const match = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+    if (match) paths.add(match[1]!);
+  }
+  return [...paths];
+}
+
+async function importBaseImage(log: (line: string) => void): Promise<void> {
+  const rootfs = await mkdtemp(join(tmpdir(), 'svc-rootfs-'));
+  try {
+    const node = await realpath(process.execPath);
+    await mkdir(join(rootfs, 'usr/local/bin'), { recursive: true });
+    await cp(node, join(rootfs, 'usr/local/bin/node'));
+    const libraries = await sharedLibraries(node);
+    for (const library of libraries) {
+      // Copy the file the name resolves to, under the name the loader looks for.
+      await mkdir(join(rootfs, dirname(library)), { recursive: true });
+      await cp(await realpath(library), join(rootfs, library));
+    }
+    await mkdir(join(rootfs, 'etc'), { recursive: true });
+    await writeFile(join(rootfs, 'etc/passwd'), 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n');
+    await writeFile(join(rootfs, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
+    await writeFile(join(rootfs, 'etc/nsswitch.conf'), 'hosts: files dns\n');
+    for (const dir of ['tmp', 'root', 'data']) await mkdir(join(rootfs, dir), { recursive: true, mode: dir === 'tmp' ? 0o1777 : 0o755 });
+    log(`importing ${baseImage}: node ${process.versions.node} and ${libraries.length} libraries`);
+    await pipeTarIntoImport(rootfs);
+  } finally {
+    await rm(rootfs, { recursive: true, force: true });
+  }
+}
+
+async function pipeTarIntoImport(rootfs: string): Promise<void> {
+  const tar = spawn('tar', ['-C', rootfs, '--numeric-owner', '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const importer = spawn('docker', ['import', '--change', 'ENV PATH=/usr/local/bin:/usr/bin:/bin', '-', baseImage], { stdio: ['pipe', 'ignore', 'pipe'] });
+  let stderr = '';
+  importer.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  tar.stdout.pipe(importer.stdin);
+  const [tarCode, importCode] = await Promise.all([exitOf(tar), exitOf(importer)]);
+  if (tarCode !== 0 || importCode !== 0) throw new Error(`docker import failed (tar ${tarCode}, import ${importCode}): ${stderr}`);
+}
+
+function exitOf(child: ReturnType<typeof spawn>): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve(code));
+  });
+}
+
+/** dist/, package files, production node_modules and the Dockerfile in one build context. */
+async function stageProject(staging: string, log: (line: string) => void): Promise<void> {
+  await mkdir(staging, { recursive: true });
+  const lock = await readFile(join(repoRoot, 'package-lock.json'));
+  const lockHash = createHash('sha256').update(lock).update(await readFile(join(repoRoot, 'package.json'))).digest('hex');
+  const stamp = join(staging, '.lock-hash');
+  const staged = existsSync(stamp) ? (await readFile(stamp, 'utf8')).trim() : '';
+  if (staged !== lockHash || !existsSync(join(staging, 'node_modules'))) {
+    log('installing production dependencies in the staging directory');
+    await rm(join(staging, 'node_modules'), { recursive: true, force: true });
+    await cp(join(repoRoot, 'package.json'), join(staging, 'package.json'));
+    await cp(join(repoRoot, 'package-lock.json'), join(staging, 'package-lock.json'));
+    await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: staging, maxBuffer: 16 * 1024 * 1024 });
+    await writeFile(stamp, `${lockHash}\n`);
+  }
+  await rm(join(staging, 'dist'), { recursive: true, force: true });
+  await cp(join(repoRoot, 'dist'), join(staging, 'dist'), { recursive: true, filter: (source) => !source.endsWith('.map') });
+  await cp(join(repoRoot, 'Dockerfile'), join(staging, 'Dockerfile'));
+  await writeFile(join(staging, '.dockerignore'), '.lock-hash\n');
+}
+
+async function docker(args: string[], env: Record<string, string> = {}): Promise<void> {
+  const child = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await exitOf(child);
+  if (code !== 0) throw new Error(`docker ${args[0]} failed with ${code}:\n${output.slice(-4000)}`);
+}
+
+if (process.argv[1] && (await realpath(process.argv[1])) === (await realpath(fileURLToPath(import.meta.url)))) {
+  const built = await buildImages();
+  console.log(`built ${built.project} on ${built.base}`);
+}
