@@ -4,7 +4,6 @@
  * storage-class validation, local disks, lock clients, format quorum.
  */
 import { mkdirSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -19,6 +18,7 @@ import { readServerConfig, type ServerConfig } from './cluster/server-config.js'
 import { startStorage, type StartedStorage } from './cluster/startup.js';
 import { describeLayout, hostFailureWarning } from './cluster/layout.js';
 import type { Endpoint } from './cluster/endpoints.js';
+import { ownEndpointTest, type OwnEndpointTest } from './cluster/own-endpoints.js';
 import { staticCredentials } from './api/s3/auth/sigv4.js';
 import type { S3Context } from './api/s3/context.js';
 import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
@@ -54,9 +54,10 @@ export async function startServer(args: string[], env: Record<string, string | u
   announce(config, log);
   const rpcKey = rpcKeyFor(config.accessKey, config.secretKey);
   const launchHash = launchHashOf(config);
-  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, rpcKey, launchHash, log);
+  const isOwn = await ownEndpointTest(config.address, config.layout.pools.flatMap((pool) => pool.endpoints));
+  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log);
   const lockTable = new LockTable(systemClock);
-  const locker = makeLocker(config, lockTable, rpcKey, launchHash, log);
+  const locker = makeLocker(config, isOwn, lockTable, rpcKey, launchHash, log);
   let storage: StartedStorage | undefined;
   let stopping = false;
   const state: HealthState = { ready: () => storage !== undefined, stopping: () => stopping };
@@ -119,14 +120,14 @@ function announce(config: ServerConfig, log: Logger): void {
  * Namespace locks: in-process for a single node; across several nodes, a majority of every
  * node's lock server (this node's own table directly, the others over RPC).
  */
-function makeLocker(config: ServerConfig, table: LockTable, rpcKey: Buffer, launchHash: string, log: Logger): NamespaceLocker {
+function makeLocker(config: ServerConfig, isOwn: OwnEndpointTest, table: LockTable, rpcKey: Buffer, launchHash: string, log: Logger): NamespaceLocker {
   const nodes = new Map<string, Endpoint & { kind: 'url' }>();
   for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
     if (endpoint.kind === 'url') nodes.set(`${endpoint.host}:${endpoint.port}`, endpoint);
   }
   if (nodes.size <= 1) return new LocalNamespaceLocker();
   const servers: LockServer[] = [...nodes.values()].map((endpoint) =>
-    isOwnEndpoint(config, endpoint)
+    isOwn(endpoint)
       ? {
           acquire: async (resource, mode, uid, ttlMs) => table.acquire(resource, mode, uid, ttlMs),
           refresh: async (resource, uid, ttlMs) => table.refresh(resource, uid, ttlMs),
@@ -156,15 +157,15 @@ interface OpenedDrives {
 }
 
 /** Opens every endpoint: local ones (with exclusive ownership) and, over RPC, the peers' drives. */
-async function openDrives(config: ServerConfig, rpcKey: Buffer, launchHash: string, log: Logger): Promise<OpenedDrives> {
+async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: Buffer, launchHash: string, log: Logger): Promise<OpenedDrives> {
   const locks: OwnershipLock[] = [];
   const localByPath = new Map<string, Drive>();
   try {
     const drives = await Promise.all(
-      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { locks, localByPath, rpcKey, launchHash, log })))),
+      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, rpcKey, launchHash, log })))),
     );
     const first = config.layout.pools[0]!.endpoints[0]!;
-    return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwnEndpoint(config, first) };
+    return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwn(first) };
   } catch (error) {
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
@@ -174,9 +175,9 @@ async function openDrives(config: ServerConfig, rpcKey: Buffer, launchHash: stri
 async function openDrive(
   config: ServerConfig,
   endpoint: Endpoint,
-  context: { locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger },
+  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger },
 ): Promise<Drive | undefined> {
-  if (endpoint.kind === 'url' && !isOwnEndpoint(config, endpoint)) {
+  if (endpoint.kind === 'url' && !context.isOwn(endpoint)) {
     return createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey, launchHash: context.launchHash });
   }
   let drive: Drive;
@@ -190,14 +191,6 @@ async function openDrive(
   const wrapped = config.faultInjection ? createFaultyDrive(drive, {}) : drive;
   context.localByPath.set(endpoint.path, wrapped);
   return wrapped;
-}
-
-/** A URL endpoint is this node's own when its host is one of our addresses and its port is ours. */
-function isOwnEndpoint(config: ServerConfig, endpoint: Endpoint): boolean {
-  if (endpoint.kind !== 'url' || endpoint.port !== config.address.port) return false;
-  const own = new Set(['localhost', ...Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((item) => item.address))]);
-  const listening = config.address.host;
-  return listening === '0.0.0.0' || listening === '::' ? own.has(endpoint.host) : endpoint.host === listening || (endpoint.host === 'localhost' && listening === '127.0.0.1');
 }
 
 async function listen(address: { host: string; port: number }, register: (app: FastifyInstance) => Promise<unknown>): Promise<FastifyInstance> {
