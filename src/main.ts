@@ -26,6 +26,9 @@ import { rpcKeyFor } from './util/rpc-token.js';
 import { SvcError } from './errors/index.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { s3Plugin } from './api/s3/s3-plugin.js';
+import { adminPlugin } from './api/admin/admin-plugin.js';
+import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
+import { startAdminServices, type AdminServices } from './admin-services.js';
 import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/health.js';
 import { systemClock } from './util/clock.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
@@ -59,6 +62,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, rpcKey, launchHash, log);
   let storage: StartedStorage | undefined;
+  let admin: AdminServices | undefined;
   let stopping = false;
   const state: HealthState = { ready: () => storage !== undefined, stopping: () => stopping };
   const context: S3Context = {
@@ -74,11 +78,23 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(healthPlugin, { state });
     await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
     await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
+    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => admin?.peerHandlers ?? {} });
+    await app.register(adminPlugin, {
+      context: () => {
+        if (!admin) throw new SvcError('SlowDown', 'the server is still starting (waiting for format quorum)');
+        return admin.context;
+      },
+      credentials: staticCredentials(config.accessKey, config.secretKey),
+      rootAccessKey: config.accessKey,
+      logger: log,
+    });
     await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log });
   });
   try {
     const localDrives = new Set<Drive>(localByPath.values());
-    storage = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive) });
+    const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive) });
+    admin = await startAdminServices({ config, storage: ready, isOwn, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log });
+    storage = ready;
   } catch (error) {
     await s3.close();
     await Promise.all(locks.map((lock) => lock.release()));
@@ -97,6 +113,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     stop: async () => {
       stopping = true;
       started.stop();
+      await admin?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
       await started.markShutdownClean();
       await Promise.all(drives.flat().map((drive) => drive?.close()));

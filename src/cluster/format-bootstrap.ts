@@ -25,12 +25,19 @@ export interface PoolFormatInput {
   /** Drives of the pool in endpoint order (drive i = set floor(i / width), slot i % width). */
   drives: (Drive | undefined)[];
   singleDrive: boolean;
+  /**
+   * The lowest stored position this pool may have: one more than the previous pool's. Pools keep
+   * their relative order; a decommissioned pool removed from the arguments leaves a gap.
+   */
+  storedIndexFloor?: number;
 }
 
 export interface PoolFormatResult {
   deploymentId: string;
   /** Drive ids per set and slot, as stored. */
   sets: string[][];
+  /** The pool's position as stored in format.json (its launch position when it was formatted). */
+  storedPoolIndex: number;
   /** Per drive: ok, or why it is not used (offline, unformatted awaiting heal, foreign). */
   driveStates: ('ok' | 'offline' | 'unformatted' | 'refused')[];
   freshlyFormatted: boolean;
@@ -55,8 +62,7 @@ async function readFormat(drive: Drive | undefined): Promise<DriveFormatState> {
   } catch (error) {
     if (isSvcError(error, 'FileNotFound')) return { state: 'unformatted' };
     if (isSvcError(error, 'CorruptFormat') || isSvcError(error, 'UnsupportedFormat')) return { state: 'corrupt', error };
-    if (isSvcError(error, 'InvalidConfiguration')) throw error; // a peer refused this node's launch arguments
-    return { state: 'offline', error };
+    return { state: 'offline', error }; // includes a peer refusing this node's launch arguments (InvalidConfiguration)
   }
 }
 
@@ -81,7 +87,7 @@ export async function establishPoolFormat(
   const needed = Math.floor(input.drives.length / 2) + 1;
   if (agreeing < needed) throw new FormatPending(`pool ${input.poolIndex}: ${agreeing} of the ${needed} formatted drives needed for format quorum answer`);
   const driveStates = states.map((state, driveIndex) => classify(state, reference, driveIndex, input.setDriveCount));
-  return { deploymentId: reference.deploymentId, sets: reference.sets, driveStates, freshlyFormatted: false };
+  return { deploymentId: reference.deploymentId, sets: reference.sets, storedPoolIndex: reference.poolIndex, driveStates, freshlyFormatted: false };
 }
 
 async function formatFresh(
@@ -91,16 +97,17 @@ async function formatFresh(
 ): Promise<PoolFormatResult> {
   const notReady = states.filter((state) => state.state !== 'unformatted').length;
   if (notReady > 0) throw new FormatPending(`pool ${input.poolIndex}: ${notReady} drive(s) offline or unreadable; a new pool is formatted only with every drive online`);
+  const storedPoolIndex = Math.max(input.poolIndex, input.storedIndexFloor ?? 0);
   const formats = newFormats({
     deploymentId: options.deploymentId,
-    poolIndex: input.poolIndex,
+    poolIndex: storedPoolIndex,
     setCount: input.setCount,
     setDriveCount: input.setDriveCount,
     layout: input.singleDrive ? 'single' : 'erasure',
     newId: options.newId,
   });
   await Promise.all(input.drives.map((drive, index) => drive!.writeFileAtomic(formatPath, encodeFormatJson(formats[index]!))));
-  return { deploymentId: options.deploymentId, sets: formats[0]!.sets, driveStates: states.map(() => 'ok'), freshlyFormatted: true };
+  return { deploymentId: options.deploymentId, sets: formats[0]!.sets, storedPoolIndex, driveStates: states.map(() => 'ok'), freshlyFormatted: true };
 }
 
 /** The format most drives agree on (deployment id and sets); ties keep the first seen. */
@@ -119,7 +126,7 @@ function checkTopology(input: PoolFormatInput, stored: FormatJson): void {
   const storedDrives = stored.sets.reduce((sum, set) => sum + set.length, 0);
   const storedWidth = stored.sets[0]?.length ?? 0;
   const configuredDrives = input.setCount * input.setDriveCount;
-  if (storedDrives === configuredDrives && storedWidth === input.setDriveCount && stored.poolIndex === input.poolIndex) {
+  if (storedDrives === configuredDrives && storedWidth === input.setDriveCount && stored.poolIndex >= (input.storedIndexFloor ?? input.poolIndex)) {
     if ((stored.layout === 'single') === input.singleDrive) return;
   }
   const details = {

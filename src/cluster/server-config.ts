@@ -31,6 +31,10 @@ export interface ServerConfig {
   faultInjection: boolean;
   /** Domains for virtual-host-style addressing (`<bucket>.<domain>`), from SVC_DOMAIN. */
   domains: string[];
+  /** Data movement knobs (SPEC "Startup configuration"), already capped. */
+  decommissionBucketConcurrency: number;
+  decommissionEntryConcurrency: number;
+  rebalanceMaxAttempts: number;
   /** Lines to log at startup (legacy-name conflicts). */
   notices: string[];
 }
@@ -70,8 +74,20 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     ...(values.SVC_DRIVE_ROOT ? { driveRoot: values.SVC_DRIVE_ROOT } : {}),
     faultInjection: values.SVC_FAULT_INJECTION === 'on',
     domains: (values.SVC_DOMAIN ?? '').split(',').map((domain) => domain.trim().toLowerCase()).filter((domain) => domain !== ''),
+    decommissionBucketConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_BUCKET_CONCURRENCY', 4, 4),
+    decommissionEntryConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', 8, 64),
+    rebalanceMaxAttempts: boundedInteger(values, 'SVC_REBALANCE_MAX_ATTEMPTS', 3, 100),
     notices: conflicts,
   };
+}
+
+/** A positive whole number, its default when unset or empty, and at most `cap`. */
+function boundedInteger(values: Record<string, string | undefined>, name: string, fallback: number, cap: number): number {
+  const raw = values[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = parseInteger(name, raw);
+  if (value < 1) throw new SvcError('InvalidConfiguration', `${name} must be at least 1`, { variable: name });
+  return Math.min(value, cap);
 }
 
 function parseInteger(name: string, value: string): number {

@@ -138,13 +138,21 @@ async function waitForFormat(layout: DeploymentLayout, drives: (Drive | undefine
 
 async function formatPools(layout: DeploymentLayout, drives: (Drive | undefined)[][], newId: () => string, mayFormat: boolean): Promise<PoolFormatResult[]> {
   const states = await Promise.all(drives.map((poolDrives) => readFormats(poolDrives)));
+  // A peer refusing this node's launch arguments: the odd node out exits. The node holding the
+  // first endpoint is the reference and keeps waiting (the refusing peer's drives count as offline).
+  const refusal = states.flat().find((state) => state.state === 'offline' && isSvcError(state.error, 'InvalidConfiguration'));
+  if (refusal?.state === 'offline') {
+    if (!mayFormat) throw refusal.error;
+    throw new FormatPending(`a peer refuses this node's launch arguments (${(refusal.error as Error).message}); that peer must be restarted with the same arguments`);
+  }
   const existing = states.flat().find((state) => state.state === 'formatted');
   const deploymentId = existing?.state === 'formatted' ? existing.format.deploymentId : newId();
   const results: PoolFormatResult[] = [];
   for (const pool of layout.pools) {
+    const storedIndexFloor = results.length === 0 ? 0 : results.at(-1)!.storedPoolIndex + 1;
     results.push(
       await establishPoolFormat(
-        { poolIndex: pool.index, setCount: pool.setCount, setDriveCount: pool.setDriveCount, drives: drives[pool.index]!, singleDrive: layout.singleDrive },
+        { poolIndex: pool.index, setCount: pool.setCount, setDriveCount: pool.setDriveCount, drives: drives[pool.index]!, singleDrive: layout.singleDrive, storedIndexFloor },
         states[pool.index]!,
         { deploymentId, newId, mayFormat },
       ),

@@ -47,6 +47,20 @@ export const errorCatalogue = {
   PoolTopologyMismatch: { httpStatus: 500, message: 'The stored format differs from the configured drive count or set width; restore the original endpoints and set width.' },
   UnsupportedSnsdExpansion: { httpStatus: 500, message: 'A single-drive deployment cannot be expanded or turned into a multi-drive pool.' },
 
+  // Admin API (JSON bodies { Code, Message, Resource, RequestId })
+  InvalidQueryParameter: { httpStatus: 400, message: 'The query has an unknown, duplicate or malformed parameter.' },
+  NoSuchPool: { httpStatus: 404, message: 'The pool does not exist: give its launch pattern, or its zero-based index with by-id=true.' },
+  DuplicatePoolTarget: { httpStatus: 400, message: 'The same pool appears more than once in the batch.' },
+  LastPoolCannotBeDecommissioned: { httpStatus: 409, message: 'Decommissioning these pools would leave no pool to hold the data.' },
+  DecommissionInProgress: { httpStatus: 409, message: 'The pool is already queued or being decommissioned.' },
+  DecommissionAlreadyCompleted: { httpStatus: 409, message: 'The pool was already decommissioned; remove it from the launch arguments.' },
+  DecommissionNotCleared: { httpStatus: 409, message: 'The pool has a failed or canceled decommission; clear it first.' },
+  NoActiveDecommission: { httpStatus: 409, message: 'The pool has no queued or active decommission to cancel.' },
+  DecommissionNotClearable: { httpStatus: 409, message: 'Only a failed or canceled decommission without unresolved entries can be cleared.' },
+  RebalanceInProgress: { httpStatus: 409, message: 'A rebalance is running; stop it first.' },
+  DecommissionBlocksRebalance: { httpStatus: 409, message: 'A decommission is queued or running; rebalance cannot start.' },
+  NoRebalanceRunning: { httpStatus: 409, message: 'No rebalance is running.' },
+
   // Drive-level and internal codes (never sent to S3 clients as-is; mapped or wrapped)
   DriveOffline: { httpStatus: 503, message: 'The drive is offline.' },
   DriveFull: { httpStatus: 507, message: 'The drive has no space left.' },

@@ -15,8 +15,9 @@ export async function deleteObject(config: SetConfig, bucket: string, key: strin
   checkObjectKey(key);
   const quorum = majority(config);
   requireQuorum(onlineSlots(config).length, quorum, 'write', { bucket, key, operation: 'delete' });
-  const release = await config.locker.acquire(objectResource(bucket, key), 'write');
+  const release = options.lockHeld ? () => undefined : await config.locker.acquire(objectResource(bucket, key), 'write');
   try {
+    if (options.marker) return await addDeleteMarker(config, bucket, key, options.marker.versionId, quorum, options.marker.modTimeMs);
     if (options.versionId !== undefined) return await removeOneVersion(config, bucket, key, options.versionId, quorum);
     if (options.versioning === 'unversioned') return await removeOneVersion(config, bucket, key, 'null', quorum);
     return await addDeleteMarker(config, bucket, key, options.versioning === 'enabled' ? config.newId() : 'null', quorum);
@@ -40,10 +41,10 @@ async function removeOneVersion(config: SetConfig, bucket: string, key: string, 
   return { versionId, deleteMarker: removedMarker };
 }
 
-async function addDeleteMarker(config: SetConfig, bucket: string, key: string, versionId: string, quorum: number): Promise<DeleteObjectResult> {
+async function addDeleteMarker(config: SetConfig, bucket: string, key: string, versionId: string, quorum: number, fixedModTimeMs?: number): Promise<DeleteObjectResult> {
   const marker: ObjectVersion = {
     versionId,
-    modTimeMs: config.clock.nowMs(),
+    modTimeMs: fixedModTimeMs ?? config.clock.nowMs(),
     deleteMarker: true,
     sizeBytes: 0,
     etag: '',
@@ -54,7 +55,7 @@ async function addDeleteMarker(config: SetConfig, bucket: string, key: string, v
   };
   await changeMeta(config, bucket, key, onlineSlots(config), {
     prepare: (newest) => {
-      if (marker.modTimeMs <= newest) marker.modTimeMs = newest + 1;
+      if (fixedModTimeMs === undefined && marker.modTimeMs <= newest) marker.modTimeMs = newest + 1;
     },
     apply: (meta: XlMeta) => {
       const replaced = findVersion(meta, versionId);

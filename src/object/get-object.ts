@@ -39,7 +39,7 @@ export interface ObjectReader {
 }
 
 export async function getObject(config: SetConfig, bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
-  const release = await config.locker.acquire(objectResource(bucket, key), 'read');
+  const release = options.lockHeld ? () => undefined : await config.locker.acquire(objectResource(bucket, key), 'read');
   try {
     const resolved = await resolveForRead(config, bucket, key, options.versionId);
     const info = toObjectInfo(bucket, key, resolved.version, resolved.isLatest);

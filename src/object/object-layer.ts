@@ -15,6 +15,7 @@ import { abortUpload, completeUpload, createUpload, listParts, listUploads, read
 import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
 import { checkBucketName } from './paths.js';
+import { objectResource } from './locks.js';
 import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions } from './types.js';
 
@@ -38,6 +39,7 @@ export type PutOptions = Omit<PutObjectOptions, 'versioning'>;
 export class ObjectLayer {
   private readonly seed: bigint;
   private readonly bucketCache = new Map<string, BucketRecord>();
+  private suspended = new Set<number>();
 
   constructor(private readonly options: ObjectLayerOptions) {
     this.seed = seedFromId(options.deploymentId);
@@ -45,6 +47,33 @@ export class ObjectLayer {
 
   get pools(): PoolSets[] {
     return this.options.pools;
+  }
+
+  /** Pools that take no new objects or uploads (a decommission source). */
+  setSuspendedPools(pools: Iterable<number>): void {
+    this.suspended = new Set(pools);
+  }
+
+  isPoolSuspended(poolIndex: number): boolean {
+    return this.suspended.has(poolIndex) || (this.options.isPoolSuspended?.(poolIndex) ?? false);
+  }
+
+  /** Takes the object's namespace lock (data movement holds it across read, write and cleanup). */
+  lockObject(bucket: string, key: string, mode: 'read' | 'write' = 'write'): Promise<() => void> {
+    return this.allSets()[0]!.config.locker.acquire(objectResource(bucket, key), mode);
+  }
+
+  /** Every key of one pool with all its versions (newest first), in key order. */
+  async *listPool(poolIndex: number, bucket: string, options: { prefix?: string; startAfter?: string } = {}): AsyncGenerator<{ key: string; versions: ObjectInfo[] }> {
+    const pool = this.options.pools.find((candidate) => candidate.index === poolIndex);
+    if (!pool) throw new SvcError('InternalError', `no pool ${poolIndex}`);
+    const walk = { prefix: options.prefix ?? '', ...(options.startAfter !== undefined ? { startAfter: options.startAfter } : {}) };
+    for await (const [key, group] of mergeSorted(pool.sets.map((set) => set.list(bucket, walk)), (entry) => entry.key)) {
+      const versions = group.flatMap((entry) => (entry.kind === 'object' ? entry.versions : []));
+      if (versions.length === 0) continue;
+      versions.sort((a, b) => b.modTimeMs - a.modTimeMs || compareKeys(b.versionId, a.versionId));
+      yield { key, versions };
+    }
   }
 
   allSets(): ErasureSet[] {
@@ -134,6 +163,7 @@ export class ObjectLayer {
   async putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
     const record = await this.requireBucket(bucket);
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
+    this.refuseSuspended(poolIndex, bucket, key);
     return this.setFor(poolIndex, key).putObject(bucket, key, body, { ...options, versioning: record.versioning });
   }
 
@@ -188,6 +218,7 @@ export class ObjectLayer {
   async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId'>): Promise<string> {
     await this.requireBucket(bucket);
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
+    this.refuseSuspended(poolIndex, bucket, key);
     const uploadId = Buffer.from(`${poolIndex}.${randomUUID()}`).toString('base64url');
     await createUpload(this.setFor(poolIndex, key).config, bucket, key, uploadId, options);
     return uploadId;
@@ -229,6 +260,13 @@ export class ObjectLayer {
   }
 
   // --- placement -------------------------------------------------------------------------
+
+  /** A write staged for a pool being decommissioned is refused; the client retries later. */
+  private refuseSuspended(poolIndex: number, bucket: string, key: string): void {
+    if (this.isPoolSuspended(poolIndex)) {
+      throw new SvcError('SlowDown', `pool ${poolIndex} is being decommissioned and takes no new writes; retry once the object has moved`, { bucket, key, pool: poolIndex });
+    }
+  }
 
   /** The pool that holds any version of the object, when one does. */
   async poolHolding(bucket: string, key: string): Promise<number | undefined> {
@@ -279,10 +317,10 @@ export class ObjectLayer {
   async poolForNewObject(): Promise<number> {
     const usage = await Promise.all(this.options.pools.map(async (pool) => ({ index: pool.index, ...(await poolUsage(pool)) })));
     const candidates = usage.filter(
-      (pool) => !this.options.isPoolSuspended?.(pool.index) && pool.totalBytes > 0 && pool.usedBytes / pool.totalBytes <= limits.poolFullFraction,
+      (pool) => !this.isPoolSuspended(pool.index) && pool.totalBytes > 0 && pool.usedBytes / pool.totalBytes <= limits.poolFullFraction,
     );
     if (candidates.length === 0) {
-      if (this.options.pools.length === 1 && !this.options.isPoolSuspended?.(this.options.pools[0]!.index)) return this.options.pools[0]!.index;
+      if (this.options.pools.length === 1 && !this.isPoolSuspended(this.options.pools[0]!.index)) return this.options.pools[0]!.index;
       throw new SvcError('SlowDown', 'no pool can take new objects (all are full or being decommissioned)');
     }
     const totalFree = candidates.reduce((sum, pool) => sum + pool.freeBytes, 0);

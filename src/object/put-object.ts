@@ -47,7 +47,7 @@ export async function putObject(
     const extra = (await options.beforeCommit?.({ md5Hex: staged.md5Hex, sizeBytes: staged.sizeBytes })) ?? {};
     requireQuorum(staged.slots.length, geometry.writeQuorum, 'write', { bucket, key });
     const version = newVersion(config, geometry, distribution, staged, options, extra);
-    await publish(config, bucket, key, version, staged, geometry.writeQuorum, options.modTimeMs === undefined);
+    await publish(config, bucket, key, version, staged, geometry.writeQuorum, { bumpModTime: options.modTimeMs === undefined, lockHeld: options.lockHeld ?? false });
     return toObjectInfo(bucket, key, version, true);
   } finally {
     if (staged.tmpId) await removeTmp(config, staged.tmpId);
@@ -148,7 +148,7 @@ function newVersion(
     modTimeMs: options.modTimeMs ?? config.clock.nowMs(),
     deleteMarker: false,
     sizeBytes: staged.sizeBytes,
-    etag: staged.md5Hex,
+    etag: options.etag ?? staged.md5Hex,
     ...(options.contentType !== undefined ? { contentType: options.contentType } : {}),
     userMetadata: options.userMetadata ?? {},
     systemMetadata: { ...(options.systemMetadata ?? {}), ...extra },
@@ -168,8 +168,9 @@ function newVersion(
 }
 
 /** Publishes a version on every staged slot under the object's write lock. */
-async function publish(config: SetConfig, bucket: string, key: string, version: ObjectVersion, staged: StagedData, quorum: number, bumpModTime: boolean): Promise<void> {
-  const release = await config.locker.acquire(objectResource(bucket, key), 'write');
+async function publish(config: SetConfig, bucket: string, key: string, version: ObjectVersion, staged: StagedData, quorum: number, options: { bumpModTime: boolean; lockHeld: boolean }): Promise<void> {
+  const bumpModTime = options.bumpModTime;
+  const release = options.lockHeld ? () => undefined : await config.locker.acquire(objectResource(bucket, key), 'write');
   try {
     const result = await changeMeta(config, bucket, key, staged.slots, {
       prepare: (newest) => {

@@ -35,6 +35,10 @@ export interface PutObjectOptions {
   modTimeMs?: number;
   /** Fixed version id (data movement keeps the source's). */
   versionId?: string;
+  /** Fixed ETag (data movement keeps a multipart object's `<md5>-<parts>`). */
+  etag?: string;
+  /** The caller already holds the object's write lock (data movement). */
+  lockHeld?: boolean;
   /**
    * Called after the whole body was received and erasure-written to tmp, before anything is
    * visible. Throwing aborts the put with nothing committed (BadDigest, checksum mismatches).
@@ -52,11 +56,17 @@ export interface GetObjectOptions {
    * preconditions (throwing aborts the read) and may choose the range from the object's size.
    */
   prepare?: (info: ObjectInfo) => { offset: number; length: number } | undefined;
+  /** The caller already holds the object's lock (data movement). */
+  lockHeld?: boolean;
 }
 
 export interface DeleteObjectOptions {
   versionId?: string;
   versioning: BucketVersioning;
+  /** Writes a delete marker with this id and time (data movement copies a marker). */
+  marker?: { versionId: string; modTimeMs: number };
+  /** The caller already holds the object's write lock (data movement). */
+  lockHeld?: boolean;
 }
 
 export interface DeleteObjectResult {

@@ -1,0 +1,170 @@
+/**
+ * Wires the admin API to the running node: pool inspection from the started storage, and
+ * decommission run by the leader (the node holding the deployment's first endpoint). Other nodes
+ * forward decommission start, cancel, clear and status to the leader over internode RPC, follow
+ * its `pool.bin` when told it changed (and every few seconds in case a notice was lost), and so
+ * refuse writes to a pool being decommissioned just like the leader.
+ */
+import type { Logger } from 'pino';
+import type { Drive } from './drive/index.js';
+import type { ServerConfig } from './cluster/server-config.js';
+import type { StartedStorage } from './cluster/startup.js';
+import type { OwnEndpointTest } from './cluster/own-endpoints.js';
+import { callPeer, type Peer } from './cluster/peer-client.js';
+import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type PoolMetaDocument } from './ops/decommission.js';
+import { StateStore } from './ops/state-store.js';
+import type { AdminContext, DecommissionControl, PoolInfo, SlotInfo } from './api/admin/context.js';
+import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
+
+export interface AdminServices {
+  context: AdminContext;
+  peerHandlers: PeerHandlers;
+  decommission: DecommissionManager;
+  close(): Promise<void>;
+}
+
+const followIntervalMs = 5_000;
+
+export async function startAdminServices(options: {
+  config: ServerConfig;
+  storage: StartedStorage;
+  isOwn: OwnEndpointTest;
+  leader: boolean;
+  rpcKey: Buffer;
+  launchHash: string;
+  logger: Logger;
+}): Promise<AdminServices> {
+  const { config, storage, logger } = options;
+  const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash };
+  const peers = peersOf(config, options.isOwn);
+  const leaderPeer = leaderOf(config);
+  const store = new StateStore<PoolMetaDocument>({ name: 'pool.bin', magic: 'SVPB', drives: () => storage.setDrives.flat(2), validate: validatePoolMeta });
+  const manager = new DecommissionManager({
+    objects: storage.objects,
+    pools: config.layout.pools.map((pool) => ({ index: pool.index, pattern: pool.pattern })),
+    legacy: config.layout.legacy,
+    store,
+    leader: options.leader,
+    bucketConcurrency: config.decommissionBucketConcurrency,
+    entryConcurrency: config.decommissionEntryConcurrency,
+    maxAttempts: config.rebalanceMaxAttempts,
+    nowMs: () => Date.now(),
+    logger,
+    onChange: () => {
+      for (const peer of peers) void callPeer(peer, 'pool-meta-changed', {}, { ...rpc, timeoutMs: 5_000 }).catch(() => undefined);
+    },
+  });
+  await manager.load();
+  const follower = options.leader ? undefined : setInterval(() => void manager.reload().catch(() => undefined), followIntervalMs);
+  follower?.unref();
+
+  const forward = async (op: string, body: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    const answer = await callPeer(leaderPeer!, 'decommission', { op, ...body }, rpc);
+    await manager.reload().catch(() => undefined);
+    return answer;
+  };
+  const decommission: DecommissionControl = options.leader
+    ? { start: (pools) => manager.start(pools), cancel: (pool) => manager.cancel(pool), clear: (pool) => manager.clear(pool), status: async (pool) => manager.status(pool) }
+    : {
+        start: async (pools) => (await forward('start', { pools })).entries as DecommissionStatus[],
+        cancel: async (pool) => (await forward('cancel', { pool })).entry as DecommissionStatus,
+        clear: async (pool) => void (await forward('clear', { pool })),
+        status: async (pool) => (await forward('status', pool === undefined ? {} : { pool })).entries as DecommissionStatus[],
+      };
+
+  const peerHandlers: PeerHandlers = {
+    'pool-meta-changed': async () => {
+      await manager.reload();
+      return { reloaded: true };
+    },
+    decommission: async (body) => {
+      if (!options.leader) throw new Error('this node is not the decommission leader');
+      const pool = typeof body.pool === 'number' ? body.pool : undefined;
+      switch (body.op) {
+        case 'start':
+          return { entries: await manager.start(Array.isArray(body.pools) ? body.pools.map(Number) : []) };
+        case 'cancel':
+          return { entry: await manager.cancel(pool ?? -1) };
+        case 'clear':
+          await manager.clear(pool ?? -1);
+          return { cleared: true };
+        default:
+          return { entries: manager.status(pool) };
+      }
+    },
+  };
+
+  const context: AdminContext = {
+    poolPatterns: config.layout.pools.map((pool) => pool.pattern),
+    nowMs: () => Date.now(),
+    slots: (pool) => slotsOf(config, storage, options.isOwn, pool),
+    pools: async () =>
+      Promise.all(
+        config.layout.pools.map(async (pool): Promise<PoolInfo> => {
+          const slots = await slotsOf(config, storage, options.isOwn, pool.index);
+          const sum = (field: 'totalBytes' | 'usedBytes' | 'freeBytes') => slots.reduce((total, slot) => total + slot[field], 0);
+          return {
+            id: pool.index,
+            cmdline: pool.pattern,
+            endpointCount: pool.endpoints.length,
+            setCount: pool.setCount,
+            drivesPerSet: pool.setDriveCount,
+            totalBytes: sum('totalBytes'),
+            usedBytes: sum('usedBytes'),
+            freeBytes: sum('freeBytes'),
+            decommission: manager.status(pool.index)[0] ?? null,
+          };
+        }),
+      ),
+    decommission,
+  };
+
+  return {
+    context,
+    peerHandlers,
+    decommission: manager,
+    close: async () => {
+      if (follower) clearInterval(follower);
+      await manager.close();
+    },
+  };
+}
+
+async function slotsOf(config: ServerConfig, storage: StartedStorage, isOwn: OwnEndpointTest, poolIndex: number): Promise<SlotInfo[]> {
+  const pool = config.layout.pools[poolIndex]!;
+  const format = storage.formats[poolIndex]!;
+  return Promise.all(
+    pool.endpoints.map(async (endpoint, index) => {
+      const set = Math.floor(index / pool.setDriveCount);
+      const slot = index % pool.setDriveCount;
+      const drive: Drive | undefined = storage.setDrives[poolIndex]![set]![slot];
+      const info = await drive?.diskInfo().catch(() => undefined);
+      const online = info?.online === true;
+      return {
+        set,
+        slot,
+        endpoint: endpoint.raw,
+        local: endpoint.kind === 'local' || isOwn(endpoint),
+        uuid: format.sets[set]![slot]!,
+        state: online ? 'online' : 'offline',
+        totalBytes: online ? info.totalBytes : 0,
+        freeBytes: online ? info.freeBytes : 0,
+        usedBytes: online ? info.totalBytes - info.freeBytes : 0,
+      };
+    }),
+  );
+}
+
+/** Every other node of the deployment (distinct host:port of URL endpoints that are not ours). */
+function peersOf(config: ServerConfig, isOwn: OwnEndpointTest): Peer[] {
+  const peers = new Map<string, Peer>();
+  for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
+    if (endpoint.kind === 'url' && !isOwn(endpoint)) peers.set(`${endpoint.host}:${endpoint.port}`, { host: endpoint.host, port: endpoint.port });
+  }
+  return [...peers.values()];
+}
+
+function leaderOf(config: ServerConfig): Peer | undefined {
+  const first = config.layout.pools[0]!.endpoints[0]!;
+  return first.kind === 'url' ? { host: first.host, port: first.port } : undefined;
+}

@@ -1,0 +1,83 @@
+/**
+ * The admin API under /svc/admin/: every request is SigV4-signed by the root credentials (else
+ * AccessDenied and nothing is done); answers and errors are JSON. Errors have the shape
+ * { "Code", "Message", "Resource", "RequestId" } with the catalogue's HTTP status.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SvcError, isSvcError } from '../../errors/index.js';
+import { verifyRequest, type CredentialStore, type PayloadMode } from '../s3/auth/sigv4.js';
+import type { AdminContext } from './context.js';
+import { adminRoutes, type AdminRequest } from './routes.js';
+
+export const adminPrefix = '/svc/admin/';
+
+export interface AdminPluginOptions {
+  context: () => AdminContext;
+  credentials: CredentialStore;
+  rootAccessKey: string;
+  logger?: { warn(fields: Record<string, unknown>, message: string): void };
+}
+
+export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'HEAD'], url: `${adminPrefix}*`, handler: (request, reply) => handle(options, request, reply) });
+}
+
+async function handle(options: AdminPluginOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const rawUrl = request.raw.url ?? '/';
+  const queryAt = rawUrl.indexOf('?');
+  const rawPath = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
+  const rawQuery = queryAt < 0 ? '' : rawUrl.slice(queryAt + 1);
+  reply.header('x-amz-request-id', requestId);
+  try {
+    const payload = authenticate(options, request, rawPath, rawQuery);
+    const body = await readSmallBody(request);
+    if (payload.kind === 'sha256' && createHash('sha256').update(body).digest('hex') !== payload.expectedHex) throw new SvcError('XAmzContentSHA256Mismatch');
+    if (payload.kind.startsWith('streaming')) throw new SvcError('InvalidRequest', 'admin requests do not take streaming payloads');
+    const route = adminRoutes.find((candidate) => candidate.method === request.method && candidate.path === rawPath);
+    if (!route) {
+      const otherMethod = adminRoutes.some((candidate) => candidate.path === rawPath);
+      throw new SvcError(otherMethod ? 'MethodNotAllowed' : 'NotImplemented', otherMethod ? `${request.method} is not allowed on ${rawPath}` : `no admin API at ${rawPath}`);
+    }
+    const adminRequest: AdminRequest = { rawQuery, body };
+    const result = await route.handle(options.context(), adminRequest);
+    await reply.code(200).header('content-type', 'application/json').send(JSON.stringify(result ?? {}));
+  } catch (error) {
+    const known = isSvcError(error) ? error : new SvcError('InternalError', undefined, {}, { cause: error });
+    if (!isSvcError(error)) options.logger?.warn({ error: String(error), path: rawPath }, 'admin request failed');
+    await reply
+      .code(known.httpStatus)
+      .header('content-type', 'application/json')
+      .send(JSON.stringify({ Code: known.code, Message: known.message, Resource: rawPath, RequestId: requestId, ...(Object.keys(known.details).length > 0 ? { Details: known.details } : {}) }));
+  }
+}
+
+/** Root credentials only; any authentication failure is AccessDenied, with the reason. */
+function authenticate(options: AdminPluginOptions, request: FastifyRequest, rawPath: string, rawQuery: string): PayloadMode {
+  let accessKeyId: string;
+  let payload: PayloadMode;
+  try {
+    ({ accessKeyId, payload } = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, Date.now()));
+  } catch (error) {
+    const reason = isSvcError(error) ? `${error.code}: ${error.message}` : String(error);
+    throw new SvcError('AccessDenied', `admin requests must be signed with the root credentials (${reason})`);
+  }
+  if (accessKeyId !== options.rootAccessKey) throw new SvcError('AccessDenied', 'admin requests must be signed with the root credentials');
+  return payload;
+}
+
+const maxAdminBodyBytes = 1024 * 1024;
+
+async function readSmallBody(request: FastifyRequest): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of request.raw) {
+    total += (chunk as Buffer).length;
+    if (total > maxAdminBodyBytes) throw new SvcError('EntityTooLarge', 'admin request bodies are at most 1 MiB');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,44 @@
+/** What the admin handlers are given by the composition root. */
+import type { DecommissionStatus } from '../../ops/decommission.js';
+
+export interface SlotInfo {
+  set: number;
+  slot: number;
+  endpoint: string;
+  local: boolean;
+  /** The drive id this slot expects (format.json). */
+  uuid: string;
+  state: 'online' | 'offline';
+  totalBytes: number;
+  usedBytes: number;
+  freeBytes: number;
+}
+
+export interface PoolInfo {
+  id: number;
+  cmdline: string;
+  endpointCount: number;
+  setCount: number;
+  drivesPerSet: number;
+  totalBytes: number;
+  usedBytes: number;
+  freeBytes: number;
+  decommission: DecommissionStatus | null;
+}
+
+/** Decommission as the admin API sees it: local on the leader, forwarded elsewhere. */
+export interface DecommissionControl {
+  start(pools: number[]): Promise<DecommissionStatus[]>;
+  cancel(pool: number): Promise<DecommissionStatus>;
+  clear(pool: number): Promise<void>;
+  status(pool?: number): Promise<DecommissionStatus[]>;
+}
+
+export interface AdminContext {
+  /** Launch patterns in pool order. */
+  poolPatterns: string[];
+  pools(): Promise<PoolInfo[]>;
+  slots(pool: number): Promise<SlotInfo[]>;
+  decommission: DecommissionControl;
+  nowMs(): number;
+}

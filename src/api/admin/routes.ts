@@ -1,0 +1,80 @@
+/** The admin routes: pools, decommission (and, later, rebalance and heal). Thin: parse, call, shape. */
+import { SvcError } from '../../errors/index.js';
+import type { AdminContext } from './context.js';
+import { byIdOf, mutationQuery, requiredPool, resolvePool, statusQuery } from './query.js';
+
+export interface AdminRequest {
+  rawQuery: string;
+  body: Buffer;
+}
+
+export interface AdminRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  handle(context: AdminContext, request: AdminRequest): Promise<unknown>;
+}
+
+const v3 = '/svc/admin/v3';
+
+export const adminRoutes: AdminRoute[] = [
+  {
+    method: 'GET',
+    path: `${v3}/pools/list`,
+    handle: async (context) => ({ pools: await context.pools() }),
+  },
+  {
+    method: 'GET',
+    path: `${v3}/pools/status`,
+    handle: async (context, request) => {
+      const query = statusQuery(request.rawQuery);
+      const pool = resolvePool(requiredPool(query), byIdOf(query), context.poolPatterns);
+      const info = (await context.pools())[pool]!;
+      const slots = await context.slots(pool);
+      const sets = Array.from({ length: info.setCount }, (_, set) => ({ set, drives: slots.filter((slot) => slot.set === set) }));
+      return { ...info, sets };
+    },
+  },
+  {
+    method: 'GET',
+    path: `${v3}/decommission/status`,
+    handle: async (context, request) => {
+      const query = statusQuery(request.rawQuery);
+      const name = query.get('pool');
+      const pool = name === undefined || name === '' ? undefined : resolvePool(name, byIdOf(query), context.poolPatterns);
+      return { entries: await context.decommission.status(pool) };
+    },
+  },
+  {
+    method: 'POST',
+    path: `${v3}/pools/decommission`,
+    handle: async (context, request) => {
+      const query = mutationQuery(request.rawQuery, ['pool', 'by-id']);
+      const byId = byIdOf(query);
+      const names = requiredPool(query).split(',');
+      // The whole batch is resolved (and then validated by the manager) before anything is persisted.
+      const pools = names.map((name) => resolvePool(name.trim(), byId, context.poolPatterns));
+      return { entries: await context.decommission.start(pools) };
+    },
+  },
+  {
+    method: 'POST',
+    path: `${v3}/pools/cancel`,
+    handle: async (context, request) => ({ entry: await context.decommission.cancel(onePool(context, request)) }),
+  },
+  {
+    method: 'POST',
+    path: `${v3}/pools/clear`,
+    handle: async (context, request) => {
+      const pool = onePool(context, request);
+      await context.decommission.clear(pool);
+      return { pool, cleared: true };
+    },
+  },
+];
+
+function onePool(context: AdminContext, request: AdminRequest): number {
+  const query = mutationQuery(request.rawQuery, ['pool', 'by-id']);
+  const name = requiredPool(query);
+  if (name.includes(',')) throw new SvcError('InvalidQueryParameter', 'this operation takes one pool', { parameter: 'pool' });
+  return resolvePool(name, byIdOf(query), context.poolPatterns);
+}

@@ -1,0 +1,30 @@
+/** Calls a peer's RPC service (src/api/rpc/peer-rpc-plugin.ts); the peer's errors are rethrown as SvcErrors. */
+import { SvcError, isErrorCode } from '../errors/index.js';
+import { createRpcToken, rpcAuthScheme } from '../util/rpc-token.js';
+
+export interface Peer {
+  host: string;
+  port: number;
+}
+
+export async function callPeer(peer: Peer, op: string, body: Record<string, unknown>, options: { rpcKey: Buffer; launchHash?: string; timeoutMs?: number }): Promise<Record<string, unknown>> {
+  let response: Response;
+  try {
+    response = await fetch(`http://${peer.host.includes(':') ? `[${peer.host}]` : peer.host}:${peer.port}/svc/rpc/v1/peer/${op}`, {
+      method: 'POST',
+      headers: {
+        authorization: `${rpcAuthScheme} ${createRpcToken(options.rpcKey, Date.now())}`,
+        'content-type': 'application/json',
+        ...(options.launchHash !== undefined ? { 'x-svc-launch-hash': options.launchHash } : {}),
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+    });
+  } catch (error) {
+    throw new SvcError('DriveOffline', `peer ${peer.host}:${peer.port} is unreachable: ${(error as Error).message}`, { peer: `${peer.host}:${peer.port}` });
+  }
+  const parsed = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  if (response.ok) return parsed;
+  const code = typeof parsed.code === 'string' && isErrorCode(parsed.code) ? parsed.code : 'InternalError';
+  throw new SvcError(code, typeof parsed.message === 'string' ? parsed.message : `peer answered ${response.status}`, (parsed.details as Record<string, unknown>) ?? {});
+}

@@ -1,0 +1,71 @@
+/**
+ * Moves every version of one object from a source pool to a target pool, the unit of work of
+ * decommission and rebalance. Under the object's write lock the source's versions are read
+ * again (the listing that found the key may be stale), each is copied to the target with its
+ * version id, modification time, ETag, metadata and storage class (delete markers as markers),
+ * oldest first, and only after every copy reached the target's write quorum are the source's
+ * versions removed. A failure before that leaves the source whole; a retry rewrites the same
+ * version ids on the target.
+ */
+import { SvcError } from '../errors/index.js';
+import type { ObjectInfo, ObjectLayer } from '../object/index.js';
+
+export interface MoveOutcome {
+  /** Versions copied (0 when the key was gone by the time the lock was held). */
+  versions: number;
+  bytes: number;
+  targetPool?: number;
+}
+
+export async function moveObject(objects: ObjectLayer, bucket: string, key: string, fromPool: number, chooseTarget: () => Promise<number>): Promise<MoveOutcome> {
+  const release = await objects.lockObject(bucket, key, 'write');
+  try {
+    const versions = await versionsIn(objects, fromPool, bucket, key);
+    if (versions.length === 0) return { versions: 0, bytes: 0 };
+    const record = await objects.requireBucket(bucket);
+    const targetPool = await chooseTarget();
+    if (targetPool === fromPool) throw new SvcError('InternalError', `no target pool other than ${fromPool} for ${bucket}/${key}`);
+    const source = objects.setFor(fromPool, key);
+    const target = objects.setFor(targetPool, key);
+    let bytes = 0;
+    for (const version of [...versions].reverse()) {
+      if (version.deleteMarker) {
+        await target.deleteObject(bucket, key, { versioning: record.versioning, marker: { versionId: version.versionId, modTimeMs: version.modTimeMs }, lockHeld: true });
+        continue;
+      }
+      const reader = await source.getObject(bucket, key, { versionId: version.versionId, lockHeld: true });
+      await target.putObject(bucket, key, reader.body, {
+        storageClass: version.storageClass,
+        versioning: record.versioning,
+        sizeBytes: version.sizeBytes,
+        ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
+        userMetadata: version.userMetadata,
+        systemMetadata: version.systemMetadata,
+        modTimeMs: version.modTimeMs,
+        versionId: version.versionId,
+        etag: version.etag,
+        lockHeld: true,
+        beforeCommit: ({ md5Hex }) => {
+          if (!version.etag.includes('-') && md5Hex !== version.etag) {
+            throw new SvcError('InternalError', `moved bytes of ${bucket}/${key} version ${version.versionId} do not match its ETag`);
+          }
+        },
+      });
+      bytes += version.sizeBytes;
+    }
+    for (const version of versions) {
+      await source.deleteObject(bucket, key, { versionId: version.versionId, versioning: record.versioning, lockHeld: true });
+    }
+    return { versions: versions.length, bytes, targetPool };
+  } finally {
+    release();
+  }
+}
+
+/** The versions of one key in one pool, newest first (read under the caller's lock). */
+export async function versionsIn(objects: ObjectLayer, pool: number, bucket: string, key: string): Promise<ObjectInfo[]> {
+  for await (const entry of objects.listPool(pool, bucket, { prefix: key })) {
+    return entry.key === key ? entry.versions : [];
+  }
+  return [];
+}
