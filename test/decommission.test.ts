@@ -216,3 +216,50 @@ describe('decommission of pool 0 in a two-pool deployment', () => {
     expect(await md5Of(s3, 'a-plain', 'during/3')).toBe(createHash('md5').update('written during the decommission 3').digest('hex'));
   }, 120_000);
 });
+
+describe('decommission across a restart', () => {
+  it('a node killed in the middle of a decommission resumes it to completion after restart', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'svc-decommission-restart-'));
+    const first = join(base, 'p0/d{1...4}');
+    const second = join(base, 'p1/d{1...4}');
+    const slow = { ...env, SVC_DECOMMISSION_ENTRY_CONCURRENCY: '1' };
+    let node = await startSvc({ args: [first], env: slow });
+    try {
+      const s3 = s3ClientFor(node.url);
+      await s3.send(new CreateBucketCommand({ Bucket: 'resume' }));
+      for (let start = 0; start < 600; start += 20) {
+        await Promise.all(Array.from({ length: 20 }, (_, offset) => s3.send(new PutObjectCommand({ Bucket: 'resume', Key: `k${start + offset}`, Body: `value ${start + offset}` }))));
+      }
+      const before = await versionsOf(s3, 'resume');
+      await node.stop();
+      node = await startSvc({ args: [first, second], env: slow });
+      expect((await admin(node.url, 'POST', '/svc/admin/v3/pools/decommission', q({ pool: '0', 'by-id': 'true' }))).status).toBe(200);
+      const deadline = Date.now() + 60_000;
+      let entry: Record<string, any> = {};
+      while (Date.now() < deadline) {
+        entry = (await admin(node.url, 'GET', '/svc/admin/v3/decommission/status', q({ pool: '0', 'by-id': 'true' }))).body.entries[0];
+        if (entry.state === 'active' && entry.progress.objects >= 20) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(entry.state).toBe('active');
+      expect(entry.progress.objects).toBeLessThan(600);
+      expect(entry.elapsedMs).toBeGreaterThanOrEqual(0);
+      await node.kill();
+
+      node = await startSvc({ args: [first, second], env });
+      const resumedDeadline = Date.now() + 120_000;
+      while (Date.now() < resumedDeadline) {
+        entry = (await admin(node.url, 'GET', '/svc/admin/v3/decommission/status', q({ pool: '0', 'by-id': 'true' }))).body.entries[0];
+        if (entry.state !== 'active' && entry.state !== 'queued') break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(entry.state, JSON.stringify(entry)).toBe('completed');
+      expect(node.logs()).toContain('resuming decommission after restart');
+      expect(await objectFilesUnder(join(base, 'p0'))).toEqual([]);
+      expect(await versionsOf(s3ClientFor(node.url), 'resume')).toEqual(before);
+    } finally {
+      await node.kill();
+      await rm(base, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
