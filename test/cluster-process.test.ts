@@ -43,7 +43,7 @@ describe('launch arguments are verified between nodes', () => {
       await second.kill();
       await rm(root, { recursive: true, force: true });
     }
-  });
+  }, 90_000);
 });
 
 describe('process cluster: concurrent writers', () => {

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { freePort, startSvc, waitReady, type SvcProcess } from './server-process.js';
 
 export interface ProcessCluster {
+  /** The launch arguments every node gets (changed by setPools for the next starts). */
   args: string[];
+  setPools(paths: string[]): void;
   nodes: (SvcProcess | undefined)[];
   urls: string[];
   root: string;
@@ -19,20 +21,30 @@ export interface ProcessCluster {
   destroy(): Promise<void>;
 }
 
-export async function startProcessCluster(options: { nodes: number; drivesPerNode: number; env?: Record<string, string> }): Promise<ProcessCluster> {
+export async function startProcessCluster(options: {
+  nodes: number;
+  drivesPerNode: number;
+  /** Path patterns of the pools (default one pool, /data{1...drivesPerNode}); each becomes http://127.0.0.{2...}:<port><path>. */
+  poolPaths?: string[];
+  env?: Record<string, string>;
+}): Promise<ProcessCluster> {
   const root = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   const port = await freePort('127.0.0.2');
   const hosts = Array.from({ length: options.nodes }, (_, index) => `127.0.0.${index + 2}`);
-  const args = [`http://127.0.0.{2...${options.nodes + 1}}:${port}/data{1...${options.drivesPerNode}}`];
+  const argsFor = (paths: string[]) => paths.map((path) => `http://127.0.0.{2...${options.nodes + 1}}:${port}${path}`);
+  const args = argsFor(options.poolPaths ?? [`/data{1...${options.drivesPerNode}}`]);
   const nodes: (SvcProcess | undefined)[] = hosts.map(() => undefined);
   const history: string[] = [];
   const cluster: ProcessCluster = {
     args,
+    setPools(paths) {
+      cluster.args = argsFor(paths);
+    },
     nodes,
     urls: hosts.map((host) => `http://${host}:${port}`),
     root,
     async start(index, startOptions = {}) {
-      const node = await startSvc({ args, host: hosts[index]!, port, waitReady: false, env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
+      const node = await startSvc({ args: cluster.args, host: hosts[index]!, port, waitReady: false, env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
       nodes[index] = node;
       if (startOptions.waitReady ?? true) await waitReady(node, 60_000);
       return node;

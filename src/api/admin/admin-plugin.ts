@@ -3,11 +3,12 @@
  * AccessDenied and nothing is done); answers and errors are JSON. Errors have the shape
  * { "Code", "Message", "Resource", "RequestId" } with the catalogue's HTTP status.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore, type PayloadMode } from '../s3/auth/sigv4.js';
 import type { AdminContext } from './context.js';
+import { requestLine } from '../request-line.js';
 import { adminRoutes, type AdminRequest } from './routes.js';
 
 export const adminPrefix = '/svc/admin/';
@@ -26,11 +27,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
 }
 
 async function handle(options: AdminPluginOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const requestId = randomBytes(8).toString('hex').toUpperCase();
-  const rawUrl = request.raw.url ?? '/';
-  const queryAt = rawUrl.indexOf('?');
-  const rawPath = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
-  const rawQuery = queryAt < 0 ? '' : rawUrl.slice(queryAt + 1);
+  const { requestId, rawPath, rawQuery } = requestLine(request);
   reply.header('x-amz-request-id', requestId);
   try {
     const payload = authenticate(options, request, rawPath, rawQuery);

@@ -2,13 +2,13 @@
  * The S3 API as a fastify plugin: authenticate, route, call one handler, serialise. Errors become
  * S3 XML bodies with AWS status codes; every response carries x-amz-request-id.
  */
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
 import { decodeAwsChunked } from './auth/chunked.js';
 import { routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
+import { requestLine } from '../request-line.js';
 import { headerValue, type S3Context, type S3Request, type S3Response } from './context.js';
 import * as buckets from './handlers/buckets.js';
 import * as objects from './handlers/objects.js';
@@ -37,11 +37,7 @@ export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): 
 }
 
 async function handle(options: S3PluginOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const requestId = randomBytes(8).toString('hex').toUpperCase();
-  const rawUrl = request.raw.url ?? '/';
-  const queryAt = rawUrl.indexOf('?');
-  const rawPath = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
-  const rawQuery = queryAt < 0 ? '' : rawUrl.slice(queryAt + 1);
+  const { requestId, rawPath, rawQuery } = requestLine(request);
   reply.header('x-amz-request-id', requestId);
   reply.header('server', 'svc');
   try {
