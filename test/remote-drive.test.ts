@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { Agent } from 'node:http';
 import { driveContractSuite } from '../conformance/drive-contract.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
@@ -74,5 +75,46 @@ describe('internode RPC authentication', () => {
     const drive = createRemoteDrive({ endpoint: `http://127.0.0.1:${closedPort}/x`, host: '127.0.0.1', port: closedPort, path: '/x', rpcKey });
     await expect(drive.readFile('a')).rejects.toMatchObject({ code: 'DriveOffline' });
     expect((await drive.diskInfo()).online).toBe(false);
+  });
+});
+
+describe('internode RPC retries', () => {
+  it('retries a read whose connection drops before any answer, a bounded number of times, and never a write', async () => {
+    const flaky = Fastify();
+    let drops = 0;
+    let dropsLeft = 0;
+    flaky.addHook('onRequest', (request, _reply, done) => {
+      if (dropsLeft > 0) {
+        dropsLeft -= 1;
+        drops += 1;
+        request.raw.socket.destroy();
+        return;
+      }
+      done();
+    });
+    const inner = createMemfsDrive();
+    await inner.writeFile('present', new Uint8Array([7, 7]));
+    await flaky.register(driveRpcPlugin, { rpcKey, driveFor: () => inner, nowMs: () => Date.now() });
+    const flakyPort = await freePort();
+    await flaky.listen({ host: '127.0.0.1', port: flakyPort });
+    try {
+      const drive = createRemoteDrive({ endpoint: `http://127.0.0.1:${flakyPort}/f`, host: '127.0.0.1', port: flakyPort, path: '/f', rpcKey, agent: new Agent({ keepAlive: false }) });
+      dropsLeft = 2;
+      expect(await drive.readFile('present')).toEqual(new Uint8Array([7, 7]));
+      expect(drops).toBe(2);
+
+      drops = 0;
+      dropsLeft = 5;
+      await expect(drive.readFile('present')).rejects.toMatchObject({ code: 'DriveOffline' });
+      expect(drops).toBe(3);
+
+      drops = 0;
+      dropsLeft = 1;
+      await expect(drive.writeFile('written', new Uint8Array([1]))).rejects.toMatchObject({ code: 'DriveOffline' });
+      expect(drops).toBe(1);
+      dropsLeft = 0;
+    } finally {
+      await flaky.close();
+    }
   });
 });

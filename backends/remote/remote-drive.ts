@@ -29,6 +29,16 @@ export interface RemoteDriveOptions {
 
 const sharedAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
+const timeoutMessage = 'internode RPC timed out';
+
+/** The call failed before the peer answered, for a reason other than the RPC timeout. */
+function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof SvcError) || error.code !== 'DriveOffline') return false;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error && cause.message !== timeoutMessage;
+}
+
+
 export function createRemoteDrive(options: RemoteDriveOptions): Drive {
   return new RemoteDrive(options);
 }
@@ -60,15 +70,28 @@ class RemoteDrive implements Drive {
   }
 
   /** Sends a request and resolves with the response, or rejects with the drive error it names. */
+  /**
+   * Reads (GET) are retried a bounded number of times when the connection fails before any
+   * answer (a peer restarting, a stale keep-alive socket); a timeout or any answer is final, and
+   * writes are never retried: they are not all idempotent.
+   */
   private async call(method: string, op: string, params: Record<string, string | number | undefined>, body?: Uint8Array): Promise<IncomingMessage> {
-    const request = this.open(method, op, params);
-    const response = this.responseOf(request);
-    request.end(body === undefined ? undefined : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-    return response;
+    for (let attempt = 0; ; attempt += 1) {
+      const request = this.open(method, op, params);
+      const response = this.responseOf(request);
+      request.end(body === undefined ? undefined : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+      try {
+        return await response;
+      } catch (error) {
+        const retryable = method === 'GET' && isConnectionFailure(error) && attempt < limits.rpcReadRetries;
+        if (!retryable) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+      }
+    }
   }
 
   private async responseOf(request: ClientRequest): Promise<IncomingMessage> {
-    request.on('timeout', () => request.destroy(new Error('internode RPC timed out')));
+    request.on('timeout', () => request.destroy(new Error(timeoutMessage)));
     let response: IncomingMessage;
     try {
       [response] = (await once(request, 'response')) as [IncomingMessage];

@@ -46,6 +46,8 @@ export const limits = {
   maxHealRecordBytes: 1 * MiB,
   /** Internode RPC. */
   rpcTimeoutMs: 30_000,
+  /** Extra attempts of an internode read whose connection failed before any answer. */
+  rpcReadRetries: 2,
   /** How often slots that were not online at startup are re-checked. */
   driveCheckIntervalMs: 2_000,
   /** How long a start with some drives not online re-reads formats before going ahead degraded. */
