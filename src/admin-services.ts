@@ -55,6 +55,10 @@ export async function startAdminServices(options: {
     },
   });
   await manager.load();
+  // A peer that cannot be told (down) has an empty cache when it comes back.
+  storage.objects.onBucketsChanged(async (bucket) => {
+    await Promise.all(peers.map((peer) => callPeer(peer, 'buckets-changed', { bucket }, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)));
+  });
   const follower = options.leader ? undefined : setInterval(() => void manager.reload().catch(() => undefined), followIntervalMs);
   follower?.unref();
 
@@ -73,6 +77,10 @@ export async function startAdminServices(options: {
       };
 
   const peerHandlers: PeerHandlers = {
+    'buckets-changed': async () => {
+      storage.objects.invalidateBuckets();
+      return { invalidated: true };
+    },
     'pool-meta-changed': async () => {
       await manager.reload();
       return { reloaded: true };

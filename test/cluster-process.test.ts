@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, PutBucketVersioningCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3ClientFor } from './helpers/server-process.js';
 import { startProcessCluster, type ProcessCluster } from './helpers/process-cluster.js';
 import { withClusterLogs } from './helpers/cluster.js';
@@ -60,6 +60,17 @@ describe('process cluster: concurrent writers', () => {
         expect(new Set(results).size).toBe(1);
         expect([a.toString(), b.toString()]).toContain(results[0]);
       }
+    }));
+
+  it('a bucket change made through one node is seen at once by the others', () =>
+    withClusterLogs(cluster, async () => {
+      const first = s3ClientFor(cluster.urls[0]!);
+      const second = s3ClientFor(cluster.urls[1]!);
+      await first.send(new CreateBucketCommand({ Bucket: 'flip' }));
+      await second.send(new PutObjectCommand({ Bucket: 'flip', Key: 'k', Body: 'unversioned' })); // node 2 caches the record
+      await first.send(new PutBucketVersioningCommand({ Bucket: 'flip', VersioningConfiguration: { Status: 'Enabled' } }));
+      const written = await second.send(new PutObjectCommand({ Bucket: 'flip', Key: 'k', Body: 'versioned' }));
+      expect(written.VersionId).toMatch(/^[0-9a-f-]{36}$/);
     }));
 
   it('a lock holder killed mid-operation releases its lock after expiry', () =>

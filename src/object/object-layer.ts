@@ -40,6 +40,7 @@ export class ObjectLayer {
   private readonly seed: bigint;
   private readonly bucketCache = new Map<string, BucketRecord>();
   private suspended = new Set<number>();
+  private bucketsChanged: (bucket: string) => Promise<void> = async () => undefined;
 
   constructor(private readonly options: ObjectLayerOptions) {
     this.seed = seedFromId(options.deploymentId);
@@ -47,6 +48,11 @@ export class ObjectLayer {
 
   get pools(): PoolSets[] {
     return this.options.pools;
+  }
+
+  /** Awaited after this node created, deleted or changed a bucket (peers drop their cached records). */
+  onBucketsChanged(listener: (bucket: string) => Promise<void>): void {
+    this.bucketsChanged = listener;
   }
 
   /** Pools that take no new objects or uploads (a decommission source). */
@@ -96,6 +102,7 @@ export class ObjectLayer {
     const record: BucketRecord = { version: 1, name: bucket, createdMs: now, updatedMs: now, versioning: 'unversioned' };
     await writeBucketRecord(this.allSets(), record);
     this.bucketCache.set(bucket, record);
+    await this.bucketsChanged(bucket);
   }
 
   async deleteBucket(bucket: string): Promise<void> {
@@ -106,6 +113,7 @@ export class ObjectLayer {
     await Promise.all(this.allSets().map((set) => set.deleteBucketDir(bucket, { force: true })));
     await deleteBucketRecord(this.allSets(), bucket);
     this.bucketCache.delete(bucket);
+    await this.bucketsChanged(bucket);
   }
 
   async requireBucket(bucket: string): Promise<BucketRecord> {
@@ -132,6 +140,7 @@ export class ObjectLayer {
     const next: BucketRecord = { ...record, versioning: status, updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
     await writeBucketRecord(this.allSets(), next);
     this.bucketCache.set(bucket, next);
+    await this.bucketsChanged(bucket);
   }
 
   /**
