@@ -13,13 +13,15 @@ import type { OwnEndpointTest } from './cluster/own-endpoints.js';
 import { callPeer, type Peer } from './cluster/peer-client.js';
 import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type PoolMetaDocument } from './ops/decommission.js';
 import { StateStore } from './ops/state-store.js';
-import type { AdminContext, DecommissionControl, PoolInfo, SlotInfo } from './api/admin/context.js';
+import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
+import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 
 export interface AdminServices {
   context: AdminContext;
   peerHandlers: PeerHandlers;
   decommission: DecommissionManager;
+  rebalance: RebalanceManager;
   close(): Promise<void>;
 }
 
@@ -38,8 +40,11 @@ export async function startAdminServices(options: {
   const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash };
   const peers = peersOf(config, options.isOwn);
   const leaderPeer = leaderOf(config);
-  const store = new StateStore<PoolMetaDocument>({ name: 'pool.bin', magic: 'SVPB', drives: () => storage.setDrives.flat(2), validate: validatePoolMeta });
+  const allDrives = () => storage.setDrives.flat(2);
+  const store = new StateStore<PoolMetaDocument>({ name: 'pool.bin', magic: 'SVPB', drives: allDrives, validate: validatePoolMeta });
+  let rebalance: RebalanceManager | undefined;
   const manager = new DecommissionManager({
+    rebalanceRunning: () => rebalance?.isRunning() ?? false,
     objects: storage.objects,
     pools: config.layout.pools.map((pool) => ({ index: pool.index, pattern: pool.pattern })),
     legacy: config.layout.legacy,
@@ -55,11 +60,32 @@ export async function startAdminServices(options: {
     },
   });
   await manager.load();
+  rebalance = new RebalanceManager({
+    objects: storage.objects,
+    poolCount: config.layout.pools.length,
+    legacy: config.layout.legacy,
+    store: new StateStore<RebalanceDocument>({ name: 'rebalance.bin', magic: 'SVRB', drives: allDrives, validate: validateRebalance }),
+    leader: options.leader,
+    maxAttempts: config.rebalanceMaxAttempts,
+    nowMs: () => Date.now(),
+    logger,
+    decommissionUnfinished: () => manager.hasUnfinished(),
+    peers: {
+      announce: async (event, id) => {
+        const failed = await Promise.all(
+          peers.map((peer) => callPeer(peer, 'rebalance-event', { event, id }, { ...rpc, timeoutMs: 10_000 }).then(() => undefined, () => `${peer.host}:${peer.port}`)),
+        );
+        return failed.filter((peer): peer is string => peer !== undefined);
+      },
+    },
+  });
+  await rebalance.load();
+  const rebalancer = rebalance;
   // A peer that cannot be told (down) has an empty cache when it comes back.
   storage.objects.onBucketsChanged(async (bucket) => {
     await Promise.all(peers.map((peer) => callPeer(peer, 'buckets-changed', { bucket }, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)));
   });
-  const follower = options.leader ? undefined : setInterval(() => void manager.reload().catch(() => undefined), followIntervalMs);
+  const follower = options.leader ? undefined : setInterval(() => void Promise.all([manager.reload(), rebalancer.reload()]).catch(() => undefined), followIntervalMs);
   follower?.unref();
 
   const forward = async (op: string, body: Record<string, unknown>): Promise<Record<string, unknown>> => {
@@ -76,7 +102,26 @@ export async function startAdminServices(options: {
         status: async (pool) => (await forward('status', pool === undefined ? {} : { pool })).entries as DecommissionStatus[],
       };
 
+  const rebalanceControl: RebalanceControl = options.leader
+    ? { start: () => rebalancer.start(), status: async () => rebalancer.status(), stop: () => rebalancer.stop() }
+    : {
+        start: async () => (await callPeer(leaderPeer!, 'rebalance', { op: 'start' }, rpc)) as { id: string },
+        status: async () => (await callPeer(leaderPeer!, 'rebalance', { op: 'status' }, rpc)) as unknown as RebalanceStatus,
+        stop: async () => (await callPeer(leaderPeer!, 'rebalance', { op: 'stop' }, rpc)) as unknown as RebalanceStatus,
+      };
+
   const peerHandlers: PeerHandlers = {
+    'rebalance-event': async () => {
+      // The admission fence: this node now knows the rebalance (and refuses what conflicts with it).
+      await rebalancer.reload();
+      return { acknowledged: true };
+    },
+    rebalance: async (body) => {
+      if (!options.leader) throw new Error('this node is not the rebalance leader');
+      if (body.op === 'start') return rebalancer.start();
+      if (body.op === 'stop') return rebalancer.stop();
+      return rebalancer.status();
+    },
     'buckets-changed': async () => {
       storage.objects.invalidateBuckets();
       return { invalidated: true };
@@ -125,15 +170,17 @@ export async function startAdminServices(options: {
         }),
       ),
     decommission,
+    rebalance: rebalanceControl,
   };
 
   return {
     context,
     peerHandlers,
     decommission: manager,
+    rebalance: rebalancer,
     close: async () => {
       if (follower) clearInterval(follower);
-      await manager.close();
+      await Promise.all([manager.close(), rebalancer.close()]);
     },
   };
 }

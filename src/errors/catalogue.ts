@@ -60,6 +60,7 @@ export const errorCatalogue = {
   RebalanceInProgress: { httpStatus: 409, message: 'A rebalance is running; stop it first.' },
   DecommissionBlocksRebalance: { httpStatus: 409, message: 'A decommission is queued or running; rebalance cannot start.' },
   NoRebalanceRunning: { httpStatus: 409, message: 'No rebalance is running.' },
+  RebalancePropagationFailed: { httpStatus: 503, message: 'Rebalance start did not reach every node; it was rolled back.' },
 
   // Drive-level and internal codes (never sent to S3 clients as-is; mapped or wrapped)
   DriveOffline: { httpStatus: 503, message: 'The drive is offline.' },

@@ -64,6 +64,13 @@ export class ObjectLayer {
     return this.suspended.has(poolIndex) || (this.options.isPoolSuspended?.(poolIndex) ?? false);
   }
 
+  /** Capacity of a pool's online drives, summed. */
+  async poolUsage(poolIndex: number): Promise<{ totalBytes: number; freeBytes: number; usedBytes: number }> {
+    const pool = this.options.pools.find((candidate) => candidate.index === poolIndex);
+    if (!pool) throw new SvcError('InternalError', `no pool ${poolIndex}`);
+    return poolUsage(pool);
+  }
+
   /** Takes the object's namespace lock (data movement holds it across read, write and cleanup). */
   lockObject(bucket: string, key: string, mode: 'read' | 'write' = 'write'): Promise<() => void> {
     return this.allSets()[0]!.config.locker.acquire(objectResource(bucket, key), mode);

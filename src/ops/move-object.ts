@@ -15,6 +15,8 @@ export interface MoveOutcome {
   versions: number;
   bytes: number;
   targetPool?: number;
+  /** Source versions that could not be removed after the copy reached quorum (the object reads from either pool meanwhile). */
+  cleanupWarning?: string;
 }
 
 export async function moveObject(objects: ObjectLayer, bucket: string, key: string, fromPool: number, chooseTarget: () => Promise<number>): Promise<MoveOutcome> {
@@ -53,8 +55,16 @@ export async function moveObject(objects: ObjectLayer, bucket: string, key: stri
       });
       bytes += version.sizeBytes;
     }
+    const leftBehind: string[] = [];
     for (const version of versions) {
-      await source.deleteObject(bucket, key, { versionId: version.versionId, versioning: record.versioning, lockHeld: true });
+      try {
+        await source.deleteObject(bucket, key, { versionId: version.versionId, versioning: record.versioning, lockHeld: true });
+      } catch (error) {
+        leftBehind.push(`${version.versionId}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    if (leftBehind.length > 0) {
+      return { versions: versions.length, bytes, targetPool, cleanupWarning: `${bucket}/${key}: copied to pool ${targetPool} but not removed from pool ${fromPool} (${leftBehind.join('; ')})` };
     }
     return { versions: versions.length, bytes, targetPool };
   } finally {

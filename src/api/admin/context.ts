@@ -1,5 +1,6 @@
 /** What the admin handlers are given by the composition root. */
 import type { DecommissionStatus } from '../../ops/decommission.js';
+import type { RebalanceStatus } from '../../ops/rebalance.js';
 
 export interface SlotInfo {
   set: number;
@@ -34,11 +35,19 @@ export interface DecommissionControl {
   status(pool?: number): Promise<DecommissionStatus[]>;
 }
 
+/** Rebalance as the admin API sees it: local on the leader, forwarded elsewhere. */
+export interface RebalanceControl {
+  start(): Promise<{ id: string }>;
+  status(): Promise<RebalanceStatus>;
+  stop(): Promise<RebalanceStatus>;
+}
+
 export interface AdminContext {
   /** Launch patterns in pool order. */
   poolPatterns: string[];
   pools(): Promise<PoolInfo[]>;
   slots(pool: number): Promise<SlotInfo[]>;
   decommission: DecommissionControl;
+  rebalance: RebalanceControl;
   nowMs(): number;
 }

@@ -1,7 +1,7 @@
 /** The admin routes: pools, decommission (and, later, rebalance and heal). Thin: parse, call, shape. */
 import { SvcError } from '../../errors/index.js';
 import type { AdminContext } from './context.js';
-import { byIdOf, mutationQuery, requiredPool, resolvePool, statusQuery } from './query.js';
+import { byIdOf, mutationQuery, noQuery, requiredPool, resolvePool, statusQuery } from './query.js';
 
 export interface AdminRequest {
   rawQuery: string;
@@ -68,6 +68,27 @@ export const adminRoutes: AdminRoute[] = [
       const pool = onePool(context, request);
       await context.decommission.clear(pool);
       return { pool, cleared: true };
+    },
+  },
+  {
+    method: 'POST',
+    path: `${v3}/rebalance/start`,
+    handle: async (context, request) => {
+      noQuery(request.rawQuery);
+      return context.rebalance.start();
+    },
+  },
+  {
+    method: 'GET',
+    path: `${v3}/rebalance/status`,
+    handle: async (context) => context.rebalance.status(),
+  },
+  {
+    method: 'POST',
+    path: `${v3}/rebalance/stop`,
+    handle: async (context, request) => {
+      noQuery(request.rawQuery);
+      return context.rebalance.stop();
     },
   },
 ];
