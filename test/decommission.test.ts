@@ -91,12 +91,13 @@ async function waitForState(pool: string, states: string[], timeoutMs: number): 
 
 const recorded = new Map<string, string[]>();
 const contents = new Map<string, string>();
+let draining: string | undefined;
 
 /** Every recorded version is listed exactly as before (ids, ETags, sizes, markers), and the sampled bytes are the same. */
 async function expectRecordedObjects(s3: S3Client): Promise<void> {
   for (const [bucket, versions] of recorded) {
     const now = await versionsOf(s3, bucket);
-    expect(bucket === 'a-plain' ? now.filter((line) => !line.startsWith('during/')) : now).toEqual(versions);
+    expect(now.filter((line) => !/^(during\/|new\/|draining )/.test(line))).toEqual(versions);
   }
   for (const [name, md5] of contents) {
     const [bucket, ...key] = name.split('/');
@@ -133,6 +134,8 @@ describe('decommission of pool 0 in a two-pool deployment', () => {
     for (const [index, body] of parts.entries()) etags.push((await s3.send(new UploadPartCommand({ Bucket: 'c-multipart', Key: 'big', UploadId: upload.UploadId, PartNumber: index + 1, Body: body }))).ETag);
     await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'c-multipart', Key: 'big', UploadId: upload.UploadId, MultipartUpload: { Parts: etags.map((ETag, index) => ({ ETag, PartNumber: index + 1 })) } }));
     await s3.send(new PutObjectCommand({ Bucket: 'z-last', Key: 'staged', Body: 'in pool 0' }));
+    // An upload opened in pool 0 before the decommission may drain while the pool is being emptied.
+    draining = (await s3.send(new CreateMultipartUploadCommand({ Bucket: 'z-last', Key: 'draining' }))).UploadId;
 
     for (const bucket of ['a-plain', 'b-versioned', 'c-multipart', 'z-last']) recorded.set(bucket, await versionsOf(s3, bucket));
     expect(recorded.get('a-plain')).toHaveLength(1_500);
@@ -182,6 +185,11 @@ describe('decommission of pool 0 in a two-pool deployment', () => {
     expect([forged.status, forged.body.Code]).toEqual([403, 'AccessDenied']);
     // Nothing was persisted by any refused request.
     expect((await admin(server!.url, 'GET', '/svc/admin/v3/decommission/status')).body.entries).toEqual([]);
+
+    // The appended pool takes new writes (spread by free space; these pools share one filesystem).
+    const s3 = s3ClientFor(server!.url);
+    for (let index = 0; index < 40; index += 1) await s3.send(new PutObjectCommand({ Bucket: 'z-last', Key: `new/${index}`, Body: `after expansion ${index}` }));
+    expect((await objectFilesUnder(join(root, 'p1'))).length).toBeGreaterThan(0);
   });
 
   it('start returns before completion; the source refuses staged writes; new writes land on pool 1; everything moves', async () => {
@@ -196,6 +204,10 @@ describe('decommission of pool 0 in a two-pool deployment', () => {
     expect(again.body.Code).toBe('DecommissionInProgress');
     expect((await admin(server!.url, 'POST', '/svc/admin/v3/pools/clear', q({ pool: pool0 }))).body.Code).toBe('DecommissionNotClearable');
     for (let index = 0; index < 20; index += 1) await s3.send(new PutObjectCommand({ Bucket: 'a-plain', Key: `during/${index}`, Body: `written during the decommission ${index}` }));
+    const pool0Files = (await objectFilesUnder(join(root, 'p0'))).join('\n');
+    expect(pool0Files).not.toContain('/during/');
+    const part = await s3.send(new UploadPartCommand({ Bucket: 'z-last', Key: 'draining', UploadId: draining, PartNumber: 1, Body: 'drained upload' }));
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'z-last', Key: 'draining', UploadId: draining, MultipartUpload: { Parts: [{ ETag: part.ETag, PartNumber: 1 }] } }));
 
     const active = await waitForState(pool0, ['active', 'completed'], 30_000);
     expect(active.progress).toBeDefined();
@@ -212,6 +224,7 @@ describe('decommission of pool 0 in a two-pool deployment', () => {
     const s3 = await restart([pool1]);
     await expectRecordedObjects(s3);
     expect(await md5Of(s3, 'a-plain', 'during/3')).toBe(createHash('md5').update('written during the decommission 3').digest('hex'));
+    expect(await md5Of(s3, 'z-last', 'draining')).toBe(createHash('md5').update('drained upload').digest('hex'));
   }, 120_000);
 });
 
