@@ -1,13 +1,14 @@
 /**
- * Rebalance needs pools that really differ in fullness, so each pool lives on its own small
- * tmpfs (mounting needs root; the test skips with the reason otherwise, and fails under CI).
+ * Rebalance needs pools that really differ in fullness, and a failing decommission needs a target
+ * pool that is full, so each pool here lives on its own small tmpfs (mounting needs root; the
+ * tests skip with the reason otherwise, and fail under CI).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 
@@ -167,4 +168,50 @@ describe.skipIf(skipReason !== undefined)('rebalance between a full pool and an 
     const canceled = await admin(server!.url, 'POST', '/svc/admin/v3/pools/cancel', 'pool=1&by-id=true');
     if (canceled.status === 200) expect(canceled.body.entry.state).toBe('canceled');
   }, 60_000);
+});
+
+describe.skipIf(skipReason !== undefined)('a decommission that cannot move its objects', () => {
+  it('fails with the reason and the unresolved keys, cannot be cleared, and may be started again', async () => {
+    const big = join(root, 'big');
+    const small = join(root, 'small');
+    await mkdir(big);
+    await mkdir(small);
+    mountTmpfs(big, '64m');
+    mountTmpfs(small, '1m');
+    const source = join(big, 'd{1...4}');
+    const target = join(small, 'd{1...4}');
+    let node = await startSvc({ args: [source], env });
+    try {
+      const s3 = s3ClientFor(node.url);
+      await s3.send(new CreateBucketCommand({ Bucket: 'stuck' }));
+      for (let index = 0; index < 12; index += 1) await s3.send(new PutObjectCommand({ Bucket: 'stuck', Key: `big-${index}`, Body: Buffer.alloc(600 * 1024, index) }));
+      await node.stop();
+      node = await startSvc({ args: [source, target], env });
+      const call = (method: 'GET' | 'POST', route: string, query = '') => admin(node.url, method, `/svc/admin/v3/${route}`, query);
+      expect((await call('POST', 'pools/decommission', 'pool=0&by-id=true')).status).toBe(200);
+      let entry: Record<string, any> = {};
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        entry = (await call('GET', 'decommission/status', 'pool=0&by-id=true')).body.entries[0];
+        if (entry.state !== 'queued' && entry.state !== 'active') break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(entry.state, JSON.stringify(entry)).toBe('failed');
+      expect(entry.reason).toMatch(/could not be moved/);
+      expect(entry.unresolved.length).toBeGreaterThan(0);
+      expect(entry.unresolved[0]).toMatch(/^stuck\/big-/);
+      expect((await call('POST', 'pools/clear', 'pool=0&by-id=true')).body.Code).toBe('DecommissionNotClearable');
+      // The retry path: a failed entry with unresolved objects may be started again.
+      const retried = await call('POST', 'pools/decommission', 'pool=0&by-id=true');
+      expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+      expect(retried.body.entries[0].id).not.toBe(entry.id);
+      // Nothing was lost: every object still reads.
+      for (let index = 0; index < 12; index += 1) {
+        const object = await s3ClientFor(node.url).send(new GetObjectCommand({ Bucket: 'stuck', Key: `big-${index}` }));
+        expect((await object.Body!.transformToByteArray()).length).toBe(600 * 1024);
+      }
+    } finally {
+      await node.kill();
+    }
+  }, 120_000);
 });
