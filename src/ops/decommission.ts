@@ -245,11 +245,14 @@ export class DecommissionManager {
       entry.progress.totalObjects = entry.progress.objects + (await this.countObjects(entry.pool, signal));
       for (let pass = 1; pass <= 3; pass += 1) {
         await this.movePool(entry, signal);
+        // A cancel that arrived while the last objects moved wins over completing or failing.
+        if (signal.aborted) throw new Stopped();
         if (entry.unresolved.length > 0) {
           this.finish(entry, 'failed', `${entry.unresolved.length} object(s) could not be moved; first: ${entry.unresolved[0]} (${entry.reason ?? 'unknown error'})`);
           return;
         }
         const left = await this.countObjects(entry.pool, signal);
+        if (signal.aborted) throw new Stopped();
         if (left === 0) {
           this.finish(entry, 'completed');
           this.options.logger.info({ pool: entry.pool, objects: entry.progress.objects, bytes: entry.progress.bytes }, 'decommission completed');
