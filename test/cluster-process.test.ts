@@ -37,7 +37,11 @@ describe('launch arguments are verified between nodes', () => {
       expect(code, `${second.logs()}\n--- first\n${first.logs()}`).not.toBe('timeout');
       expect(code).not.toBe(0);
       expect(second.logs()).toContain('launch arguments');
+      // The node holding the first endpoint stays up and says why it waits.
+      const deadline = Date.now() + 15_000;
+      while (!first.logs().includes('waiting for format quorum') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(first.logs()).toContain('waiting for format quorum');
+      expect(first.child.exitCode).toBeNull();
     } finally {
       await first.kill();
       await second.kill();

@@ -8,6 +8,7 @@ import { putObject } from './put-object.js';
 import { getObject, headObject, type ObjectReader } from './get-object.js';
 import { deleteObject } from './delete-object.js';
 import { listSet, type ListEntry } from './list-objects.js';
+import { healObject, type HealObjectOptions, type HealObjectResult } from './heal-object.js';
 import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import type { WalkOptions } from './walk-keys.js';
 import type { DeleteObjectOptions, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions } from './types.js';
@@ -33,6 +34,10 @@ export class ErasureSet {
 
   deleteObject(bucket: string, key: string, options: DeleteObjectOptions): Promise<DeleteObjectResult> {
     return deleteObject(this.config, bucket, key, options);
+  }
+
+  healObject(bucket: string, key: string, options?: HealObjectOptions): Promise<HealObjectResult> {
+    return healObject(this.config, bucket, key, options);
   }
 
   list(bucket: string, options: WalkOptions): AsyncGenerator<ListEntry> {

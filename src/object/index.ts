@@ -9,3 +9,4 @@ export type { ObjectReader } from './get-object.js';
 export type * from './types.js';
 export { checkObjectKey, checkBucketName, objectDir, xlMetaPath, partPath } from './paths.js';
 export type { UploadRecord, PartRecord } from './multipart.js';
+export type { HealObjectOptions, HealObjectResult, HealOutcome, SlotHealth } from './heal-object.js';
