@@ -14,6 +14,7 @@ import { callPeer, type Peer } from './cluster/peer-client.js';
 import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type PoolMetaDocument } from './ops/decommission.js';
 import { StateStore } from './ops/state-store.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
+import { HealManager } from './ops/heal.js';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 
@@ -22,6 +23,7 @@ export interface AdminServices {
   peerHandlers: PeerHandlers;
   decommission: DecommissionManager;
   rebalance: RebalanceManager;
+  heal: HealManager;
   close(): Promise<void>;
 }
 
@@ -81,6 +83,8 @@ export async function startAdminServices(options: {
   });
   await rebalance.load();
   const rebalancer = rebalance;
+  const heal = new HealManager({ storage, nodeName: `${config.address.host}-${config.address.port}`, nowMs: () => Date.now(), logger });
+  await heal.start();
   // A peer that cannot be told (down) has an empty cache when it comes back.
   storage.objects.onBucketsChanged(async (bucket) => {
     await Promise.all(peers.map((peer) => callPeer(peer, 'buckets-changed', { bucket }, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)));
@@ -171,6 +175,8 @@ export async function startAdminServices(options: {
       ),
     decommission,
     rebalance: rebalanceControl,
+    heal,
+    setCounts: config.layout.pools.map((pool) => pool.setCount),
   };
 
   return {
@@ -178,9 +184,10 @@ export async function startAdminServices(options: {
     peerHandlers,
     decommission: manager,
     rebalance: rebalancer,
+    heal,
     close: async () => {
       if (follower) clearInterval(follower);
-      await Promise.all([manager.close(), rebalancer.close()]);
+      await Promise.all([manager.close(), rebalancer.close(), heal.close()]);
     },
   };
 }

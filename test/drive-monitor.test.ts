@@ -17,8 +17,8 @@ describe('drive monitor', () => {
     const slots: (Drive | undefined)[] = [createMemfsDrive({ endpoint: '/ok' }), undefined, undefined];
     const monitor = startDriveMonitor({
       pending: [
-        { slots, slot: 1, drive: late, expectedDriveId: formats[1]!.driveId },
-        { slots, slot: 2, drive: foreign, expectedDriveId: formats[2]!.driveId },
+        { pool: 0, set: 0, slots, slot: 1, drive: late, expectedDriveId: formats[1]!.driveId, reason: 'unformatted' },
+        { pool: 0, set: 0, slots, slot: 2, drive: foreign, expectedDriveId: formats[2]!.driveId, reason: 'offline' },
       ],
       deploymentId,
       intervalMs: 60_000,

@@ -11,11 +11,15 @@ import { decodeFormatJson } from '../format/format-json.js';
 import { formatPath } from './format-bootstrap.js';
 
 export interface PendingSlot {
+  pool: number;
+  set: number;
   /** The set's drive array, as the erasure set uses it; the monitor fills `slots[slot]`. */
   slots: (Drive | undefined)[];
   slot: number;
   drive: Drive;
   expectedDriveId: string;
+  /** Why it was not online at startup: unreachable, or reachable without a format (a replaced drive). */
+  reason: 'offline' | 'unformatted';
 }
 
 export interface DriveMonitorLogger {
@@ -27,6 +31,8 @@ export interface DriveMonitor {
   /** Checks every pending slot once; resolves with the endpoints brought online. */
   checkNow(): Promise<string[]>;
   pendingCount(): number;
+  /** The slots still waiting. */
+  pendingSlots(): PendingSlot[];
   stop(): void;
 }
 
@@ -75,5 +81,5 @@ export function startDriveMonitor(options: { pending: PendingSlot[]; deploymentI
     if (pending.length > 0) void checkNow();
   }, options.intervalMs);
   timer.unref();
-  return { checkNow, pendingCount: () => pending.length, stop: () => clearInterval(timer) };
+  return { checkNow, pendingCount: () => pending.length, pendingSlots: () => [...pending], stop: () => clearInterval(timer) };
 }

@@ -5,10 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { isSvcError, SvcError } from '../errors/index.js';
 import { systemDir, type Drive } from '../drive/index.js';
-import { ErasureSet, ObjectLayer, type NamespaceLocker, type SetLogger } from '../object/index.js';
+import { ErasureSet, ObjectLayer, type NamespaceLocker, type RepairRequest, type SetLogger } from '../object/index.js';
+import { encodeFormatJson } from '../format/format-json.js';
 import type { Clock } from '../util/clock.js';
 import { limits } from '../util/limits.js';
-import { establishPoolFormat, FormatPending, readFormats, type PoolFormatResult } from './format-bootstrap.js';
+import { establishPoolFormat, formatPath, FormatPending, readFormats, type PoolFormatResult } from './format-bootstrap.js';
 import { startDriveMonitor, type DriveMonitor, type PendingSlot } from './drive-monitor.js';
 import type { DeploymentLayout } from './layout.js';
 import { validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
@@ -32,6 +33,12 @@ export interface StartedStorage {
   setDrives: (Drive | undefined)[][][];
   /** Re-checks slots that were not online at startup and brings them in. */
   driveMonitor: DriveMonitor;
+  /** Is this drive one of this node's own? */
+  isLocal(drive: Drive): boolean;
+  /** Where reads and writes that found missing or corrupt shards report them (the MRF queue). */
+  onRepairNeeded(handler: (pool: number, set: number, request: RepairRequest) => void): void;
+  /** Writes format.json onto a replaced (empty) drive in its original slot and brings it online. */
+  formatReplacedDrive(pool: number, set: number, slot: number): Promise<void>;
   markShutdownClean(): Promise<void>;
   stop(): void;
 }
@@ -64,9 +71,10 @@ export async function startStorage(
       if (!drive || state === 'ok' || state === 'refused') return [];
       const set = Math.floor(index / pool.setDriveCount);
       const slot = index % pool.setDriveCount;
-      return [{ slots: setDrives[pool.index]![set]!, slot, drive, expectedDriveId: formats[pool.index]!.sets[set]![slot]! }];
+      return [{ pool: pool.index, set, slots: setDrives[pool.index]![set]!, slot, drive, expectedDriveId: formats[pool.index]!.sets[set]![slot]!, reason: state === 'unformatted' ? ('unformatted' as const) : ('offline' as const) }];
     }),
   );
+  let repairHandler: ((pool: number, set: number, request: RepairRequest) => void) | undefined;
   const pools = config.layout.pools.map((pool) => ({
     index: pool.index,
     sets: Array.from({ length: pool.setCount }, (_, setIndex) =>
@@ -84,6 +92,7 @@ export async function startStorage(
         blockSizeBytes: limits.erasureBlockSizeBytes,
         listQuorum: config.listQuorum,
         logger: options.logger,
+        onRepairNeeded: (request) => repairHandler?.(pool.index, setIndex, request),
       }),
     ),
   }));
@@ -99,6 +108,28 @@ export async function startStorage(
     lastShutdownUnclean,
     setDrives,
     driveMonitor,
+    isLocal,
+    onRepairNeeded: (handler) => {
+      repairHandler = handler;
+    },
+    formatReplacedDrive: async (pool, set, slot) => {
+      const entry = driveMonitor.pendingSlots().find((pending) => pending.pool === pool && pending.set === set && pending.slot === slot);
+      if (!entry) return; // online already
+      const format = formats[pool]!;
+      const bytes = encodeFormatJson({
+        version: 1,
+        layout: config.layout.singleDrive ? 'single' : 'erasure',
+        deploymentId,
+        poolIndex: format.storedPoolIndex,
+        driveId: entry.expectedDriveId,
+        sets: format.sets,
+        distributionAlgorithm: 'xxh64-deployment-id',
+      });
+      // Only an empty drive is formatted: a drive holding any other format.json is never overwritten.
+      const existing = await entry.drive.readFile(formatPath).then(() => true, (error: unknown) => (isSvcError(error, 'FileNotFound') ? false : Promise.reject(error)));
+      if (!existing) await entry.drive.writeFileAtomic(formatPath, bytes);
+      await driveMonitor.checkNow();
+    },
     markShutdownClean: async () => {
       await Promise.all(ownDrives.map((drive) => drive.deleteFile(uncleanMarkerPath).catch(() => undefined)));
     },

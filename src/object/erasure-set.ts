@@ -7,7 +7,7 @@ import type { Drive } from '../drive/index.js';
 import { putObject } from './put-object.js';
 import { getObject, headObject, type ObjectReader } from './get-object.js';
 import { deleteObject } from './delete-object.js';
-import { listSet, type ListEntry } from './list-objects.js';
+import { listAnyKeys, listSet, type ListEntry } from './list-objects.js';
 import { healObject, type HealObjectOptions, type HealObjectResult } from './heal-object.js';
 import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import type { WalkOptions } from './walk-keys.js';
@@ -38,6 +38,11 @@ export class ErasureSet {
 
   healObject(bucket: string, key: string, options?: HealObjectOptions): Promise<HealObjectResult> {
     return healObject(this.config, bucket, key, options);
+  }
+
+  /** Keys held by any online drive, without a vote (heal). */
+  listAnyKeys(bucket: string, options: { prefix: string; startAfter?: string }): AsyncGenerator<string> {
+    return listAnyKeys(this.config, bucket, options);
   }
 
   list(bucket: string, options: WalkOptions): AsyncGenerator<ListEntry> {

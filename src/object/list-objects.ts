@@ -33,6 +33,17 @@ export async function* listSet(config: SetConfig, bucket: string, options: WalkO
   }
 }
 
+/**
+ * Every key any online drive of the set holds (or an undecodable xl.meta for), in key order,
+ * without a vote: what heal walks, so that a key left on a minority of drives is found too.
+ */
+export async function* listAnyKeys(config: SetConfig, bucket: string, options: { prefix: string; startAfter?: string }): AsyncGenerator<string> {
+  const sources = onlineSlots(config).map((slot) => tagged(walkKeys(config.drives[slot]!, bucket, options), slot));
+  for await (const [key, group] of mergeSorted(sources, (entry) => entry.key)) {
+    if (group.some((entry) => entry.kind === 'object')) yield key;
+  }
+}
+
 function listingSlots(config: SetConfig): number[] {
   const online = onlineSlots(config);
   if (config.listQuorum === 'disk') return online.slice(0, 1);

@@ -169,6 +169,11 @@ export class ObjectLayer {
     return repaired;
   }
 
+  /** Writes a bucket's record again on the given sets' drives (heal of a replaced drive). */
+  async rewriteBucketRecord(record: BucketRecord, sets: ErasureSet[]): Promise<void> {
+    await writeBucketRecord(sets, record);
+  }
+
   /** Forgets cached bucket records (another node changed them). */
   invalidateBuckets(): void {
     this.bucketCache.clear();

@@ -79,3 +79,34 @@ export async function versionsIn(objects: ObjectLayer, pool: number, bucket: str
   }
   return [];
 }
+
+/**
+ * Rewrites every data version of an object in place with the current storage-class parity (heal
+ * with `updateParity`), keeping version ids, times, ETags and metadata. The caller holds the lock.
+ * Returns the number of versions rewritten.
+ */
+export async function rewriteWithCurrentParity(objects: ObjectLayer, pool: number, bucket: string, key: string): Promise<number> {
+  const record = await objects.requireBucket(bucket);
+  const set = objects.setFor(pool, key);
+  let rewritten = 0;
+  for (const version of [...(await versionsIn(objects, pool, bucket, key))].reverse()) {
+    if (version.deleteMarker) continue;
+    const wanted = version.storageClass === 'REDUCED_REDUNDANCY' ? set.config.rrsParity : set.config.standardParity;
+    if (version.parityShards === wanted) continue;
+    const reader = await set.getObject(bucket, key, { versionId: version.versionId, lockHeld: true });
+    await set.putObject(bucket, key, reader.body, {
+      storageClass: version.storageClass,
+      versioning: record.versioning,
+      sizeBytes: version.sizeBytes,
+      ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
+      userMetadata: version.userMetadata,
+      systemMetadata: version.systemMetadata,
+      modTimeMs: version.modTimeMs,
+      versionId: version.versionId,
+      etag: version.etag,
+      lockHeld: true,
+    });
+    rewritten += 1;
+  }
+  return rewritten;
+}

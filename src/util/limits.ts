@@ -46,6 +46,10 @@ export const limits = {
   maxHealRecordBytes: 1 * MiB,
   /** Internode RPC. */
   rpcTimeoutMs: 30_000,
+  /** Objects waiting for read-repair (MRF); more are dropped and counted. */
+  mrfQueueLimit: 10_000,
+  /** Items a heal sequence keeps for its status. */
+  healItemsKept: 1_000,
   /** Extra attempts of an internode read whose connection failed before any answer. */
   rpcReadRetries: 2,
   /** How often slots that were not online at startup are re-checked. */

@@ -1,4 +1,5 @@
 /** Signs and sends admin API requests (SigV4, root credentials by default) for tests. */
+import { createHash } from 'node:crypto';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { testCredentials } from './server-process.js';
@@ -8,22 +9,23 @@ export interface AdminAnswer {
   body: Record<string, any>;
 }
 
-export async function admin(baseUrl: string, method: 'GET' | 'POST', path: string, rawQuery = '', options: { credentials?: { accessKeyId: string; secretAccessKey: string }; unsigned?: boolean } = {}): Promise<AdminAnswer> {
+export async function admin(baseUrl: string, method: 'GET' | 'POST', path: string, rawQuery = '', options: { credentials?: { accessKeyId: string; secretAccessKey: string }; unsigned?: boolean; body?: string } = {}): Promise<AdminAnswer> {
   const url = new URL(baseUrl);
   const query: Record<string, string | string[]> = {};
   for (const [name, value] of new URLSearchParams(rawQuery)) {
     const existing = query[name];
     query[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
   }
-  const headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' };
+  const body = options.body ?? '';
+  const headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') };
   let sendHeaders = headers;
   if (!options.unsigned) {
     const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: options.credentials ?? testCredentials, sha256: Sha256, uriEscapePath: false });
-    const signed = await signer.sign({ method, protocol: 'http:', hostname: url.hostname, port: Number(url.port), path, query, headers });
+    const signed = await signer.sign({ method, protocol: 'http:', hostname: url.hostname, port: Number(url.port), path, query, headers, body });
     sendHeaders = signed.headers as Record<string, string>;
   }
   const { host: _host, ...fetchHeaders } = sendHeaders;
-  const response = await fetch(`${baseUrl}${path}${rawQuery ? `?${rawQuery}` : ''}`, { method, headers: fetchHeaders });
+  const response = await fetch(`${baseUrl}${path}${rawQuery ? `?${rawQuery}` : ''}`, { method, headers: fetchHeaders, ...(body !== '' ? { body } : {}) });
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
 }

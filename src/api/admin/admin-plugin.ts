@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore, type PayloadMode } from '../s3/auth/sigv4.js';
-import type { AdminContext } from './context.js';
+import type { AdminContext, AdminRequest } from './context.js';
 import { requestLine } from '../request-line.js';
-import { adminRoutes, type AdminRequest } from './routes.js';
+import { adminRoutes } from './routes.js';
 
 export const adminPrefix = '/svc/admin/';
 
@@ -34,13 +34,14 @@ async function handle(options: AdminPluginOptions, request: FastifyRequest, repl
     const body = await readSmallBody(request);
     if (payload.kind === 'sha256' && createHash('sha256').update(body).digest('hex') !== payload.expectedHex) throw new SvcError('XAmzContentSHA256Mismatch');
     if (payload.kind.startsWith('streaming')) throw new SvcError('InvalidRequest', 'admin requests do not take streaming payloads');
-    const route = adminRoutes.find((candidate) => candidate.method === request.method && candidate.path === rawPath);
+    const matches = (candidate: (typeof adminRoutes)[number]) => candidate.path === rawPath || (candidate.subtree === true && rawPath.startsWith(candidate.path));
+    const route = adminRoutes.find((candidate) => candidate.method === request.method && matches(candidate));
     if (!route) {
-      const otherMethod = adminRoutes.some((candidate) => candidate.path === rawPath);
+      const otherMethod = adminRoutes.some(matches);
       throw new SvcError(otherMethod ? 'MethodNotAllowed' : 'NotImplemented', otherMethod ? `${request.method} is not allowed on ${rawPath}` : `no admin API at ${rawPath}`);
     }
     const adminRequest: AdminRequest = { rawQuery, body };
-    const result = await route.handle(options.context(), adminRequest);
+    const result = await route.handle(options.context(), adminRequest, rawPath.slice(route.path.length));
     await reply.code(200).header('content-type', 'application/json').send(JSON.stringify(result ?? {}));
   } catch (error) {
     const known = isSvcError(error) ? error : new SvcError('InternalError', undefined, {}, { cause: error });

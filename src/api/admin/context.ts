@@ -1,6 +1,7 @@
 /** What the admin handlers are given by the composition root. */
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
+import type { HealManager } from '../../ops/heal.js';
 
 export interface SlotInfo {
   set: number;
@@ -49,5 +50,15 @@ export interface AdminContext {
   slots(pool: number): Promise<SlotInfo[]>;
   decommission: DecommissionControl;
   rebalance: RebalanceControl;
+  /** Heal sequences run on the node that received the request. */
+  heal: Pick<HealManager, 'startSequence' | 'sequenceStatus' | 'stopSequence' | 'backgroundStatus' | 'replacementRecovery'>;
+  /** Set count of each pool. */
+  setCounts: number[];
   nowMs(): number;
+}
+
+/** An admin request as the handlers see it: the raw query and the (small) body. */
+export interface AdminRequest {
+  rawQuery: string;
+  body: Buffer;
 }

@@ -1,22 +1,30 @@
 /** The admin routes: pools, decommission (and, later, rebalance and heal). Thin: parse, call, shape. */
 import { SvcError } from '../../errors/index.js';
-import type { AdminContext } from './context.js';
+import type { AdminContext, AdminRequest } from './context.js';
 import { byIdOf, mutationQuery, noQuery, requiredPool, resolvePool, statusQuery } from './query.js';
-
-export interface AdminRequest {
-  rawQuery: string;
-  body: Buffer;
-}
+import { heal } from './heal.js';
 
 export interface AdminRoute {
   method: 'GET' | 'POST';
   path: string;
-  handle(context: AdminContext, request: AdminRequest): Promise<unknown>;
+  /** The route also serves every path below `path` (heal of a bucket or prefix). */
+  subtree?: boolean;
+  handle(context: AdminContext, request: AdminRequest, rest: string): Promise<unknown>;
 }
 
 const v3 = '/svc/admin/v3';
 
 export const adminRoutes: AdminRoute[] = [
+  { method: 'POST', path: `${v3}/heal/`, subtree: true, handle: (context, request, rest) => heal(context, request, rest) },
+  {
+    method: 'POST',
+    path: `${v3}/background-heal/status`,
+    handle: async (context, request) => {
+      noQuery(request.rawQuery);
+      return context.heal.backgroundStatus();
+    },
+  },
+  { method: 'GET', path: '/svc/admin/v4/heal/replacement-recovery', handle: async (context) => context.heal.replacementRecovery() },
   {
     method: 'GET',
     path: `${v3}/pools/list`,

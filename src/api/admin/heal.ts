@@ -1,0 +1,87 @@
+/**
+ * POST /svc/admin/v3/heal/[<bucket>[/<prefix>]] (SPEC "Endpoint rules" 3): the body is the heal
+ * request JSON, the query `clientToken`, `forceStart`, `forceStop`. Without a client token a heal
+ * starts; with one, its status is returned (or, with forceStop, it is stopped).
+ */
+import { SvcError } from '../../errors/index.js';
+import type { HealOptions, HealPath } from '../../ops/heal.js';
+import type { AdminContext, AdminRequest } from './context.js';
+import { mutationQuery } from './query.js';
+
+const booleanFields = ['recursive', 'dryRun', 'remove', 'recreate', 'updateParity', 'nolock', 'readRepair'] as const;
+const knownFields = new Set<string>([...booleanFields, 'scanMode', 'pool', 'set']);
+
+export async function heal(context: AdminContext, request: AdminRequest, rest: string): Promise<unknown> {
+  const query = mutationQuery(request.rawQuery, ['clientToken', 'forceStart', 'forceStop']);
+  const forceStart = flag(query.get('forceStart'), 'forceStart');
+  const forceStop = flag(query.get('forceStop'), 'forceStop');
+  if (forceStart && forceStop) throw new SvcError('InvalidArgument', 'forceStart and forceStop cannot both be true');
+  const path = pathOf(rest);
+  const body = parseBody(request.body);
+  if (body.readRepair === true) throw new SvcError('InvalidArgument', 'readRepair is not an admin heal option: read-repair runs on its own after reads that find damaged shards');
+  const clientToken = query.get('clientToken');
+  if (clientToken !== undefined && clientToken !== '') {
+    if (forceStart) throw new SvcError('InvalidArgument', 'forceStart starts a new heal and takes no clientToken');
+    const status = context.heal.sequenceStatus(clientToken);
+    if (status.path.bucket !== path.bucket || (status.path.prefix ?? '') !== (path.prefix ?? '')) throw new SvcError('InvalidArgument', 'the clientToken belongs to a heal of another path');
+    return forceStop ? context.heal.stopSequence(clientToken) : status;
+  }
+  if (forceStop) throw new SvcError('InvalidArgument', 'forceStop needs the clientToken of the heal to stop');
+  const options = optionsOf(context, path, body);
+  return context.heal.startSequence(path, options, { forceStart });
+}
+
+function flag(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new SvcError('InvalidArgument', `${name} must be true or false`);
+}
+
+function pathOf(rest: string): HealPath {
+  if (rest === '') return {};
+  const slash = rest.indexOf('/');
+  const bucket = decodeURIComponent(slash < 0 ? rest : rest.slice(0, slash));
+  const prefix = slash < 0 ? '' : decodeURIComponent(rest.slice(slash + 1));
+  return prefix === '' ? { bucket } : { bucket, prefix };
+}
+
+function parseBody(body: Buffer): Record<string, unknown> {
+  if (body.length === 0) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new SvcError('InvalidArgument', 'the heal request body is not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new SvcError('InvalidArgument', 'the heal request body must be a JSON object');
+  const record = parsed as Record<string, unknown>;
+  for (const key of Object.keys(record)) if (!knownFields.has(key)) throw new SvcError('InvalidArgument', `unknown heal option '${key}'`);
+  for (const key of booleanFields) if (record[key] !== undefined && typeof record[key] !== 'boolean') throw new SvcError('InvalidArgument', `${key} must be true or false`);
+  if (record.scanMode !== undefined && record.scanMode !== 'normal' && record.scanMode !== 'deep') throw new SvcError('InvalidArgument', "scanMode must be 'normal' or 'deep'");
+  for (const key of ['pool', 'set']) if (record[key] !== undefined && !(Number.isInteger(record[key]) && (record[key] as number) >= 0)) throw new SvcError('InvalidArgument', `${key} must be a zero-based index`);
+  return record;
+}
+
+function optionsOf(context: AdminContext, path: HealPath, body: Record<string, unknown>): HealOptions {
+  const pool = body.pool as number | undefined;
+  const set = body.set as number | undefined;
+  const options: HealOptions = {
+    recursive: body.recursive === true,
+    dryRun: body.dryRun === true,
+    remove: body.remove === true,
+    recreate: body.recreate === true,
+    scanMode: (body.scanMode as 'normal' | 'deep' | undefined) ?? 'normal',
+    updateParity: body.updateParity === true,
+    // nolock is accepted and forced off: admin heals always take the object lock.
+  };
+  if ((pool === undefined) !== (set === undefined)) throw new SvcError('InvalidArgument', 'pool and set go together: name both to heal one erasure set');
+  if (pool !== undefined && set !== undefined) {
+    if (path.bucket !== undefined) throw new SvcError('InvalidArgument', 'pool and set name an erasure set; they apply to the root heal only');
+    if (pool >= context.setCounts.length) throw new SvcError('NoSuchPool', `no pool ${pool}`, { pool });
+    if (set >= context.setCounts[pool]!) throw new SvcError('InvalidArgument', `pool ${pool} has ${context.setCounts[pool]} set(s); set ${set} does not exist`);
+    return { ...options, pool, set };
+  }
+  if (path.bucket === undefined && !options.recursive) throw new SvcError('InvalidArgument', 'a root heal needs recursive=true, or pool and set to heal one erasure set');
+  if (path.bucket !== undefined && path.prefix === undefined) options.recursive = true; // a bucket heal is always recursive
+  return options;
+}
