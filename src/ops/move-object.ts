@@ -8,7 +8,7 @@
  * version ids on the target.
  */
 import { SvcError } from '../errors/index.js';
-import type { ObjectInfo, ObjectLayer } from '../object/index.js';
+import type { BucketVersioning, ObjectInfo, ObjectLayer, PutObjectOptions } from '../object/index.js';
 
 export interface MoveOutcome {
   /** Versions copied (0 when the key was gone by the time the lock was held). */
@@ -37,16 +37,7 @@ export async function moveObject(objects: ObjectLayer, bucket: string, key: stri
       }
       const reader = await source.getObject(bucket, key, { versionId: version.versionId, lockHeld: true });
       await target.putObject(bucket, key, reader.body, {
-        storageClass: version.storageClass,
-        versioning: record.versioning,
-        sizeBytes: version.sizeBytes,
-        ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
-        userMetadata: version.userMetadata,
-        systemMetadata: version.systemMetadata,
-        modTimeMs: version.modTimeMs,
-        versionId: version.versionId,
-        etag: version.etag,
-        lockHeld: true,
+        ...sameVersion(version, record.versioning),
         beforeCommit: ({ md5Hex }) => {
           if (!version.etag.includes('-') && md5Hex !== version.etag) {
             throw new SvcError('InternalError', `moved bytes of ${bucket}/${key} version ${version.versionId} do not match its ETag`);
@@ -94,19 +85,24 @@ export async function rewriteWithCurrentParity(objects: ObjectLayer, pool: numbe
     const wanted = version.storageClass === 'REDUCED_REDUNDANCY' ? set.config.rrsParity : set.config.standardParity;
     if (version.parityShards === wanted) continue;
     const reader = await set.getObject(bucket, key, { versionId: version.versionId, lockHeld: true });
-    await set.putObject(bucket, key, reader.body, {
-      storageClass: version.storageClass,
-      versioning: record.versioning,
-      sizeBytes: version.sizeBytes,
-      ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
-      userMetadata: version.userMetadata,
-      systemMetadata: version.systemMetadata,
-      modTimeMs: version.modTimeMs,
-      versionId: version.versionId,
-      etag: version.etag,
-      lockHeld: true,
-    });
+    await set.putObject(bucket, key, reader.body, sameVersion(version, record.versioning));
     rewritten += 1;
   }
   return rewritten;
+}
+
+/** Put options that write a copy of `version` as the same version (id, time, ETag, metadata, class); the caller holds the lock. */
+function sameVersion(version: ObjectInfo, versioning: BucketVersioning): PutObjectOptions {
+  return {
+    storageClass: version.storageClass,
+    versioning,
+    sizeBytes: version.sizeBytes,
+    ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
+    userMetadata: version.userMetadata,
+    systemMetadata: version.systemMetadata,
+    modTimeMs: version.modTimeMs,
+    versionId: version.versionId,
+    etag: version.etag,
+    lockHeld: true,
+  };
 }
