@@ -218,3 +218,23 @@ describe('admin heal', () => {
     expect(await errorName(s3ClientFor(server!.url).send(new GetObjectCommand({ Bucket: 'photos', Key: '2026/p0' })))).toBe('no error');
   });
 });
+
+describe('heal options that rewrite', () => {
+  it('recreate rewrites every copy; updateParity rewrites objects with the parity now configured', async () => {
+    const recreate = await healCall('photos', { recreate: true });
+    const recreated = await waitForHeal('photos', recreate.body.clientToken);
+    expect(recreated.status).toBe('finished');
+    expect(recreated.counts.shardsHealed).toBeGreaterThanOrEqual(written.size * 4);
+
+    // New writes would use EC:1 now; heal with updateParity brings the old objects to it.
+    await server!.stop();
+    server = await startSvc({ args: [join(root, 'd{1...4}')], env: { ...env, SVC_STORAGE_CLASS_STANDARD: 'EC:1' } });
+    const parityOf = async (key: string) => decodeXlMeta(await readFile(join(drive(0), 'photos', ...key.split('/'), 'xl.meta'))).versions[0]!.erasure!.parityShards;
+    expect(await parityOf('2026/p10')).toBe(2);
+    const update = await healCall('photos', { updateParity: true });
+    expect((await waitForHeal('photos', update.body.clientToken)).status).toBe('finished');
+    expect(await parityOf('2026/p10')).toBe(1);
+    expect(await parityOf('2026/p0')).toBe(1);
+    await expectAllReadable(s3ClientFor(server!.url));
+  });
+});
