@@ -17,6 +17,8 @@ import { RebalanceManager, validateRebalance, type RebalanceDocument, type Rebal
 import { HealManager } from './ops/heal.js';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
+import { limits } from './util/limits.js';
+import { packageVersion } from './util/version.js';
 
 export interface AdminServices {
   context: AdminContext;
@@ -177,6 +179,42 @@ export async function startAdminServices(options: {
     rebalance: rebalanceControl,
     heal,
     setCounts: config.layout.pools.map((pool) => pool.setCount),
+    snapshot: async () => {
+      const pools = await context.pools();
+      const slots = await Promise.all(config.layout.pools.map((pool) => slotsOf(config, storage, options.isOwn, pool.index)));
+      return {
+        deploymentId: storage.deploymentId,
+        generatedAt: new Date().toISOString(),
+        thisNode: `${config.address.host}:${config.address.port}`,
+        nodes: nodesOf(slots.flat()),
+        pools: pools.map((pool, index) => ({ ...pool, sets: Array.from({ length: pool.setCount }, (_, set) => ({ set, drives: slots[index]!.filter((slot) => slot.set === set) })) })),
+        operations: { rebalance: rebalancer.status(), decommission: manager.status(), heal: heal.backgroundStatus() },
+      };
+    },
+    capabilities: () => ({
+      server: 'svc',
+      version: packageVersion(),
+      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery'] },
+      driveBackends: ['fs', 'memfs', 'remote'],
+      driveBackend: config.driveBackend,
+      faultInjection: config.faultInjection,
+      storageClasses: config.layout.pools.map((pool) => ({ pool: pool.index, STANDARD: `EC:${storage.storageClass.standardParity(pool.index)}`, REDUCED_REDUNDANCY: `EC:${storage.storageClass.rrsParity(pool.index)}` })),
+      listQuorum: config.listQuorum,
+      limits: {
+        erasureBlockSizeBytes: limits.erasureBlockSizeBytes,
+        minPartSizeBytes: limits.minPartSizeBytes,
+        maxPartNumber: limits.maxPartNumber,
+        lockExpiryMs: limits.lockExpiryMs,
+        mrfQueueLimit: limits.mrfQueueLimit,
+        decommissionBucketConcurrency: config.decommissionBucketConcurrency,
+        decommissionEntryConcurrency: config.decommissionEntryConcurrency,
+        rebalanceMaxAttempts: config.rebalanceMaxAttempts,
+      },
+    }),
+    serversInfo: async () => {
+      const slots = (await Promise.all(config.layout.pools.map((pool) => slotsOf(config, storage, options.isOwn, pool.index)))).flatMap((list, pool) => list.map((slot) => ({ pool, ...slot })));
+      return { servers: nodesOf(slots).map((node) => ({ ...node, drives: slots.filter((slot) => hostOfEndpoint(slot.endpoint) === node.endpoint) })) };
+    },
   };
 
   return {
@@ -190,6 +228,26 @@ export async function startAdminServices(options: {
       await Promise.all([manager.close(), rebalancer.close(), heal.close()]);
     },
   };
+}
+
+function hostOfEndpoint(endpoint: string): string {
+  return /^https?:\/\//.test(endpoint) ? new URL(endpoint).host : 'local';
+}
+
+/** Nodes (host:port of their drives' endpoints): online when any of their drives answers. */
+function nodesOf(slots: SlotInfo[]): { endpoint: string; state: 'online' | 'offline'; drives: number; drivesOnline: number }[] {
+  const nodes = new Map<string, { endpoint: string; state: 'online' | 'offline'; drives: number; drivesOnline: number }>();
+  for (const slot of slots) {
+    const endpoint = hostOfEndpoint(slot.endpoint);
+    const node = nodes.get(endpoint) ?? { endpoint, state: 'offline' as 'online' | 'offline', drives: 0, drivesOnline: 0 };
+    node.drives += 1;
+    if (slot.state === 'online') {
+      node.drivesOnline += 1;
+      node.state = 'online';
+    }
+    nodes.set(endpoint, node);
+  }
+  return [...nodes.values()];
 }
 
 async function slotsOf(config: ServerConfig, storage: StartedStorage, isOwn: OwnEndpointTest, poolIndex: number): Promise<SlotInfo[]> {

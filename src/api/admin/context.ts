@@ -54,6 +54,9 @@ export interface AdminContext {
   heal: Pick<HealManager, 'startSequence' | 'sequenceStatus' | 'stopSequence' | 'backgroundStatus' | 'replacementRecovery'>;
   /** Set count of each pool. */
   setCounts: number[];
+  snapshot(): Promise<Record<string, unknown>>;
+  capabilities(): Record<string, unknown>;
+  serversInfo(): Promise<Record<string, unknown>>;
   nowMs(): number;
 }
 

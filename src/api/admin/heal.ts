@@ -23,7 +23,9 @@ export async function heal(context: AdminContext, request: AdminRequest, rest: s
   if (clientToken !== undefined && clientToken !== '') {
     if (forceStart) throw new SvcError('InvalidArgument', 'forceStart starts a new heal and takes no clientToken');
     const status = context.heal.sequenceStatus(clientToken);
-    if (status.path.bucket !== path.bucket || (status.path.prefix ?? '') !== (path.prefix ?? '')) throw new SvcError('InvalidArgument', 'the clientToken belongs to a heal of another path');
+    // The root path finds any heal by its token; any other path must be the heal's own.
+    const rootLookup = path.bucket === undefined;
+    if (!rootLookup && (status.path.bucket !== path.bucket || (status.path.prefix ?? '') !== (path.prefix ?? ''))) throw new SvcError('InvalidArgument', 'the clientToken belongs to a heal of another path');
     return forceStop ? context.heal.stopSequence(clientToken) : status;
   }
   if (forceStop) throw new SvcError('InvalidArgument', 'forceStop needs the clientToken of the heal to stop');

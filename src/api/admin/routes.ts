@@ -25,6 +25,9 @@ export const adminRoutes: AdminRoute[] = [
     },
   },
   { method: 'GET', path: '/svc/admin/v4/heal/replacement-recovery', handle: async (context) => context.heal.replacementRecovery() },
+  { method: 'GET', path: '/svc/admin/v4/cluster/snapshot', handle: async (context) => context.snapshot() },
+  { method: 'GET', path: '/svc/admin/v4/runtime/capabilities', handle: async (context) => context.capabilities() },
+  { method: 'GET', path: `${v3}/info`, handle: async (context) => context.serversInfo() },
   {
     method: 'GET',
     path: `${v3}/pools/list`,

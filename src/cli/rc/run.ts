@@ -1,0 +1,224 @@
+/**
+ * `rc`: the command-line client of svc. Parses the command line, runs one command, and turns
+ * every failure into one line on stderr with a non-zero exit (2 for usage errors).
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { createContext, RcError, table, type RcContext, type RcIo } from './context.js';
+import * as adminCommands from './admin.js';
+import * as objects from './objects.js';
+
+interface Command {
+  usage: string;
+  summary: string;
+  options?: ParseArgsConfig['options'];
+  positionals: [min: number, max: number];
+  run(context: RcContext, args: string[], values: Record<string, string | boolean | undefined>): Promise<void>;
+}
+
+const json = { json: { type: 'boolean' } } as const;
+const byId = { 'by-id': { type: 'boolean' } } as const;
+const watch = { watch: { type: 'boolean' } } as const;
+
+const commands: Record<string, Command> = {
+  'alias set': {
+    usage: 'rc alias set <name> <url> <access-key> <secret-key>',
+    summary: 'remember a server under a short name (config file, mode 600)',
+    positionals: [4, 4],
+    run: async (context, [name, url, accessKey, secretKey]) => {
+      if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(name!)) throw new RcError(`alias names are letters, digits, '-' and '_', not '${name}'`, 2);
+      let parsed: URL;
+      try {
+        parsed = new URL(url!);
+      } catch {
+        throw new RcError(`'${url}' is not a URL (write http://host:port)`, 2);
+      }
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new RcError(`'${url}' is not an http or https URL`, 2);
+      const aliases = await context.readAliases();
+      aliases[name!] = { url: parsed.origin, accessKey: accessKey!, secretKey: secretKey! };
+      await context.writeAliases(aliases);
+      context.print({ alias: name, url: parsed.origin }, () => `alias ${name} -> ${parsed.origin} saved in ${context.configPath}`);
+    },
+  },
+  'alias list': {
+    usage: 'rc alias list',
+    summary: 'show the saved aliases',
+    positionals: [0, 0],
+    run: async (context) => {
+      const aliases = await context.readAliases();
+      const rows = Object.entries(aliases).map(([name, alias]) => ({ alias: name, url: alias.url, accessKey: alias.accessKey }));
+      context.print(rows, () => (rows.length === 0 ? 'no aliases (rc alias set <name> <url> <access-key> <secret-key>)' : table(['ALIAS', 'URL', 'ACCESS KEY'], rows.map((row) => [row.alias, row.url, row.accessKey]))));
+    },
+  },
+  'alias remove': {
+    usage: 'rc alias remove <name>',
+    summary: 'forget an alias',
+    positionals: [1, 1],
+    run: async (context, [name]) => {
+      const aliases = await context.readAliases();
+      if (!aliases[name!]) throw new RcError(`unknown alias '${name}'`);
+      delete aliases[name!];
+      await context.writeAliases(aliases);
+      context.print({ alias: name, removed: true }, () => `alias ${name} removed`);
+    },
+  },
+  ping: {
+    usage: 'rc ping <alias> [--timeout <seconds>]',
+    summary: 'is the server alive? (GET /health)',
+    options: { timeout: { type: 'string' } },
+    positionals: [1, 1],
+    run: (context, [alias], values) => probe(context, alias!, '/health', values.timeout as string | undefined),
+  },
+  ready: {
+    usage: 'rc ready <alias> [--timeout <seconds>]',
+    summary: 'does the server serve requests? (GET /health/ready; waits up to --timeout)',
+    options: { timeout: { type: 'string' } },
+    positionals: [1, 1],
+    run: (context, [alias], values) => probe(context, alias!, '/health/ready', values.timeout as string | undefined),
+  },
+  mb: { usage: 'rc mb <alias>/<bucket>', summary: 'make a bucket', positionals: [1, 1], run: (context, [target]) => objects.mb(context, target!) },
+  rb: { usage: 'rc rb <alias>/<bucket> [--force]', summary: 'remove a bucket (--force removes every version in it first)', options: { force: { type: 'boolean' } }, positionals: [1, 1], run: (context, [target], values) => objects.rb(context, target!, values.force === true) },
+  ls: {
+    usage: 'rc ls <alias>[/<bucket>[/<prefix>]] [--recursive] [--versions]',
+    summary: 'list buckets, objects, or every version',
+    options: { recursive: { type: 'boolean', short: 'r' }, versions: { type: 'boolean' } },
+    positionals: [1, 1],
+    run: (context, [target], values) => objects.ls(context, target!, { recursive: values.recursive === true, versions: values.versions === true }),
+  },
+  cp: { usage: 'rc cp <source> <target>', summary: 'upload a file, download an object, or copy on the server (alias/bucket/key on either side)', positionals: [2, 2], run: (context, [from, to]) => objects.cp(context, from!, to!) },
+  cat: { usage: 'rc cat <alias>/<bucket>/<key> [--version-id <id>]', summary: 'write an object to standard output', options: { 'version-id': { type: 'string' } }, positionals: [1, 1], run: (context, [target], values) => objects.cat(context, target!, values['version-id'] as string | undefined) },
+  rm: {
+    usage: 'rc rm <alias>/<bucket>/<key> [--version-id <id>] | rc rm <alias>/<bucket>[/<prefix>] --recursive [--versions]',
+    summary: 'remove an object (a version; everything under a prefix; every version)',
+    options: { recursive: { type: 'boolean', short: 'r' }, versions: { type: 'boolean' }, 'version-id': { type: 'string' } },
+    positionals: [1, 1],
+    run: (context, [target], values) => objects.rm(context, target!, { recursive: values.recursive === true, versions: values.versions === true, ...(values['version-id'] ? { versionId: values['version-id'] as string } : {}) }),
+  },
+  stat: { usage: 'rc stat <alias>/<bucket>/<key> [--version-id <id>]', summary: 'show an object\'s size, ETag, class, version and metadata', options: { 'version-id': { type: 'string' } }, positionals: [1, 1], run: (context, [target], values) => objects.stat(context, target!, values['version-id'] as string | undefined) },
+  'admin pool list': { usage: 'rc admin pool list <alias>', summary: 'pools with capacity and decommission state', positionals: [1, 1], run: (context, [alias]) => adminCommands.poolList(context, alias!) },
+  'admin pool status': { usage: 'rc admin pool status <alias> <pool> [--by-id]', summary: 'one pool: sets, drives, local/remote, UUIDs, state', options: byId, positionals: [2, 2], run: (context, [alias, pool], values) => adminCommands.poolStatus(context, alias!, pool!, values['by-id'] === true) },
+  ...Object.fromEntries(
+    ['rebalance', 'expand'].flatMap((group) =>
+      ['start', 'status', 'stop'].map((action): [string, Command] => [
+        `admin ${group} ${action}`,
+        {
+          usage: `rc admin ${group} ${action} <alias>${action === 'status' ? ' [--watch]' : ''}`,
+          summary: `${action} the rebalance${group === 'expand' ? ' (expand is another name for rebalance)' : ''}`,
+          options: watch,
+          positionals: [1, 1],
+          run: (context, [alias], values) => adminCommands.rebalance(context, action, alias!, values.watch === true),
+        },
+      ]),
+    ),
+  ),
+  ...Object.fromEntries(
+    ['start', 'cancel', 'clear', 'status'].map((action): [string, Command] => [
+      `admin decommission ${action}`,
+      {
+        usage: `rc admin decommission ${action} <alias> ${action === 'status' ? '[<pool>]' : '<pool>'}${action === 'start' ? '[,<pool>...]' : ''} [--by-id]${action === 'status' ? ' [--watch]' : ''}`,
+        summary: { start: 'queue pools for decommission (one or several)', cancel: 'cancel a queued or active decommission', clear: 'remove a failed or canceled entry', status: 'decommission progress' }[action]!,
+        options: { ...byId, ...watch },
+        positionals: [1, 2],
+        run: (context, [alias, pools], values) => adminCommands.decommission(context, action, alias!, pools, values['by-id'] === true, values.watch === true),
+      },
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['start', 'status', 'stop'].map((action): [string, Command] => [
+      `admin heal ${action}`,
+      {
+        usage: `rc admin heal ${action} <alias>${action === 'start' ? ' [--bucket <b> [--prefix <p>]] [--scan-mode normal|deep] [--remove] [--recreate] [--dry-run] [--watch]' : ' [--client-token <token>]'}${action === 'status' ? ' [--watch]' : ''}`,
+        summary: { start: 'heal the deployment, a bucket or a prefix', status: 'a heal by client token, or the background heal and read-repair queue', stop: 'stop a heal by client token' }[action]!,
+        options: { bucket: { type: 'string' }, prefix: { type: 'string' }, 'scan-mode': { type: 'string' }, remove: { type: 'boolean' }, recreate: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, 'client-token': { type: 'string' }, ...watch },
+        positionals: [1, 1],
+        run: (context, [alias], values) =>
+          adminCommands.heal(context, action, alias!, {
+            ...(values.bucket !== undefined ? { bucket: values.bucket as string } : {}),
+            ...(values.prefix !== undefined ? { prefix: values.prefix as string } : {}),
+            ...(values['scan-mode'] !== undefined ? { scanMode: values['scan-mode'] as string } : {}),
+            ...(values['client-token'] !== undefined ? { clientToken: values['client-token'] as string } : {}),
+            remove: values.remove === true,
+            recreate: values.recreate === true,
+            dryRun: values['dry-run'] === true,
+            watch: values.watch === true,
+          }),
+      },
+    ]),
+  ),
+  'admin info cluster': { usage: 'rc admin info cluster <alias>', summary: 'nodes, pools and running operations', positionals: [1, 1], run: (context, [alias]) => adminCommands.info(context, 'cluster', alias!, false) },
+  'admin info disk': { usage: 'rc admin info disk <alias> [--offline]', summary: 'every drive (or only those not online)', options: { offline: { type: 'boolean' } }, positionals: [1, 1], run: (context, [alias], values) => adminCommands.info(context, 'disk', alias!, values.offline === true) },
+};
+
+async function probe(context: RcContext, aliasName: string, path: string, timeout: string | undefined): Promise<void> {
+  const alias = await context.alias(aliasName);
+  if (timeout !== undefined && !/^\d+(\.\d+)?$/.test(timeout)) throw new RcError(`--timeout is a number of seconds, not '${timeout}'`, 2);
+  const deadline = Date.now() + Number(timeout ?? 0) * 1000;
+  let last = '';
+  for (;;) {
+    const started = Date.now();
+    try {
+      const response = await fetch(`${alias.url}${path}`, { signal: AbortSignal.timeout(5_000) });
+      if (response.ok) {
+        context.print({ alias: aliasName, url: alias.url, ok: true, latencyMs: Date.now() - started }, () => `${aliasName} (${alias.url}): ${path === '/health' ? 'alive' : 'ready'} in ${Date.now() - started} ms`);
+        return;
+      }
+      last = `answered ${response.status}`;
+    } catch (error) {
+      last = (error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message;
+    }
+    if (Date.now() >= deadline) throw new RcError(`${aliasName} (${alias.url}) is not ${path === '/health' ? 'alive' : 'ready'}: ${last}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+function help(prefix = ''): string {
+  const matching = Object.entries(commands).filter(([name]) => name.startsWith(prefix));
+  return [
+    'rc: the command-line client of svc',
+    '',
+    table(['COMMAND', 'WHAT IT DOES'], matching.map(([, command]) => [command.usage, command.summary])),
+    '',
+    'Every command takes --json for output scripts can read, and --help.',
+  ].join('\n');
+}
+
+/** Runs one command line; resolves with the exit code. */
+export async function runRc(argv: string[], io: RcIo): Promise<number> {
+  const words = argv.filter((word) => !word.startsWith('-'));
+  const name = [3, 2, 1].map((count) => words.slice(0, count).join(' ')).find((candidate) => commands[candidate]);
+  const wantsHelp = argv.includes('--help') || argv.includes('-h') || argv.length === 0 || argv[0] === 'help';
+  if (!name) {
+    if (wantsHelp) {
+      io.out(help(words.filter((word) => word !== 'help').join(' ')));
+      return 0;
+    }
+    io.err(`rc: unknown command '${words.join(' ')}'\n${help(words[0] === 'admin' ? words.slice(0, 2).join(' ') : '')}`);
+    return 2;
+  }
+  const command = commands[name]!;
+  if (wantsHelp) {
+    io.out(`usage: ${command.usage}\n${command.summary}`);
+    return 0;
+  }
+  const rest = argv.slice(argv.indexOf(name.split(' ').at(-1)!) + 1);
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: rest, options: { ...json, ...command.options }, allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (error) {
+    io.err(`rc: ${(error as Error).message}\nusage: ${command.usage}`);
+    return 2;
+  }
+  const [min, max] = command.positionals;
+  if (parsed.positionals.length < min || parsed.positionals.length > max) {
+    io.err(`rc: ${name} takes ${min === max ? min : `${min} to ${max}`} argument(s)\nusage: ${command.usage}`);
+    return 2;
+  }
+  const context = createContext(io, parsed.values.json === true);
+  try {
+    await command.run(context, parsed.positionals, parsed.values);
+    return 0;
+  } catch (error) {
+    const failure = error instanceof RcError ? error : objects.s3Failure(error, name);
+    io.err(`rc: ${failure.message}`);
+    return failure.exitCode;
+  }
+}
