@@ -18,6 +18,8 @@ import { HealManager } from './ops/heal.js';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 import { limits } from './util/limits.js';
+import { SvcError } from './errors/index.js';
+import { parseFaultOptions, type FaultyDrive } from '../fault-injection/faulty-drive.js';
 import { packageVersion } from './util/version.js';
 
 export interface AdminServices {
@@ -35,6 +37,8 @@ export async function startAdminServices(options: {
   config: ServerConfig;
   storage: StartedStorage;
   isOwn: OwnEndpointTest;
+  /** This node's drives by endpoint path (fault-injecting wrappers when SVC_FAULT_INJECTION=on). */
+  localDrives: Map<string, Drive>;
   leader: boolean;
   rpcKey: Buffer;
   launchHash: string;
@@ -179,6 +183,7 @@ export async function startAdminServices(options: {
     rebalance: rebalanceControl,
     heal,
     setCounts: config.layout.pools.map((pool) => pool.setCount),
+    ...(config.faultInjection ? { faults: faultControl(options.localDrives) } : {}),
     snapshot: async () => {
       const pools = await context.pools();
       const slots = await Promise.all(config.layout.pools.map((pool) => slotsOf(config, storage, options.isOwn, pool.index)));
@@ -226,6 +231,22 @@ export async function startAdminServices(options: {
     close: async () => {
       if (follower) clearInterval(follower);
       await Promise.all([manager.close(), rebalancer.close(), heal.close()]);
+    },
+  };
+}
+
+function faultControl(drives: Map<string, Drive>): NonNullable<AdminContext['faults']> {
+  const faulty = (path: string): FaultyDrive => {
+    const drive = drives.get(path);
+    if (!drive || !('setFaults' in drive)) throw new SvcError('NoSuchDrive', `no drive of this node is at '${path}'`, { drive: path });
+    return drive as FaultyDrive;
+  };
+  return {
+    list: () => [...drives].map(([path, drive]) => ({ drive: path, endpoint: drive.endpoint, faults: (drive as Partial<FaultyDrive>).faults ?? {} })),
+    set: (path, plan) => {
+      const drive = faulty(path);
+      drive.setFaults(parseFaultOptions(plan));
+      return { drive: path, faults: drive.faults };
     },
   };
 }

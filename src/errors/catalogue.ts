@@ -60,6 +60,8 @@ export const errorCatalogue = {
   RebalanceInProgress: { httpStatus: 409, message: 'A rebalance is running; stop it first.' },
   DecommissionBlocksRebalance: { httpStatus: 409, message: 'A decommission is queued or running; rebalance cannot start.' },
   NoRebalanceRunning: { httpStatus: 409, message: 'No rebalance is running.' },
+  FaultInjectionDisabled: { httpStatus: 403, message: 'Fault injection is off on this node (start it with SVC_FAULT_INJECTION=on).' },
+  NoSuchDrive: { httpStatus: 404, message: 'No drive of this node has that path.' },
   HealAlreadyRunning: { httpStatus: 409, message: 'A heal of this path is already running.' },
   NoSuchHealSequence: { httpStatus: 404, message: 'No heal with this client token is known.' },
   RebalancePropagationFailed: { httpStatus: 503, message: 'Rebalance start did not reach every node; it was rolled back.' },

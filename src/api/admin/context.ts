@@ -55,6 +55,11 @@ export interface AdminContext {
   /** Set count of each pool. */
   setCounts: number[];
   snapshot(): Promise<Record<string, unknown>>;
+  /** Fault control of this node's drives; undefined when SVC_FAULT_INJECTION is not on. */
+  faults?: {
+    list(): { drive: string; endpoint: string; faults: unknown }[];
+    set(drive: string, plan: unknown): { drive: string; faults: unknown };
+  };
   capabilities(): Record<string, unknown>;
   serversInfo(): Promise<Record<string, unknown>>;
   nowMs(): number;

@@ -30,6 +30,30 @@ export const adminRoutes: AdminRoute[] = [
   { method: 'GET', path: `${v3}/info`, handle: async (context) => context.serversInfo() },
   {
     method: 'GET',
+    path: '/svc/admin/v4/faults',
+    handle: async (context) => ({ drives: faultsOf(context).list() }),
+  },
+  {
+    method: 'POST',
+    path: '/svc/admin/v4/faults',
+    handle: async (context, request) => {
+      const faults = faultsOf(context);
+      const query = mutationQuery(request.rawQuery, ['drive']);
+      const drive = query.get('drive');
+      if (!drive) throw new SvcError('InvalidQueryParameter', 'the drive parameter (a drive path of this node) is required', { parameter: 'drive' });
+      let plan: unknown = {};
+      if (request.body.length > 0) {
+        try {
+          plan = JSON.parse(request.body.toString('utf8'));
+        } catch {
+          throw new SvcError('InvalidArgument', 'the fault plan is not JSON');
+        }
+      }
+      return faults.set(drive, plan);
+    },
+  },
+  {
+    method: 'GET',
     path: `${v3}/pools/list`,
     handle: async (context) => ({ pools: await context.pools() }),
   },
@@ -103,6 +127,11 @@ export const adminRoutes: AdminRoute[] = [
     },
   },
 ];
+
+function faultsOf(context: AdminContext): NonNullable<AdminContext['faults']> {
+  if (!context.faults) throw new SvcError('FaultInjectionDisabled');
+  return context.faults;
+}
 
 function onePool(context: AdminContext, request: AdminRequest): number {
   const query = mutationQuery(request.rawQuery, ['pool', 'by-id']);
