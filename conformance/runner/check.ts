@@ -1,0 +1,142 @@
+/**
+ * A conformance check: one behaviour of SPEC.md, verified black-box against a deployment. A check
+ * throws CheckFailure (or any error) when the target violates it, or Skip when it cannot be
+ * decided on this target (for example a single-pool deployment for pool checks).
+ */
+import { randomBytes, createHash } from 'node:crypto';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { createPrng, type Prng } from '../../src/util/prng.js';
+
+export class CheckFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckFailure';
+  }
+}
+
+export class Skip extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'Skip';
+  }
+}
+
+export interface TargetOptions {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  seed: number;
+}
+
+export interface AdminAnswer {
+  status: number;
+  body: Record<string, any>;
+}
+
+/** Everything a check may use: clients, a seeded PRNG, and buckets it owns (removed afterwards). */
+export class Target {
+  readonly s3: S3Client;
+  readonly prng: Prng;
+  private readonly buckets = new Set<string>();
+  private readonly runId: string;
+
+  constructor(readonly options: TargetOptions) {
+    this.s3 = this.clientWith(options.secretKey);
+    this.prng = createPrng(options.seed);
+    this.runId = randomBytes(3).toString('hex');
+  }
+
+  clientWith(secretKey: string): S3Client {
+    return new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: this.options.accessKey, secretAccessKey: secretKey }, maxAttempts: 1 });
+  }
+
+  /** A bucket name owned by this run (created by the caller through `makeBucket`). */
+  bucketName(purpose: string): string {
+    return `conf-${this.runId}-${purpose}`.toLowerCase().slice(0, 63);
+  }
+
+  async makeBucket(purpose: string): Promise<string> {
+    const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
+    const name = this.bucketName(purpose);
+    await this.s3.send(new CreateBucketCommand({ Bucket: name }));
+    this.buckets.add(name);
+    return name;
+  }
+
+  /** Removes every version of every object in the buckets this run made, then the buckets. */
+  async cleanup(): Promise<string[]> {
+    const { ListObjectVersionsCommand, DeleteObjectCommand, DeleteBucketCommand, ListMultipartUploadsCommand, AbortMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+    const problems: string[] = [];
+    for (const bucket of this.buckets) {
+      try {
+        for (;;) {
+          const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
+          const all = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
+          if (all.length === 0) break;
+          for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
+        }
+        const uploads = await this.s3.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+        for (const upload of uploads.Uploads ?? []) await this.s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key!, UploadId: upload.UploadId! }));
+        await this.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
+        this.buckets.delete(bucket);
+      } catch (error) {
+        problems.push(`${bucket}: ${(error as Error).message}`);
+      }
+    }
+    return problems;
+  }
+
+  /** A SigV4-signed admin request (or unsigned with `unsigned`). */
+  async admin(method: 'GET' | 'POST', path: string, rawQuery = '', options: { body?: string; unsigned?: boolean } = {}): Promise<AdminAnswer> {
+    const url = new URL(this.options.endpoint);
+    const body = options.body ?? '';
+    const query: Record<string, string | string[]> = {};
+    for (const [name, value] of new URLSearchParams(rawQuery)) {
+      const existing = query[name];
+      query[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+    }
+    let headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') };
+    if (!options.unsigned) {
+      const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { accessKeyId: this.options.accessKey, secretAccessKey: this.options.secretKey }, sha256: Sha256, uriEscapePath: false });
+      headers = (await signer.sign({ method, protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined, path, query, headers, body })).headers as Record<string, string>;
+    }
+    const { host: _host, ...send } = headers;
+    const response = await fetch(`${url.origin}${path}${rawQuery ? `?${rawQuery}` : ''}`, { method, headers: send, ...(body ? { body } : {}), signal: AbortSignal.timeout(30_000) });
+    const text = await response.text();
+    let parsed: Record<string, any> = {};
+    try {
+      parsed = text ? (JSON.parse(text) as Record<string, any>) : {};
+    } catch {
+      parsed = { raw: text };
+    }
+    return { status: response.status, body: parsed };
+  }
+}
+
+export interface Check {
+  /** Stable id, e.g. `s3.storage-class.reject`. */
+  id: string;
+  /** The SPEC.md section it verifies. */
+  spec: string;
+  title: string;
+  /** Changes cluster-wide state (rebalance, decommission): runs only with --allow-admin-mutations. */
+  mutates?: boolean;
+  run(target: Target): Promise<void>;
+}
+
+export function expectThat(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new CheckFailure(message);
+}
+
+/** The S3 error name of a failed SDK call, or 'no error'. */
+export async function errorOf(promise: Promise<unknown>): Promise<{ name: string; status?: number }> {
+  try {
+    await promise;
+    return { name: 'no error' };
+  } catch (error) {
+    const failure = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+    return { name: failure.name ?? 'Error', ...(failure.$metadata?.httpStatusCode !== undefined ? { status: failure.$metadata.httpStatusCode } : {}) };
+  }
+}

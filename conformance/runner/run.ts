@@ -1,0 +1,45 @@
+/** Runs checks against a target, one after another, with progress, and builds the report. */
+import { CheckFailure, Skip, Target, type Check, type TargetOptions } from './check.js';
+import type { CheckResult, Report } from './report.js';
+
+export interface SuiteRun {
+  suite: string;
+  checks: Check[];
+}
+
+export async function runSuites(options: TargetOptions & { allowAdminMutations: boolean; progress?: (line: string) => void }, suites: SuiteRun[]): Promise<Report> {
+  const started = Date.now();
+  const target = new Target(options);
+  const results: CheckResult[] = [];
+  const notes: string[] = [];
+  const total = suites.reduce((sum, suite) => sum + suite.checks.length, 0);
+  let index = 0;
+  for (const suite of suites) {
+    for (const check of suite.checks) {
+      index += 1;
+      const begun = Date.now();
+      let outcome: CheckResult['outcome'] = 'passed';
+      let message: string | undefined;
+      if (check.mutates && !options.allowAdminMutations) {
+        outcome = 'skipped';
+        message = 'changes cluster-wide state; run with --allow-admin-mutations';
+      } else {
+        try {
+          await check.run(target);
+        } catch (error) {
+          if (error instanceof Skip) {
+            outcome = 'skipped';
+            message = error.message;
+          } else {
+            outcome = 'failed';
+            message = error instanceof CheckFailure ? error.message : `${(error as Error).name ?? 'Error'}: ${(error as Error).message}`;
+          }
+        }
+      }
+      results.push({ id: check.id, spec: check.spec, title: check.title, suite: suite.suite, outcome, ...(message !== undefined ? { message } : {}), durationMs: Date.now() - begun });
+      options.progress?.(`[${index}/${total}] ${outcome === 'passed' ? 'pass' : outcome === 'failed' ? 'FAIL' : 'skip'}  ${check.id}${message ? ` — ${message}` : ''}`);
+    }
+  }
+  for (const problem of await target.cleanup()) notes.push(`cleanup: ${problem}`);
+  return { target: options.endpoint, seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, notes };
+}
