@@ -53,8 +53,16 @@ function listingSlots(config: SetConfig): number[] {
   return online;
 }
 
+/**
+ * One drive's walk, tagged with its slot. A drive that fails mid-walk (offline, I/O error) ends its
+ * walk there: it simply stops answering, and the vote over the drives that do answer decides.
+ */
 async function* tagged(source: AsyncIterable<WalkEntry>, slot: number): AsyncGenerator<SlotEntry> {
-  for await (const entry of source) yield { ...entry, slot };
+  try {
+    for await (const entry of source) yield { ...entry, slot };
+  } catch {
+    return;
+  }
 }
 
 /** Every version of one key that has its quorum among the walked drives, newest first. */

@@ -1,0 +1,300 @@
+/**
+ * Chaos scenarios: bounded traffic recorded by a WriteChecker while faults are injected on a
+ * schedule drawn from the seed (the same seed replays the same schedule). At the end: every
+ * acknowledged write reads back identical, nothing unacknowledged is half-visible, and after a
+ * heal every object is at full redundancy (a deep scan finds every shard).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { Target } from '../runner/check.js';
+import { WriteChecker } from './checker.js';
+import { startSvc, testCredentials, type SvcProcess } from '../harness/server-process.js';
+import { startProcessCluster } from '../harness/process-cluster.js';
+import { createPrng, type Prng } from '../../src/util/prng.js';
+
+export interface ChaosContext {
+  seed: number;
+  prng: Prng;
+  /** Scales the traffic (1 = the small CI size). */
+  size: number;
+  timeline: string[];
+  note(event: string): void;
+  /** Traffic rounds so far (each round writes its own keys, overwriting only its own). */
+  round: number;
+}
+
+export interface ChaosResult {
+  scenario: string;
+  seed: number;
+  problems: string[];
+  timeline: string[];
+  acknowledged: number;
+  refused: number;
+  refusals: Record<string, number>;
+}
+
+export type Scenario = (context: ChaosContext) => Promise<{ problems: string[]; checker: WriteChecker }>;
+
+const bucket = 'chaos';
+
+function targetFor(url: string, seed: number): Target {
+  return new Target({ endpoint: url, accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey, seed });
+}
+
+/** Runs `count` PUTs (4 at a time) through the given endpoints, calling `at(i)` before write i. */
+async function traffic(context: ChaosContext, checker: WriteChecker, clients: () => S3Client[], count: number, at: (index: number) => Promise<void> = async () => undefined): Promise<void> {
+  const round = (context.round += 1);
+  for (let start = 0; start < count; start += 4) {
+    for (let index = start; index < Math.min(count, start + 4); index += 1) await at(index);
+    const list = clients();
+    await Promise.all(
+      Array.from({ length: Math.min(4, count - start) }, (_, offset) => {
+        const index = start + offset;
+        // Mostly new keys; every fifth write overwrites an earlier key.
+        const key = index % 5 === 4 && index > 10 ? `r${round}/k${context.prng.int(index - 5)}` : `r${round}/k${index}`;
+        return checker.put(list[index % list.length]!, key, context.prng);
+      }),
+    );
+  }
+}
+
+async function waitForHeal(target: Target, path: string, token: string, timeoutMs = 120_000): Promise<Record<string, any>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await target.admin('POST', `/svc/admin/v3/heal/${path}`, `clientToken=${token}`);
+    if (answer.status !== 200) throw new Error(`heal status answered ${answer.status} ${JSON.stringify(answer.body)}`);
+    if (answer.body.status !== 'running') return answer.body;
+    if (Date.now() > deadline) throw new Error(`heal ${token} still running after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Heals the bucket, then checks with a deep dry-run scan that every object is at full redundancy. */
+async function healAndCheckRedundancy(target: Target, context: ChaosContext): Promise<string[]> {
+  // remove: versions left on a drive that was offline while a majority deleted them (moved objects) are dangling.
+  const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', remove: true }) });
+  if (heal.status !== 200) return [`heal start answered ${heal.status} ${JSON.stringify(heal.body)}`];
+  const healed = await waitForHeal(target, bucket, heal.body.clientToken);
+  context.note(`heal: ${healed.counts.objectsHealed} objects healed, ${healed.counts.shardsHealed} shards written`);
+  const scan = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', dryRun: true }) });
+  const checked = await waitForHeal(target, bucket, scan.body.clientToken);
+  const problems: string[] = [];
+  for (const item of checked.items as any[]) if (item.outcome !== 'healthy') problems.push(`after heal ${item.bucket}/${item.object}: ${item.outcome} ${item.reason ?? ''} (${(item.before ?? []).map((slot: any) => slot.state).join(',')})`);
+  if (checked.counts.failures > 0) problems.push(`the redundancy scan failed on ${checked.counts.failures} object(s)`);
+  return problems;
+}
+
+async function faultDrive(target: Target, drive: string, plan: unknown): Promise<void> {
+  const answer = await target.admin('POST', '/svc/admin/v4/faults', `drive=${encodeURIComponent(drive)}`, { body: JSON.stringify(plan) });
+  if (answer.status !== 200) throw new Error(`fault route answered ${answer.status} ${JSON.stringify(answer.body)}`);
+}
+
+async function driveList(target: Target): Promise<string[]> {
+  return ((await target.admin('GET', '/svc/admin/v4/faults')).body.drives as { drive: string }[]).map((entry) => entry.drive);
+}
+
+async function withRoot<T>(action: (root: string) => Promise<T>): Promise<T> {
+  const root = await mkdtemp(join(tmpdir(), 'svc-chaos-'));
+  try {
+    return await action(root);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function singleNode(root: string, args: string[], env: Record<string, string> = {}): Promise<{ process: SvcProcess; target: Target }> {
+  const process = await startSvc({ args, env: { SVC_CONSOLE_ENABLE: 'false', SVC_FAULT_INJECTION: 'on', ...env } });
+  void root;
+  return { process, target: targetFor(process.url, 1) };
+}
+
+export const scenarios: Record<string, Scenario> = {
+  /** Rebalance between a full pool and an empty one (each on its own tmpfs) while drives of the source go offline. */
+  'kill-drives-mid-rebalance': async (context) =>
+    withRoot(async (root) => {
+      const mounts: string[] = [];
+      try {
+        for (const pool of ['p0', 'p1']) {
+          await mkdir(join(root, pool));
+          execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', join(root, pool)]);
+          mounts.push(join(root, pool));
+        }
+        const pool0 = join(root, 'p0/d{1...4}');
+        const pool1 = join(root, 'p1/d{1...4}');
+        let node = await singleNode(root, [pool0]);
+        const checker = new WriteChecker(bucket);
+        await node.target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+        await traffic(context, checker, () => [node.target.s3], 24 * context.size);
+        await node.process.stop();
+        node = await singleNode(root, [pool0, pool1]);
+        const started = await node.target.admin('POST', '/svc/admin/v3/rebalance/start');
+        context.note(`rebalance start: ${started.status} ${JSON.stringify(started.body)}`);
+        const drives = (await driveList(node.target)).filter((drive) => drive.includes('/p0/'));
+        const victims = [drives[context.prng.int(drives.length)]!];
+        const killAt = context.prng.int(8);
+        await traffic(context, checker, () => [node.target.s3], 16 * context.size, async (index) => {
+          if (index === killAt) {
+            for (const drive of victims) await faultDrive(node.target, drive, { offline: true });
+            context.note(`write ${index}: drive ${victims.join(', ')} offline`);
+          }
+        });
+        const deadline = Date.now() + 60_000;
+        while (Date.now() < deadline) {
+          const status = (await node.target.admin('GET', '/svc/admin/v3/rebalance/status')).body;
+          if (!(status.pools as any[]).some((pool) => pool.status === 'active' || pool.status === 'stopping')) {
+            context.note(`rebalance ended: ${(status.pools as any[]).map((pool) => `${pool.id}:${pool.status}:${pool.progress.objects}`).join(' ')}`);
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        for (const drive of victims) await faultDrive(node.target, drive, {});
+        context.note('faults cleared');
+        const problems = [...(await checker.verify(node.target.s3)), ...(await healAndCheckRedundancy(node.target, context))];
+        await node.process.stop();
+        return { problems, checker };
+      } finally {
+        for (const mount of mounts) execFileSync('umount', ['-l', mount]);
+      }
+    }),
+
+  /** A four-node cluster (each pool one drive per node, EC:2) decommissions pool 0 under traffic; node 2 is SIGKILLed and restarted mid-way. */
+  'kill-node-mid-decommission': async (context) => {
+    const cluster = await startProcessCluster({ nodes: 4, drivesPerNode: 1, poolPaths: ['/p0'], env: { SVC_DECOMMISSION_ENTRY_CONCURRENCY: '1' } });
+    try {
+      const checker = new WriteChecker(bucket);
+      const first = targetFor(cluster.urls[0]!, context.seed);
+      await first.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+      await traffic(context, checker, () => [first.s3], 30 * context.size);
+      await Promise.all(cluster.urls.map((_, index) => cluster.stop(index)));
+      cluster.setPools(['/p0', '/p1']);
+      await Promise.all(cluster.urls.map((_, index) => cluster.start(index)));
+      const started = await first.admin('POST', '/svc/admin/v3/pools/decommission', 'pool=0&by-id=true');
+      context.note(`decommission start: ${started.status}`);
+      const killAt = 2 + context.prng.int(6);
+      await traffic(context, checker, () => [first.s3], 16 * context.size, async (index) => {
+        if (index === killAt) {
+          await cluster.kill(1);
+          context.note(`write ${index}: node 2 SIGKILLed`);
+        }
+        if (index === killAt + 4) {
+          await cluster.start(1);
+          context.note(`write ${index}: node 2 restarted`);
+        }
+      });
+      if (!cluster.nodes[1]) await cluster.start(1);
+      const deadline = Date.now() + 90_000;
+      let state = '';
+      while (Date.now() < deadline) {
+        state = (await first.admin('GET', '/svc/admin/v3/decommission/status', 'pool=0&by-id=true')).body.entries?.[0]?.state ?? 'none';
+        if (state !== 'queued' && state !== 'active') break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      context.note(`decommission ended: ${state}`);
+      const problems = state === 'completed' ? [] : [`the decommission ended '${state}', not completed`];
+      problems.push(...(await checker.verify(first.s3)), ...(await healAndCheckRedundancy(first, context)));
+      return { problems, checker };
+    } finally {
+      await cluster.destroy();
+    }
+  },
+
+  /** A drive is wiped and a bucket heal runs while shard files on another drive are corrupted. */
+  'corrupt-shards-during-heal': async (context) =>
+    withRoot(async (root) => {
+      const node = await singleNode(root, [join(root, 'd{1...4}')]);
+      try {
+        const checker = new WriteChecker(bucket);
+        await node.target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+        await traffic(context, checker, () => [node.target.s3], 30 * context.size);
+        const wiped = 1 + context.prng.int(3);
+        const corrupted = (wiped % 4) + 1;
+        await rm(join(root, `d${wiped}`, bucket), { recursive: true, force: true });
+        context.note(`drive d${wiped}: bucket wiped`);
+        const heal = await node.target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({}) });
+        const files: string[] = [];
+        for (const entry of await readdir(join(root, `d${corrupted}`, bucket), { withFileTypes: true, recursive: true })) if (entry.isFile() && entry.name.startsWith('part.')) files.push(join(entry.parentPath, entry.name));
+        for (const file of files.filter(() => context.prng.next() < 0.5)) {
+          const bytes = await readFile(file);
+          if (bytes.length === 0) continue;
+          const at = context.prng.int(bytes.length);
+          bytes[at] = bytes[at]! ^ 0xa5;
+          await writeFile(file, bytes);
+          context.note(`corrupted ${file.slice(root.length)}`);
+        }
+        await waitForHeal(node.target, bucket, heal.body.clientToken);
+        const problems = [...(await checker.verify(node.target.s3)), ...(await healAndCheckRedundancy(node.target, context))];
+        return { problems, checker };
+      } finally {
+        await node.process.stop();
+      }
+    }),
+
+  /** One drive reports ENOSPC on every write for a stretch of PUT traffic. */
+  'fill-drive-during-put': async (context) =>
+    withRoot(async (root) => {
+      const node = await singleNode(root, [join(root, 'd{1...4}')]);
+      try {
+        const checker = new WriteChecker(bucket);
+        await node.target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+        const drive = (await driveList(node.target))[context.prng.int(4)]!;
+        const full = { operations: { writeFile: { error: 'ENOSPC' }, writeFileAtomic: { error: 'ENOSPC' }, appendFile: { error: 'ENOSPC' }, openWriter: { error: 'ENOSPC' }, makeDir: { error: 'ENOSPC' } } };
+        const fillAt = 4 + context.prng.int(8);
+        await traffic(context, checker, () => [node.target.s3], 40 * context.size, async (index) => {
+          if (index === fillAt) {
+            await faultDrive(node.target, drive, full);
+            context.note(`write ${index}: ${drive} full (ENOSPC)`);
+          }
+          if (index === fillAt + 16) {
+            await faultDrive(node.target, drive, {});
+            context.note(`write ${index}: ${drive} has room again`);
+          }
+        });
+        await faultDrive(node.target, drive, {});
+        const problems = [...(await checker.verify(node.target.s3)), ...(await healAndCheckRedundancy(node.target, context))];
+        if (checker.refused > 0) problems.push(`${checker.refused} PUT(s) refused although only one drive was full (within parity)`);
+        return { problems, checker };
+      } finally {
+        await node.process.stop();
+      }
+    }),
+
+  /** Every node of a four-node cluster is restarted in turn (SIGTERM, start, ready) under traffic. */
+  'rolling-restart': async (context) => {
+    const cluster = await startProcessCluster({ nodes: 4, drivesPerNode: 2 });
+    try {
+      const checker = new WriteChecker(bucket);
+      const targets = cluster.urls.map((url) => targetFor(url, context.seed));
+      await targets[0]!.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+      const order = [0, 1, 2, 3].sort(() => context.prng.next() - 0.5);
+      const per = Math.max(4, Math.floor((32 * context.size) / order.length));
+      let restarting: Promise<unknown> = Promise.resolve();
+      await traffic(context, checker, () => targets.filter((_, index) => cluster.nodes[index]).map((target) => target.s3), per * order.length, async (index) => {
+        if (index % per === 0) {
+          await restarting;
+          const node = order[index / per]!;
+          await cluster.stop(node);
+          context.note(`write ${index}: node ${node + 1} stopped`);
+          restarting = cluster.start(node).then(() => context.note(`node ${node + 1} back`));
+        }
+      });
+      await restarting;
+      const problems = [...(await checker.verify(targets[1]!.s3)), ...(await healAndCheckRedundancy(targets[0]!, context))];
+      return { problems, checker };
+    } finally {
+      await cluster.destroy();
+    }
+  },
+};
+
+export async function runScenario(name: string, seed: number, size = 1): Promise<ChaosResult> {
+  const scenario = scenarios[name];
+  if (!scenario) throw new Error(`unknown scenario '${name}' (${Object.keys(scenarios).join(', ')})`);
+  const started = Date.now();
+  const timeline: string[] = [];
+  const context: ChaosContext = { seed, prng: createPrng(seed), size, timeline, round: 0, note: (event) => timeline.push(`+${((Date.now() - started) / 1000).toFixed(1)}s ${event}`) };
+  const { problems, checker } = await scenario(context);
+  return { scenario: name, seed, problems, timeline, acknowledged: checker.acknowledged, refused: checker.refused, refusals: Object.fromEntries(checker.refusals) };
+}
