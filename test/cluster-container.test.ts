@@ -26,6 +26,18 @@ describe.skipIf(skipReason !== undefined)('container cluster: 4 containers x 4 d
   it('writes through one node read identically from every other', () => writeThroughOneReadFromEvery(cluster!));
   it('with one node killed reads and writes succeed; with two, both fail closed; returning nodes rejoin', () => killNodesAndRejoin(cluster!), 240_000);
 
+  it('the black-box conformance suites pass against the container cluster', async () => {
+    const { runSuites } = await import('../conformance/runner/run.js');
+    const { s3Checks } = await import('../conformance/suites/s3.js');
+    const { adminChecks } = await import('../conformance/suites/admin.js');
+    const report = await runSuites({ endpoint: cluster!.urls[2]!, accessKey: 'testadmin', secretKey: 'testadmin-secret', seed: 8, allowAdminMutations: true }, [
+      { suite: 's3', checks: s3Checks },
+      { suite: 'admin', checks: adminChecks },
+    ]);
+    const failed = report.results.filter((result) => result.outcome === 'failed');
+    expect(failed.map((result) => `${result.id}: ${result.message}`)).toEqual([]);
+  }, 120_000);
+
   it('the image health check passes on a serving node', async () => {
     const container = cluster!.containers[0]!;
     const result = await container.exec(['node', '/app/dist/src/cli/svc.js', 'healthcheck']);

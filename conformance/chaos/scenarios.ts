@@ -138,7 +138,7 @@ export const scenarios: Record<string, Scenario> = {
         await traffic(context, checker, () => [node.target.s3], 16 * context.size, async (index) => {
           if (index === killAt) {
             for (const drive of victims) await faultDrive(node.target, drive, { offline: true });
-            context.note(`write ${index}: drive ${victims.join(', ')} offline`);
+            context.note(`write ${index}: drive ${victims.map((victim) => victim.slice(root.length)).join(', ')} offline`);
           }
         });
         const deadline = Date.now() + 60_000;
@@ -239,17 +239,18 @@ export const scenarios: Record<string, Scenario> = {
       try {
         const checker = new WriteChecker(bucket);
         await node.target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-        const drive = (await driveList(node.target))[context.prng.int(4)]!;
+        const slot = context.prng.int(4);
+        const drive = (await driveList(node.target))[slot]!;
         const full = { operations: { writeFile: { error: 'ENOSPC' }, writeFileAtomic: { error: 'ENOSPC' }, appendFile: { error: 'ENOSPC' }, openWriter: { error: 'ENOSPC' }, makeDir: { error: 'ENOSPC' } } };
         const fillAt = 4 + context.prng.int(8);
         await traffic(context, checker, () => [node.target.s3], 40 * context.size, async (index) => {
           if (index === fillAt) {
             await faultDrive(node.target, drive, full);
-            context.note(`write ${index}: ${drive} full (ENOSPC)`);
+            context.note(`write ${index}: drive ${slot + 1} full (ENOSPC)`);
           }
           if (index === fillAt + 16) {
             await faultDrive(node.target, drive, {});
-            context.note(`write ${index}: ${drive} has room again`);
+            context.note(`write ${index}: drive ${slot + 1} has room again`);
           }
         });
         await faultDrive(node.target, drive, {});

@@ -91,8 +91,9 @@ export const s3Checks: Check[] = [
     async run(target) {
       const bucket = await target.makeBucket('listing');
       const keys = new Set<string>();
-      const alphabet = ['a', 'b', 'Z', '0', '-', '/', 'é', '日', '~'];
-      while (keys.size < 60) keys.add(Array.from({ length: 1 + target.prng.int(6) }, () => alphabet[target.prng.int(alphabet.length)]).join('').replace(/^\/+/, 'x').replace(/\/\//g, '/x/'));
+      const alphabet = ['a', 'b', 'Z', '0', '-', 'é', '日', '~', '!'];
+      const segment = () => Array.from({ length: 1 + target.prng.int(4) }, () => alphabet[target.prng.int(alphabet.length)]).join('');
+      while (keys.size < 60) keys.add(Array.from({ length: 1 + target.prng.int(3) }, segment).join('/'));
       for (const key of keys) await target.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
       const seen: string[] = [];
       let token: string | undefined;

@@ -9,6 +9,21 @@ import { expect } from 'vitest';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3ClientFor } from '../helpers/server-process.js';
 import { withClusterLogs, type TestCluster } from '../helpers/cluster.js';
+import { admin } from '../helpers/admin-client.js';
+
+/** Waits until every node sees every drive online again (a restarted peer is re-checked every 2 s). */
+export async function waitForAllDrivesOnline(cluster: TestCluster, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const url of cluster.urls) {
+    for (;;) {
+      const answer = await admin(url, 'GET', '/svc/admin/v4/cluster/snapshot').catch(() => undefined);
+      const nodes = (answer?.body.nodes ?? []) as { drives: number; drivesOnline: number }[];
+      if (nodes.length > 0 && nodes.every((node) => node.drivesOnline === node.drives)) break;
+      if (Date.now() > deadline) throw new Error(`${url} does not see every drive online: ${JSON.stringify(answer?.body.nodes)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
 
 export const scenarioBucket = 'shared';
 const everywhereSize = 3 * 1024 * 1024 + 7;
@@ -54,5 +69,6 @@ export function killNodesAndRejoin(cluster: TestCluster): Promise<void> {
     expect(await readText(cluster.urls[3]!, 'degraded')).toBe('written with a node down');
     expect(await readText(cluster.urls[2]!, 'everywhere')).toHaveLength(everywhereSize);
     expect(await errorName(s3ClientFor(cluster.urls[2]!).send(new GetObjectCommand({ Bucket: scenarioBucket, Key: 'too-few' })))).toBe('NoSuchKey');
+    await waitForAllDrivesOnline(cluster);
   });
 }
