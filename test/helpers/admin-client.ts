@@ -27,5 +27,11 @@ export async function admin(baseUrl: string, method: 'GET' | 'POST', path: strin
   const { host: _host, ...fetchHeaders } = sendHeaders;
   const response = await fetch(`${baseUrl}${path}${rawQuery ? `?${rawQuery}` : ''}`, { method, headers: fetchHeaders, ...(body !== '' ? { body } : {}) });
   const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
+  let parsed: Record<string, any> = {};
+  try {
+    parsed = text ? (JSON.parse(text) as Record<string, any>) : {};
+  } catch {
+    parsed = { raw: text }; // an S3 (XML) answer
+  }
+  return { status: response.status, body: parsed };
 }

@@ -86,10 +86,49 @@ export async function listParts(context: S3Context, request: S3Request, bucket: 
 
 export async function listMultipartUploads(context: S3Context, request: S3Request, bucket: string): Promise<S3Response> {
   const prefix = request.query.get('prefix') ?? '';
-  const uploads = (await context.objects.listMultipartUploads(bucket)).filter((upload) => upload.key.startsWith(prefix));
+  const delimiter = request.query.get('delimiter') ?? '';
+  const keyMarker = request.query.get('key-marker') ?? '';
+  const uploadIdMarker = request.query.get('upload-id-marker') ?? '';
+  const maxText = request.query.get('max-uploads');
+  const maxUploads = maxText === null ? 1000 : Number(maxText);
+  if (!Number.isInteger(maxUploads) || maxUploads < 0 || (maxText !== null && !/^\d+$/.test(maxText))) throw new SvcError('InvalidArgument', 'max-uploads must be a whole number', { 'max-uploads': maxText });
+  const limit = Math.min(maxUploads, 1000);
+  // Sorted by key, then by initiation: markers continue after (key-marker, upload-id-marker).
+  const all = (await context.objects.listMultipartUploads(bucket)).filter((upload) => upload.key.startsWith(prefix));
+  let start = 0;
+  if (keyMarker !== '') {
+    const markerAt = uploadIdMarker === '' ? -1 : all.findIndex((upload) => upload.key === keyMarker && upload.uploadId === uploadIdMarker);
+    start = markerAt >= 0 ? markerAt + 1 : all.findIndex((upload) => upload.key > keyMarker);
+    if (start < 0) start = all.length;
+  }
+  const uploads: typeof all = [];
+  const prefixes: string[] = [];
+  let index = start;
+  for (; index < all.length && uploads.length + prefixes.length < limit; index += 1) {
+    const upload = all[index]!;
+    const rest = upload.key.slice(prefix.length);
+    const cut = delimiter === '' ? -1 : rest.indexOf(delimiter);
+    if (cut >= 0) {
+      const common = prefix + rest.slice(0, cut + delimiter.length);
+      if (prefixes.at(-1) !== common) prefixes.push(common);
+      while (index + 1 < all.length && all[index + 1]!.key.startsWith(common)) index += 1;
+      continue;
+    }
+    uploads.push(upload);
+  }
+  const truncated = index < all.length;
+  const last = uploads.at(-1);
   const owner = { ID: request.auth.accessKeyId, DisplayName: request.auth.accessKeyId };
   return xml('ListMultipartUploadsResult', {
-    Bucket: bucket, KeyMarker: '', UploadIdMarker: '', Prefix: prefix, MaxUploads: 1000, IsTruncated: false,
+    Bucket: bucket,
+    KeyMarker: keyMarker,
+    UploadIdMarker: uploadIdMarker,
+    ...(truncated && last ? { NextKeyMarker: last.key, NextUploadIdMarker: last.uploadId } : truncated && prefixes.length > 0 ? { NextKeyMarker: prefixes.at(-1)! } : {}),
+    Prefix: prefix,
+    ...(delimiter ? { Delimiter: delimiter } : {}),
+    MaxUploads: limit,
+    IsTruncated: truncated,
     Upload: uploads.map((upload) => ({ Key: upload.key, UploadId: upload.uploadId, Initiator: owner, Owner: owner, StorageClass: upload.storageClass, Initiated: new Date(upload.initiatedMs).toISOString() })),
+    ...(prefixes.length > 0 ? { CommonPrefixes: prefixes.map((Prefix) => ({ Prefix })) } : {}),
   });
 }
