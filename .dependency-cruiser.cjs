@@ -1,5 +1,5 @@
 /**
- * Import-direction rules (docs/architecture.md). Layers may import only downwards:
+ * Import-direction rules (README "Layout of the code"). Layers may import only downwards:
  *   cli/main -> api/* console -> ops -> cluster -> object -> erasure format -> drive -> errors util
  * Backends and fault injection implement Drive and see only drive, errors and util.
  */
