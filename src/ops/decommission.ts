@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
 import { forEachConcurrent } from '../util/concurrency.js';
+import { withAttempts } from '../util/retry.js';
 import { moveObject } from './move-object.js';
 import type { StateStore } from './state-store.js';
 
@@ -283,7 +284,7 @@ export class DecommissionManager {
         entry.progress.currentBucket = bucket.name;
         entry.progress.currentObject = key;
         try {
-          const moved = await this.withAttempts(() => moveObject(objects, bucket.name, key, entry.pool, () => objects.poolForNewObject()), signal);
+          const moved = await withAttempts(() => moveObject(objects, bucket.name, key, entry.pool, () => objects.poolForNewObject()), { attempts: this.options.maxAttempts, signal });
           if (moved.versions > 0) {
             entry.progress.objects += 1;
             entry.progress.versions += moved.versions;
@@ -298,17 +299,6 @@ export class DecommissionManager {
         await this.saveProgress(entry);
       });
     });
-  }
-
-  private async withAttempts<T>(action: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await action();
-      } catch (error) {
-        if (attempt >= this.options.maxAttempts || signal.aborted) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-      }
-    }
   }
 
   private async countObjects(pool: number, signal: AbortSignal): Promise<number> {

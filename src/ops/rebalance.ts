@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
 import { moveObject } from './move-object.js';
+import { withAttempts } from '../util/retry.js';
 import type { StateStore } from './state-store.js';
 
 export type RebalancePoolState = 'active' | 'stopping' | 'completed' | 'stopped' | 'failed';
@@ -285,7 +286,7 @@ export class RebalanceManager {
         const target = await this.targetPool(document, pool.id);
         if (target === undefined) return;
         try {
-          const moved = await this.withAttempts(() => moveObject(objects, bucket.name, key, pool.id, async () => target), signal);
+          const moved = await withAttempts(() => moveObject(objects, bucket.name, key, pool.id, async () => target), { attempts: this.options.maxAttempts, signal });
           pool.progress.objects += moved.versions > 0 ? 1 : 0;
           pool.progress.versions += moved.versions;
           pool.progress.bytes += moved.bytes;
@@ -331,17 +332,6 @@ export class RebalanceManager {
       if (point < 0) return candidate.id;
     }
     return candidates.at(-1)!.id;
-  }
-
-  private async withAttempts<T>(action: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await action();
-      } catch (error) {
-        if (attempt >= this.options.maxAttempts || signal.aborted) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-      }
-    }
   }
 
   private finishPool(pool: RebalancePool, status: RebalancePoolState): void {
