@@ -3,10 +3,9 @@
  * throws CheckFailure (or any error) when the target violates it, or Skip when it cannot be
  * decided on this target (for example a single-pool deployment for pool checks).
  */
-import { randomBytes, createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Sha256 } from '@aws-crypto/sha256-js';
+import { jsonOrRaw, sendSigned } from '../../src/cli/rc/signed-request.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
 
 export class CheckFailure extends Error {
@@ -90,28 +89,8 @@ export class Target {
 
   /** A SigV4-signed admin request (or unsigned with `unsigned`). */
   async admin(method: 'GET' | 'POST', path: string, rawQuery = '', options: { body?: string; unsigned?: boolean } = {}): Promise<AdminAnswer> {
-    const url = new URL(this.options.endpoint);
-    const body = options.body ?? '';
-    const query: Record<string, string | string[]> = {};
-    for (const [name, value] of new URLSearchParams(rawQuery)) {
-      const existing = query[name];
-      query[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
-    }
-    let headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') };
-    if (!options.unsigned) {
-      const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { accessKeyId: this.options.accessKey, secretAccessKey: this.options.secretKey }, sha256: Sha256, uriEscapePath: false });
-      headers = (await signer.sign({ method, protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined, path, query, headers, body })).headers as Record<string, string>;
-    }
-    const { host: _host, ...send } = headers;
-    const response = await fetch(`${url.origin}${path}${rawQuery ? `?${rawQuery}` : ''}`, { method, headers: send, ...(body ? { body } : {}), signal: AbortSignal.timeout(30_000) });
-    const text = await response.text();
-    let parsed: Record<string, any> = {};
-    try {
-      parsed = text ? (JSON.parse(text) as Record<string, any>) : {};
-    } catch {
-      parsed = { raw: text };
-    }
-    return { status: response.status, body: parsed };
+    const answer = await sendSigned({ endpoint: this.options.endpoint, accessKey: this.options.accessKey, secretKey: this.options.secretKey, method, path, rawQuery, timeoutMs: 30_000, ...options });
+    return { status: answer.status, body: jsonOrRaw(answer.text) };
   }
 }
 

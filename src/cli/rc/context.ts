@@ -5,10 +5,8 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Sha256 } from '@aws-crypto/sha256-js';
+import { jsonOrRaw, sendSigned } from './signed-request.js';
 
 /** A failure reported as one line `rc: <message>` with a non-zero exit. */
 export class RcError extends Error {
@@ -91,26 +89,16 @@ export function createContext(io: RcIo, json: boolean): RcContext {
 }
 
 async function adminRequest(alias: Alias, method: 'GET' | 'POST', path: string, query: Record<string, string>, body: string): Promise<Record<string, any>> {
-  const url = new URL(alias.url);
-  const headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') };
-  const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { accessKeyId: alias.accessKey, secretAccessKey: alias.secretKey }, sha256: Sha256, uriEscapePath: false });
-  const signed = await signer.sign({ method, protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined, path, query, headers, body });
-  const { host: _host, ...sendHeaders } = signed.headers as Record<string, string>;
-  const search = new URLSearchParams(query).toString();
-  let response: Response;
+  const origin = new URL(alias.url).origin;
+  let answer: { status: number; text: string };
   try {
-    response = await fetch(`${url.origin}${path}${search ? `?${search}` : ''}`, { method, headers: sendHeaders, ...(body ? { body } : {}), signal: AbortSignal.timeout(60_000) });
+    answer = await sendSigned({ endpoint: alias.url, accessKey: alias.accessKey, secretKey: alias.secretKey, method, path, rawQuery: new URLSearchParams(query).toString(), body });
   } catch (error) {
-    throw new RcError(`cannot reach ${url.origin}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`);
+    throw new RcError(`cannot reach ${origin}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`);
   }
-  const text = await response.text();
-  let parsed: Record<string, any> = {};
-  try {
-    parsed = text ? (JSON.parse(text) as Record<string, any>) : {};
-  } catch {
-    throw new RcError(`${url.origin} answered ${response.status} without JSON (is it an svc server?)`);
-  }
-  if (!response.ok) throw new RcError(`${parsed.Code ?? response.status}: ${parsed.Message ?? 'request failed'}`);
+  const parsed = jsonOrRaw(answer.text);
+  if ('raw' in parsed) throw new RcError(`${origin} answered ${answer.status} without JSON (is it an svc server?)`);
+  if (answer.status >= 400) throw new RcError(`${parsed.Code ?? answer.status}: ${parsed.Message ?? 'request failed'}`);
   return parsed;
 }
 

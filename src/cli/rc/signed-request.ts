@@ -1,0 +1,54 @@
+/**
+ * One SigV4-signed (or, on request, unsigned) HTTP request to an svc endpoint with a small body:
+ * what `rc`'s admin commands, the conformance suites and the tests all send. The query is taken
+ * exactly as given (repeated parameters included) and the body's SHA-256 is signed.
+ */
+import { createHash } from 'node:crypto';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { SignatureV4 } from '@smithy/signature-v4';
+
+export interface SignedRequest {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  rawQuery?: string;
+  body?: string;
+  unsigned?: boolean;
+  timeoutMs?: number;
+}
+
+export async function sendSigned(request: SignedRequest): Promise<{ status: number; text: string }> {
+  const url = new URL(request.endpoint);
+  const rawQuery = request.rawQuery ?? '';
+  const body = request.body ?? '';
+  const query: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(rawQuery)) {
+    const existing = query[name];
+    query[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+  }
+  let headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') };
+  if (!request.unsigned) {
+    const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { accessKeyId: request.accessKey, secretAccessKey: request.secretKey }, sha256: Sha256, uriEscapePath: false });
+    const signed = await signer.sign({ method: request.method, protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined, path: request.path, query, headers, body });
+    headers = signed.headers as Record<string, string>;
+  }
+  const { host: _host, ...sendHeaders } = headers;
+  const response = await fetch(`${url.origin}${request.path}${rawQuery ? `?${rawQuery}` : ''}`, {
+    method: request.method,
+    headers: sendHeaders,
+    ...(body ? { body } : {}),
+    signal: AbortSignal.timeout(request.timeoutMs ?? 60_000),
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+/** The JSON of an answer, or `{ raw }` when it is not JSON (an S3 XML answer). */
+export function jsonOrRaw(text: string): Record<string, any> {
+  try {
+    return text ? (JSON.parse(text) as Record<string, any>) : {};
+  } catch {
+    return { raw: text };
+  }
+}
