@@ -157,36 +157,39 @@ export async function startAdminServices(options: {
     },
   };
 
+  /** Pool records from the drives' answers (one answer per drive, asked once). */
+  const poolInfos = (slots: SlotInfo[][]): PoolInfo[] =>
+    config.layout.pools.map((pool) => {
+      const sum = (field: 'totalBytes' | 'usedBytes' | 'freeBytes') => slots[pool.index]!.reduce((total, slot) => total + slot[field], 0);
+      return {
+        id: pool.index,
+        cmdline: pool.pattern,
+        endpointCount: pool.endpoints.length,
+        setCount: pool.setCount,
+        drivesPerSet: pool.setDriveCount,
+        totalBytes: sum('totalBytes'),
+        usedBytes: sum('usedBytes'),
+        freeBytes: sum('freeBytes'),
+        decommission: manager.status(pool.index)[0] ?? null,
+      };
+    });
+
   const context: AdminContext = {
     poolPatterns: config.layout.pools.map((pool) => pool.pattern),
     nowMs: () => Date.now(),
     slots: (pool) => slotsOf(config, storage, options.isOwn, pool),
-    pools: async () =>
-      Promise.all(
-        config.layout.pools.map(async (pool): Promise<PoolInfo> => {
-          const slots = await slotsOf(config, storage, options.isOwn, pool.index);
-          const sum = (field: 'totalBytes' | 'usedBytes' | 'freeBytes') => slots.reduce((total, slot) => total + slot[field], 0);
-          return {
-            id: pool.index,
-            cmdline: pool.pattern,
-            endpointCount: pool.endpoints.length,
-            setCount: pool.setCount,
-            drivesPerSet: pool.setDriveCount,
-            totalBytes: sum('totalBytes'),
-            usedBytes: sum('usedBytes'),
-            freeBytes: sum('freeBytes'),
-            decommission: manager.status(pool.index)[0] ?? null,
-          };
-        }),
-      ),
+    pools: async () => {
+      const slots = await Promise.all(config.layout.pools.map((pool) => slotsOf(config, storage, options.isOwn, pool.index)));
+      return poolInfos(slots);
+    },
     decommission,
     rebalance: rebalanceControl,
     heal,
     setCounts: config.layout.pools.map((pool) => pool.setCount),
     ...(config.faultInjection ? { faults: faultControl(options.localDrives) } : {}),
     snapshot: async () => {
-      const pools = await context.pools();
       const slots = await Promise.all(config.layout.pools.map((pool) => slotsOf(config, storage, options.isOwn, pool.index)));
+      const pools = poolInfos(slots);
       return {
         deploymentId: storage.deploymentId,
         generatedAt: new Date().toISOString(),

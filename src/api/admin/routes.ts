@@ -1,4 +1,4 @@
-/** The admin routes: pools, decommission (and, later, rebalance and heal). Thin: parse, call, shape. */
+/** The admin routes: pools, decommission, rebalance, heal, inspection and faults. Thin: parse, call, shape. */
 import { SvcError } from '../../errors/index.js';
 import type { AdminContext, AdminRequest } from './context.js';
 import { byIdOf, mutationQuery, noQuery, requiredPool, resolvePool, statusQuery } from './query.js';
