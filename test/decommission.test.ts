@@ -9,7 +9,6 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
-  ListObjectVersionsCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
   UploadPartCommand,
@@ -17,6 +16,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
+import { versionsOf } from './helpers/s3-versions.js';
 import { errorName } from './scenarios/node-failure.js';
 
 let root: string;
@@ -43,21 +43,6 @@ async function restart(args: string[]): Promise<S3Client> {
   return s3ClientFor(server.url);
 }
 
-/** Every version of every key in a bucket: key, version id, ETag, delete marker. */
-async function versionsOf(s3: S3Client, bucket: string): Promise<string[]> {
-  const lines: string[] = [];
-  let keyMarker: string | undefined;
-  let versionMarker: string | undefined;
-  for (;;) {
-    const page = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, KeyMarker: keyMarker, VersionIdMarker: versionMarker }));
-    for (const version of page.Versions ?? []) lines.push(`${version.Key} ${version.VersionId} ${version.ETag} ${version.Size}`);
-    for (const marker of page.DeleteMarkers ?? []) lines.push(`${marker.Key} ${marker.VersionId} marker`);
-    if (!page.IsTruncated) break;
-    keyMarker = page.NextKeyMarker;
-    versionMarker = page.NextVersionIdMarker;
-  }
-  return lines.sort();
-}
 
 async function md5Of(s3: S3Client, bucket: string, key: string, versionId?: string): Promise<string> {
   const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId }));
@@ -210,7 +195,8 @@ describe('decommission of pool 0 in a two-pool deployment', () => {
     await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'z-last', Key: 'draining', UploadId: draining, MultipartUpload: { Parts: [{ ETag: part.ETag, PartNumber: 1 }] } }));
 
     const active = await waitForState(pool0, ['active', 'completed'], 30_000);
-    expect(active.progress).toBeDefined();
+    expect(active.progress).toMatchObject({ objects: expect.any(Number), versions: expect.any(Number), bytes: expect.any(Number), totalObjects: expect.any(Number) });
+    expect(active.elapsedMs).toBeGreaterThanOrEqual(0);
     const done = await waitForState(pool0, ['completed', 'failed'], 240_000);
     expect(done.state, JSON.stringify(done)).toBe('completed');
     expect(done.progress.objects).toBeGreaterThanOrEqual(1_500 + 240 + 2);

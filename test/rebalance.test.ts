@@ -8,9 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, GetObjectCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
+import { versionsOf } from './helpers/s3-versions.js';
 
 let root: string;
 let server: SvcProcess | undefined;
@@ -49,19 +50,6 @@ async function restart(args: string[], kill = false): Promise<S3Client> {
   return s3ClientFor(server.url);
 }
 
-async function versionsOf(s3: S3Client, bucket: string): Promise<string[]> {
-  const lines: string[] = [];
-  let keyMarker: string | undefined;
-  let versionMarker: string | undefined;
-  for (;;) {
-    const page = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, KeyMarker: keyMarker, VersionIdMarker: versionMarker }));
-    for (const version of page.Versions ?? []) lines.push(`${version.Key} ${version.VersionId} ${version.ETag} ${version.Size}`);
-    for (const marker of page.DeleteMarkers ?? []) lines.push(`${marker.Key} ${marker.VersionId} marker`);
-    if (!page.IsTruncated) return lines.sort();
-    keyMarker = page.NextKeyMarker;
-    versionMarker = page.NextVersionIdMarker;
-  }
-}
 
 async function countObjectFiles(directory: string): Promise<number> {
   let count = 0;
