@@ -54,6 +54,20 @@ export function driveContractSuite(name: string, makeDrive: () => Promise<DriveU
       expect(await drive.listDir(tmpDir).catch(() => [])).toEqual([]);
     });
 
+    it('writes whether or not the directories exist yet; a rename of a missing source creates nothing', async () => {
+      await drive.deleteRecursive(tmpDir);
+      await drive.writeFileAtomic('n/e/w/atomic', bytes('1'));
+      expect(text(await drive.readFile('n/e/w/atomic'))).toBe('1');
+      await drive.writeFileAtomic('n/e/w/atomic', bytes('2'));
+      expect(text(await drive.readFile('n/e/w/atomic'))).toBe('2');
+      const writer = await drive.openWriter('n/x/y/part.1');
+      await writer.write(bytes('streamed'));
+      await writer.close();
+      expect(text(await drive.readFile('n/x/y/part.1'))).toBe('streamed');
+      expect(await codeOf(() => drive.rename('n/missing', 'm/deep/target'))).toBe('FileNotFound');
+      expect(await codeOf(() => drive.stat('m'))).toBe('FileNotFound');
+    });
+
     it('refuses paths that escape the drive root', async () => {
       for (const path of ['../x', '/abs', 'a/../b', 'a/./b', 'a//b', 'nul\0byte', 'back\\slash']) {
         expect(await codeOf(() => drive.readFile(path)), path).toBe('PathEscapesDrive');

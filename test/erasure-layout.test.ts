@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { chunkOffsetInShardFile, distributionFor, joinShards, shardFileSizeBytes, shardSizeBytes, splitBlock, blockRangeFor } from '../src/erasure/layout.js';
+import { blockViews, chunkOffsetInShardFile, distributionFor, joinShards, shardFileSizeBytes, shardSizeBytes, splitBlock, blockRangeFor } from '../src/erasure/layout.js';
 import { frameChunk, unframeChunk, bitrotHashBytes } from '../src/erasure/bitrot.js';
 
 describe('striping math', () => {
@@ -13,6 +13,21 @@ describe('striping math', () => {
         expect(Buffer.from(joinShards(shards, block.length)).equals(Buffer.from(block))).toBe(true);
       }),
     );
+  });
+
+  it('blockViews gives bytes [from, to) of the block as views into the shards, padding excluded', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 5000 }), fc.integer({ min: 1, max: 16 }), fc.nat(), fc.nat(), (block, k, a, b) => {
+        const from = a % (block.length + 1);
+        const to = from + (b % (block.length - from + 1));
+        const shards = splitBlock(block, k);
+        const views = blockViews(shards, block.length, from, to);
+        expect(Buffer.concat(views).equals(Buffer.from(block.subarray(from, to)))).toBe(true);
+        views.forEach((view) => expect(view.length).toBeGreaterThan(0));
+        for (const view of views) expect(shards.some((shard) => shard.buffer === view.buffer)).toBe(true);
+      }),
+    );
+    expect(() => blockViews(splitBlock(new Uint8Array(10), 2), 10, 4, 11)).toThrow();
   });
 
   it('block chunks tile the shard file exactly', () => {

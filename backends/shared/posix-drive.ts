@@ -66,14 +66,14 @@ export class PosixDrive implements Drive {
   }
 
   readFile(path: string): Promise<Uint8Array> {
-    return this.run(path, async (absolute) => new Uint8Array(await this.fs.readFile(absolute)));
+    return this.run(path, (absolute) => this.fs.readFile(absolute));
   }
 
   readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
     return this.run(path, async (absolute) => {
       const handle = await this.fs.open(absolute, 'r');
       try {
-        const buffer = new Uint8Array(length);
+        const buffer = Buffer.allocUnsafe(length);
         let filled = 0;
         while (filled < length) {
           const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
@@ -101,8 +101,7 @@ export class PosixDrive implements Drive {
   writeFile(path: string, data: Uint8Array, options: { sync?: boolean } = {}): Promise<void> {
     return this.run(path, async (absolute) => {
       await this.reserve(path, data.length, true);
-      await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
-      await this.writeWhole(absolute, data, options.sync ?? false);
+      await this.withParent(absolute, () => this.writeWhole(absolute, data, options.sync ?? false));
     });
   }
 
@@ -110,10 +109,8 @@ export class PosixDrive implements Drive {
     return this.run(path, async (absolute) => {
       await this.reserve(path, data.length, true);
       const tmp = this.abs(`${tmpDir}/${randomUUID()}`);
-      await this.fs.mkdir(posix.dirname(tmp), { recursive: true });
-      await this.writeWhole(tmp, data, true);
-      await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
-      await this.fs.rename(tmp, absolute);
+      await this.withParent(tmp, () => this.writeWhole(tmp, data, true));
+      await this.withParent(absolute, () => this.fs.rename(tmp, absolute));
     });
   }
 
@@ -128,8 +125,7 @@ export class PosixDrive implements Drive {
   openWriter(path: string): Promise<FileWriter> {
     return this.run(path, async (absolute) => {
       await this.reserve(path, 0, true);
-      await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
-      const handle = await this.fs.open(absolute, 'w');
+      const handle = await this.withParent(absolute, () => this.fs.open(absolute, 'w'));
       return this.writerFor(path, absolute, handle);
     });
   }
@@ -143,9 +139,8 @@ export class PosixDrive implements Drive {
   rename(source: string, target: string): Promise<void> {
     return this.run(source, async (absoluteSource) => {
       const absoluteTarget = this.abs(target);
-      await this.fs.mkdir(posix.dirname(absoluteTarget), { recursive: true });
-      const replaced = await this.sizeOf(target);
-      await this.fs.rename(absoluteSource, absoluteTarget);
+      const replaced = this.options.capacity ? await this.sizeOf(target) : 0;
+      await this.withParent(absoluteTarget, () => this.fs.rename(absoluteSource, absoluteTarget), absoluteSource);
       this.options.capacity?.charge(-replaced);
     });
   }
@@ -239,6 +234,32 @@ export class PosixDrive implements Drive {
 
   async close(): Promise<void> {
     // Nothing is held open between calls.
+  }
+
+  /**
+   * Runs an action that needs the parent directory of `absolute`; when it fails because that
+   * directory is missing, creates it and runs the action once more. Most writes land in
+   * directories that exist, so the common case costs no mkdir. A rename passes its `source`:
+   * when that is what is missing, the failure stands.
+   */
+  private async withParent<T>(absolute: string, action: () => Promise<T>, source?: string): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      if (source !== undefined && !(await this.exists(source))) throw error;
+      await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
+      return action();
+    }
+  }
+
+  private async exists(absolute: string): Promise<boolean> {
+    try {
+      await this.fs.stat(absolute);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async writeWhole(absolute: string, data: Uint8Array, sync: boolean): Promise<void> {

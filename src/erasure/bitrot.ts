@@ -8,8 +8,8 @@ export const bitrotHashBytes = 8;
 export const bitrotAlgorithm = 'xxh64';
 
 export function frameChunk(chunk: Uint8Array): Uint8Array {
-  const framed = new Uint8Array(bitrotHashBytes + chunk.length);
-  new DataView(framed.buffer).setBigUint64(0, xxh64(chunk));
+  const framed = Buffer.allocUnsafe(bitrotHashBytes + chunk.length);
+  framed.writeBigUInt64BE(xxh64(chunk), 0);
   framed.set(chunk, bitrotHashBytes);
   return framed;
 }

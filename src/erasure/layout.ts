@@ -29,16 +29,25 @@ export function splitBlock(block: Uint8Array, dataShards: number): Uint8Array[] 
 
 /** Concatenates data shards and trims the padding back to the block length. */
 export function joinShards(dataShards: Uint8Array[], blockLengthBytes: number): Uint8Array {
-  const block = new Uint8Array(blockLengthBytes);
-  let offset = 0;
+  return Buffer.concat(blockViews(dataShards, blockLengthBytes, 0, blockLengthBytes), blockLengthBytes);
+}
+
+/**
+ * Bytes [from, to) of the block made of `dataShards` (padding excluded), as views into the
+ * shards: what a reader sends without joining the shards into a new buffer.
+ */
+export function blockViews(dataShards: Uint8Array[], blockLengthBytes: number, from: number, to: number): Uint8Array[] {
+  assert(from >= 0 && from <= to && to <= blockLengthBytes, `range [${from}, ${to}) is outside a block of ${blockLengthBytes} bytes`);
+  const views: Uint8Array[] = [];
+  let shardStart = 0;
   for (const shard of dataShards) {
-    if (offset >= blockLengthBytes) break;
-    const take = Math.min(shard.length, blockLengthBytes - offset);
-    block.set(take === shard.length ? shard : shard.subarray(0, take), offset);
-    offset += take;
+    const start = Math.max(from, shardStart);
+    const end = Math.min(to, shardStart + shard.length, blockLengthBytes);
+    if (start < end) views.push(shard.subarray(start - shardStart, end - shardStart));
+    shardStart += shard.length;
   }
-  assert(offset === blockLengthBytes, 'data shards shorter than the block');
-  return block;
+  assert(views.reduce((sum, view) => sum + view.length, 0) === to - from, 'data shards shorter than the block');
+  return views;
 }
 
 /** Size of one drive's shard file for a part of `partSizeBytes` (bitrot hashes included). */

@@ -22,38 +22,61 @@ export class BlockReader {
     this.iterator = source[Symbol.asyncIterator]();
   }
 
-  /** The next block, or undefined at the end of the stream. Never yields an empty block. */
+  /**
+   * The next block, or undefined at the end of the stream. Never yields an empty block. A block
+   * that lies inside one received chunk is a view of it; otherwise the bytes are gathered into a
+   * buffer no larger than what is still expected.
+   */
   async next(): Promise<Uint8Array | undefined> {
-    const block = new Uint8Array(this.blockSizeBytes);
+    const want = this.wantBytes();
+    let block: Uint8Array | undefined;
     let filled = 0;
-    while (filled < this.blockSizeBytes) {
+    while (filled < want) {
       if (!this.pending || this.pendingOffset >= this.pending.length) {
-        if (this.finished) break;
-        const step = await this.iterator.next();
-        if (step.done) {
-          this.finished = true;
-          break;
-        }
-        this.pending = step.value;
-        this.pendingOffset = 0;
+        if (this.finished || !(await this.receive())) break;
         continue;
       }
-      const take = Math.min(this.blockSizeBytes - filled, this.pending.length - this.pendingOffset);
+      const available = this.pending.length - this.pendingOffset;
+      if (filled === 0 && available >= want) {
+        block = this.pending.subarray(this.pendingOffset, this.pendingOffset + want);
+        this.pendingOffset += want;
+        filled = want;
+        break;
+      }
+      block ??= Buffer.allocUnsafe(want);
+      const take = Math.min(want - filled, available);
       block.set(this.pending.subarray(this.pendingOffset, this.pendingOffset + take), filled);
       this.pendingOffset += take;
       filled += take;
     }
-    if (filled === 0) {
+    if (filled === 0 || !block) {
       this.checkSize();
       return undefined;
     }
-    const result = filled === this.blockSizeBytes ? block : block.subarray(0, filled);
+    const result = filled === block.length ? block : block.subarray(0, filled);
     this.md5.update(result);
     this.totalBytes += filled;
     if (this.expectedSizeBytes !== undefined && this.totalBytes > this.expectedSizeBytes) {
       throw new SvcError('InvalidRequest', `the body is longer than the declared ${this.expectedSizeBytes} bytes`);
     }
     return result;
+  }
+
+  /** A whole block, or less when the declared size says fewer bytes remain (at least 1, to see any excess). */
+  private wantBytes(): number {
+    if (this.expectedSizeBytes === undefined) return this.blockSizeBytes;
+    return Math.max(1, Math.min(this.blockSizeBytes, this.expectedSizeBytes - this.totalBytes));
+  }
+
+  private async receive(): Promise<boolean> {
+    const step = await this.iterator.next();
+    if (step.done) {
+      this.finished = true;
+      return false;
+    }
+    this.pending = step.value;
+    this.pendingOffset = 0;
+    return true;
   }
 
   md5Hex(): string {

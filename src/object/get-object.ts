@@ -6,7 +6,7 @@
 import { SvcError } from '../errors/index.js';
 import type { ObjectVersion } from '../format/xl-meta-types.js';
 import { codecFor } from '../erasure/codecs.js';
-import { chunkOffsetInShardFile, joinShards } from '../erasure/layout.js';
+import { blockViews, chunkOffsetInShardFile } from '../erasure/layout.js';
 import { unframeChunk } from '../erasure/bitrot.js';
 import { objectResource } from './locks.js';
 import { readMetaAnswers } from './meta-io.js';
@@ -100,18 +100,18 @@ async function* streamPart(part: PartRead, from: number, to: number): AsyncGener
   const blockSize = part.resolved.version.erasure!.blockSizeBytes;
   const firstBlock = Math.floor(from / blockSize);
   const lastBlock = Math.floor((to - 1) / blockSize);
-  let next: Promise<Uint8Array> | undefined = readBlock(part, firstBlock);
+  let next: Promise<{ dataShards: Uint8Array[]; lengthBytes: number }> | undefined = readBlock(part, firstBlock);
   for (let blockIndex = firstBlock; blockIndex <= lastBlock; blockIndex += 1) {
     const block = await next!;
     next = blockIndex < lastBlock ? readBlock(part, blockIndex + 1) : undefined;
     next?.catch(() => undefined); // observed when awaited on the next turn
     const blockStart = blockIndex * blockSize;
-    yield block.subarray(Math.max(from - blockStart, 0), Math.min(to - blockStart, block.length));
+    yield* blockViews(block.dataShards, block.lengthBytes, Math.max(from - blockStart, 0), Math.min(to - blockStart, block.lengthBytes));
   }
 }
 
 /** Reads one erasure block: K good shard chunks, data shards first, parity as needed. */
-async function readBlock(part: PartRead, blockIndex: number): Promise<Uint8Array> {
+async function readBlock(part: PartRead, blockIndex: number): Promise<{ dataShards: Uint8Array[]; lengthBytes: number }> {
   const erasure = part.resolved.version.erasure!;
   const k = erasure.dataShards;
   const blockLengthBytes = Math.min(erasure.blockSizeBytes, part.partSizeBytes - blockIndex * erasure.blockSizeBytes);
@@ -141,7 +141,7 @@ async function readBlock(part: PartRead, blockIndex: number): Promise<Uint8Array
   }
   const dataComplete = shards.slice(0, k).every((shard) => shard !== null);
   const data = dataComplete ? (shards.slice(0, k) as Uint8Array[]) : codecFor(erasure.codec, k, erasure.parityShards).reconstruct(shards, { dataOnly: true }).slice(0, k);
-  return joinShards(data, blockLengthBytes);
+  return { dataShards: data, lengthBytes: blockLengthBytes };
 }
 
 /** One verified shard chunk from one drive (or its inline copy); undefined when missing or corrupt. */
