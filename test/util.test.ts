@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { parseByteSize } from '../src/util/sizes.js';
 import { createPrng } from '../src/util/prng.js';
 import { isSvcError } from '../src/errors/index.js';
+import { nextRequestId } from '../src/api/request-line.js';
 
 describe('parseByteSize', () => {
   it('parses binary and decimal units', () => {
@@ -27,5 +28,14 @@ describe('createPrng', () => {
       const b = createPrng(seed);
       for (let i = 0; i < 20; i += 1) expect(a.next()).toBe(b.next());
     }));
+  });
+});
+
+describe('nextRequestId', () => {
+  it('gives 16 upper-case hex digits, a new id every call, with one prefix per process', () => {
+    const ids = Array.from({ length: 10_000 }, () => nextRequestId());
+    for (const id of ids) expect(id).toMatch(/^[0-9A-F]{16}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids.map((id) => id.slice(0, 8))).size).toBe(1);
   });
 });

@@ -76,6 +76,9 @@ export async function changeMeta(
       if (!snapshot) return false;
       try {
         const { meta, beforePublish, garbageDataDirs } = change.apply(snapshot.meta, snapshot.slot);
+        // A drive without xl.meta usually lacks the object's directory too: make it first rather than
+        // let the writes below fail on it and retry.
+        if (!snapshot.before && meta) await snapshot.drive.makeDir(objectDir(bucket, key));
         if (beforePublish) await beforePublish(snapshot.drive);
         if (meta) await snapshot.drive.writeFileAtomic(path, encodeXlMeta(meta));
         else await removeMetaFile(snapshot.drive, path);

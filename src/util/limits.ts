@@ -29,6 +29,8 @@ export const limits = {
   /** Clock skew allowed on signed requests. */
   maxRequestSkewMs: 15 * 60 * 1000,
   maxPresignExpirySeconds: 7 * 24 * 3600,
+  /** Derived SigV4 signing keys kept (one per access key, day, region and service in use). */
+  signingKeyCacheEntries: 64,
   /** Data movement. */
   rebalanceMaxAttemptsDefault: 3,
   decommissionBucketConcurrencyDefault: 4,

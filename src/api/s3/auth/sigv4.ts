@@ -193,7 +193,20 @@ function stringToSign(amzDate: string, scope: string, canonical: string): string
   return [algorithm, amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
 }
 
+/** Signing keys change once a day per credential: derived once, not on every request. */
+const signingKeys = new Map<string, Buffer>();
+
 export function deriveSigningKey(secret: string, date: string, region: string, service: string): Buffer {
+  const cacheKey = `${secret}\n${date}\n${region}\n${service}`;
+  const cached = signingKeys.get(cacheKey);
+  if (cached) return cached;
+  const key = computeSigningKey(secret, date, region, service);
+  if (signingKeys.size >= limits.signingKeyCacheEntries) signingKeys.delete(signingKeys.keys().next().value!);
+  signingKeys.set(cacheKey, key);
+  return key;
+}
+
+function computeSigningKey(secret: string, date: string, region: string, service: string): Buffer {
   const dateKey = createHmac('sha256', `AWS4${secret}`).update(date).digest();
   const regionKey = createHmac('sha256', dateKey).update(region).digest();
   const serviceKey = createHmac('sha256', regionKey).update(service).digest();
