@@ -195,5 +195,22 @@ export function driveContractSuite(name: string, makeDrive: () => Promise<DriveU
         { numRuns: 25 },
       );
     });
+
+    it('property: a writer stores exactly the bytes given, whatever their chunking (empty, odd-sized, over 1 MiB)', async () => {
+      const chunk = fc.oneof(fc.integer({ min: 0, max: 9000 }), fc.integer({ min: 1_040_000, max: 1_100_000 }), fc.constantFrom(4096, 8192, 1 << 20));
+      await fc.assert(
+        fc.asyncProperty(fc.array(chunk, { maxLength: 5 }), fc.integer({ min: 0, max: 255 }), async (sizes, seed) => {
+          const chunks = sizes.map((size, index) => new Uint8Array(size).map((_, offset) => (offset * 31 + index * 7 + seed) % 256));
+          const writer = await drive.openWriter('chunked/part.1');
+          for (const piece of chunks) await writer.write(piece);
+          await writer.close();
+          const stored = await drive.readFile('chunked/part.1');
+          expect(stored.length).toBe(sizes.reduce((sum, size) => sum + size, 0));
+          expect(Buffer.from(stored).equals(Buffer.concat(chunks))).toBe(true);
+          expect((await drive.stat('chunked/part.1')).sizeBytes).toBe(stored.length);
+        }),
+        { numRuns: 12 },
+      );
+    });
   });
 }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Drive } from './drive/index.js';
-import { LocalNamespaceLocker, type NamespaceLocker } from './object/index.js';
+import { LocalNamespaceLocker, mainThreadCoding, WorkerCoding, type BlockCoding, type NamespaceLocker } from './object/index.js';
 import { LockTable } from './cluster/lock-table.js';
 import { DistributedNamespaceLocker, type LockServer } from './cluster/distributed-locker.js';
 import { remoteLockServer } from './cluster/remote-lock-server.js';
@@ -61,6 +61,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, rpcKey, launchHash, log);
+  const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
   let storage: StartedStorage | undefined;
   let admin: AdminServices | undefined;
   let stopping = false;
@@ -92,16 +93,17 @@ export async function startServer(args: string[], env: Record<string, string | u
   });
   try {
     const localDrives = new Set<Drive>(localByPath.values());
-    const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive) });
+    const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding });
     admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log });
     storage = ready;
   } catch (error) {
     await s3.close();
+    await coding.close();
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   }
   const started = storage;
-  log.info({ deploymentId: started.deploymentId, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: started.storageClass.standardParity(pool.index), rrs: started.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
+  log.info({ deploymentId: started.deploymentId, coding: coding.name, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: started.storageClass.standardParity(pool.index), rrs: started.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
   const consoleApp = config.consoleEnabled ? await listen(config.consoleAddress, async (app) => { await app.register(consoleHealthPlugin, { state }); }) : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
   return {
@@ -116,6 +118,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       await admin?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
       await started.markShutdownClean();
+      await coding.close();
       await Promise.all(drives.flat().map((drive) => drive?.close()));
       await Promise.all(locks.map((lock) => lock.release()));
       log.info({}, 'stopped cleanly');

@@ -6,15 +6,16 @@ import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
 
-async function fsDrive() {
+async function fsDrive(options: { directIo?: boolean } = {}) {
   const root = await mkdtemp(join(tmpdir(), 'svc-contract-'));
-  const drive = await createFsDrive(join(root, 'drive'));
+  const drive = await createFsDrive(join(root, 'drive'), options);
   return { drive, cleanup: () => rm(root, { recursive: true, force: true }) };
 }
 
 const noCleanup = async (): Promise<void> => undefined;
 
-driveContractSuite('fs', fsDrive);
+driveContractSuite('fs (shard files with O_DIRECT where the file system allows)', () => fsDrive());
+driveContractSuite('fs (buffered writes)', () => fsDrive({ directIo: false }));
 driveContractSuite('memfs', async () => ({ drive: createMemfsDrive({ endpoint: 'mem' }), cleanup: noCleanup }));
 driveContractSuite('faulty (liveness) over fs', async () => {
   const inner = await fsDrive();

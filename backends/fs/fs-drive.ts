@@ -1,16 +1,19 @@
-/** The local file-system backend: node:fs/promises under a root directory, durable writes. */
+/** The local file-system backend: node:fs/promises under a root directory, durable writes, shard files written with O_DIRECT where the file system allows. */
 import * as fs from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Drive } from '../../src/drive/index.js';
 import { PosixDrive, type FileSystemApi } from '../shared/posix-drive.js';
+import { openDirectWriter } from './direct-io.js';
 
-export async function createFsDrive(rootPath: string, options: { endpoint?: string } = {}): Promise<Drive> {
+/** `directIo: false` writes shard files through the page cache even where O_DIRECT works. */
+export async function createFsDrive(rootPath: string, options: { endpoint?: string; directIo?: boolean } = {}): Promise<Drive> {
   const root = resolve(rootPath);
   await fs.mkdir(root, { recursive: true });
   return new PosixDrive({
     fs: fs as unknown as FileSystemApi,
     root,
     endpoint: options.endpoint ?? rootPath,
+    ...(options.directIo === false ? {} : { openDirectWriter }),
     statfs: async () => {
       const stats = await fs.statfs(root);
       return { totalBytes: stats.blocks * stats.bsize, freeBytes: stats.bavail * stats.bsize };

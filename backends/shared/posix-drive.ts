@@ -42,6 +42,18 @@ export interface PosixDriveOptions {
   /** Capacity and usage when the file system cannot tell (memfs). */
   capacity?: { totalBytes: number; usedBytes(): number; charge(deltaBytes: number): void };
   statfs?: () => Promise<{ totalBytes: number; freeBytes: number }>;
+  /**
+   * Opens a streaming writer that bypasses the page cache (backends/fs: O_DIRECT), or answers
+   * undefined when the file system refuses; openWriter then writes buffered.
+   */
+  openDirectWriter?: (absolute: string) => Promise<RawWriter | undefined>;
+}
+
+/** What a direct writer offers; the drive adds error mapping and removal on abort. */
+export interface RawWriter {
+  write(chunk: Uint8Array): Promise<void>;
+  close(): Promise<void>;
+  abort(): Promise<void>;
 }
 
 const readChunkBytes = 1024 * 1024;
@@ -50,6 +62,7 @@ export class PosixDrive implements Drive {
   readonly endpoint: string;
   private readonly fs: FileSystemApi;
   private readonly root: string;
+  private directWrites = true;
 
   constructor(private readonly options: PosixDriveOptions) {
     this.endpoint = options.endpoint;
@@ -125,6 +138,12 @@ export class PosixDrive implements Drive {
   openWriter(path: string): Promise<FileWriter> {
     return this.run(path, async (absolute) => {
       await this.reserve(path, 0, true);
+      const openDirect = this.directWrites ? this.options.openDirectWriter : undefined;
+      if (openDirect) {
+        const direct = await this.withParent(absolute, () => openDirect(absolute));
+        if (direct) return this.directWriterFor(path, absolute, direct);
+        this.directWrites = false; // refused once, refused always: stop asking
+      }
       const handle = await this.withParent(absolute, () => this.fs.open(absolute, 'w'));
       return this.writerFor(path, absolute, handle);
     });
@@ -294,6 +313,17 @@ export class PosixDrive implements Drive {
         await finish().catch(() => undefined);
         const size = await this.sizeOf(path);
         await this.fs.unlink(absolute).then(() => this.options.capacity?.charge(-size)).catch(() => undefined);
+      },
+    };
+  }
+
+  private directWriterFor(path: string, absolute: string, writer: RawWriter): FileWriter {
+    return {
+      write: (chunk) => mapDriveErrors(this.endpoint, path, () => writer.write(chunk)),
+      close: () => mapDriveErrors(this.endpoint, path, () => writer.close()),
+      abort: async () => {
+        await writer.abort();
+        await this.fs.unlink(absolute).catch(() => undefined);
       },
     };
   }

@@ -2,7 +2,9 @@
  * The server's configuration, read from arguments and environment in one place and validated
  * before anything touches a disk (SPEC "Startup configuration").
  */
+import { availableParallelism } from 'node:os';
 import { SvcError } from '../errors/index.js';
+import { limits } from '../util/limits.js';
 import { planLayout, type DeploymentLayout } from './layout.js';
 import { effectiveEnv, readStorageClassEnv, validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
 import type { ListQuorumMode } from '../object/index.js';
@@ -35,6 +37,8 @@ export interface ServerConfig {
   decommissionBucketConcurrency: number;
   decommissionEntryConcurrency: number;
   rebalanceMaxAttempts: number;
+  /** Threads that code erasure blocks and hash bodies (SVC_CODING_THREADS); 0 codes on the event loop. */
+  codingThreads: number;
   /** Lines to log at startup (legacy-name conflicts). */
   notices: string[];
 }
@@ -77,6 +81,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     decommissionBucketConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_BUCKET_CONCURRENCY', 4, 4),
     decommissionEntryConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', 8, 64),
     rebalanceMaxAttempts: boundedInteger(values, 'SVC_REBALANCE_MAX_ATTEMPTS', 3, 100),
+    codingThreads: codingThreadsOf(values.SVC_CODING_THREADS),
     notices: conflicts,
   };
 }
@@ -102,6 +107,12 @@ export function parseAddress(name: string, value: string): ListenAddress {
   if (!match || port > 65_535) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(value)} is not an address of the form :<port> or <host>:<port>`, { variable: name });
   const host = match[1] === '' ? '0.0.0.0' : match[1]!.replace(/^\[|\]$/g, '');
   return { host, port };
+}
+
+/** Default: one coding thread per core the process may use. */
+function codingThreadsOf(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return Math.min(availableParallelism(), limits.maxCodingThreads);
+  return Math.min(parseInteger('SVC_CODING_THREADS', value), limits.maxCodingThreads);
 }
 
 function listQuorumOf(value: string | undefined): ListQuorumMode {

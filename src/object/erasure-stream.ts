@@ -1,17 +1,18 @@
 /**
- * Turns a byte stream into erasure-coded, bitrot-framed shard streams, one per drive of a set,
- * one erasure block at a time: the whole object is never held in memory.
+ * Turns a byte stream into erasure-coded, bitrot-framed shard files, one per drive of a set, one
+ * erasure block at a time: the whole object is never held in memory. Blocks move through a short
+ * pipeline: while one block is received, the one before is coded (on a coding thread when the set
+ * has them) and the one before that is written to the drives.
  */
-import { createHash } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
-import type { ErasureCodec } from '../erasure/codec.js';
-import { frameChunk } from '../erasure/bitrot.js';
-import { splitBlock } from '../erasure/layout.js';
 import type { FileWriter } from '../drive/index.js';
+import { limits } from '../util/limits.js';
+import type { BlockBuffers, BlockCoding, CodingSession } from './coding/coding.js';
+import type { DigestAlgorithm, DigestValues } from './coding/digests.js';
+import { requireQuorum } from './set-context.js';
 
-/** Reads `source` into blocks of exactly `blockSizeBytes` (the last one shorter), hashing MD5 on the way. */
+/** Reads `source` into blocks of exactly `blockSizeBytes` (the last one shorter). */
 export class BlockReader {
-  private readonly md5 = createHash('md5');
   private readonly iterator: AsyncIterator<Uint8Array>;
   private pending: Uint8Array | undefined;
   private pendingOffset = 0;
@@ -23,13 +24,14 @@ export class BlockReader {
   }
 
   /**
-   * The next block, or undefined at the end of the stream. Never yields an empty block. A block
-   * that lies inside one received chunk is a view of it; otherwise the bytes are gathered into a
-   * buffer no larger than what is still expected.
+   * The next block, or undefined at the end of the stream. Never yields an empty block. Given
+   * `into` (room for a whole block), the block is copied there; otherwise a block that lies inside
+   * one received chunk is a view of it, and any other is gathered into a buffer no larger than
+   * what is still expected.
    */
-  async next(): Promise<Uint8Array | undefined> {
+  async next(into?: Uint8Array): Promise<Uint8Array | undefined> {
     const want = this.wantBytes();
-    let block: Uint8Array | undefined;
+    let block = into;
     let filled = 0;
     while (filled < want) {
       if (!this.pending || this.pendingOffset >= this.pending.length) {
@@ -37,7 +39,7 @@ export class BlockReader {
         continue;
       }
       const available = this.pending.length - this.pendingOffset;
-      if (filled === 0 && available >= want) {
+      if (!block && filled === 0 && available >= want) {
         block = this.pending.subarray(this.pendingOffset, this.pendingOffset + want);
         this.pendingOffset += want;
         filled = want;
@@ -53,13 +55,11 @@ export class BlockReader {
       this.checkSize();
       return undefined;
     }
-    const result = filled === block.length ? block : block.subarray(0, filled);
-    this.md5.update(result);
     this.totalBytes += filled;
     if (this.expectedSizeBytes !== undefined && this.totalBytes > this.expectedSizeBytes) {
       throw new SvcError('InvalidRequest', `the body is longer than the declared ${this.expectedSizeBytes} bytes`);
     }
-    return result;
+    return block.subarray(0, filled);
   }
 
   /** A whole block, or less when the declared size says fewer bytes remain (at least 1, to see any excess). */
@@ -79,10 +79,6 @@ export class BlockReader {
     return true;
   }
 
-  md5Hex(): string {
-    return this.md5.digest('hex');
-  }
-
   private checkSize(): void {
     if (this.expectedSizeBytes !== undefined && this.totalBytes !== this.expectedSizeBytes) {
       throw new SvcError('IncompleteBody', `received ${this.totalBytes} of ${this.expectedSizeBytes} bytes`);
@@ -90,15 +86,10 @@ export class BlockReader {
   }
 }
 
-/**
- * Encodes one block into N framed shard chunks, ordered by drive slot: slot i receives the shard
- * whose 1-based index is distribution[i].
- */
-export function encodeBlockForSlots(codec: ErasureCodec, block: Uint8Array, distribution: number[]): Uint8Array[] {
-  const shards = splitBlock(block, codec.dataShards);
-  for (let index = 0; index < codec.parityShards; index += 1) shards.push(new Uint8Array(shards[0]!.length));
-  codec.encode(shards);
-  return distribution.map((shardIndex) => frameChunk(shards[shardIndex - 1]!));
+/** A block already read into pooled buffers, waiting to be coded. */
+export interface ReadBlock {
+  buffers: BlockBuffers;
+  lengthBytes: number;
 }
 
 /** Per-slot shard writers with failure tracking: a slot whose write fails is dropped, not retried. */
@@ -139,5 +130,65 @@ export class SlotWriters {
       this.failed.set(slot, error);
       await this.writers[slot]?.abort();
     }
+  }
+}
+
+export interface ShardStreamPlan {
+  coding: BlockCoding;
+  dataShards: number;
+  parityShards: number;
+  blockSizeBytes: number;
+  /** distribution[slot] = 1-based shard index that slot stores. */
+  distribution: number[];
+  algorithms: readonly DigestAlgorithm[];
+  quorum: number;
+}
+
+/**
+ * Codes the blocks of `reader` (after `pending`, already read) and writes each slot's frames to
+ * its writer, keeping at most limits.codingBlocksInFlight blocks in flight. Fails with
+ * ErasureWriteQuorum as soon as fewer than `quorum` writers remain; the caller aborts the writers.
+ * Resolves with the body's digests once every frame is written (not yet closed).
+ */
+export async function pipeBlocks(plan: ShardStreamPlan, reader: BlockReader, pending: ReadBlock[], writers: SlotWriters): Promise<DigestValues> {
+  const session = plan.coding.open(plan.dataShards, plan.parityShards, plan.algorithms);
+  const inFlight: Promise<void>[] = [];
+  const held = new Set<BlockBuffers>(pending.map((block) => block.buffers));
+  let writes: Promise<void> = Promise.resolve();
+  const submit = ({ buffers, lengthBytes }: ReadBlock): void => {
+    const coded = session.code(buffers, lengthBytes);
+    coded.catch(() => undefined); // awaited below, in order
+    const previous = writes;
+    writes = (async () => {
+      const frames = await coded;
+      await previous;
+      requireQuorum(writers.aliveCount, plan.quorum, 'write', { phase: 'data' });
+      await writers.writeAll(plan.distribution.map((shardIndex) => frames[shardIndex - 1]!));
+      held.delete(buffers);
+      plan.coding.releaseBuffers(buffers);
+    })();
+    writes.catch(() => undefined); // awaited through inFlight
+    inFlight.push(writes);
+  };
+  try {
+    for (const block of pending) submit(block);
+    for (;;) {
+      while (inFlight.length >= limits.codingBlocksInFlight) await inFlight.shift();
+      const buffers = plan.coding.acquireBuffers(plan.blockSizeBytes, plan.dataShards, plan.dataShards + plan.parityShards);
+      held.add(buffers);
+      const block = await reader.next(buffers.block);
+      if (!block) break;
+      submit({ buffers, lengthBytes: block.length });
+    }
+    await Promise.all(inFlight);
+    requireQuorum(writers.aliveCount, plan.quorum, 'write', { phase: 'data' });
+    return await session.finish();
+  } catch (error) {
+    session.discard();
+    // Buffers go back to the pool only once nothing codes into them or writes from them.
+    await Promise.allSettled(inFlight);
+    throw error;
+  } finally {
+    for (const buffers of held) plan.coding.releaseBuffers(buffers);
   }
 }

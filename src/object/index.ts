@@ -10,3 +10,6 @@ export type * from './types.js';
 export { checkObjectKey, checkBucketName, objectDir, xlMetaPath, partPath } from './paths.js';
 export type { UploadRecord, PartRecord } from './multipart.js';
 export type { HealObjectOptions, HealObjectResult, HealOutcome, SlotHealth } from './heal-object.js';
+export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/coding.js';
+export { WorkerCoding } from './coding/worker-coding.js';
+export { digestAlgorithms, type DigestAlgorithm, type DigestValues } from './coding/digests.js';

@@ -10,17 +10,19 @@ import { SvcError, isSvcError } from '../errors/index.js';
 import { systemDir, tmpDir, type Drive } from '../drive/index.js';
 import type { ObjectVersion, StorageClass, XlMeta } from '../format/xl-meta-types.js';
 import { findVersion, upsertVersion } from '../format/xl-meta.js';
-import { codecFor, defaultCodecId } from '../erasure/codecs.js';
+import { defaultCodecId } from '../erasure/codecs.js';
 import { distributionFor } from '../erasure/layout.js';
 import { limits } from '../util/limits.js';
-import { BlockReader } from './erasure-stream.js';
+import { BlockReader, type ShardStreamPlan } from './erasure-stream.js';
+import { mainThreadCoding } from './coding/coding.js';
+import type { DigestAlgorithm } from './coding/digests.js';
 import { changeMeta } from './meta-io.js';
 import { objectResource } from './locks.js';
 import { checkObjectKey, dataDirPath } from './paths.js';
 import { removeTmp, streamShardFiles } from './put-object.js';
 import { geometryForClass, majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import { toObjectInfo } from './object-info.js';
-import type { BucketVersioning, ObjectInfo } from './types.js';
+import type { BucketVersioning, ObjectInfo, ReceivedBody } from './types.js';
 
 export interface UploadRecord {
   version: 1;
@@ -92,17 +94,25 @@ export async function uploadPart(
   record: UploadRecord,
   partNumber: number,
   body: AsyncIterable<Uint8Array>,
-  options: { sizeBytes?: number; beforeCommit?: (received: { md5Hex: string; sizeBytes: number }) => unknown },
+  options: { sizeBytes?: number; digests?: readonly DigestAlgorithm[]; beforeCommit?: (received: ReceivedBody) => unknown },
 ): Promise<PartRecord> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > limits.maxPartNumber) throw new SvcError('InvalidArgument', `part number must be an integer from 1 to ${limits.maxPartNumber}`);
   const quorum = geometryForClass(config, record.storageClass).writeQuorum;
-  const codec = codecFor(defaultCodecId, record.dataShards, record.parityShards);
   const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
   const tmpId = config.newId();
-  const slots = await streamShardFiles(config, codec, record.distribution, reader, [], `${tmpDir}/${tmpId}/part`, quorum, () => removeTmp(config, tmpId));
+  const plan: ShardStreamPlan = {
+    coding: config.coding ?? mainThreadCoding,
+    dataShards: record.dataShards,
+    parityShards: record.parityShards,
+    blockSizeBytes: config.blockSizeBytes,
+    distribution: record.distribution,
+    algorithms: options.digests ?? [],
+    quorum,
+  };
+  const { slots, digests } = await streamShardFiles(config, plan, reader, [], `${tmpDir}/${tmpId}/part`, () => removeTmp(config, tmpId));
   try {
-    const part: PartRecord = { number: partNumber, sizeBytes: reader.totalBytes, etag: reader.md5Hex(), modTimeMs: config.clock.nowMs() };
-    await options.beforeCommit?.({ md5Hex: part.etag, sizeBytes: part.sizeBytes });
+    const part: PartRecord = { number: partNumber, sizeBytes: reader.totalBytes, etag: digests.md5, modTimeMs: config.clock.nowMs() };
+    await options.beforeCommit?.({ md5Hex: part.etag, sizeBytes: part.sizeBytes, digests });
     const dir = uploadDir(record.bucket, record.key, record.uploadId);
     const bytes = Buffer.from(JSON.stringify(part));
     const committed = await onDrives(config, async (drive) => {

@@ -17,7 +17,8 @@ import type { ObjectReader } from './get-object.js';
 import { checkBucketName } from './paths.js';
 import { objectResource } from './locks.js';
 import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord } from './bucket-metadata.js';
-import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions } from './types.js';
+import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
+import type { DigestAlgorithm } from './coding/digests.js';
 
 export interface PoolSets {
   index: number;
@@ -245,7 +246,7 @@ export class ObjectLayer {
     return uploadId;
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: { sizeBytes?: number; beforeCommit?: (received: { md5Hex: string; sizeBytes: number }) => unknown }): Promise<PartRecord> {
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: { sizeBytes?: number; digests?: readonly DigestAlgorithm[]; beforeCommit?: (received: ReceivedBody) => unknown }): Promise<PartRecord> {
     const { config, record } = await this.upload(bucket, key, uploadId);
     return uploadPart(config, record, partNumber, body, options);
   }

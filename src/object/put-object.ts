@@ -9,9 +9,11 @@ import { codecFor, defaultCodecId } from '../erasure/codecs.js';
 import { distributionFor } from '../erasure/layout.js';
 import { inlineShardBudgetBytes, isInline } from '../erasure/geometry.js';
 import { tmpDir, type Drive } from '../drive/index.js';
-import type { ErasureCodec } from '../erasure/codec.js';
 import { SvcError } from '../errors/index.js';
-import { BlockReader, encodeBlockForSlots, SlotWriters } from './erasure-stream.js';
+import { BlockReader, pipeBlocks, SlotWriters, type ReadBlock, type ShardStreamPlan } from './erasure-stream.js';
+import { mainThreadCoding } from './coding/coding.js';
+import { codeBlockInto, newFrames } from './coding/block-coder.js';
+import { BodyDigests, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
 import { changeMeta } from './meta-io.js';
 import { objectResource } from './locks.js';
 import { checkObjectKey, dataDirPath } from './paths.js';
@@ -22,7 +24,7 @@ import { toObjectInfo } from './object-info.js';
 /** What the data phase produced, ready to be published. */
 interface StagedData {
   sizeBytes: number;
-  md5Hex: string;
+  digests: DigestValues;
   /** Slots holding a complete tmp copy (streamed) or every online slot (inline). */
   slots: number[];
   /** Per-slot framed shard file when inline. */
@@ -44,7 +46,7 @@ export async function putObject(
   const distribution = distributionFor(key, config.drives.length);
   const staged = await stageData(config, geometry, distribution, body, options);
   try {
-    const extra = (await options.beforeCommit?.({ md5Hex: staged.md5Hex, sizeBytes: staged.sizeBytes })) ?? {};
+    const extra = (await options.beforeCommit?.({ md5Hex: staged.digests.md5, sizeBytes: staged.sizeBytes, digests: staged.digests })) ?? {};
     requireQuorum(staged.slots.length, geometry.writeQuorum, 'write', { bucket, key });
     const version = newVersion(config, geometry, distribution, staged, options, extra);
     await publish(config, bucket, key, version, staged, geometry.writeQuorum, { bumpModTime: options.modTimeMs === undefined, lockHeld: options.lockHeld ?? false });
@@ -54,6 +56,11 @@ export async function putObject(
   }
 }
 
+/**
+ * Receives the body: an object whose shards fit the inline budget is coded here and kept for
+ * xl.meta; anything larger streams to shard files in the drives' tmp areas. A body of unknown
+ * length is read a block or two ahead to tell which it is.
+ */
 async function stageData(
   config: SetConfig,
   geometry: Geometry,
@@ -61,64 +68,74 @@ async function stageData(
   body: AsyncIterable<Uint8Array>,
   options: PutObjectOptions,
 ): Promise<StagedData> {
-  const codec = codecFor(defaultCodecId, geometry.dataShards, geometry.parityShards);
+  const k = geometry.dataShards;
+  const algorithms = options.digests ?? [];
   const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
-  const first = await reader.next();
-  const second = first && first.length === config.blockSizeBytes ? await reader.next() : undefined;
-  const budget = inlineShardBudgetBytes({
-    dataShards: geometry.dataShards,
-    versioned: options.versioning !== 'unversioned',
-    inlineBlockOverrideBytes: config.inlineBlockOverrideBytes,
-  });
-  if (!second && isInline(first?.length ?? 0, geometry.dataShards, budget)) {
-    const inlineFrames = first ? encodeBlockForSlots(codec, first, distribution) : distribution.map(() => new Uint8Array(0));
+  const budget = inlineShardBudgetBytes({ dataShards: k, versioned: options.versioning !== 'unversioned', inlineBlockOverrideBytes: config.inlineBlockOverrideBytes });
+  if (options.sizeBytes !== undefined && isInline(options.sizeBytes, k, budget)) {
+    const block = await reader.next();
     await reader.next(); // verifies the declared size
-    return { sizeBytes: reader.totalBytes, md5Hex: reader.md5Hex(), slots: onlineSlots(config), inlineFrames };
+    return stageInline(config, geometry, distribution, block, algorithms, reader.totalBytes);
+  }
+  const coding = config.coding ?? mainThreadCoding;
+  const pending: ReadBlock[] = [];
+  const readAhead = async (): Promise<number> => {
+    const buffers = coding.acquireBuffers(config.blockSizeBytes, k, config.drives.length);
+    const block = await reader.next(buffers.block);
+    if (block) pending.push({ buffers, lengthBytes: block.length });
+    else coding.releaseBuffers(buffers);
+    return block?.length ?? 0;
+  };
+  if ((await readAhead()) === config.blockSizeBytes) await readAhead();
+  if (pending.length <= 1 && isInline(pending[0]?.lengthBytes ?? 0, k, budget)) {
+    const block = pending[0] ? pending[0].buffers.block.subarray(0, pending[0].lengthBytes) : undefined;
+    const staged = stageInline(config, geometry, distribution, block, algorithms, reader.totalBytes);
+    if (pending[0]) coding.releaseBuffers(pending[0].buffers);
+    return staged;
   }
   const tmpId = config.newId();
-  const slots = await streamShardFiles(config, codec, distribution, reader, [first, second], `${tmpDir}/${tmpId}/part.1`, geometry.writeQuorum, () => removeTmp(config, tmpId));
-  return { sizeBytes: reader.totalBytes, md5Hex: reader.md5Hex(), slots, tmpId };
+  const plan: ShardStreamPlan = { coding, dataShards: k, parityShards: geometry.parityShards, blockSizeBytes: config.blockSizeBytes, distribution, algorithms, quorum: geometry.writeQuorum };
+  const { slots, digests } = await streamShardFiles(config, plan, reader, pending, `${tmpDir}/${tmpId}/part.1`, () => removeTmp(config, tmpId));
+  return { sizeBytes: reader.totalBytes, digests, slots, tmpId };
+}
+
+/** Codes an inline object's one block (or none) here, into frames xl.meta will keep. */
+function stageInline(config: SetConfig, geometry: Geometry, distribution: number[], block: Uint8Array | undefined, algorithms: readonly DigestAlgorithm[], sizeBytes: number): StagedData {
+  const digests = new BodyDigests(algorithms);
+  let inlineFrames: Uint8Array[] = distribution.map(() => new Uint8Array(0));
+  if (block) {
+    const codec = codecFor(defaultCodecId, geometry.dataShards, geometry.parityShards);
+    digests.update(block);
+    const framed = codeBlockInto(codec, block, newFrames(block.length, codec));
+    inlineFrames = distribution.map((shardIndex) => framed[shardIndex - 1]!);
+  }
+  return { sizeBytes, digests: digests.finish(), slots: onlineSlots(config), inlineFrames };
 }
 
 /**
  * Erasure-codes the rest of a stream (after `pending` blocks already read) into one shard file
- * per drive at `path`. Returns the slots that hold a complete copy; below `quorum` it aborts,
- * runs `cleanup` and fails with ErasureWriteQuorum.
+ * per drive at `path`. Returns the slots that hold a complete copy and the body's digests; below
+ * the plan's quorum it aborts, runs `cleanup` and fails with ErasureWriteQuorum.
  */
 export async function streamShardFiles(
   config: SetConfig,
-  codec: ErasureCodec,
-  distribution: number[],
+  plan: ShardStreamPlan,
   reader: BlockReader,
-  pending: (Uint8Array | undefined)[],
+  pending: ReadBlock[],
   path: string,
-  quorum: number,
   cleanup: () => Promise<void>,
-): Promise<number[]> {
+): Promise<{ slots: number[]; digests: DigestValues }> {
   const writers = new SlotWriters(await openWriters(config, path));
-  // One block is written while the next one is received and coded: the network and the drives
-  // work at the same time, and at most two blocks per stream are in memory.
-  let inFlight: Promise<void> = Promise.resolve();
   try {
-    const write = async (block: Uint8Array): Promise<void> => {
-      const frames = encodeBlockForSlots(codec, block, distribution);
-      await inFlight;
-      requireQuorum(writers.aliveCount, quorum, 'write', { phase: 'data' });
-      inFlight = writers.writeAll(frames);
-    };
-    for (const block of pending) if (block) await write(block);
-    for (let block = await reader.next(); block; block = await reader.next()) await write(block);
-    await inFlight;
-    requireQuorum(writers.aliveCount, quorum, 'write', { phase: 'data' });
+    const digests = await pipeBlocks(plan, reader, pending, writers);
     await writers.closeAll();
-    requireQuorum(writers.aliveCount, quorum, 'write', { phase: 'data' });
+    requireQuorum(writers.aliveCount, plan.quorum, 'write', { phase: 'data' });
+    return { slots: writers.aliveSlots(), digests };
   } catch (error) {
-    await inFlight.catch(() => undefined);
     await writers.abortAll();
     await cleanup();
     throw error;
   }
-  return writers.aliveSlots();
 }
 
 async function openWriters(config: SetConfig, path: string) {
@@ -148,7 +165,7 @@ function newVersion(
     modTimeMs: options.modTimeMs ?? config.clock.nowMs(),
     deleteMarker: false,
     sizeBytes: staged.sizeBytes,
-    etag: options.etag ?? staged.md5Hex,
+    etag: options.etag ?? staged.digests.md5,
     ...(options.contentType !== undefined ? { contentType: options.contentType } : {}),
     userMetadata: options.userMetadata ?? {},
     systemMetadata: { ...(options.systemMetadata ?? {}), ...extra },
@@ -163,7 +180,7 @@ function newVersion(
       distribution,
       checksumAlgorithm: 'xxh64',
     },
-    parts: [{ number: 1, sizeBytes: staged.sizeBytes, etag: staged.md5Hex }],
+    parts: [{ number: 1, sizeBytes: staged.sizeBytes, etag: staged.digests.md5 }],
   };
 }
 

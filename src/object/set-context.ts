@@ -8,6 +8,7 @@ import type { Clock } from '../util/clock.js';
 import { SvcError } from '../errors/index.js';
 import { writeQuorum, readQuorum, deleteQuorum } from '../erasure/geometry.js';
 import type { NamespaceLocker } from './locks.js';
+import type { BlockCoding } from './coding/coding.js';
 
 export interface SetLogger {
   warn(fields: Record<string, unknown>, message: string): void;
@@ -37,6 +38,8 @@ export interface SetConfig {
   rrsParity: number;
   inlineBlockOverrideBytes?: number;
   blockSizeBytes: number;
+  /** Where blocks are coded (coding threads or the event loop); the event loop when unset. */
+  coding?: BlockCoding;
   listQuorum: ListQuorumMode;
   logger?: SetLogger;
   onRepairNeeded?: (request: RepairRequest) => void;

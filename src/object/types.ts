@@ -1,4 +1,13 @@
 import type { ObjectPart, StorageClass } from '../format/xl-meta-types.js';
+import type { DigestAlgorithm, DigestValues } from './coding/digests.js';
+
+/** What a writer learns about the body it sent once all of it is stored in tmp. */
+export interface ReceivedBody {
+  md5Hex: string;
+  sizeBytes: number;
+  /** MD5 and the digests asked for in `digests`, hex. */
+  digests: DigestValues;
+}
 
 export type BucketVersioning = 'unversioned' | 'enabled' | 'suspended';
 
@@ -44,7 +53,9 @@ export interface PutObjectOptions {
    * visible. Throwing aborts the put with nothing committed (BadDigest, checksum mismatches).
    * May return extra system metadata to store (checksums).
    */
-  beforeCommit?: (received: { md5Hex: string; sizeBytes: number }) => Promise<Record<string, string> | void> | Record<string, string> | void;
+  beforeCommit?: (received: ReceivedBody) => Promise<Record<string, string> | void> | Record<string, string> | void;
+  /** Digests to compute over the body besides MD5 (payload hash, x-amz-checksum-*), handed to beforeCommit. */
+  digests?: readonly DigestAlgorithm[];
 }
 
 export interface GetObjectOptions {

@@ -31,7 +31,13 @@ export const limits = {
   maxPresignExpirySeconds: 7 * 24 * 3600,
   /** Derived SigV4 signing keys kept (one per access key, day, region and service in use). */
   signingKeyCacheEntries: 64,
-  /** Data movement. */
+  /** Erasure blocks of one PUT in flight at once: one received, one coded, one written. */
+  codingBlocksInFlight: 3,
+  /** Idle block buffers kept for reuse (each one block plus its N frames). */
+  codingBuffersRetained: 32,
+  /** Coding threads at most (SVC_CODING_THREADS). */
+  maxCodingThreads: 64,
+  /** Data movement.
   rebalanceMaxAttemptsDefault: 3,
   decommissionBucketConcurrencyDefault: 4,
   decommissionEntryConcurrencyDefault: 8,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createMemfsDrive } from '../../backends/memfs/memfs-drive.js';
 import { createFsDrive } from '../../backends/fs/fs-drive.js';
 import { createFaultyDrive, type FaultyDrive } from '../../fault-injection/faulty-drive.js';
-import { ErasureSet, LocalNamespaceLocker, type SetConfig } from '../../src/object/index.js';
+import { ErasureSet, LocalNamespaceLocker, type BlockCoding, type SetConfig } from '../../src/object/index.js';
 import type { Drive } from '../../src/drive/index.js';
 import { MiB } from '../../src/util/limits.js';
 
@@ -27,6 +27,8 @@ export async function makeTestSet(options: {
   inlineBlockOverrideBytes?: number;
   wrap?: (drive: Drive, slot: number) => Drive;
   nowMs?: () => number;
+  /** Where blocks are coded; the event loop when unset. */
+  coding?: BlockCoding;
 }): Promise<TestSet> {
   const root = options.backend === 'fs' ? await mkdtemp(join(tmpdir(), 'svc-set-')) : undefined;
   const inner: Drive[] = [];
@@ -48,6 +50,7 @@ export async function makeTestSet(options: {
     rrsParity: options.rrsParity ?? Math.min(1, options.parity),
     ...(options.inlineBlockOverrideBytes !== undefined ? { inlineBlockOverrideBytes: options.inlineBlockOverrideBytes } : {}),
     blockSizeBytes: options.blockSizeBytes ?? MiB,
+    ...(options.coding ? { coding: options.coding } : {}),
     listQuorum: 'optimal',
     onRepairNeeded: (request) => repairs.push(request),
   });

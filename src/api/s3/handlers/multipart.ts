@@ -24,9 +24,10 @@ export async function uploadPart(context: S3Context, request: S3Request, bucket:
   if (request.auth.payload.kind === 'sha256') expectations.sha256Hex = request.auth.payload.expectedHex;
   const verifier = new PayloadVerifier(expectations);
   let stored: Record<string, string> = {};
-  const part = await context.objects.uploadPart(bucket, key, uploadId, partNumber, verifier.wrap(request.body), {
+  const part = await context.objects.uploadPart(bucket, key, uploadId, partNumber, request.body, {
+    digests: verifier.algorithms,
     ...(sizeBytes !== undefined && Number.isSafeInteger(sizeBytes) ? { sizeBytes } : {}),
-    beforeCommit: ({ md5Hex }) => (stored = verifier.verify(md5Hex)),
+    beforeCommit: (received) => (stored = verifier.verify(received)),
   });
   return { status: 200, headers: { etag: `"${part.etag}"`, ...stored } };
 }

@@ -45,11 +45,12 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
   const expectations = expectationsFrom(request.headers, request.trailers);
   if (request.auth.payload.kind === 'sha256') expectations.sha256Hex = request.auth.payload.expectedHex;
   const verifier = new PayloadVerifier(expectations);
-  const info = await context.objects.putObject(bucket, key, verifier.wrap(request.body), {
+  const info = await context.objects.putObject(bucket, key, request.body, {
+    digests: verifier.algorithms,
     storageClass,
     ...metadata,
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
-    beforeCommit: ({ md5Hex }) => verifier.verify(md5Hex),
+    beforeCommit: (received) => verifier.verify(received),
   });
   return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info) } };
 }

@@ -1,0 +1,129 @@
+/**
+ * Shard files written with O_DIRECT: the bytes go from an aligned staging buffer straight to the
+ * device instead of being copied into the page cache first, which is most of the CPU a large PUT
+ * costs in the kernel (and on virtual machines whose fresh page-cache pages fault on the host,
+ * far more). O_DIRECT wants the buffer address, the file offset and the length aligned; shard
+ * files are sequences of `[hash][chunk]` frames of any length, so writes are staged: a writer
+ * fills a 1 MiB aligned buffer and writes it out whole; at close the tail is written padded to
+ * the alignment and the file is truncated back to its true length, then fsynced.
+ *
+ * Aligned memory comes from WebAssembly memories, which the runtime maps page-aligned. A file
+ * system that refuses O_DIRECT (tmpfs) gets ordinary buffered writes.
+ */
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import type { RawWriter } from '../shared/posix-drive.js';
+
+export const directIoAlignmentBytes = 4096;
+export const stagingBufferBytes = 1024 * 1024;
+const buffersPerSlab = 16;
+const wasmPageBytes = 65_536;
+
+interface WasmMemoryConstructor {
+  new (descriptor: { initial: number; maximum: number }): { readonly buffer: ArrayBuffer };
+}
+const WasmMemory = (globalThis as unknown as { WebAssembly: { Memory: WasmMemoryConstructor } }).WebAssembly.Memory;
+
+/** 1 MiB staging buffers at page-aligned addresses, reused; slabs of 16 are added as needed. */
+class AlignedBuffers {
+  private readonly free: Uint8Array[] = [];
+
+  acquire(): Uint8Array {
+    if (this.free.length === 0) {
+      const pages = (buffersPerSlab * stagingBufferBytes) / wasmPageBytes;
+      const slab = new WasmMemory({ initial: pages, maximum: pages }).buffer;
+      for (let index = 0; index < buffersPerSlab; index += 1) this.free.push(new Uint8Array(slab, index * stagingBufferBytes, stagingBufferBytes));
+    }
+    return this.free.pop()!;
+  }
+
+  release(buffer: Uint8Array): void {
+    this.free.push(buffer);
+  }
+}
+
+const alignedBuffers = new AlignedBuffers();
+
+const directFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_DIRECT ?? 0);
+
+/**
+ * Opens `absolute` for O_DIRECT writing; undefined when the file system refuses O_DIRECT (the
+ * caller writes buffered instead). Other errors (ENOENT, EACCES...) are thrown as they are.
+ */
+export async function openDirectWriter(absolute: string): Promise<RawWriter | undefined> {
+  if (constants.O_DIRECT === undefined) return undefined;
+  let handle: FileHandle;
+  try {
+    handle = await open(absolute, directFlags, 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EINVAL') return undefined;
+    throw error;
+  }
+  return new DirectWriter(handle);
+}
+
+class DirectWriter implements RawWriter {
+  private stage: Uint8Array | undefined = alignedBuffers.acquire();
+  private filled = 0;
+  private fileOffset = 0;
+
+  constructor(private readonly handle: FileHandle) {}
+
+  async write(chunk: Uint8Array): Promise<void> {
+    const stage = this.usable();
+    for (let taken = 0; taken < chunk.length; ) {
+      const take = Math.min(chunk.length - taken, stage.length - this.filled);
+      stage.set(chunk.subarray(taken, taken + take), this.filled);
+      this.filled += take;
+      taken += take;
+      if (this.filled === stage.length) await this.flush(stage.length);
+    }
+  }
+
+  async close(): Promise<void> {
+    const stage = this.usable();
+    try {
+      if (this.filled > 0) {
+        const length = this.filled;
+        const padded = Math.ceil(length / directIoAlignmentBytes) * directIoAlignmentBytes;
+        stage.fill(0, length, padded);
+        await this.flush(padded);
+        await this.handle.truncate(this.fileOffset - padded + length);
+      }
+      await this.handle.sync();
+    } finally {
+      await this.finish();
+    }
+  }
+
+  async abort(): Promise<void> {
+    await this.finish().catch(() => undefined);
+  }
+
+  private usable(): Uint8Array {
+    if (!this.stage) throw Object.assign(new Error('the writer is closed'), { code: 'EBADF' });
+    return this.stage;
+  }
+
+  private async flush(length: number): Promise<void> {
+    let written = 0;
+    while (written < length) {
+      const { bytesWritten } = await this.handle.write(this.stage!, written, length - written, this.fileOffset + written);
+      if (bytesWritten === 0) throw Object.assign(new Error('the device accepted no bytes'), { code: 'EIO' });
+      written += bytesWritten;
+    }
+    this.fileOffset += length;
+    this.filled = 0;
+  }
+
+  private async finish(): Promise<void> {
+    const stage = this.stage;
+    if (!stage) return;
+    this.stage = undefined;
+    try {
+      await this.handle.close();
+    } finally {
+      alignedBuffers.release(stage);
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Digests of an object body, computed over the bytes in order as they are coded: the MD5 that
+ * becomes the ETag, and whichever of SHA-256, SHA-1, CRC-32 and CRC-32C the caller asked for (a
+ * signed payload hash, x-amz-checksum-* values). Values are lower-case hex of the digest bytes
+ * (CRC values as their four big-endian bytes).
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { Crc32c } from '@aws-crypto/crc32c';
+
+export const digestAlgorithms = ['sha256', 'sha1', 'crc32', 'crc32c'] as const;
+export type DigestAlgorithm = (typeof digestAlgorithms)[number];
+
+/** The MD5 always, and the requested algorithms. */
+export type DigestValues = { md5: string } & Partial<Record<DigestAlgorithm, string>>;
+
+interface Incremental {
+  update(data: Uint8Array): void;
+  hex(): string;
+}
+
+function incremental(algorithm: DigestAlgorithm | 'md5'): Incremental {
+  if (algorithm === 'crc32') {
+    let value = 0;
+    return { update: (data) => (value = crc32(data, value)), hex: () => u32Hex(value) };
+  }
+  if (algorithm === 'crc32c') {
+    const crc = new Crc32c();
+    return { update: (data) => void crc.update(data), hex: () => u32Hex(crc.digest()) };
+  }
+  const hash: Hash = createHash(algorithm);
+  return { update: (data) => void hash.update(data), hex: () => hash.digest('hex') };
+}
+
+function u32Hex(value: number): string {
+  return (value >>> 0).toString(16).padStart(8, '0');
+}
+
+export class BodyDigests {
+  private readonly hashes: [DigestAlgorithm | 'md5', Incremental][];
+
+  constructor(algorithms: readonly DigestAlgorithm[] = []) {
+    this.hashes = (['md5', ...new Set(algorithms)] as const).map((algorithm) => [algorithm, incremental(algorithm)]);
+  }
+
+  update(data: Uint8Array): void {
+    for (const [, hash] of this.hashes) hash.update(data);
+  }
+
+  /** The values; the object is spent afterwards. */
+  finish(): DigestValues {
+    return Object.fromEntries(this.hashes.map(([algorithm, hash]) => [algorithm, hash.hex()])) as DigestValues;
+  }
+}
