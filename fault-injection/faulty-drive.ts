@@ -103,9 +103,12 @@ class FaultInjectingDrive implements FaultyDrive {
     return this.corrupt(fault, await this.inner.readFile(path));
   }
 
-  async readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+  async readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     const fault = await this.before('readRange', path);
-    return this.corrupt(fault, await this.inner.readRange(path, offset, length));
+    const bytes = await this.inner.readRange(path, offset, length, into);
+    if (!into) return this.corrupt(fault, bytes);
+    bytes.set(this.corrupt(fault, bytes)); // corrupted where the caller asked the bytes to go
+    return bytes;
   }
 
   async *readStream(path: string, options?: { offset?: number; length?: number }): AsyncIterable<Uint8Array> {

@@ -127,3 +127,44 @@ class DirectWriter implements RawWriter {
     }
   }
 }
+
+/** Reads at least this long go around the page cache; shorter ones (metadata) stay buffered. */
+export const directReadMinBytes = 64 * 1024;
+
+/**
+ * Reads `length` bytes at `offset` with O_DIRECT: the aligned span around them is read into a
+ * staging buffer, and the bytes asked for are copied out, so the caller owns ordinary memory.
+ * Undefined when the file system refuses O_DIRECT (the caller reads buffered). A short file
+ * gives a short result. Given `into`, the bytes land there.
+ */
+export async function readDirect(absolute: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array | undefined> {
+  if (constants.O_DIRECT === undefined) return undefined;
+  let handle: FileHandle;
+  try {
+    handle = await open(absolute, constants.O_RDONLY | constants.O_DIRECT);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EINVAL') return undefined;
+    throw error;
+  }
+  const stage = alignedBuffers.acquire();
+  try {
+    const result = into ?? Buffer.allocUnsafe(length);
+    let filled = 0;
+    while (filled < length) {
+      const position = offset + filled;
+      const alignedStart = Math.floor(position / directIoAlignmentBytes) * directIoAlignmentBytes;
+      const skip = position - alignedStart;
+      const span = Math.min(stage.length, Math.ceil((skip + length - filled) / directIoAlignmentBytes) * directIoAlignmentBytes);
+      const { bytesRead } = await handle.read(stage, 0, span, alignedStart);
+      if (bytesRead <= skip) break;
+      const take = Math.min(bytesRead - skip, length - filled);
+      result.set(stage.subarray(skip, skip + take), filled);
+      filled += take;
+      if (bytesRead < span) break;
+    }
+    return filled === result.length ? result : result.subarray(0, filled);
+  } finally {
+    alignedBuffers.release(stage);
+    await handle.close();
+  }
+}

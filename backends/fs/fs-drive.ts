@@ -3,9 +3,9 @@ import * as fs from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Drive } from '../../src/drive/index.js';
 import { PosixDrive, type FileSystemApi } from '../shared/posix-drive.js';
-import { openDirectWriter } from './direct-io.js';
+import { directReadMinBytes, openDirectWriter, readDirect } from './direct-io.js';
 
-/** `directIo: false` writes shard files through the page cache even where O_DIRECT works. */
+/** `directIo: false` reads and writes shard files through the page cache even where O_DIRECT works. */
 export async function createFsDrive(rootPath: string, options: { endpoint?: string; directIo?: boolean } = {}): Promise<Drive> {
   const root = resolve(rootPath);
   await fs.mkdir(root, { recursive: true });
@@ -13,7 +13,7 @@ export async function createFsDrive(rootPath: string, options: { endpoint?: stri
     fs: fs as unknown as FileSystemApi,
     root,
     endpoint: options.endpoint ?? rootPath,
-    ...(options.directIo === false ? {} : { openDirectWriter }),
+    ...(options.directIo === false ? {} : { openDirectWriter, readDirect: { minBytes: directReadMinBytes, read: readDirect } }),
     statfs: async () => {
       const stats = await fs.statfs(root);
       return { totalBytes: stats.blocks * stats.bsize, freeBytes: stats.bavail * stats.bsize };

@@ -120,8 +120,11 @@ class RemoteDrive implements Drive {
     return this.bytes('GET', 'read', { path: checkDrivePath(path) });
   }
 
-  readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
-    return this.bytes('GET', 'range', { path: checkDrivePath(path), offset, length });
+  async readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+    const bytes = await this.bytes('GET', 'range', { path: checkDrivePath(path), offset, length });
+    if (!into) return bytes;
+    into.set(bytes.subarray(0, Math.min(bytes.length, length)));
+    return into.subarray(0, Math.min(bytes.length, length));
   }
 
   async *readStream(path: string, options: { offset?: number; length?: number } = {}): AsyncIterable<Uint8Array> {

@@ -47,6 +47,8 @@ export interface PosixDriveOptions {
    * undefined when the file system refuses; openWriter then writes buffered.
    */
   openDirectWriter?: (absolute: string) => Promise<RawWriter | undefined>;
+  /** Reads a range around the page cache (backends/fs: O_DIRECT), or undefined when refused. */
+  readDirect?: { minBytes: number; read(absolute: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array | undefined> };
 }
 
 /** What a direct writer offers; the drive adds error mapping and removal on abort. */
@@ -63,6 +65,7 @@ export class PosixDrive implements Drive {
   private readonly fs: FileSystemApi;
   private readonly root: string;
   private directWrites = true;
+  private directReads = true;
 
   constructor(private readonly options: PosixDriveOptions) {
     this.endpoint = options.endpoint;
@@ -82,18 +85,24 @@ export class PosixDrive implements Drive {
     return this.run(path, (absolute) => this.fs.readFile(absolute));
   }
 
-  readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+  readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     return this.run(path, async (absolute) => {
+      const direct = this.directReads ? this.options.readDirect : undefined;
+      if (direct && length >= direct.minBytes) {
+        const bytes = await direct.read(absolute, offset, length, into);
+        if (bytes) return bytes;
+        this.directReads = false; // refused once, refused always: stop asking
+      }
       const handle = await this.fs.open(absolute, 'r');
       try {
-        const buffer = Buffer.allocUnsafe(length);
+        const buffer = into ?? Buffer.allocUnsafe(length);
         let filled = 0;
         while (filled < length) {
           const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
           if (bytesRead === 0) break;
           filled += bytesRead;
         }
-        return filled === length ? buffer : buffer.subarray(0, filled);
+        return filled === buffer.length ? buffer : buffer.subarray(0, filled);
       } finally {
         await handle.close();
       }

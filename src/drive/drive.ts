@@ -15,8 +15,11 @@ export interface Drive {
 
   /** Reads a whole file. */
   readFile(path: string): Promise<Uint8Array>;
-  /** Reads `length` bytes at `offset`; a short file gives a short result, never an error. */
-  readRange(path: string, offset: number, length: number): Promise<Uint8Array>;
+  /**
+   * Reads `length` bytes at `offset`; a short file gives a short result, never an error. Given
+   * `into` (room for at least `length` bytes), the bytes land there and the result is a view of it.
+   */
+  readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
   /** Streams a file (or `length` bytes of it from `offset`). */
   readStream(path: string, options?: { offset?: number; length?: number }): AsyncIterable<Uint8Array>;
 

@@ -12,6 +12,7 @@ import { objectResource } from './locks.js';
 import { readMetaAnswers } from './meta-io.js';
 import { resolveVersion, type ResolvedVersion } from './quorum.js';
 import { partPath } from './paths.js';
+import { readBuffers } from './read-buffers.js';
 import type { SetConfig } from './set-context.js';
 import type { GetObjectOptions, ObjectInfo } from './types.js';
 import { toObjectInfo } from './object-info.js';
@@ -36,6 +37,11 @@ export interface ObjectReader {
   info: ObjectInfo;
   /** The bytes of the requested range, streamed block by block. The read lock is held until it ends. */
   body: AsyncIterable<Uint8Array>;
+  /**
+   * Optional: hands a chunk of `body` back once the consumer is done with it, so its memory
+   * serves a later read. A chunk must not be touched after it is released.
+   */
+  release(chunk: Uint8Array): void;
 }
 
 export async function getObject(config: SetConfig, bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
@@ -47,7 +53,7 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
     if (range.offset < 0 || range.length < 0 || range.offset + range.length > info.sizeBytes) {
       throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: info.sizeBytes });
     }
-    return { info, body: streamRange(config, bucket, key, resolved, range, release) };
+    return { info, body: streamRange(config, bucket, key, resolved, range, release), release: (chunk) => readBuffers.release(chunk) };
   } catch (error) {
     release();
     throw error;
@@ -100,18 +106,30 @@ async function* streamPart(part: PartRead, from: number, to: number): AsyncGener
   const blockSize = part.resolved.version.erasure!.blockSizeBytes;
   const firstBlock = Math.floor(from / blockSize);
   const lastBlock = Math.floor((to - 1) / blockSize);
-  let next: Promise<{ dataShards: Uint8Array[]; lengthBytes: number }> | undefined = readBlock(part, firstBlock);
+  let next: Promise<ReadBlock> | undefined = readBlock(part, firstBlock);
   for (let blockIndex = firstBlock; blockIndex <= lastBlock; blockIndex += 1) {
     const block = await next!;
     next = blockIndex < lastBlock ? readBlock(part, blockIndex + 1) : undefined;
     next?.catch(() => undefined); // observed when awaited on the next turn
     const blockStart = blockIndex * blockSize;
-    yield* blockViews(block.dataShards, block.lengthBytes, Math.max(from - blockStart, 0), Math.min(to - blockStart, block.lengthBytes));
+    const views = blockViews(block.dataShards, block.lengthBytes, Math.max(from - blockStart, 0), Math.min(to - blockStart, block.lengthBytes));
+    // Buffers that hold none of the bytes sent (parity, shards outside the range) go back now;
+    // the consumer releases the others.
+    const sent = new Set(views.map((view) => view.buffer));
+    for (const buffer of block.buffers) if (!sent.has(buffer.buffer)) readBuffers.release(buffer);
+    yield* views;
   }
 }
 
+/** One block's data shards, and every pooled buffer read for it. */
+interface ReadBlock {
+  dataShards: Uint8Array[];
+  lengthBytes: number;
+  buffers: Uint8Array[];
+}
+
 /** Reads one erasure block: K good shard chunks, data shards first, parity as needed. */
-async function readBlock(part: PartRead, blockIndex: number): Promise<{ dataShards: Uint8Array[]; lengthBytes: number }> {
+async function readBlock(part: PartRead, blockIndex: number): Promise<ReadBlock> {
   const erasure = part.resolved.version.erasure!;
   const k = erasure.dataShards;
   const blockLengthBytes = Math.min(erasure.blockSizeBytes, part.partSizeBytes - blockIndex * erasure.blockSizeBytes);
@@ -119,13 +137,14 @@ async function readBlock(part: PartRead, blockIndex: number): Promise<{ dataShar
   const slotOfShard = new Map<number, number>();
   for (const [slot, version] of part.resolved.holders) if (!part.badSlots.has(slot)) slotOfShard.set(version.erasure!.index, slot);
   const shards: (Uint8Array | null)[] = new Array(k + erasure.parityShards).fill(null);
+  const buffers: Uint8Array[] = [];
   const order = [...slotOfShard.keys()].sort((a, b) => a - b);
   let good = 0;
   let next = 0;
   while (good < k && next < order.length) {
     const batch = order.slice(next, next + (k - good));
     next += batch.length;
-    const chunks = await Promise.all(batch.map((shardIndex) => readChunk(part, slotOfShard.get(shardIndex)!, chunk.offset, chunk.lengthBytes)));
+    const chunks = await Promise.all(batch.map((shardIndex) => readChunk(part, slotOfShard.get(shardIndex)!, chunk.offset, chunk.lengthBytes, buffers)));
     batch.forEach((shardIndex, position) => {
       const data = chunks[position];
       if (data) {
@@ -137,20 +156,29 @@ async function readBlock(part: PartRead, blockIndex: number): Promise<{ dataShar
     });
   }
   if (good < k) {
+    for (const buffer of buffers) readBuffers.release(buffer);
     throw new SvcError('ErasureReadQuorum', undefined, { bucket: part.bucket, key: part.key, partNumber: part.partNumber, blockIndex, goodShards: good, needed: k });
   }
   const dataComplete = shards.slice(0, k).every((shard) => shard !== null);
   const data = dataComplete ? (shards.slice(0, k) as Uint8Array[]) : codecFor(erasure.codec, k, erasure.parityShards).reconstruct(shards, { dataOnly: true }).slice(0, k);
-  return { dataShards: data, lengthBytes: blockLengthBytes };
+  return { dataShards: data, lengthBytes: blockLengthBytes, buffers };
 }
 
-/** One verified shard chunk from one drive (or its inline copy); undefined when missing or corrupt. */
-async function readChunk(part: PartRead, slot: number, offset: number, lengthBytes: number): Promise<Uint8Array | undefined> {
+/**
+ * One verified shard chunk from one drive (or its inline copy), read into a pooled buffer that is
+ * added to `buffers`; undefined when missing or corrupt.
+ */
+async function readChunk(part: PartRead, slot: number, offset: number, lengthBytes: number, buffers: Uint8Array[]): Promise<Uint8Array | undefined> {
   const version: ObjectVersion = part.resolved.holders.get(slot)!;
   try {
-    const framed = version.inlineData
-      ? version.inlineData.subarray(offset, offset + lengthBytes)
-      : await part.config.drives[slot]!.readRange(partPath(part.bucket, part.key, version.dataDir!, part.partNumber), offset, lengthBytes);
+    let framed: Uint8Array;
+    if (version.inlineData) {
+      framed = version.inlineData.subarray(offset, offset + lengthBytes);
+    } else {
+      const into = readBuffers.acquire(lengthBytes);
+      buffers.push(into);
+      framed = await part.config.drives[slot]!.readRange(partPath(part.bucket, part.key, version.dataDir!, part.partNumber), offset, lengthBytes, into);
+    }
     if (framed.length !== lengthBytes) return undefined;
     return unframeChunk(framed);
   } catch {

@@ -35,6 +35,8 @@ export const limits = {
   codingBlocksInFlight: 3,
   /** Idle block buffers kept for reuse (each one block plus its N frames). */
   codingBuffersRetained: 32,
+  /** Idle GET read buffers kept for reuse, in bytes. */
+  readBuffersRetainedBytes: 64 * 1024 * 1024,
   /** Coding threads at most (SVC_CODING_THREADS). */
   maxCodingThreads: 64,
   /** Data movement.

@@ -43,12 +43,14 @@ const bytesOf = async (request: FastifyRequest): Promise<Uint8Array> => {
 };
 /** Answers 204 once the awaited drive call has finished. */
 const doneAfter = (reply: FastifyReply, _finished: unknown) => reply.code(204).send();
+/** A Buffer over the same memory (no copy). */
+const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 const handlers: Record<string, { method: 'GET' | 'PUT' | 'POST'; handle: Handler }> = {
-  read: { method: 'GET', handle: async (drive, query, _request, reply) => reply.send(Buffer.from(await drive.readFile(required(query, 'path')))) },
+  read: { method: 'GET', handle: async (drive, query, _request, reply) => reply.send(asBuffer(await drive.readFile(required(query, 'path')))) },
   range: {
     method: 'GET',
-    handle: async (drive, query, _request, reply) => reply.send(Buffer.from(await drive.readRange(required(query, 'path'), integer(query, 'offset') ?? 0, integer(query, 'length') ?? 0))),
+    handle: async (drive, query, _request, reply) => reply.send(asBuffer(await drive.readRange(required(query, 'path'), integer(query, 'offset') ?? 0, integer(query, 'length') ?? 0))),
   },
   stream: {
     method: 'GET',

@@ -14,10 +14,23 @@ export interface S3Request {
   trailers?: Map<string, string>;
 }
 
+/**
+ * An object body sent chunk by chunk; each chunk is handed back through `release` once the
+ * socket has taken it (its memory then serves another read).
+ */
+export interface ChunkStream {
+  chunks: AsyncIterable<Uint8Array>;
+  release(chunk: Uint8Array): void;
+}
+
 export interface S3Response {
   status: number;
   headers: Record<string, string | number>;
-  body?: string | Uint8Array | Readable;
+  body?: string | Uint8Array | Readable | ChunkStream;
+}
+
+export function isChunkStream(body: S3Response['body']): body is ChunkStream {
+  return typeof body === 'object' && body !== null && 'chunks' in body && 'release' in body;
 }
 
 export interface S3Context {

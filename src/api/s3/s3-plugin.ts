@@ -2,6 +2,7 @@
  * The S3 API as a fastify plugin: authenticate, route, call one handler, serialise. Errors become
  * S3 XML bodies with AWS status codes; every response carries x-amz-request-id.
  */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
@@ -9,7 +10,7 @@ import { decodeAwsChunked } from './auth/chunked.js';
 import { routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
 import { requestLine } from '../request-line.js';
-import { headerValue, type S3Context, type S3Request, type S3Response } from './context.js';
+import { headerValue, isChunkStream, type ChunkStream, type S3Context, type S3Request, type S3Response } from './context.js';
 import * as buckets from './handlers/buckets.js';
 import * as objects from './handlers/objects.js';
 import * as listing from './handlers/listing.js';
@@ -92,12 +93,54 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
 async function send(reply: FastifyReply, response: S3Response, head: boolean): Promise<void> {
   reply.code(response.status);
   for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
-  if (head || response.body === undefined) {
-    if (response.body && typeof response.body === 'object' && 'destroy' in response.body) response.body.destroy();
+  const body = response.body;
+  if (head || body === undefined) {
+    if (isChunkStream(body)) await body.chunks[Symbol.asyncIterator]().return?.();
+    else if (body && typeof body === 'object' && 'destroy' in body) body.destroy();
     await reply.send();
     return;
   }
-  await reply.send(response.body);
+  if (isChunkStream(body)) await sendChunks(reply, response.status, body);
+  else await reply.send(body);
+}
+
+/**
+ * Writes an object body straight to the socket, handing each chunk back once the socket has
+ * taken it. The first chunk is read before anything is sent, so a body that cannot be read at all
+ * still gets a proper error response. A client that goes away stops the read (and its lock).
+ */
+async function sendChunks(reply: FastifyReply, status: number, body: ChunkStream): Promise<void> {
+  const iterator = body.chunks[Symbol.asyncIterator]();
+  let step = await iterator.next();
+  reply.hijack();
+  const raw = reply.raw;
+  let gone = false;
+  raw.once('close', () => (gone = true));
+  try {
+    raw.writeHead(status, reply.getHeaders() as OutgoingHttpHeaders);
+    while (!step.done && !gone) {
+      const chunk = step.value;
+      if (!raw.write(chunk, () => body.release(chunk))) await drained(raw);
+      step = await iterator.next();
+    }
+    if (!gone) raw.end();
+  } catch (error) {
+    raw.destroy(error instanceof Error ? error : new Error(String(error)));
+  } finally {
+    if (!step.done) await iterator.return?.();
+  }
+}
+
+function drained(raw: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    raw.on('drain', done);
+    raw.on('close', done);
+  });
 }
 
 async function sendError(options: S3PluginOptions, reply: FastifyReply, error: unknown, resource: string, requestId: string, head: boolean): Promise<void> {

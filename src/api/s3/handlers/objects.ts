@@ -1,5 +1,4 @@
 /** Object operations: PUT, GET, HEAD, DELETE, COPY. */
-import { Readable } from 'node:stream';
 import { SvcError, isSvcError } from '../../../errors/index.js';
 import type { ObjectInfo } from '../../../object/index.js';
 import type { StorageClass } from '../../../format/xl-meta-types.js';
@@ -152,7 +151,7 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
   headers['content-length'] = range ? range.length : info.sizeBytes;
   if (range) headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
   for (const [name, value] of request.query) if (name.startsWith('response-')) headers[name.slice('response-'.length)] = value;
-  return { status: range ? 206 : 200, headers, body: Readable.from(reader.body, { objectMode: false }) };
+  return { status: range ? 206 : 200, headers, body: { chunks: reader.body, release: (chunk) => reader.release(chunk) } };
 }
 
 export async function deleteObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
