@@ -1,6 +1,6 @@
 /**
- * Starts the real `svc` server as a child process (from source, through tsx) for integration
- * tests: free ports, readiness polling, log capture, SIGTERM/SIGKILL.
+ * Starts the real `svc` server as a child process (from source through tsx, or from the build)
+ * for integration tests and benchmarks: free ports, readiness polling, log capture, SIGTERM/SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -38,13 +38,16 @@ export interface StartOptions {
   port?: number;
   /** Wait for /health/ready (default true). */
   waitReady?: boolean;
+  /** Run the TypeScript sources through tsx (default) or the build in dist/ that `npm install` makes. */
+  entry?: 'source' | 'build';
 }
 
 export async function startSvc(options: StartOptions): Promise<SvcProcess> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort(host));
   const consolePort = await freePort(host);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/svc.ts', 'server', ...options.args], {
+  const command = options.entry === 'build' ? ['dist/src/cli/svc.js'] : ['--import', 'tsx', 'src/cli/svc.ts'];
+  const child = spawn(process.execPath, [...command, 'server', ...options.args], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',
