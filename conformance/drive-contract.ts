@@ -207,6 +207,21 @@ export function driveContractSuite(name: string, makeDrive: () => Promise<DriveU
       );
     });
 
+    it('a writer is done with a chunk once write() resolves: the caller may reuse its memory', async () => {
+      const memory = new Uint8Array(300_000);
+      const expected: Buffer[] = [];
+      const writer = await drive.openWriter('reuse/part.1');
+      for (const [round, size] of [4096, 100, 300_000, 4096, 65_536, 300_000, 7].entries()) {
+        const reused = memory.subarray(0, size);
+        reused.fill(round + 1);
+        expected.push(Buffer.from(reused));
+        await writer.write(reused);
+        reused.fill(0xee); // the caller's next block lands here
+      }
+      await writer.close();
+      expect(Buffer.from(await drive.readFile('reuse/part.1')).equals(Buffer.concat(expected))).toBe(true);
+    });
+
     it('property: a writer stores exactly the bytes given, whatever their chunking (empty, odd-sized, over 1 MiB)', async () => {
       const chunk = fc.oneof(fc.integer({ min: 0, max: 9000 }), fc.integer({ min: 1_040_000, max: 1_100_000 }), fc.constantFrom(4096, 8192, 1 << 20));
       await fc.assert(

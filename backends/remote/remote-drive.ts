@@ -162,7 +162,11 @@ class RemoteDrive implements Drive {
     return {
       async write(chunk) {
         await check();
-        if (!request.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))) await Promise.race([once(request, 'drain'), response]);
+        // Resolve only once the bytes have left for the socket: the caller reuses the chunk's memory.
+        const written = new Promise<void>((resolve, reject) => {
+          request.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength), (error) => (error ? reject(error) : resolve()));
+        });
+        await Promise.race([written, response.then(() => undefined)]);
         await check();
       },
       async close() {
@@ -170,9 +174,12 @@ class RemoteDrive implements Drive {
         request.end();
         await readBody(await response, endpoint);
       },
-      async abort() {
+      abort: async () => {
         request.destroy();
         await response.catch(() => undefined);
+        // The peer removes the partial file when it sees the connection go; remove it here too, so
+        // it is gone when abort() resolves.
+        await this.deleteFile(path).catch(() => undefined);
       },
     };
   }

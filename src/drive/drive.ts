@@ -69,6 +69,7 @@ export interface Drive {
 }
 
 export interface FileWriter {
+  /** Appends a chunk. Once the promise resolves the writer no longer needs the chunk's memory (the caller reuses it). */
   write(chunk: Uint8Array): Promise<void>;
   /** Flushes, fsyncs and closes. The file is complete only after this resolves. */
   close(): Promise<void>;
