@@ -15,7 +15,7 @@
  * limits of its own run. `--quick` makes a short run (fewer operations) for a first look.
  */
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, open, rename, rm, mkdir } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rename, rm, mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -203,8 +203,23 @@ function goal(what: string, value: number, target: number, targetText: string): 
   return `${met ? 'met    ' : 'not met'}  ${what.padEnd(20)} ${value.toFixed(0).padStart(6)} >= ${targetText} = ${target.toFixed(0)} (x${(value / target).toFixed(2)})`;
 }
 
+/**
+ * Where the last run's end is noted. Right after a run deletes its thousands of files, ext4 is
+ * slower to find free inodes for some minutes (it skips recently freed ones), which lowers every
+ * small-object figure and the durable-create limit of the next run.
+ */
+const lastRunMarker = join(tmpdir(), 'svc-bench-last-run');
+const settleMinutes = 5;
+
+async function warnIfRecent(): Promise<void> {
+  const endedMs = Number(await readFile(lastRunMarker, 'utf8').catch(() => '0'));
+  const minutes = (Date.now() - endedMs) / 60_000;
+  if (minutes < settleMinutes) console.log(`note: the last run ended ${minutes.toFixed(1)} minutes ago; small-object figures read low for about ${settleMinutes} minutes after a run deletes its files\n`);
+}
+
 async function main(): Promise<void> {
   if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('no build in dist/: run npm install (or npm run build) first');
+  await warnIfRecent();
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-'));
   try {
     const rawWrite = await rawWriteMbPerSecond(root, 512 * MiB);
@@ -238,6 +253,7 @@ async function main(): Promise<void> {
     console.log(goal('large GET', ours.largeGet, 0.5 * rawRead, '0.50 x uncached read'));
   } finally {
     await rm(root, { recursive: true, force: true });
+    await writeFile(lastRunMarker, String(Date.now()));
   }
 }
 
