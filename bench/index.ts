@@ -8,60 +8,37 @@
  * - durable creates: create + write + fsync + rename of 4 KiB files, 16 at a time, divided by N;
  * - bare HTTP: the same AWS SDK load against a node:http server that discards PUT bodies and
  *   answers GETs from memory: what the client and HTTP cost on this machine before any storage;
- * - the s3rver package as a peer (it neither erasure-codes nor fsyncs).
+ * - the s3rver package as a peer (it neither erasure-codes nor fsyncs), in a process of its own,
+ *   and once more inside the load generator's process, sharing its thread, as s3rver figures are
+ *   often quoted.
+ *
+ * Every server (svc, s3rver, the bare one) runs in a process of its own, and the load for each
+ * comes from a fresh process of its own (bench/load.ts), so no target inherits another's heap.
  *
  * Then the goals are checked and printed. Every loop is bounded in count and time. The machine is
  * shared by the load generator and the server; figures move between runs, so read each against the
  * limits of its own run. `--quick` makes a short run (fewer operations) for a first look.
  */
-import { createServer, type Server } from 'node:http';
 import { mkdtemp, open, readFile, rename, rm, mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import S3rver from 's3rver';
-import { startSvc, freePort, repoRoot } from '../conformance/harness/server-process.js';
+import { startSvc, freePort, repoRoot, testCredentials } from '../conformance/harness/server-process.js';
 import { openDirectWriter } from '../backends/fs/direct-io.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const quick = process.argv.includes('--quick');
 const smallOps = quick ? 600 : 3000;
-const smallSeconds = quick ? 4 : 10;
 const largeObjects = quick ? 4 : 8;
-const largeSeconds = 120;
 const drives = 4;
 const dataShards = 2;
 
 type Credentials = { accessKeyId: string; secretAccessKey: string };
-
-function client(endpoint: string, credentials: Credentials = { accessKeyId: 'testadmin', secretAccessKey: 'testadmin-secret' }): S3Client {
-  return new S3Client({
-    endpoint, region: 'us-east-1', forcePathStyle: true, credentials, maxAttempts: 1,
-    requestHandler: new NodeHttpHandler({ httpAgent: { maxSockets: 64, keepAlive: true } as never }),
-  });
-}
-
-/** Runs `task(i)` for i < count with `concurrency` workers, stopping after `seconds`; returns done/second. */
-async function drive(count: number, concurrency: number, seconds: number, task: (index: number) => Promise<void>): Promise<{ done: number; perSecond: number }> {
-  let next = 0;
-  let done = 0;
-  const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count && performance.now() < deadline) {
-      const index = next;
-      next += 1;
-      await task(index);
-      done += 1;
-    }
-  }));
-  return { done, perSecond: done / ((performance.now() - started) / 1000) };
-}
+const peerCredentials: Credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+const allPhases = ['small-put', 'small-get', 'large-put', 'large-get'];
 
 interface S3Figures {
   smallPut: number;
@@ -70,24 +47,44 @@ interface S3Figures {
   largeGet: number;
 }
 
-async function s3Figures(endpoint: string, credentials?: Credentials): Promise<S3Figures> {
-  const s3 = client(endpoint, credentials);
-  const bucket = `bench-${randomUUID().slice(0, 8)}`;
-  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  const small = Buffer.alloc(4 * KiB, 's');
-  const smallPut = await drive(smallOps, 32, smallSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `small/${index}`, Body: small })).then(() => undefined));
-  const smallGet = await drive(smallPut.done, 32, smallSeconds, async (index) => {
-    const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `small/${index}` }));
-    await object.Body!.transformToByteArray();
+/** Runs bench/load.ts in its own process against `endpoint`; resolves with its figures. */
+async function runLoad(endpoint: string, credentials: Credentials, phases: string[]): Promise<Partial<S3Figures>> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), phases.join(',')], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const large = Buffer.alloc(64 * MiB, 'L');
-  const largePut = await drive(largeObjects, 4, largeSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `large/${index}`, Body: large })).then(() => undefined));
-  const largeGet = await drive(largePut.done, 4, largeSeconds, async (index) => {
-    const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `large/${index}` }));
-    for await (const chunk of object.Body as AsyncIterable<Uint8Array>) void chunk;
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`the load generator failed against ${endpoint} (exit ${code})`);
+  return JSON.parse(output.trim().split('\n').at(-1)!) as Partial<S3Figures>;
+}
+
+/** Starts bench/peers.ts (`s3rver` or `bare`) in its own process; resolves once it listens. */
+async function startPeer(kind: 's3rver' | 'bare', directory: string): Promise<{ endpoint: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/peers.ts', kind, String(port), directory], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+    void exited.then(() => reject(new Error(`the ${kind} server exited before it was ready`)));
   });
-  s3.destroy();
-  return { smallPut: smallPut.perSecond, smallGet: smallGet.perSecond, largePut: (largePut.perSecond * 64 * MiB) / 1e6, largeGet: (largeGet.perSecond * 64 * MiB) / 1e6 };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function peerFigures(kind: 's3rver' | 'bare', directory: string, credentials: Credentials, phases: string[]): Promise<Partial<S3Figures>> {
+  const peer = await startPeer(kind, directory);
+  try {
+    return await runLoad(peer.endpoint, credentials, phases);
+  } finally {
+    await peer.stop();
+  }
 }
 
 /** fsync'd sequential write rate of this disk through the page cache, MB/s. */
@@ -132,75 +129,37 @@ async function rawReadMbPerSecond(dir: string, bytes: number): Promise<number> {
   return total / seconds / 1e6;
 }
 
-/** Durable 4 KiB creates per second (create, write, fsync, rename), 16 at a time. */
+/** Durable 4 KiB creates per second (create, write, fsync, rename), 16 at a time, at most 2000 or 5 s. */
 async function durableCreatesPerSecond(dir: string): Promise<number> {
   await mkdir(join(dir, 'creates'), { recursive: true });
   const data = Buffer.alloc(4 * KiB, 'c');
-  const result = await drive(2000, 16, 5, async (index) => {
-    const tmp = join(dir, 'creates', `${index}.tmp`);
-    const handle = await open(tmp, 'w');
-    await handle.write(data);
-    await handle.sync();
-    await handle.close();
-    await rename(tmp, join(dir, 'creates', `${index}`));
-  });
-  return result.perSecond;
-}
-
-/**
- * The same SDK load against a node:http server that stores nothing: 4 KiB PUTs (bodies
- * discarded) and 64 MiB GETs (answered from memory). The ceiling the client and HTTP set here.
- */
-async function bareHttpFigures(): Promise<{ smallPut: number; largeGet: number }> {
-  const payload = Buffer.alloc(64 * MiB, 'g');
-  const server: Server = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      if (request.method === 'GET') {
-        response.writeHead(200, { 'content-length': payload.length, 'content-type': 'application/octet-stream', etag: '"bare"' });
-        response.end(payload);
-      } else {
-        response.writeHead(200, { etag: '"bare"' });
-        response.end();
-      }
-    });
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const s3 = client(`http://127.0.0.1:${port}`);
-  try {
-    const body = Buffer.alloc(4 * KiB, 'h');
-    const puts = await drive(smallOps, 32, smallSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: 'bare', Key: `small/${index}`, Body: body })).then(() => undefined));
-    const gets = await drive(largeObjects, 4, largeSeconds, async (index) => {
-      const object = await s3.send(new GetObjectCommand({ Bucket: 'bare', Key: `large/${index}` }));
-      for await (const chunk of object.Body as AsyncIterable<Uint8Array>) void chunk;
-    });
-    return { smallPut: puts.perSecond, largeGet: (gets.perSecond * 64 * MiB) / 1e6 };
-  } finally {
-    s3.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  }
-}
-
-async function s3rverFigures(dir: string): Promise<S3Figures> {
-  const port = await freePort();
-  const instance = new S3rver({ port, address: '127.0.0.1', silent: true, directory: join(dir, 's3rver') });
-  await instance.run();
-  try {
-    return await s3Figures(`http://127.0.0.1:${port}`, { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
-  } finally {
-    await instance.close();
-  }
+  const count = 2000;
+  const deadline = performance.now() + 5000;
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < count && performance.now() < deadline) {
+      const tmp = join(dir, 'creates', `${next}.tmp`);
+      const target = join(dir, 'creates', `${next}`);
+      next += 1;
+      const handle = await open(tmp, 'w');
+      await handle.write(data);
+      await handle.sync();
+      await handle.close();
+      await rename(tmp, target);
+    }
+  }));
+  return next / ((performance.now() - started) / 1000);
 }
 
 function row(what: string, value: number, unit: string, references: [string, number][]): string {
   const refs = references.map(([name, reference]) => `${name} ${reference.toFixed(0)} (x${(value / reference).toFixed(2)})`).join('; ');
-  return `${what.padEnd(20)} ${value.toFixed(0).padStart(6)} ${unit.padEnd(5)} ${refs}`;
+  return `${what.padEnd(19)} ${value.toFixed(0).padStart(6)} ${unit.padEnd(5)} ${refs}`;
 }
 
 function goal(what: string, value: number, target: number, targetText: string): string {
   const met = value >= target;
-  return `${met ? 'met    ' : 'not met'}  ${what.padEnd(20)} ${value.toFixed(0).padStart(6)} >= ${targetText} = ${target.toFixed(0)} (x${(value / target).toFixed(2)})`;
+  return `${met ? 'met    ' : 'not met'}  ${what.padEnd(10)} ${value.toFixed(0).padStart(6)} >= ${targetText} = ${target.toFixed(0)} (x${(value / target).toFixed(2)})`;
 }
 
 /**
@@ -225,31 +184,37 @@ async function main(): Promise<void> {
     const rawWrite = await rawWriteMbPerSecond(root, 512 * MiB);
     const rawRead = await rawReadMbPerSecond(root, 512 * MiB);
     const creates = await durableCreatesPerSecond(root);
-    const bare = await bareHttpFigures();
-    const peer = await s3rverFigures(root);
+    const bare = await peerFigures('bare', root, peerCredentials, ['small-put', 'small-get', 'large-get']);
+    const peer = (await peerFigures('s3rver', join(root, 's3rver'), peerCredentials, allPhases)) as S3Figures;
+    settleDisk();
+    const peerInLoad = (await runLoad(`in-process-s3rver:${join(root, 's3rver-in-load')}`, peerCredentials, allPhases)) as S3Figures;
     settleDisk(); // s3rver leaves its writes in the page cache; they must not be flushed during our run
     const server = await startSvc({ entry: 'build', args: [join(root, `d{1...${drives}}`)], env: { SVC_OBS_LOGGER_LEVEL: 'warn', ...passThrough('UV_THREADPOOL_SIZE', 'SVC_CODING_THREADS') } });
     let ours: S3Figures;
     try {
-      ours = await s3Figures(server.url);
+      ours = (await runLoad(server.url, testCredentials, allPhases)) as S3Figures;
     } finally {
       await server.stop();
     }
     const k = dataShards;
     const n = drives;
-    console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; load: AWS SDK, 4 KiB x32 concurrent, 64 MiB x4 concurrent${quick ? ' (quick run)' : ''}`);
-    console.log(`limits: fsync'd write ${rawWrite.toFixed(0)} MB/s, uncached read ${rawRead.toFixed(0)} MB/s, durable 4 KiB creates ${creates.toFixed(0)}/s, bare http 4 KiB PUT ${bare.smallPut.toFixed(0)}/s and 64 MiB GET ${bare.largeGet.toFixed(0)} MB/s`);
+    console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; load: AWS SDK in its own process, 4 KiB x32 concurrent, 64 MiB x4 concurrent${quick ? ' (quick run)' : ''}`);
+    console.log(`limits: fsync'd write ${rawWrite.toFixed(0)} MB/s, uncached read ${rawRead.toFixed(0)} MB/s, durable 4 KiB creates ${creates.toFixed(0)}/s, bare http 4 KiB PUT ${bare.smallPut!.toFixed(0)}/s, 4 KiB GET ${bare.smallGet!.toFixed(0)}/s, 64 MiB GET ${bare.largeGet!.toFixed(0)} MB/s`);
     console.log(`svc: ${n} fs drives, EC ${k}+${n - k}, built server\n`);
-    console.log(row('small PUT (4 KiB)', ours.smallPut, 'op/s', [['durable creates / N', creates / n], ['bare http', bare.smallPut], ['s3rver', peer.smallPut]]));
-    console.log(row('small GET (4 KiB)', ours.smallGet, 'op/s', [['s3rver', peer.smallGet]]));
-    console.log(row('large PUT (64 MiB)', ours.largePut, 'MB/s', [["fsync'd write x K/N", (rawWrite * k) / n], ['s3rver', peer.largePut]]));
-    console.log(row('large GET (64 MiB)', ours.largeGet, 'MB/s', [['uncached read', rawRead], ['bare http', bare.largeGet], ['s3rver', peer.largeGet]]));
-    console.log('\ngoals:');
+    const peers = (pick: (figures: S3Figures) => number): [string, number][] => [['s3rver', pick(peer)], ['s3rver in load process', pick(peerInLoad)]];
+    console.log(row('small PUT (4 KiB)', ours.smallPut, 'op/s', [['durable creates / N', creates / n], ['bare http', bare.smallPut!], ...peers((f) => f.smallPut)]));
+    console.log(row('small GET (4 KiB)', ours.smallGet, 'op/s', [['bare http', bare.smallGet!], ...peers((f) => f.smallGet)]));
+    console.log(row('large PUT (64 MiB)', ours.largePut, 'MB/s', [["fsync'd write x K/N", (rawWrite * k) / n], ...peers((f) => f.largePut)]));
+    console.log(row('large GET (64 MiB)', ours.largeGet, 'MB/s', [['uncached read', rawRead], ['bare http', bare.largeGet!], ...peers((f) => f.largeGet)]));
+    console.log('\ngoals (s3rver: in its own process / inside the load generator\'s process):');
     console.log(goal('small PUT', ours.smallPut, (0.7 * creates) / n, '0.70 x durable creates / N'));
     console.log(goal('small GET', ours.smallGet, 1.5 * peer.smallGet, '1.5 x s3rver'));
+    console.log(goal('small GET', ours.smallGet, 1.5 * peerInLoad.smallGet, '1.5 x s3rver in load process'));
     console.log(goal('large PUT', ours.largePut, (0.6 * rawWrite * k) / n, "0.60 x fsync'd write x K/N"));
     console.log(goal('large PUT', ours.largePut, peer.largePut, 's3rver'));
+    console.log(goal('large PUT', ours.largePut, peerInLoad.largePut, 's3rver in load process'));
     console.log(goal('large GET', ours.largeGet, peer.largeGet, 's3rver'));
+    console.log(goal('large GET', ours.largeGet, peerInLoad.largeGet, 's3rver in load process'));
     console.log(goal('large GET', ours.largeGet, 0.5 * rawRead, '0.50 x uncached read'));
   } finally {
     await rm(root, { recursive: true, force: true });

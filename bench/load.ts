@@ -1,0 +1,121 @@
+/**
+ * The benchmark's load generator, run in a process of its own against one endpoint: 4 KiB PUTs
+ * and GETs (32 at a time), then 64 MiB PUTs and GETs (4 at a time), through the AWS SDK, after
+ * 300 untimed small PUT+GET pairs. Prints one JSON line with the rates. Every loop is bounded in
+ * count and time.
+ *
+ *   node --import tsx bench/load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases>
+ *
+ * `phases` is a comma-separated subset of small-put, small-get, large-put, large-get.
+ */
+import { randomUUID } from 'node:crypto';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import S3rver from 's3rver';
+import { freePort } from '../conformance/harness/server-process.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const smallSeconds = 10;
+const largeSeconds = 120;
+const warmUpRequests = 300;
+
+/** Runs `task(i)` for i < count with `concurrency` workers, stopping after `seconds`; returns done/second. */
+async function drive(count: number, concurrency: number, seconds: number, task: (index: number) => Promise<void>): Promise<{ done: number; perSecond: number }> {
+  let next = 0;
+  let done = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count && performance.now() < deadline) {
+      const index = next;
+      next += 1;
+      await task(index);
+      done += 1;
+    }
+  }));
+  return { done, perSecond: done / ((performance.now() - started) / 1000) };
+}
+
+/** Untimed small requests first, so the client (and the server) run compiled code when timing starts. */
+async function warmUp(s3: S3Client, bucket: string): Promise<void> {
+  const body = Buffer.alloc(4 * KiB, 'w');
+  await drive(warmUpRequests, 16, smallSeconds, async (index) => {
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `warm/${index}`, Body: body }));
+    const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `warm/${index}` }));
+    await object.Body!.transformToByteArray();
+  });
+}
+
+/**
+ * `in-process-s3rver:<directory>` as the endpoint runs s3rver inside this load generator's process
+ * (sharing its thread), which is how s3rver figures are often quoted; the benchmark reports both.
+ */
+async function resolveEndpoint(endpoint: string): Promise<{ url: string; stop(): Promise<void> }> {
+  if (!endpoint.startsWith('in-process-s3rver:')) return { url: endpoint, stop: async () => undefined };
+  const port = await freePort();
+  const instance = new S3rver({ port, address: '127.0.0.1', silent: true, directory: endpoint.slice('in-process-s3rver:'.length) });
+  await instance.run();
+  return { url: `http://127.0.0.1:${port}`, stop: () => instance.close() };
+}
+
+async function main(): Promise<void> {
+  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText] = process.argv.slice(2);
+  if (!target) throw new Error('usage: load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases>');
+  const resolved = await resolveEndpoint(target);
+  try {
+    await measure(resolved.url, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText);
+  } finally {
+    await resolved.stop();
+  }
+}
+
+async function measure(endpoint: string, accessKeyId: string | undefined, secretAccessKey: string | undefined, smallOpsText: string | undefined, largeObjectsText: string | undefined, phasesText: string | undefined): Promise<void> {
+  if (!endpoint || !accessKeyId || !secretAccessKey) throw new Error('usage: load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases>');
+  const smallOps = Number(smallOpsText ?? 3000);
+  const largeObjects = Number(largeObjectsText ?? 8);
+  const phases = new Set((phasesText ?? 'small-put,small-get,large-put,large-get').split(','));
+  const s3 = new S3Client({
+    endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId, secretAccessKey }, maxAttempts: 1,
+    requestHandler: new NodeHttpHandler({ httpAgent: { maxSockets: 64, keepAlive: true } as never }),
+  });
+  const bucket = `bench-${randomUUID().slice(0, 8)}`;
+  const result: Record<string, number> = {};
+  try {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    await warmUp(s3, bucket);
+    let smallStored = smallOps;
+    if (phases.has('small-put')) {
+      const small = Buffer.alloc(4 * KiB, 's');
+      const puts = await drive(smallOps, 32, smallSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `small/${index}`, Body: small })).then(() => undefined));
+      result.smallPut = puts.perSecond;
+      smallStored = puts.done;
+    }
+    if (phases.has('small-get')) {
+      const gets = await drive(smallStored, 32, smallSeconds, async (index) => {
+        const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `small/${index}` }));
+        await object.Body!.transformToByteArray();
+      });
+      result.smallGet = gets.perSecond;
+    }
+    let largeStored = largeObjects;
+    if (phases.has('large-put')) {
+      const large = Buffer.alloc(64 * MiB, 'L');
+      const puts = await drive(largeObjects, 4, largeSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `large/${index}`, Body: large })).then(() => undefined));
+      result.largePut = (puts.perSecond * 64 * MiB) / 1e6;
+      largeStored = puts.done;
+    }
+    if (phases.has('large-get')) {
+      const gets = await drive(largeStored, 4, largeSeconds, async (index) => {
+        const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `large/${index}` }));
+        for await (const chunk of object.Body as AsyncIterable<Uint8Array>) void chunk;
+      });
+      result.largeGet = (gets.perSecond * 64 * MiB) / 1e6;
+    }
+  } finally {
+    s3.destroy();
+  }
+  console.log(JSON.stringify(result));
+}
+
+await main();
