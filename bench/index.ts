@@ -32,7 +32,7 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 const quick = process.argv.includes('--quick');
 const smallOps = quick ? 600 : 3000;
-const largeObjects = quick ? 4 : 8;
+const largeObjects = quick ? 4 : 16;
 const drives = 4;
 const dataShards = 2;
 
