@@ -13,6 +13,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { RawWriter } from '../shared/posix-drive.js';
+import { limits } from '../../src/util/limits.js';
 
 export const directIoAlignmentBytes = 4096;
 export const stagingBufferBytes = 1024 * 1024;
@@ -37,8 +38,9 @@ class AlignedBuffers {
     return this.free.pop()!;
   }
 
+  /** Keeps at most limits.directIoBuffersRetained; a slab none of whose buffers is kept is collected. */
   release(buffer: Uint8Array): void {
-    this.free.push(buffer);
+    if (this.free.length < limits.directIoBuffersRetained) this.free.push(buffer);
   }
 }
 

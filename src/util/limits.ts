@@ -33,8 +33,10 @@ export const limits = {
   signingKeyCacheEntries: 64,
   /** Erasure blocks of one PUT in flight at once: one received, one coded, one written. */
   codingBlocksInFlight: 3,
-  /** Idle block buffers kept for reuse (each one block plus its N frames). */
-  codingBuffersRetained: 32,
+  /** Idle block buffers kept for reuse (each one block plus its N frames, 3 MiB at EC 2+2). */
+  codingBuffersRetained: 16,
+  /** Idle 1 MiB aligned staging buffers kept for O_DIRECT reads and writes (beyond, they are left to the garbage collector). */
+  directIoBuffersRetained: 64,
   /** Idle GET read buffers kept for reuse, in bytes. */
   readBuffersRetainedBytes: 64 * 1024 * 1024,
   /** Coding threads at most (SVC_CODING_THREADS). */
