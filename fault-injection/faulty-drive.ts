@@ -107,7 +107,8 @@ class FaultInjectingDrive implements FaultyDrive {
     const fault = await this.before('readRange', path);
     const bytes = await this.inner.readRange(path, offset, length, into);
     if (!into) return this.corrupt(fault, bytes);
-    bytes.set(this.corrupt(fault, bytes)); // corrupted where the caller asked the bytes to go
+    const corrupted = this.corrupt(fault, bytes);
+    if (corrupted !== bytes) bytes.set(corrupted); // corrupted where the caller asked the bytes to go
     return bytes;
   }
 

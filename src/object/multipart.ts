@@ -13,13 +13,12 @@ import { findVersion, upsertVersion } from '../format/xl-meta.js';
 import { defaultCodecId } from '../erasure/codecs.js';
 import { distributionFor } from '../erasure/layout.js';
 import { limits } from '../util/limits.js';
-import { BlockReader, type ShardStreamPlan } from './erasure-stream.js';
-import { mainThreadCoding } from './coding/coding.js';
+import { BlockReader } from './erasure-stream.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { changeMeta } from './meta-io.js';
 import { objectResource } from './locks.js';
 import { checkObjectKey, dataDirPath } from './paths.js';
-import { removeTmp, streamShardFiles } from './put-object.js';
+import { removeTmp, shardStreamPlan, streamShardFiles } from './put-object.js';
 import { geometryForClass, majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import { toObjectInfo } from './object-info.js';
 import type { BucketVersioning, ObjectInfo, ReceivedBody } from './types.js';
@@ -100,15 +99,7 @@ export async function uploadPart(
   const quorum = geometryForClass(config, record.storageClass).writeQuorum;
   const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
   const tmpId = config.newId();
-  const plan: ShardStreamPlan = {
-    coding: config.coding ?? mainThreadCoding,
-    dataShards: record.dataShards,
-    parityShards: record.parityShards,
-    blockSizeBytes: config.blockSizeBytes,
-    distribution: record.distribution,
-    algorithms: options.digests ?? [],
-    quorum,
-  };
+  const plan = shardStreamPlan(config, { dataShards: record.dataShards, parityShards: record.parityShards, writeQuorum: quorum }, record.distribution, options.digests ?? []);
   const { slots, digests } = await streamShardFiles(config, plan, reader, [], `${tmpDir}/${tmpId}/part`, () => removeTmp(config, tmpId));
   try {
     const part: PartRecord = { number: partNumber, sizeBytes: reader.totalBytes, etag: digests.md5, modTimeMs: config.clock.nowMs() };

@@ -77,7 +77,8 @@ async function stageData(
     await reader.next(); // verifies the declared size
     return stageInline(config, geometry, distribution, block, algorithms, reader.totalBytes);
   }
-  const coding = config.coding ?? mainThreadCoding;
+  const plan = shardStreamPlan(config, geometry, distribution, algorithms);
+  const { coding } = plan;
   const pending: ReadBlock[] = [];
   const readAhead = async (): Promise<number> => {
     const buffers = coding.acquireBuffers(config.blockSizeBytes, k, config.drives.length);
@@ -94,7 +95,6 @@ async function stageData(
     return staged;
   }
   const tmpId = config.newId();
-  const plan: ShardStreamPlan = { coding, dataShards: k, parityShards: geometry.parityShards, blockSizeBytes: config.blockSizeBytes, distribution, algorithms, quorum: geometry.writeQuorum };
   const { slots, digests } = await streamShardFiles(config, plan, reader, pending, `${tmpDir}/${tmpId}/part.1`, () => removeTmp(config, tmpId));
   return { sizeBytes: reader.totalBytes, digests, slots, tmpId };
 }
@@ -110,6 +110,24 @@ function stageInline(config: SetConfig, geometry: Geometry, distribution: number
     inlineFrames = distribution.map((shardIndex) => framed[shardIndex - 1]!);
   }
   return { sizeBytes, digests: digests.finish(), slots: onlineSlots(config), inlineFrames };
+}
+
+/** How this set streams a body of the given geometry into shard files. */
+export function shardStreamPlan(
+  config: SetConfig,
+  geometry: Pick<Geometry, 'dataShards' | 'parityShards' | 'writeQuorum'>,
+  distribution: number[],
+  algorithms: readonly DigestAlgorithm[],
+): ShardStreamPlan {
+  return {
+    coding: config.coding ?? mainThreadCoding,
+    dataShards: geometry.dataShards,
+    parityShards: geometry.parityShards,
+    blockSizeBytes: config.blockSizeBytes,
+    distribution,
+    algorithms,
+    quorum: geometry.writeQuorum,
+  };
 }
 
 /**

@@ -6,7 +6,8 @@
 import { parentPort } from 'node:worker_threads';
 import { codecFor, defaultCodecId } from '../../erasure/codecs.js';
 import type { ErasureCodec } from '../../erasure/codec.js';
-import { codeBlockInto, frameCapacityBytes } from './block-coder.js';
+import { codeBlockInto } from './block-coder.js';
+import { blockBufferViews } from './coding.js';
 import { BodyDigests } from './digests.js';
 import type { CodingRequest, CodingReply } from './worker-coding.js';
 
@@ -35,13 +36,11 @@ port.on('message', (request: CodingRequest) => {
       reply({ id: request.id, values: session.digests.finish() });
       return;
     }
-    const k = session.codec.dataShards;
-    const totalShards = k + session.codec.parityShards;
-    const frameBytes = frameCapacityBytes(request.blockSizeBytes, k);
-    const block = new Uint8Array(request.memory, 0, request.lengthBytes);
-    const frames = Array.from({ length: totalShards }, (_, index) => new Uint8Array(request.memory, request.blockSizeBytes + index * frameBytes, frameBytes));
-    session.digests.update(block);
-    codeBlockInto(session.codec, block, frames);
+    const { codec } = session;
+    const { block, frames } = blockBufferViews(request.memory, request.blockSizeBytes, codec.dataShards, codec.dataShards + codec.parityShards);
+    const data = block.subarray(0, request.lengthBytes);
+    session.digests.update(data);
+    codeBlockInto(codec, data, frames);
     reply({ id: request.id });
   } catch (error) {
     reply({ id: request.id, error: String(error instanceof Error ? error.message : error) });

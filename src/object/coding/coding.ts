@@ -15,6 +15,18 @@ import { limits } from '../../util/limits.js';
 import { codeBlockInto, frameCapacityBytes } from './block-coder.js';
 import { BodyDigests, type DigestAlgorithm, type DigestValues } from './digests.js';
 
+/**
+ * The layout of a BlockBuffers region: the block first, then one frame buffer per shard. Coding
+ * threads rebuild the same views over the shared memory they are sent.
+ */
+export function blockBufferViews(memory: ArrayBuffer | SharedArrayBuffer, blockSizeBytes: number, dataShards: number, totalShards: number): { block: Uint8Array; frames: Uint8Array[] } {
+  const frameBytes = frameCapacityBytes(blockSizeBytes, dataShards);
+  return {
+    block: new Uint8Array(memory, 0, blockSizeBytes),
+    frames: Array.from({ length: totalShards }, (_, index) => new Uint8Array(memory, blockSizeBytes + index * frameBytes, frameBytes)),
+  };
+}
+
 export class BlockBuffers {
   readonly memory: ArrayBuffer | SharedArrayBuffer;
   /** Room for one block; a block of `lengthBytes` is block.subarray(0, lengthBytes). */
@@ -23,11 +35,9 @@ export class BlockBuffers {
   readonly frames: Uint8Array[];
 
   constructor(readonly blockSizeBytes: number, readonly dataShards: number, readonly totalShards: number, shared: boolean) {
-    const frameBytes = frameCapacityBytes(blockSizeBytes, dataShards);
-    const totalBytes = blockSizeBytes + totalShards * frameBytes;
+    const totalBytes = blockSizeBytes + totalShards * frameCapacityBytes(blockSizeBytes, dataShards);
     this.memory = shared ? new SharedArrayBuffer(totalBytes) : new ArrayBuffer(totalBytes);
-    this.block = new Uint8Array(this.memory, 0, blockSizeBytes);
-    this.frames = Array.from({ length: totalShards }, (_, index) => new Uint8Array(this.memory, blockSizeBytes + index * frameBytes, frameBytes));
+    ({ block: this.block, frames: this.frames } = blockBufferViews(this.memory, blockSizeBytes, dataShards, totalShards));
   }
 
   get shape(): string {
