@@ -7,6 +7,11 @@
  * fills a 1 MiB aligned buffer and writes it out whole; at close the tail is written padded to
  * the alignment and the file is truncated back to its true length, then fsynced.
  *
+ * O_DIRECT bytes sit in the device's volatile cache (on a virtual machine, the host's page cache)
+ * until a flush. A long file is therefore flushed in the background every
+ * limits.directIoSyncIntervalBytes while it is written, so the fsync at close, which a PUT's
+ * response waits for, finds little left to flush.
+ *
  * Aligned memory comes from WebAssembly memories, which the runtime maps page-aligned. A file
  * system that refuses O_DIRECT (tmpfs) gets ordinary buffered writes.
  */
@@ -52,7 +57,7 @@ const directFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC |
  * Opens `absolute` for O_DIRECT writing; undefined when the file system refuses O_DIRECT (the
  * caller writes buffered instead). Other errors (ENOENT, EACCES...) are thrown as they are.
  */
-export async function openDirectWriter(absolute: string): Promise<RawWriter | undefined> {
+export async function openDirectWriter(absolute: string, syncIntervalBytes: number = limits.directIoSyncIntervalBytes): Promise<RawWriter | undefined> {
   if (constants.O_DIRECT === undefined) return undefined;
   let handle: FileHandle;
   try {
@@ -61,15 +66,19 @@ export async function openDirectWriter(absolute: string): Promise<RawWriter | un
     if ((error as NodeJS.ErrnoException).code === 'EINVAL') return undefined;
     throw error;
   }
-  return new DirectWriter(handle);
+  return new DirectWriter(handle, syncIntervalBytes);
 }
 
 class DirectWriter implements RawWriter {
   private stage: Uint8Array | undefined = alignedBuffers.acquire();
   private filled = 0;
   private fileOffset = 0;
+  private syncedOffset = 0;
+  /** The background flush under way, if any (at most one); its failure is kept for close. */
+  private syncing: Promise<void> | undefined;
+  private syncError: unknown;
 
-  constructor(private readonly handle: FileHandle) {}
+  constructor(private readonly handle: FileHandle, private readonly syncIntervalBytes: number) {}
 
   async write(chunk: Uint8Array): Promise<void> {
     const stage = this.usable();
@@ -78,7 +87,10 @@ class DirectWriter implements RawWriter {
       stage.set(chunk.subarray(taken, taken + take), this.filled);
       this.filled += take;
       taken += take;
-      if (this.filled === stage.length) await this.flush(stage.length);
+      if (this.filled === stage.length) {
+        await this.flush(stage.length);
+        if (!this.syncing && this.fileOffset - this.syncedOffset >= this.syncIntervalBytes) this.syncInBackground();
+      }
     }
   }
 
@@ -92,6 +104,8 @@ class DirectWriter implements RawWriter {
         await this.flush(padded);
         await this.handle.truncate(this.fileOffset - padded + length);
       }
+      await this.syncing;
+      if (this.syncError !== undefined) throw this.syncError;
       await this.handle.sync();
     } finally {
       await this.finish();
@@ -99,6 +113,7 @@ class DirectWriter implements RawWriter {
   }
 
   async abort(): Promise<void> {
+    await this.syncing;
     await this.finish().catch(() => undefined);
   }
 
@@ -116,6 +131,15 @@ class DirectWriter implements RawWriter {
     }
     this.fileOffset += length;
     this.filled = 0;
+  }
+
+  /** Starts a datasync of what is written so far; the writer does not wait for it. */
+  private syncInBackground(): void {
+    this.syncedOffset = this.fileOffset;
+    this.syncing = this.handle.datasync().then(
+      () => { this.syncing = undefined; },
+      (error: unknown) => { this.syncError ??= error; this.syncing = undefined; },
+    );
   }
 
   private async finish(): Promise<void> {

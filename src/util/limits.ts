@@ -37,6 +37,8 @@ export const limits = {
   codingBuffersRetained: 16,
   /** Idle 1 MiB aligned staging buffers kept for O_DIRECT reads and writes (beyond, they are left to the garbage collector). */
   directIoBuffersRetained: 64,
+  /** A shard file written with O_DIRECT is flushed in the background each time this much more is written. */
+  directIoSyncIntervalBytes: 8 * MiB,
   /** Idle GET read buffers kept for reuse, in bytes. */
   readBuffersRetainedBytes: 64 * 1024 * 1024,
   /** Coding threads at most (SVC_CODING_THREADS). */

@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openDirectWriter, stagingBufferBytes } from '../backends/fs/direct-io.js';
+
+/** The prototype every FileHandle shares, so its datasync can be watched. */
+async function fileHandlePrototype(dir: string): Promise<{ datasync(): Promise<void> }> {
+  const handle = await open(join(dir, 'probe'), 'w');
+  await handle.close();
+  return Object.getPrototypeOf(handle) as { datasync(): Promise<void> };
+}
+
+describe('O_DIRECT shard writer: background flushes', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-direct-io-'));
+  });
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('flushes a long file while it is written, and the file reads back whole', async (context) => {
+    const writer = await openDirectWriter(join(dir, 'long'), stagingBufferBytes);
+    if (!writer) return context.skip(); // this file system refuses O_DIRECT; the buffered path has no background flushes
+    const datasync = vi.spyOn(await fileHandlePrototype(dir), 'datasync');
+    const body = randomBytes(5 * stagingBufferBytes + 12_345);
+    for (let offset = 0; offset < body.length; offset += 300_000) await writer.write(body.subarray(offset, offset + 300_000));
+    // Flushes start while writing, before close.
+    expect(datasync.mock.calls.length).toBeGreaterThanOrEqual(1);
+    await writer.close();
+    expect(datasync.mock.calls.length).toBeGreaterThanOrEqual(2);
+    expect((await readFile(join(dir, 'long'))).equals(body)).toBe(true);
+  });
+
+  it('does not flush in the background below the interval', async (context) => {
+    const writer = await openDirectWriter(join(dir, 'short'), 64 * stagingBufferBytes);
+    if (!writer) return context.skip();
+    const datasync = vi.spyOn(await fileHandlePrototype(dir), 'datasync');
+    await writer.write(randomBytes(3 * stagingBufferBytes));
+    expect(datasync).not.toHaveBeenCalled();
+    await writer.close();
+  });
+
+  it('a failed background flush fails close, so the PUT is not acknowledged', async (context) => {
+    const writer = await openDirectWriter(join(dir, 'failing'), stagingBufferBytes);
+    if (!writer) return context.skip();
+    vi.spyOn(await fileHandlePrototype(dir), 'datasync').mockRejectedValue(Object.assign(new Error('flush failed'), { code: 'EIO' }));
+    await writer.write(randomBytes(2 * stagingBufferBytes));
+    await expect(writer.close()).rejects.toMatchObject({ code: 'EIO' });
+  });
+});
