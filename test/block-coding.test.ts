@@ -1,6 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { codecFor, defaultCodecId } from '../src/erasure/codecs.js';
 import { frameChunk } from '../src/erasure/bitrot.js';
@@ -34,6 +39,8 @@ async function codeAll(coding: BlockCoding, k: number, m: number, blockSize: num
   }
   return { frames, digests: await session.finish() };
 }
+
+const execFileAsync = promisify(execFile);
 
 describe('block coding on threads and on the event loop', () => {
   it('property: both give the format\'s frames and the digests of the whole body, for any geometry and block sizes', async () => {
@@ -112,6 +119,27 @@ describe('block coding on threads and on the event loop', () => {
     } finally {
       await coding.close();
       await test.cleanup();
+    }
+  });
+
+  it('coding threads start in a server run with V8 options (node --max-old-space-size=...), which threads do not take', async () => {
+    const module = new URL('../src/object/index.ts', import.meta.url).href;
+    const script = `
+      import { WorkerCoding } from ${JSON.stringify(module)};
+      const coding = new WorkerCoding(1);
+      const session = coding.open(2, 2, ['md5']);
+      const buffers = coding.acquireBuffers(1024, 2, 4);
+      buffers.block.fill(7, 0, 1024);
+      await session.code(buffers, 1024);
+      console.log((await session.finish()).md5);
+      await coding.close();`;
+    const dir = await mkdtemp(join(tmpdir(), 'svc-coding-options-'));
+    try {
+      await writeFile(join(dir, 'code.mjs'), script);
+      const { stdout } = await execFileAsync(process.execPath, ['--max-old-space-size=512', '--import', 'tsx', join(dir, 'code.mjs')], { timeout: 60_000 });
+      expect(stdout.trim()).toBe(createHash('md5').update(Buffer.alloc(1024, 7)).digest('hex'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

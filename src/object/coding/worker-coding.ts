@@ -133,9 +133,11 @@ export class WorkerCoding implements BlockCoding {
   private start(index: number): CodingThread {
     const fromSource = import.meta.url.endsWith('.ts');
     const script = new URL(`./coding-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-    // Run from TypeScript sources (tests, benchmarks), the thread needs the same loader.
-    const execArgv = fromSource && !process.execArgv.includes('tsx') ? [...process.execArgv, '--import', 'tsx'] : process.execArgv;
-    const worker = new Worker(script, { execArgv, name: `svc-coding-${index}` });
+    // A thread inherits the process's options by default. Passing them on explicitly would fail
+    // for V8 options (node --max-old-space-size=..., --trace-gc), which threads do not take, so
+    // they are passed only when TypeScript sources (tests, benchmarks) need a loader added.
+    const needsLoader = fromSource && !process.execArgv.some((option) => option.includes('tsx'));
+    const worker = new Worker(script, { name: `svc-coding-${index}`, ...(needsLoader ? { execArgv: ['--import', 'tsx'] } : {}) });
     worker.unref();
     const thread: CodingThread = { worker, openSessions: 0, pending: new Map(), alive: true };
     worker.on('message', (reply: CodingReply) => {
