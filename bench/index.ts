@@ -21,7 +21,8 @@
  */
 import { mkdtemp, open, readFile, rename, rm, mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -45,23 +46,63 @@ interface S3Figures {
   smallGet: number;
   largePut: number;
   largeGet: number;
+  /** CPU ms per operation of each phase: the load generator's, and the server process's when it runs apart. */
+  cpu: { client: Partial<Record<Phase, number>>; server?: Partial<Record<Phase, number>> };
+}
+type Phase = 'smallPut' | 'smallGet' | 'largePut' | 'largeGet';
+
+const clockTicksPerSecond = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User + system CPU ms of process `pid` so far, from /proc (undefined where there is none). */
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+  } catch {
+    return undefined;
+  }
 }
 
-/** Runs bench/load.ts in its own process against `endpoint`; resolves with its figures. */
-async function runLoad(endpoint: string, credentials: Credentials, phases: string[]): Promise<Partial<S3Figures>> {
+/**
+ * Runs bench/load.ts in its own process against `endpoint`; resolves with its figures. Given the
+ * server's pid, the server's CPU time is read at each phase's start and end line.
+ */
+async function runLoad(endpoint: string, credentials: Credentials, phases: string[], serverPid?: number): Promise<Partial<S3Figures>> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), phases.join(',')], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const server: Partial<Record<Phase, number>> = {};
+  const started = new Map<string, number>();
+  let lastLine = '';
+  const lines = createInterface({ input: child.stdout });
+  lines.on('line', (line) => {
+    const mark = /^phase (\w+) (start|end)(?: (\d+))?$/.exec(line);
+    if (!mark) {
+      if (line.trim()) lastLine = line;
+      return;
+    }
+    const [, name, edge, done] = mark;
+    const cpuMs = processCpuMs(serverPid);
+    if (cpuMs === undefined) return;
+    if (edge === 'start') started.set(name!, cpuMs);
+    else server[name as Phase] = (cpuMs - started.get(name!)!) / Math.max(1, Number(done));
+  });
   const [code] = (await once(child, 'exit')) as [number | null];
   if (code !== 0) throw new Error(`the load generator failed against ${endpoint} (exit ${code})`);
-  return JSON.parse(output.trim().split('\n').at(-1)!) as Partial<S3Figures>;
+  const figures = JSON.parse(lastLine) as Omit<S3Figures, 'cpu'> & { cpu: Partial<Record<Phase, number>> };
+  return { ...figures, cpu: { client: figures.cpu, ...(serverPid !== undefined ? { server } : {}) } };
 }
 
 /** Starts bench/peers.ts (`s3rver` or `bare`) in its own process; resolves once it listens. */
-async function startPeer(kind: 's3rver' | 'bare', directory: string): Promise<{ endpoint: string; stop(): Promise<void> }> {
+async function startPeer(kind: 's3rver' | 'bare', directory: string): Promise<{ endpoint: string; pid: number | undefined; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/peers.ts', kind, String(port), directory], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
@@ -71,6 +112,7 @@ async function startPeer(kind: 's3rver' | 'bare', directory: string): Promise<{ 
   });
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
@@ -81,7 +123,7 @@ async function startPeer(kind: 's3rver' | 'bare', directory: string): Promise<{ 
 async function peerFigures(kind: 's3rver' | 'bare', directory: string, credentials: Credentials, phases: string[]): Promise<Partial<S3Figures>> {
   const peer = await startPeer(kind, directory);
   try {
-    return await runLoad(peer.endpoint, credentials, phases);
+    return await runLoad(peer.endpoint, credentials, phases, peer.pid);
   } finally {
     await peer.stop();
   }
@@ -157,6 +199,23 @@ function row(what: string, value: number, unit: string, references: [string, num
   return `${what.padEnd(19)} ${value.toFixed(0).padStart(6)} ${unit.padEnd(5)} ${refs}`;
 }
 
+/**
+ * One phase's CPU cost per operation (or per MB: `unitsPerOp` MB per operation) for each target
+ * that ran it: `server + client ms (busy %)`; a server inside the load process shows one figure.
+ */
+function cpuRow(what: string, phase: Phase, unitsPerOp: number, targets: [string, Partial<S3Figures>][]): string {
+  const cells = targets.flatMap(([name, figures]) => {
+    const client = figures.cpu?.client[phase];
+    const rate = figures[phase];
+    if (client === undefined || rate === undefined) return [];
+    const server = figures.cpu?.server?.[phase];
+    const perUnit = (ms: number): string => (ms / unitsPerOp).toFixed(2);
+    const busy = (((server ?? 0) + client) * (rate / unitsPerOp)) / 1000 / availableParallelism();
+    return [`${name} ${server === undefined ? perUnit(client) : `${perUnit(server)} + ${perUnit(client)}`} (${(busy * 100).toFixed(0)}%)`];
+  });
+  return `${what.padEnd(10)} ${cells.join('; ')}`;
+}
+
 function goal(what: string, value: number, target: number, targetText: string): string {
   const met = value >= target;
   return `${met ? 'met    ' : 'not met'}  ${what.padEnd(10)} ${value.toFixed(0).padStart(6)} >= ${targetText} = ${target.toFixed(0)} (x${(value / target).toFixed(2)})`;
@@ -192,7 +251,7 @@ async function main(): Promise<void> {
     const server = await startSvc({ entry: 'build', args: [join(root, `d{1...${drives}}`)], env: { SVC_OBS_LOGGER_LEVEL: 'warn', ...passThrough('UV_THREADPOOL_SIZE', 'SVC_CODING_THREADS') } });
     let ours: S3Figures;
     try {
-      ours = (await runLoad(server.url, testCredentials, allPhases)) as S3Figures;
+      ours = (await runLoad(server.url, testCredentials, allPhases, server.child.pid)) as S3Figures;
     } finally {
       await server.stop();
     }
@@ -206,6 +265,12 @@ async function main(): Promise<void> {
     console.log(row('small GET (4 KiB)', ours.smallGet, 'op/s', [['bare http', bare.smallGet!], ...peers((f) => f.smallGet)]));
     console.log(row('large PUT (64 MiB)', ours.largePut, 'MB/s', [["fsync'd write x K/N", (rawWrite * k) / n], ...peers((f) => f.largePut)]));
     console.log(row('large GET (64 MiB)', ours.largeGet, 'MB/s', [['uncached read', rawRead], ['bare http', bare.largeGet!], ...peers((f) => f.largeGet)]));
+    console.log(`\nCPU per operation (64 MiB phases: per MB), server process + load generator, and the share of the ${availableParallelism()} cores both kept busy:`);
+    const cpuTargets: [string, Partial<S3Figures>][] = [['svc', ours], ['s3rver', peer], ['s3rver in load', peerInLoad], ['bare http', bare]];
+    console.log(cpuRow('small PUT', 'smallPut', 1, cpuTargets));
+    console.log(cpuRow('small GET', 'smallGet', 1, cpuTargets));
+    console.log(cpuRow('large PUT', 'largePut', (64 * MiB) / 1e6, cpuTargets));
+    console.log(cpuRow('large GET', 'largeGet', (64 * MiB) / 1e6, cpuTargets));
     console.log('\ngoals (s3rver: in its own process / inside the load generator\'s process):');
     console.log(goal('small PUT', ours.smallPut, (0.7 * creates) / n, '0.70 x durable creates / N'));
     console.log(goal('small GET', ours.smallGet, 1.5 * peer.smallGet, '1.5 x s3rver'));

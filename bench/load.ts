@@ -1,8 +1,9 @@
 /**
  * The benchmark's load generator, run in a process of its own against one endpoint: 4 KiB PUTs
  * and GETs (32 at a time), then 64 MiB PUTs and GETs (4 at a time), through the AWS SDK, after
- * 300 untimed small PUT+GET pairs. Prints one JSON line with the rates. Every loop is bounded in
- * count and time.
+ * 300 untimed small PUT+GET pairs. Prints a `phase <name> start|end` line around each timed
+ * phase, then one JSON line with the rates and this process's CPU ms per operation of each phase.
+ * Every loop is bounded in count and time.
  *
  *   node --import tsx bench/load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases>
  *
@@ -81,18 +82,33 @@ async function measure(endpoint: string, accessKeyId: string | undefined, secret
   });
   const bucket = `bench-${randomUUID().slice(0, 8)}`;
   const result: Record<string, number> = {};
+  const cpu: Record<string, number> = {};
+  /**
+   * Runs one timed phase between `phase <name> start` and `phase <name> end` lines (the benchmark
+   * reads the server's CPU time at each), recording the rate and this process's CPU ms per
+   * operation.
+   */
+  async function phase(name: string, count: number, concurrency: number, seconds: number, task: (index: number) => Promise<void>): Promise<{ done: number; perSecond: number }> {
+    console.log(`phase ${name} start`);
+    const before = process.cpuUsage();
+    const outcome = await drive(count, concurrency, seconds, task);
+    const used = process.cpuUsage(before);
+    console.log(`phase ${name} end ${outcome.done}`);
+    cpu[name] = (used.user + used.system) / 1000 / Math.max(1, outcome.done);
+    return outcome;
+  }
   try {
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     await warmUp(s3, bucket);
     let smallStored = smallOps;
     if (phases.has('small-put')) {
       const small = Buffer.alloc(4 * KiB, 's');
-      const puts = await drive(smallOps, 32, smallSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `small/${index}`, Body: small })).then(() => undefined));
+      const puts = await phase('smallPut', smallOps, 32, smallSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `small/${index}`, Body: small })).then(() => undefined));
       result.smallPut = puts.perSecond;
       smallStored = puts.done;
     }
     if (phases.has('small-get')) {
-      const gets = await drive(smallStored, 32, smallSeconds, async (index) => {
+      const gets = await phase('smallGet', smallStored, 32, smallSeconds, async (index) => {
         const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `small/${index}` }));
         await object.Body!.transformToByteArray();
       });
@@ -101,12 +117,12 @@ async function measure(endpoint: string, accessKeyId: string | undefined, secret
     let largeStored = largeObjects;
     if (phases.has('large-put')) {
       const large = Buffer.alloc(64 * MiB, 'L');
-      const puts = await drive(largeObjects, 4, largeSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `large/${index}`, Body: large })).then(() => undefined));
+      const puts = await phase('largePut', largeObjects, 4, largeSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `large/${index}`, Body: large })).then(() => undefined));
       result.largePut = (puts.perSecond * 64 * MiB) / 1e6;
       largeStored = puts.done;
     }
     if (phases.has('large-get')) {
-      const gets = await drive(largeStored, 4, largeSeconds, async (index) => {
+      const gets = await phase('largeGet', largeStored, 4, largeSeconds, async (index) => {
         const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `large/${index}` }));
         for await (const chunk of object.Body as AsyncIterable<Uint8Array>) void chunk;
       });
@@ -115,7 +131,7 @@ async function measure(endpoint: string, accessKeyId: string | undefined, secret
   } finally {
     s3.destroy();
   }
-  console.log(JSON.stringify(result));
+  console.log(JSON.stringify({ ...result, cpu }));
 }
 
 await main();
