@@ -13,5 +13,5 @@ ENV NODE_ENV=production \
 EXPOSE 9000 9001
 VOLUME ["/data"]
 HEALTHCHECK --interval=10s --timeout=5s --retries=5 --start-period=30s CMD ["node", "/app/dist/src/cli/svc.js", "healthcheck"]
-ENTRYPOINT ["node", "/app/dist/src/cli/svc.js"]
+ENTRYPOINT ["node", "--initial-old-space-size=64", "/app/dist/src/cli/svc.js"]
 CMD ["server", "/data"]

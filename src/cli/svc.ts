@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --initial-old-space-size=64
 /**
  * `svc server <pattern>...` (or `svc` alone: volumes from SVC_VOLUMES). Exits non-zero with the
  * error's code and message when startup fails; SIGTERM/SIGINT stop it gracefully.
