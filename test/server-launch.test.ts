@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
+import { repoRoot, s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
+import { limits } from '../src/util/limits.js';
 import { decodeFormatJson } from '../src/format/format-json.js';
 
 let root: string;
@@ -56,7 +57,28 @@ async function readBack(url: string, bucket: string, keys: string[]): Promise<vo
   }
 }
 
+/** How many libuv pool threads process `pid` runs (Linux names them libuv-worker). */
+async function libuvThreads(pid: number): Promise<number> {
+  const tasks = await readdir(`/proc/${pid}/task`);
+  const names = await Promise.all(tasks.map((task) => readFile(`/proc/${pid}/task/${task}/comm`, 'utf8').catch(() => '')));
+  return names.filter((name) => name.trim() === 'libuv-worker').length;
+}
+
 describe('svc server launch and restart', () => {
+  // What `npm start` and the container image run: the build (npm install makes it). Run from
+  // sources through tsx, the loader starts the pool first, so the harness passes the size itself.
+  const built = existsSync(join(repoRoot, 'dist/src/cli/svc.js'));
+  it.runIf(process.platform === 'linux' && built)('sizes the file-system thread pool to limits.ioThreadsDefault, unless UV_THREADPOOL_SIZE is given', async () => {
+    const sized = await startSvc({ args: [join(root, 'a{1...4}')], entry: 'build' });
+    running.push(sized);
+    await putSome(sized.url, 'pool', ['k']);
+    expect(await libuvThreads(sized.child.pid!)).toBe(limits.ioThreadsDefault);
+    const given = await startSvc({ args: [join(root, 'b{1...4}')], entry: 'build', env: { UV_THREADPOOL_SIZE: '6' } });
+    running.push(given);
+    await putSome(given.url, 'pool', ['k']);
+    expect(await libuvThreads(given.child.pid!)).toBe(6);
+  });
+
   it('restarts with the same arguments and reads every object back', async () => {
     const pattern = join(root, 'd{1...8}');
     const first = await start([pattern]);

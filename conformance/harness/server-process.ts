@@ -2,6 +2,7 @@
  * Starts the real `svc` server as a child process (from source through tsx, or from the build)
  * for integration tests and benchmarks: free ports, readiness polling, log capture, SIGTERM/SIGKILL.
  */
+import { limits } from '../../src/util/limits.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +66,9 @@ export async function startSvc(options: StartOptions): Promise<SvcProcess> {
       SVC_ACCESS_KEY: testCredentials.accessKeyId,
       SVC_SECRET_KEY: testCredentials.secretAccessKey,
       SVC_OBS_LOGGER_LEVEL: 'info',
+      // The build sizes libuv's pool itself; through tsx the loader starts the pool before the
+      // entry can, so the size is passed in, as the build would set it.
+      ...(options.entry === 'build' ? {} : { UV_THREADPOOL_SIZE: String(limits.ioThreadsDefault) }),
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,10 +3,20 @@
  * `svc server <pattern>...` (or `svc` alone: volumes from SVC_VOLUMES). Exits non-zero with the
  * error's code and message when startup fails; SIGTERM/SIGINT stop it gracefully.
  * `svc healthcheck` probes this node's health URLs (the container health check).
+ *
+ * File-system calls run on libuv's thread pool, 4 threads unless UV_THREADPOOL_SIZE says
+ * otherwise, and a durable write holds a thread for its whole fsync: 32 concurrent small PUTs on 4
+ * drives want 128 at once. So the pool is sized here (limits.ioThreadsDefault) before anything
+ * else loads, as libuv reads the variable when the pool first starts; the rest is imported after.
  */
-import { isSvcError } from '../errors/index.js';
-import { startServer, type RunningServer } from '../main.js';
-import { runHealthcheck } from './healthcheck.js';
+import { limits } from '../util/limits.js';
+
+process.env.UV_THREADPOOL_SIZE ??= String(limits.ioThreadsDefault);
+
+const { isSvcError } = await import('../errors/index.js');
+const { startServer } = await import('../main.js');
+const { runHealthcheck } = await import('./healthcheck.js');
+type RunningServer = Awaited<ReturnType<typeof startServer>>;
 
 const usage = `usage: svc server <endpoint-pattern> [<endpoint-pattern> ...]
        svc            (volumes from SVC_VOLUMES)
