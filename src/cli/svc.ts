@@ -6,8 +6,9 @@
  *
  * File-system calls run on libuv's thread pool, 4 threads unless UV_THREADPOOL_SIZE says
  * otherwise, and a durable write holds a thread for its whole fsync: 32 concurrent small PUTs on 4
- * drives want 128 at once. So the pool is sized here (limits.ioThreadsDefault) before anything
- * else loads, as libuv reads the variable when the pool first starts; the rest is imported after.
+ * drives want 128 at once, and 4 threads let the journal commit only 4 at a time. So the pool is
+ * sized here (limits.ioThreadsDefault) before anything else loads, as libuv reads the variable
+ * when the pool first starts; the rest is imported after.
  */
 import { limits } from '../util/limits.js';
 

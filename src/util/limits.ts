@@ -42,7 +42,7 @@ export const limits = {
   /** Idle GET read buffers kept for reuse, in bytes. */
   readBuffersRetainedBytes: 64 * 1024 * 1024,
   /** libuv threads for file-system calls when UV_THREADPOOL_SIZE is not set (src/cli/svc.ts). */
-  ioThreadsDefault: 32,
+  ioThreadsDefault: 16,
   /** Coding threads at most (SVC_CODING_THREADS). */
   maxCodingThreads: 64,
   /** Data movement.
