@@ -11,13 +11,13 @@
  * when the pool first starts; the rest is imported after.
  */
 import { limits } from '../util/limits.js';
+import type { RunningServer } from '../main.js';
 
 process.env.UV_THREADPOOL_SIZE ??= String(limits.ioThreadsDefault);
 
 const { isSvcError } = await import('../errors/index.js');
 const { startServer } = await import('../main.js');
 const { runHealthcheck } = await import('./healthcheck.js');
-type RunningServer = Awaited<ReturnType<typeof startServer>>;
 
 const usage = `usage: svc server <endpoint-pattern> [<endpoint-pattern> ...]
        svc            (volumes from SVC_VOLUMES)
