@@ -24,7 +24,8 @@ import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { startSvc, freePort, repoRoot, testCredentials } from '../conformance/harness/server-process.js';
@@ -71,33 +72,44 @@ function processCpuMs(pid: number | undefined): number | undefined {
   }
 }
 
+/** Starts `node --import tsx bench/<script> ...args` in a process of its own, its stdout piped here. */
+function spawnBenchScript(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcessByStdio<null, Readable, null> {
+  return spawn(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+/**
+ * Runs a bench script to its end and resolves with its last line of output; `onLine` sees every
+ * line as it comes. A non-zero exit fails with `what` named.
+ */
+async function runBenchScript(what: string, script: string, args: string[], options: { env?: NodeJS.ProcessEnv; onLine?: (line: string) => void } = {}): Promise<string> {
+  const child = spawnBenchScript(script, args, options.env);
+  let lastLine = '';
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    options.onLine?.(line);
+    if (line.trim()) lastLine = line;
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`${what} failed (exit ${code})`);
+  return lastLine;
+}
+
 /**
  * Runs bench/load.ts in its own process against `endpoint`; resolves with its figures. Given the
  * server's pid, the server's CPU time is read at each phase's start and end line.
  */
 async function runLoad(endpoint: string, credentials: Credentials, phases: string[], serverPid?: number): Promise<Partial<S3Figures>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), phases.join(',')], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
   const server: Partial<Record<Phase, number>> = {};
   const started = new Map<string, number>();
-  let lastLine = '';
-  const lines = createInterface({ input: child.stdout });
-  lines.on('line', (line) => {
+  const markPhase = (line: string): void => {
     const mark = /^phase (\w+) (start|end)(?: (\d+))?$/.exec(line);
-    if (!mark) {
-      if (line.trim()) lastLine = line;
-      return;
-    }
+    const cpuMs = mark ? processCpuMs(serverPid) : undefined;
+    if (!mark || cpuMs === undefined) return;
     const [, name, edge, done] = mark;
-    const cpuMs = processCpuMs(serverPid);
-    if (cpuMs === undefined) return;
     if (edge === 'start') started.set(name!, cpuMs);
     else server[name as Phase] = (cpuMs - started.get(name!)!) / Math.max(1, Number(done));
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`the load generator failed against ${endpoint} (exit ${code})`);
+  };
+  const args = [endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), phases.join(',')];
+  const lastLine = await runBenchScript(`the load generator against ${endpoint}`, 'load.ts', args, { onLine: markPhase });
   const figures = JSON.parse(lastLine) as Omit<S3Figures, 'cpu'> & { cpu: Partial<Record<Phase, number>> };
   return { ...figures, cpu: { client: figures.cpu, ...(serverPid !== undefined ? { server } : {}) } };
 }
@@ -105,7 +117,7 @@ async function runLoad(endpoint: string, credentials: Credentials, phases: strin
 /** Starts bench/peers.ts (`s3rver` or `bare`) in its own process; resolves once it listens. */
 async function startPeer(kind: 's3rver' | 'bare', directory: string): Promise<{ endpoint: string; pid: number | undefined; stop(): Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/peers.ts', kind, String(port), directory], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawnBenchScript('peers.ts', [kind, String(port), directory]);
   const exited = once(child, 'exit');
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
@@ -178,16 +190,7 @@ async function rawReadMbPerSecond(dir: string, bytes: number): Promise<number> {
  * 4 of the 16 would be in flight.
  */
 async function durableCreatesPerSecond(dir: string): Promise<number> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/creates.ts', dir], {
-    cwd: repoRoot,
-    env: { ...process.env, UV_THREADPOOL_SIZE: '16' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`the durable-create measurement failed (exit ${code})`);
-  return Number(output.trim());
+  return Number(await runBenchScript('the durable-create measurement', 'creates.ts', [dir], { env: { ...process.env, UV_THREADPOOL_SIZE: '16' } }));
 }
 
 function row(what: string, value: number, unit: string, references: [string, number][]): string {
