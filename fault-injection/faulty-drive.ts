@@ -106,9 +106,9 @@ class FaultInjectingDrive implements FaultyDrive {
   async readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     const fault = await this.before('readRange', path);
     const bytes = await this.inner.readRange(path, offset, length, into);
-    if (!into) return this.corrupt(fault, bytes);
     const corrupted = this.corrupt(fault, bytes);
-    if (corrupted !== bytes) bytes.set(corrupted); // corrupted where the caller asked the bytes to go
+    if (!into || corrupted === bytes) return corrupted;
+    bytes.set(corrupted); // corrupted where the caller asked the bytes to go
     return bytes;
   }
 

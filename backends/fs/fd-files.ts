@@ -5,38 +5,38 @@
  * reads skip the stat: a read shorter than asked means the end of a regular file.
  */
 import * as fs from 'node:fs';
+import { promisify } from 'node:util';
 import type { FileHandleApi } from '../shared/posix-drive.js';
 
 const firstReadBytes = 16 * 1024;
-
-function call<T>(action: (done: (error: NodeJS.ErrnoException | null, value: T) => void) => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => action((error, value) => (error ? reject(error) : resolve(value))));
-}
+const openFd = promisify(fs.open);
+const readFd = promisify(fs.read);
+const writeFd = promisify(fs.write);
+const fsyncFd = promisify(fs.fsync);
+const closeFd = promisify(fs.close);
 
 class DescriptorHandle implements FileHandleApi {
   constructor(private readonly fd: number) {}
 
   async read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }> {
-    const bytesRead = await call<number>((done) => fs.read(this.fd, buffer, offset, length, position, done));
-    return { bytesRead };
+    return readFd(this.fd, buffer, offset, length, position);
   }
 
   async write(buffer: Uint8Array, offset = 0, length = buffer.length - offset): Promise<{ bytesWritten: number }> {
-    const bytesWritten = await call<number>((done) => fs.write(this.fd, buffer, offset, length, null, done));
-    return { bytesWritten };
+    return writeFd(this.fd, buffer, offset, length, null);
   }
 
   sync(): Promise<void> {
-    return call<void>((done) => fs.fsync(this.fd, (error) => done(error, undefined)));
+    return fsyncFd(this.fd);
   }
 
   close(): Promise<void> {
-    return call<void>((done) => fs.close(this.fd, (error) => done(error, undefined)));
+    return closeFd(this.fd);
   }
 }
 
 export async function openDescriptor(path: string, flags: string): Promise<FileHandleApi> {
-  return new DescriptorHandle(await call<number>((done) => fs.open(path, flags, 0o644, done)));
+  return new DescriptorHandle(await openFd(path, flags, 0o644));
 }
 
 /** A whole file: open, read until a short read, close (three calls for a file under 16 KiB). */

@@ -40,7 +40,7 @@ export const limits = {
   /** A shard file written with O_DIRECT is flushed in the background each time this much more is written. */
   directIoSyncIntervalBytes: 8 * MiB,
   /** Idle GET read buffers kept for reuse, in bytes. */
-  readBuffersRetainedBytes: 64 * 1024 * 1024,
+  readBuffersRetainedBytes: 64 * MiB,
   /** libuv threads for file-system calls when UV_THREADPOOL_SIZE is not set (src/cli/svc.ts). */
   ioThreadsDefault: 16,
   /** Coding threads at most (SVC_CODING_THREADS). */
