@@ -51,7 +51,23 @@ export interface StartOptions {
  */
 export const serverNodeOptions = ['--initial-old-space-size=64'];
 
+/**
+ * Starts a server process. Ports the caller did not fix are picked free just before the child
+ * binds them, so a test running alongside can take one in between: a start that fails with
+ * EADDRINUSE on such ports is tried again with new ones.
+ */
 export async function startSvc(options: StartOptions): Promise<SvcProcess> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startSvcOnce(options);
+    } catch (error) {
+      const portTaken = String(error).includes('EADDRINUSE');
+      if (!portTaken || options.port !== undefined || attempt >= 3) throw error;
+    }
+  }
+}
+
+async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort(host));
   const consolePort = await freePort(host);
