@@ -35,8 +35,24 @@ class DescriptorHandle implements FileHandleApi {
   }
 }
 
-export async function openDescriptor(path: string, flags: string): Promise<FileHandleApi> {
+export async function openDescriptor(path: string, flags: string | number): Promise<FileHandleApi> {
   return new DescriptorHandle(await openFd(path, flags, 0o644));
+}
+
+const durableFlags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_DSYNC;
+
+/**
+ * A whole file written durably in three calls (open, write, close): opened with O_DSYNC, a write
+ * returns once its bytes, and what is needed to read them back, are on stable storage, as after
+ * an fdatasync. One thread-pool round trip fewer than write + fsync, on the path of every xl.meta.
+ */
+export async function writeDurableFile(path: string, data: Uint8Array): Promise<void> {
+  const handle = await openDescriptor(path, durableFlags);
+  try {
+    for (let offset = 0; offset < data.length; ) offset += (await handle.write(data, offset, data.length - offset)).bytesWritten;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** A whole file: open, read until a short read, close (three calls for a file under 16 KiB). */

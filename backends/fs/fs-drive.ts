@@ -4,14 +4,14 @@ import { resolve } from 'node:path';
 import type { Drive } from '../../src/drive/index.js';
 import { PosixDrive, type FileSystemApi } from '../shared/posix-drive.js';
 import { directReadMinBytes, openDirectWriter, readDirect } from './direct-io.js';
-import { openDescriptor, readWholeFile } from './fd-files.js';
+import { openDescriptor, readWholeFile, writeDurableFile } from './fd-files.js';
 
 /** `directIo: false` reads and writes shard files through the page cache even where O_DIRECT works. */
 export async function createFsDrive(rootPath: string, options: { endpoint?: string; directIo?: boolean } = {}): Promise<Drive> {
   const root = resolve(rootPath);
   await fs.mkdir(root, { recursive: true });
   return new PosixDrive({
-    fs: { ...(fs as unknown as FileSystemApi), open: openDescriptor, readFile: readWholeFile },
+    fs: { ...(fs as unknown as FileSystemApi), open: openDescriptor, readFile: readWholeFile, writeDurable: writeDurableFile },
     root,
     endpoint: options.endpoint ?? rootPath,
     ...(options.directIo === false ? {} : { openDirectWriter, readDirect: { minBytes: directReadMinBytes, read: readDirect } }),

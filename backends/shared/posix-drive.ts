@@ -1,6 +1,7 @@
 /**
  * A Drive over a Node-style promises file-system API: node:fs/promises for backends/fs, a memfs
- * volume for backends/memfs. Durable writes fsync data before the rename that publishes it.
+ * volume for backends/memfs. Durable writes put data on stable storage (an fsync, or the backend's
+ * own durable write) before the rename that publishes it.
  */
 import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
@@ -20,6 +21,8 @@ export interface FileSystemApi {
   unlink(path: string): Promise<void>;
   readdir(path: string, options: { withFileTypes: true }): Promise<DirentApi[]>;
   stat(path: string): Promise<{ size: number; mtimeMs: number; isDirectory(): boolean }>;
+  /** Writes a whole file that is on stable storage when this resolves (fs: O_DSYNC); without it, write + sync. */
+  writeDurable?(path: string, data: Uint8Array): Promise<void>;
 }
 
 export interface FileHandleApi {
@@ -291,6 +294,7 @@ export class PosixDrive implements Drive {
   }
 
   private async writeWhole(absolute: string, data: Uint8Array, sync: boolean): Promise<void> {
+    if (sync && this.fs.writeDurable) return this.fs.writeDurable(absolute, data);
     const handle = await this.fs.open(absolute, 'w');
     try {
       await writeAll(handle, data);
