@@ -104,7 +104,16 @@ describe('S3 API through the AWS SDK', () => {
     expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'integrity', Key: 'md5' })))).status).toBe(404);
     expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'integrity', Key: 'crc' })))).status).toBe(404);
     const good = await s3.send(new PutObjectCommand({ Bucket: 'integrity', Key: 'sha', Body: 'payload', ChecksumAlgorithm: 'SHA256' }));
-    expect(good.ChecksumSHA256).toBe(createHash('sha256').update('payload').digest('base64'));
+    const sha256 = createHash('sha256').update('payload').digest('base64');
+    expect(good.ChecksumSHA256).toBe(sha256);
+    // Asked for (checksum mode), a whole-object GET or HEAD returns the stored checksum, and the
+    // SDK checks the body against it; a range or a request that does not ask gets none.
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'integrity', Key: 'sha', ChecksumMode: 'ENABLED' }))).ChecksumSHA256).toBe(sha256);
+    const whole = await s3.send(new GetObjectCommand({ Bucket: 'integrity', Key: 'sha', ChecksumMode: 'ENABLED' }));
+    expect([whole.ChecksumSHA256, await whole.Body!.transformToString()]).toEqual([sha256, 'payload']);
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'integrity', Key: 'sha' }))).ChecksumSHA256).toBeUndefined();
+    const part = await s3.send(new GetObjectCommand({ Bucket: 'integrity', Key: 'sha', ChecksumMode: 'ENABLED', Range: 'bytes=0-2' }));
+    expect([part.ChecksumSHA256, await part.Body!.transformToString()]).toEqual([undefined, 'pay']);
   });
 
   it('copy: metadata directives, copy to self to change the storage class', async () => {

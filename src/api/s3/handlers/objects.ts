@@ -75,6 +75,16 @@ function checksumHeaders(info: ObjectInfo): Record<string, string> {
   return Object.fromEntries(Object.entries(info.systemMetadata).filter(([name]) => name.startsWith('x-amz-checksum-')));
 }
 
+/**
+ * The stored x-amz-checksum-* of the whole object, for a GET or HEAD that asks for them
+ * (`x-amz-checksum-mode: ENABLED`, which AWS SDKs send by default and then check the body against)
+ * and reads the whole object: a range has no checksum of its own.
+ */
+function requestedChecksums(request: S3Request, info: ObjectInfo, range: { offset: number; length: number } | undefined): Record<string, string> {
+  if (range || headerValue(request.headers, 'x-amz-checksum-mode')?.toUpperCase() !== 'ENABLED') return {};
+  return checksumHeaders(info);
+}
+
 export function objectHeaders(info: ObjectInfo): Record<string, string | number> {
   const headers: Record<string, string | number> = {
     etag: `"${info.etag}"`,
@@ -127,7 +137,7 @@ export async function headObject(context: S3Context, request: S3Request, bucket:
   const info = await withDeleteMarker(() => context.objects.headObject(bucket, key, request.query.get('versionId') ?? undefined));
   checkConditions(request.headers, info);
   const range = parseRange(headerValue(request.headers, 'range'), info.sizeBytes);
-  const headers = objectHeaders(info);
+  const headers = { ...objectHeaders(info), ...requestedChecksums(request, info, range) };
   headers['content-length'] = range ? range.length : info.sizeBytes;
   if (range) headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
   return { status: range ? 206 : 200, headers };
@@ -147,7 +157,7 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
     }),
   );
   const info = reader.info;
-  const headers = objectHeaders(info);
+  const headers = { ...objectHeaders(info), ...requestedChecksums(request, info, range) };
   headers['content-length'] = range ? range.length : info.sizeBytes;
   if (range) headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
   for (const [name, value] of request.query) if (name.startsWith('response-')) headers[name.slice('response-'.length)] = value;
