@@ -1,13 +1,13 @@
 /**
- * `npm run bench`: S3 PUT and GET through the AWS SDK against the built server on 4 fs drives
- * (EC 2+2), each figure beside limits measured in the same run on the same machine:
+ * `npm run bench`: S3 PUT and GET against the built server on 4 fs drives (EC 2+2), each figure
+ * beside limits measured in the same run on the same machine:
  *
  * - raw write: the same bytes x N/K written by plain file writes with fsync (512 MiB, 1 MiB writes);
  * - raw read: 512 MiB read back by plain 1 MiB file reads from a file not in the page cache (as
  *   shard files are: they are written around it);
  * - durable creates: create + write + fsync + rename of 4 KiB files, 16 at a time (16 threads),
  *   divided by N;
- * - bare HTTP: the same AWS SDK load against a node:http server that discards PUT bodies and
+ * - bare HTTP: the same load against a node:http server that discards PUT bodies and
  *   answers GETs from memory: what the client and HTTP cost on this machine before any storage;
  * - the s3rver package as a peer (it neither erasure-codes nor fsyncs), in a process of its own,
  *   and once more inside the load generator's process, sharing its thread, as s3rver figures are
@@ -15,10 +15,14 @@
  *
  * Every server (svc, s3rver, the bare one) runs in a process of its own, and the load for each
  * comes from a fresh process of its own (bench/load.ts), so no target inherits another's heap.
+ * The load is SigV4-signed node:http requests by default; `--client=sdk` sends it through the AWS
+ * SDK's S3Client instead (bench/clients.ts says what each costs).
  *
  * Then the goals are checked and printed. Every loop is bounded in count and time. The machine is
  * shared by the load generator and the server; figures move between runs, so read each against the
  * limits of its own run. `--quick` makes a short run (fewer operations) for a first look.
+ *
+ *   npm run bench [-- --quick] [-- --client=http|sdk]
  */
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -30,10 +34,12 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { startSvc, freePort, repoRoot, testCredentials } from '../conformance/harness/server-process.js';
 import { openDirectWriter } from '../backends/fs/direct-io.js';
+import type { ClientKind } from './clients.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const quick = process.argv.includes('--quick');
+const client = clientFromArguments(process.argv.slice(2));
 const smallOps = quick ? 600 : 3000;
 const largeObjects = quick ? 4 : 16;
 const drives = 4;
@@ -108,7 +114,7 @@ async function runLoad(endpoint: string, credentials: Credentials, phases: strin
     if (edge === 'start') started.set(name!, cpuMs);
     else server[name as Phase] = (cpuMs - started.get(name!)!) / Math.max(1, Number(done));
   };
-  const args = [endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), phases.join(',')];
+  const args = [endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), phases.join(','), client];
   const lastLine = await runBenchScript(`the load generator against ${endpoint}`, 'load.ts', args, { onLine: markPhase });
   const figures = JSON.parse(lastLine) as Omit<S3Figures, 'cpu'> & { cpu: Partial<Record<Phase, number>> };
   return { ...figures, cpu: { client: figures.cpu, ...(serverPid !== undefined ? { server } : {}) } };
@@ -256,7 +262,8 @@ async function main(): Promise<void> {
     }
     const k = dataShards;
     const n = drives;
-    console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; load: AWS SDK in its own process, 4 KiB x32 concurrent, 64 MiB x4 concurrent${quick ? ' (quick run)' : ''}`);
+    const load = client === 'sdk' ? 'the AWS SDK' : 'SigV4-signed node:http requests';
+    console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; load: ${load} from a process of its own, 4 KiB x32 concurrent, 64 MiB x4 concurrent${quick ? ' (quick run)' : ''}`);
     console.log(`limits: fsync'd write ${rawWrite.toFixed(0)} MB/s, uncached read ${rawRead.toFixed(0)} MB/s, durable 4 KiB creates ${creates.toFixed(0)}/s, bare http 4 KiB PUT ${bare.smallPut!.toFixed(0)}/s, 4 KiB GET ${bare.smallGet!.toFixed(0)}/s, 64 MiB GET ${bare.largeGet!.toFixed(0)} MB/s`);
     console.log(`svc: ${n} fs drives, EC ${k}+${n - k}, built server\n`);
     const peers = (pick: (figures: S3Figures) => number): [string, number][] => [['s3rver', pick(peer)], ['s3rver in load process', pick(peerInLoad)]];
@@ -289,6 +296,12 @@ async function main(): Promise<void> {
 /** Writes out every dirty page of the machine (sync(1)), so one phase's writes do not land in the next. */
 function settleDisk(): void {
   execFileSync('sync');
+}
+
+function clientFromArguments(args: string[]): ClientKind {
+  const given = args.find((arg) => arg.startsWith('--client='))?.slice('--client='.length) ?? 'http';
+  if (given !== 'http' && given !== 'sdk') throw new Error(`--client=${given}: the load generator's client is http (the default) or sdk`);
+  return given;
 }
 
 function passThrough(...names: string[]): Record<string, string> {

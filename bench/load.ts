@@ -1,19 +1,19 @@
 /**
  * The benchmark's load generator, run in a process of its own against one endpoint: 4 KiB PUTs
- * and GETs (32 at a time), then 64 MiB PUTs and GETs (4 at a time), through the AWS SDK, after
- * 300 untimed small PUT+GET pairs. Prints a `phase <name> start|end` line around each timed
- * phase, then one JSON line with the rates and this process's CPU ms per operation of each phase.
- * Every loop is bounded in count and time.
+ * and GETs (32 at a time), then 64 MiB PUTs and GETs (4 at a time), after 300 untimed small
+ * PUT+GET pairs, through one of the clients of bench/clients.ts (`http`, the default, or `sdk`).
+ * Prints a `phase <name> start|end` line around each timed phase, then one JSON line with the
+ * rates and this process's CPU ms per operation of each phase. Every loop is bounded in count and
+ * time.
  *
- *   node --import tsx bench/load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases>
+ *   node --import tsx bench/load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk]
  *
  * `phases` is a comma-separated subset of small-put, small-get, large-put, large-get.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import S3rver from 's3rver';
 import { freePort } from '../conformance/harness/server-process.js';
+import { createLoadClient, payloadOf, type ClientKind, type LoadClient } from './clients.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -39,12 +39,11 @@ async function drive(count: number, concurrency: number, seconds: number, task: 
 }
 
 /** Untimed small requests first, so the client (and the server) run compiled code when timing starts. */
-async function warmUp(s3: S3Client, bucket: string): Promise<void> {
-  const body = Buffer.alloc(4 * KiB, 'w');
+async function warmUp(client: LoadClient, bucket: string): Promise<void> {
+  const body = payloadOf(Buffer.alloc(4 * KiB, 'w'));
   await drive(warmUpRequests, 16, smallSeconds, async (index) => {
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `warm/${index}`, Body: body }));
-    const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `warm/${index}` }));
-    await object.Body!.transformToByteArray();
+    await client.put(bucket, `warm/${index}`, body);
+    await client.get(bucket, `warm/${index}`);
   });
 }
 
@@ -60,26 +59,29 @@ async function resolveEndpoint(endpoint: string): Promise<{ url: string; stop():
   return { url: `http://127.0.0.1:${port}`, stop: () => instance.close() };
 }
 
+const usage = 'usage: load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk]';
+
 async function main(): Promise<void> {
-  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText] = process.argv.slice(2);
-  if (!target) throw new Error('usage: load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases>');
+  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText, clientText = 'http'] = process.argv.slice(2);
+  if (!target || !accessKeyId || !secretAccessKey) throw new Error(usage);
+  if (clientText !== 'http' && clientText !== 'sdk') throw new Error(`unknown client ${clientText}; ${usage}`);
   const resolved = await resolveEndpoint(target);
   try {
-    await measure(resolved.url, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText);
+    const client = createLoadClient(clientText, { endpoint: resolved.url, accessKeyId, secretAccessKey });
+    try {
+      await measure(client, smallOpsText, largeObjectsText, phasesText);
+    } finally {
+      client.destroy();
+    }
   } finally {
     await resolved.stop();
   }
 }
 
-async function measure(endpoint: string, accessKeyId: string | undefined, secretAccessKey: string | undefined, smallOpsText: string | undefined, largeObjectsText: string | undefined, phasesText: string | undefined): Promise<void> {
-  if (!endpoint || !accessKeyId || !secretAccessKey) throw new Error('usage: load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases>');
+async function measure(client: LoadClient, smallOpsText: string | undefined, largeObjectsText: string | undefined, phasesText: string | undefined): Promise<void> {
   const smallOps = Number(smallOpsText ?? 3000);
   const largeObjects = Number(largeObjectsText ?? 8);
   const phases = new Set((phasesText ?? 'small-put,small-get,large-put,large-get').split(','));
-  const s3 = new S3Client({
-    endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId, secretAccessKey }, maxAttempts: 1,
-    requestHandler: new NodeHttpHandler({ httpAgent: { maxSockets: 64, keepAlive: true } as never }),
-  });
   const bucket = `bench-${randomUUID().slice(0, 8)}`;
   const result: Record<string, number> = {};
   const cpu: Record<string, number> = {};
@@ -97,41 +99,37 @@ async function measure(endpoint: string, accessKeyId: string | undefined, secret
     cpu[name] = (used.user + used.system) / 1000 / Math.max(1, outcome.done);
     return outcome;
   }
-  try {
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-    await warmUp(s3, bucket);
-    let smallStored = smallOps;
-    if (phases.has('small-put')) {
-      const small = Buffer.alloc(4 * KiB, 's');
-      const puts = await phase('smallPut', smallOps, 32, smallSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `small/${index}`, Body: small })).then(() => undefined));
-      result.smallPut = puts.perSecond;
-      smallStored = puts.done;
-    }
-    if (phases.has('small-get')) {
-      const gets = await phase('smallGet', smallStored, 32, smallSeconds, async (index) => {
-        const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `small/${index}` }));
-        await object.Body!.transformToByteArray();
-      });
-      result.smallGet = gets.perSecond;
-    }
-    let largeStored = largeObjects;
-    if (phases.has('large-put')) {
-      const large = Buffer.alloc(64 * MiB, 'L');
-      const puts = await phase('largePut', largeObjects, 4, largeSeconds, (index) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `large/${index}`, Body: large })).then(() => undefined));
-      result.largePut = (puts.perSecond * 64 * MiB) / 1e6;
-      largeStored = puts.done;
-    }
-    if (phases.has('large-get')) {
-      const gets = await phase('largeGet', largeStored, 4, largeSeconds, async (index) => {
-        const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `large/${index}` }));
-        for await (const chunk of object.Body as AsyncIterable<Uint8Array>) void chunk;
-      });
-      result.largeGet = (gets.perSecond * 64 * MiB) / 1e6;
-    }
-  } finally {
-    s3.destroy();
+  await client.createBucket(bucket);
+  await warmUp(client, bucket);
+  let smallStored = smallOps;
+  if (phases.has('small-put')) {
+    const small = payloadOf(Buffer.alloc(4 * KiB, 's'));
+    const puts = await phase('smallPut', smallOps, 32, smallSeconds, (index) => client.put(bucket, `small/${index}`, small));
+    result.smallPut = puts.perSecond;
+    smallStored = puts.done;
+  }
+  if (phases.has('small-get')) {
+    const gets = await phase('smallGet', smallStored, 32, smallSeconds, (index) => expectLength(client.get(bucket, `small/${index}`), 4 * KiB));
+    result.smallGet = gets.perSecond;
+  }
+  let largeStored = largeObjects;
+  if (phases.has('large-put')) {
+    const large = payloadOf(Buffer.alloc(64 * MiB, 'L'));
+    const puts = await phase('largePut', largeObjects, 4, largeSeconds, (index) => client.put(bucket, `large/${index}`, large));
+    result.largePut = (puts.perSecond * 64 * MiB) / 1e6;
+    largeStored = puts.done;
+  }
+  if (phases.has('large-get')) {
+    const gets = await phase('largeGet', largeStored, 4, largeSeconds, (index) => expectLength(client.get(bucket, `large/${index}`), 64 * MiB));
+    result.largeGet = (gets.perSecond * 64 * MiB) / 1e6;
   }
   console.log(JSON.stringify({ ...result, cpu }));
+}
+
+/** Fails when an object read back is not as long as it was written. */
+async function expectLength(reading: Promise<number>, expected: number): Promise<void> {
+  const length = await reading;
+  if (length !== expected) throw new Error(`read ${length} bytes of an object of ${expected}`);
 }
 
 await main();
