@@ -1,8 +1,9 @@
 /**
  * Files as plain descriptors over node:fs's callback API, for the hot paths of the fs backend:
- * every xl.meta read and write opens, reads or writes, and closes a small file, and a
- * descriptor costs the event loop less than a promises FileHandle object per file. Whole-file
- * reads skip the stat: a read shorter than asked means the end of a regular file.
+ * every xl.meta write opens, writes and closes a small file, and a descriptor costs the event
+ * loop less than a promises FileHandle object per file. Whole-file reads here skip the stat (a
+ * read shorter than asked means the end of a regular file); they serve the reads the file-read
+ * threads (read-threads.ts) pass on.
  */
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';

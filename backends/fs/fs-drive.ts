@@ -1,17 +1,22 @@
-/** The local file-system backend: node:fs/promises under a root directory, durable writes, shard files written with O_DIRECT where the file system allows. */
+/**
+ * The local file-system backend: node:fs/promises under a root directory, durable writes, shard
+ * files written with O_DIRECT where the file system allows, whole small files read on the
+ * process's file-read threads.
+ */
 import * as fs from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Drive } from '../../src/drive/index.js';
 import { PosixDrive, type FileSystemApi } from '../shared/posix-drive.js';
 import { directReadMinBytes, openDirectWriter, readDirect } from './direct-io.js';
 import { openDescriptor, readWholeFile, writeDurableFile } from './fd-files.js';
+import { fileReadThreads } from './read-threads.js';
 
 /** `directIo: false` reads and writes shard files through the page cache even where O_DIRECT works. */
 export async function createFsDrive(rootPath: string, options: { endpoint?: string; directIo?: boolean } = {}): Promise<Drive> {
   const root = resolve(rootPath);
   await fs.mkdir(root, { recursive: true });
   return new PosixDrive({
-    fs: { ...(fs as unknown as FileSystemApi), open: openDescriptor, readFile: readWholeFile, writeDurable: writeDurableFile },
+    fs: { ...(fs as unknown as FileSystemApi), open: openDescriptor, readFile: (path: string) => fileReadThreads().read(path, readWholeFile), writeDurable: writeDurableFile },
     root,
     endpoint: options.endpoint ?? rootPath,
     ...(options.directIo === false ? {} : { openDirectWriter, readDirect: { minBytes: directReadMinBytes, read: readDirect } }),

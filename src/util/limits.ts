@@ -43,6 +43,10 @@ export const limits = {
   readBuffersRetainedBytes: 64 * MiB,
   /** libuv threads for file-system calls when UV_THREADPOOL_SIZE is not set (src/cli/svc.ts). */
   ioThreadsDefault: 16,
+  /** Threads that read small whole files (xl.meta) with synchronous calls, shared by every fs drive. */
+  fileReadThreads: 2,
+  /** Reads waiting on one file-read thread; beyond, reads go to libuv's pool (a slow drive cannot hold them all). */
+  fileReadThreadQueue: 8,
   /** Coding threads at most (SVC_CODING_THREADS). */
   maxCodingThreads: 64,
   /** Data movement.

@@ -5,8 +5,9 @@
  * by load. Threads start at the first session and keep the process alive only while sessions are
  * open. A thread that dies fails its sessions' PUTs (nothing is committed) and is replaced.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { SvcError } from '../../errors/index.js';
+import { startModuleThread } from '../../util/threads.js';
 import type { DigestAlgorithm, DigestValues } from './digests.js';
 import { BufferPool, type BlockBuffers, type BlockCoding, type CodingSession } from './coding.js';
 
@@ -131,14 +132,7 @@ export class WorkerCoding implements BlockCoding {
   }
 
   private start(index: number): CodingThread {
-    const fromSource = import.meta.url.endsWith('.ts');
-    const script = new URL(`./coding-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-    // A thread inherits the process's options by default. Passing them on explicitly would fail
-    // for V8 options (node --max-old-space-size=..., --trace-gc), which threads do not take, so
-    // they are passed only when TypeScript sources (tests, benchmarks) need a loader added.
-    const needsLoader = fromSource && !process.execArgv.some((option) => option.includes('tsx'));
-    const worker = new Worker(script, { name: `svc-coding-${index}`, ...(needsLoader ? { execArgv: ['--import', 'tsx'] } : {}) });
-    worker.unref();
+    const worker = startModuleThread(import.meta.url, 'coding-worker', `svc-coding-${index}`);
     const thread: CodingThread = { worker, openSessions: 0, pending: new Map(), alive: true };
     worker.on('message', (reply: CodingReply) => {
       const pending = thread.pending.get(reply.id);
