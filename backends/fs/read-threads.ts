@@ -6,62 +6,81 @@
  * carries. Measured on this 2-core machine, four reads of a cached 2.6 KiB file: about 380 µs of
  * CPU through the pool against 140 µs through two such threads.
  *
- * The threads are shared by every fs drive of the process and do not keep it alive. A read goes
- * to the thread with the fewest reads waiting; when every thread has `fileReadThreadQueue`
- * waiting (a slow or hung drive, or files that are not in memory), it goes through libuv's pool
- * instead, where many run at once. A thread that dies hands its waiting reads to the pool and is
- * replaced on the next read.
+ * The threads are shared by every fs drive of the process and do not keep it alive. Each has at
+ * most `depth` reads sent to it; further reads wait here, in arrival order, for the next thread
+ * that finishes one. A slow or hung drive must not hold reads of the others, so reads go through
+ * libuv's pool instead (the fallback, where many run at once) when `maxQueued` already wait, and
+ * every waiting read does once the oldest has waited `maxWaitMs`. A thread that dies hands the
+ * reads it had to the fallback and is replaced.
  */
 import type { Worker } from 'node:worker_threads';
 import { limits } from '../../src/util/limits.js';
 import { startModuleThread } from '../../src/util/threads.js';
 import type { ReadReply, ReadRequest } from './read-thread.js';
 
+type Fallback = (path: string) => Promise<Uint8Array>;
+
 interface PendingRead {
   path: string;
-  fallback: (path: string) => Promise<Uint8Array>;
+  fallback: Fallback;
+  queuedAtMs: number;
   resolve(bytes: Uint8Array): void;
   reject(error: Error): void;
 }
 
 interface ReadThread {
   worker: Worker;
-  pending: Map<number, PendingRead>;
+  sent: Map<number, PendingRead>;
   alive: boolean;
+}
+
+export interface ReadThreadOptions {
+  threads: number;
+  /** Reads sent to one thread at a time. */
+  depth: number;
+  /** Reads that may wait for a thread; beyond, reads take the fallback. */
+  maxQueued: number;
+  /** Once the oldest waiting read has waited this long, every waiting read takes the fallback. */
+  maxWaitMs: number;
 }
 
 export class ReadThreads {
   private readonly threads: (ReadThread | undefined)[];
+  private readonly queue: PendingRead[] = [];
+  private stallTimer: NodeJS.Timeout | undefined;
   private nextId = 0;
 
-  constructor(
-    size: number,
-    private readonly maxQueued: number,
-  ) {
-    this.threads = Array.from({ length: size }, () => undefined);
+  constructor(private readonly options: ReadThreadOptions) {
+    this.threads = Array.from({ length: options.threads }, () => undefined);
   }
 
   /** The whole file at `path`; rejects as node:fs does (an Error with the errno `code`). */
-  read(path: string, fallback: (path: string) => Promise<Uint8Array>): Promise<Uint8Array> {
-    const thread = this.leastLoaded();
-    if (!thread || thread.pending.size >= this.maxQueued) return fallback(path);
-    const id = this.nextId++;
+  read(path: string, fallback: Fallback): Promise<Uint8Array> {
     return new Promise<Uint8Array>((resolve, reject) => {
-      thread.pending.set(id, { path, fallback, resolve, reject });
-      thread.worker.postMessage({ id, path } satisfies ReadRequest);
+      const pending: PendingRead = { path, fallback, queuedAtMs: performance.now(), resolve, reject };
+      const thread = this.readyThread();
+      if (thread) this.send(thread, pending);
+      else if (this.queue.length >= this.options.maxQueued) fallBack(pending);
+      else {
+        this.queue.push(pending);
+        this.watchForStall();
+      }
     });
   }
 
-  /** Reads waiting on the threads now (for tests and diagnostics). */
-  waiting(): number {
-    return this.threads.reduce((sum, thread) => sum + (thread?.alive ? thread.pending.size : 0), 0);
+  /** Reads sent to threads and waiting for one (for tests and diagnostics). */
+  inFlight(): { sent: number; queued: number } {
+    const sent = this.threads.reduce((sum, thread) => sum + (thread?.alive ? thread.sent.size : 0), 0);
+    return { sent, queued: this.queue.length };
   }
 
+  /** Stops the running threads (their reads take the fallback); a later read starts new ones. */
   async close(): Promise<void> {
     await Promise.all(this.threads.map((thread) => thread?.worker.terminate()));
   }
 
-  private leastLoaded(): ReadThread | undefined {
+  /** A live thread with room for one more read (started here if its slot is empty or dead), the least busy. */
+  private readyThread(): ReadThread | undefined {
     let best: ReadThread | undefined;
     for (let index = 0; index < this.threads.length; index += 1) {
       let thread = this.threads[index];
@@ -69,26 +88,55 @@ export class ReadThreads {
         thread = this.start();
         this.threads[index] = thread;
       }
-      if (!best || thread.pending.size < best.pending.size) best = thread;
+      if (thread.sent.size < this.options.depth && (!best || thread.sent.size < best.sent.size)) best = thread;
     }
     return best;
   }
 
+  private send(thread: ReadThread, pending: PendingRead): void {
+    const id = this.nextId++;
+    thread.sent.set(id, pending);
+    thread.worker.postMessage({ id, path: pending.path } satisfies ReadRequest);
+  }
+
+  /** Sends waiting reads to threads with room. */
+  private pump(): void {
+    while (this.queue.length > 0) {
+      const thread = this.readyThread();
+      if (!thread) return;
+      this.send(thread, this.queue.shift()!);
+    }
+  }
+
+  private watchForStall(): void {
+    if (this.stallTimer || this.queue.length === 0) return;
+    const waitedMs = performance.now() - this.queue[0]!.queuedAtMs;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = undefined;
+      const oldest = this.queue[0];
+      if (oldest && performance.now() - oldest.queuedAtMs >= this.options.maxWaitMs) this.queue.splice(0).forEach(fallBack);
+      this.watchForStall();
+    }, Math.max(0, this.options.maxWaitMs - waitedMs));
+    this.stallTimer.unref();
+  }
+
   private start(): ReadThread {
     const worker = startModuleThread(import.meta.url, 'read-thread', 'svc-file-read');
-    const thread: ReadThread = { worker, pending: new Map(), alive: true };
+    const thread: ReadThread = { worker, sent: new Map(), alive: true };
     worker.on('message', (reply: ReadReply) => {
-      const pending = thread.pending.get(reply.id);
+      const pending = thread.sent.get(reply.id);
       if (!pending) return;
-      thread.pending.delete(reply.id);
+      thread.sent.delete(reply.id);
       if (reply.bytes) pending.resolve(reply.bytes);
       else pending.reject(Object.assign(new Error(reply.message ?? `${reply.code}: ${pending.path}`), { code: reply.code }));
+      this.pump();
     });
     const stopped = (): void => {
       if (!thread.alive) return;
       thread.alive = false;
-      for (const pending of thread.pending.values()) pending.fallback(pending.path).then(pending.resolve, pending.reject);
-      thread.pending.clear();
+      for (const pending of thread.sent.values()) fallBack(pending);
+      thread.sent.clear();
+      this.pump();
     };
     worker.on('error', stopped);
     worker.on('exit', stopped);
@@ -96,10 +144,14 @@ export class ReadThreads {
   }
 }
 
+function fallBack(pending: PendingRead): void {
+  pending.fallback(pending.path).then(pending.resolve, pending.reject);
+}
+
 let shared: ReadThreads | undefined;
 
 /** The process's file-read threads, started on first use. */
 export function fileReadThreads(): ReadThreads {
-  shared ??= new ReadThreads(limits.fileReadThreads, limits.fileReadThreadQueue);
+  shared ??= new ReadThreads({ threads: limits.fileReadThreads, depth: limits.fileReadThreadDepth, maxQueued: limits.fileReadsQueuedMax, maxWaitMs: limits.fileReadWaitMaxMs });
   return shared;
 }

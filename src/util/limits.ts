@@ -43,10 +43,14 @@ export const limits = {
   readBuffersRetainedBytes: 64 * MiB,
   /** libuv threads for file-system calls when UV_THREADPOOL_SIZE is not set (src/cli/svc.ts). */
   ioThreadsDefault: 16,
-  /** Threads that read small whole files (xl.meta) with synchronous calls, shared by every fs drive. */
+  /** Threads that read whole small files (xl.meta) with synchronous calls, shared by every fs drive. */
   fileReadThreads: 2,
-  /** Reads waiting on one file-read thread; beyond, reads go to libuv's pool (a slow drive cannot hold them all). */
-  fileReadThreadQueue: 8,
+  /** Reads sent to one file-read thread at a time. */
+  fileReadThreadDepth: 4,
+  /** Reads that may wait for a file-read thread; beyond, they go through libuv's pool. */
+  fileReadsQueuedMax: 256,
+  /** Once a read has waited this long for a file-read thread (a slow or hung drive), waiting reads go through libuv's pool. */
+  fileReadWaitMaxMs: 100,
   /** Coding threads at most (SVC_CODING_THREADS). */
   maxCodingThreads: 64,
   /** Data movement.
