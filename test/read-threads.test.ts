@@ -12,6 +12,11 @@ const notUsed = async (path: string): Promise<Uint8Array> => {
   throw new Error(`the fallback read ${path}`);
 };
 
+/** Lets reads asked for in this turn of the event loop be sent. */
+function settled(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** A FIFO: reading it holds a read thread inside open() until a writer comes. */
 function fifoAt(path: string): string {
   execFileSync('mkfifo', [path]);
@@ -48,7 +53,7 @@ describe('file-read threads', () => {
   });
 
   it('reads whole files, small and large, and fails as node:fs does', async () => {
-    threads = new ReadThreads({ threads: 2, depth: 4, maxQueued: 256, maxWaitMs: 10_000 });
+    threads = new ReadThreads({ threads: 2, depth: 8, maxQueued: 256, maxWaitMs: 10_000 });
     const small = randomBytes(2600);
     const large = randomBytes(3 * 1024 * 1024 + 5);
     await writeFile(join(dir, 'small'), small);
@@ -62,6 +67,14 @@ describe('file-read threads', () => {
     await expect(threads.read(join(dir, 'missing'), notUsed)).rejects.toMatchObject({ code: 'ENOENT' });
     await expect(threads.read(join(dir, 'sub'), notUsed)).rejects.toMatchObject({ code: 'EISDIR' });
     await expect(threads.read(join(dir, 'small', 'below'), notUsed)).rejects.toMatchObject({ code: 'ENOTDIR' });
+    // A burst far beyond what the threads take at once waits its turn; none takes the fallback.
+    const files = await Promise.all(Array.from({ length: 40 }, async (_, index) => {
+      const bytes = randomBytes(100 + index);
+      await writeFile(join(dir, `burst-${index}`), bytes);
+      return bytes;
+    }));
+    const burst = await Promise.all(Array.from({ length: 200 }, (_, index) => threads!.read(join(dir, `burst-${index % 40}`), notUsed)));
+    burst.forEach((bytes, index) => expect(Buffer.from(bytes).equals(files[index % 40]!)).toBe(true));
     expect(threads.inFlight()).toEqual({ sent: 0, queued: 0 });
   });
 
@@ -71,7 +84,9 @@ describe('file-read threads', () => {
     const held = fifoAt(join(dir, 'held'));
     await writeFile(join(dir, 'plain'), 'plain bytes');
     const first = threads.read(held, fallback); // the thread is held in open() of the FIFO
+    await settled();
     const second = threads.read(join(dir, 'plain'), fallback); // waits for the thread
+    await settled();
     expect(threads.inFlight()).toEqual({ sent: 1, queued: 1 });
     const third = await threads.read(join(dir, 'plain'), fallback); // no room left: the fallback
     expect(Buffer.from(third).toString()).toBe('plain bytes');
@@ -88,6 +103,7 @@ describe('file-read threads', () => {
     const held = fifoAt(join(dir, 'held'));
     await writeFile(join(dir, 'plain'), 'plain bytes');
     const first = threads.read(held, fallback);
+    await settled();
     const waiting = [threads.read(join(dir, 'plain'), fallback), threads.read(join(dir, 'plain'), fallback)];
     const started = performance.now();
     for (const read of waiting) expect(Buffer.from(await read).toString()).toBe('plain bytes');

@@ -45,8 +45,8 @@ export const limits = {
   ioThreadsDefault: 16,
   /** Threads that read whole small files (xl.meta) with synchronous calls, shared by every fs drive. */
   fileReadThreads: 2,
-  /** Reads sent to one file-read thread at a time. */
-  fileReadThreadDepth: 4,
+  /** Reads sent to one file-read thread at a time (in one message when asked for together). */
+  fileReadThreadDepth: 8,
   /** Reads that may wait for a file-read thread; beyond, they go through libuv's pool. */
   fileReadsQueuedMax: 256,
   /** Once a read has waited this long for a file-read thread (a slow or hung drive), waiting reads go through libuv's pool. */
