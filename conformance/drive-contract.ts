@@ -113,6 +113,36 @@ export function driveContractSuite(name: string, makeDrive: () => Promise<DriveU
       expect(Buffer.concat(all).equals(Buffer.from(data))).toBe(true);
     });
 
+    it('reads ranges through an open reader, short at the end, into a given buffer', async () => {
+      const data = new Uint8Array(5 * 1024 * 1024 + 7).map((_, index) => (index * 7) % 253);
+      await drive.writeFile('r/reader', data);
+      const reader = await drive.openReader('r/reader');
+      try {
+        // Unaligned offsets, runs longer than one staging buffer, across the end and past it.
+        for (const [offset, length] of [[0, 100], [4095, 300_000], [1, 4_300_000], [data.length - 70_000, 100_000], [data.length + 10, 100], [0, data.length]] as const) {
+          const expected = data.subarray(offset, Math.min(offset + length, data.length));
+          expect(Buffer.from(await reader.read(offset, length)).equals(Buffer.from(expected)), `range ${offset}+${length}`).toBe(true);
+          const into = new Uint8Array(length + 3).fill(0xee);
+          const placed = await reader.read(offset, length, into);
+          expect(placed.buffer, `range ${offset}+${length} into a buffer`).toBe(into.buffer);
+          expect(placed.byteOffset).toBe(into.byteOffset);
+          expect(Buffer.from(placed).equals(Buffer.from(expected)), `range ${offset}+${length} into a buffer`).toBe(true);
+        }
+      } finally {
+        await reader.close();
+      }
+      await reader.close(); // closing twice is harmless
+      const missing = await codeOf(async () => {
+        const opened = await drive.openReader('r/missing');
+        try {
+          await opened.read(0, 10);
+        } finally {
+          await opened.close();
+        }
+      });
+      expect(missing).toBe('FileNotFound');
+    });
+
     it('appends, creating the file', async () => {
       await drive.appendFile('a/log', bytes('ab'));
       await drive.appendFile('a/log', bytes('cd'));

@@ -6,7 +6,7 @@
  * call through untouched, whatever else is configured.
  */
 import { SvcError, type ErrorCode } from '../src/errors/index.js';
-import type { DiskInfo, Drive, FileStat, FileWriter } from '../src/drive/index.js';
+import type { DiskInfo, Drive, FileReader, FileStat, FileWriter } from '../src/drive/index.js';
 import { createPrng, type Prng } from '../src/util/prng.js';
 import { parseFaultOptions, type DriveOperation, type FaultOptions, type OperationFault } from './fault-options.js';
 
@@ -105,10 +105,26 @@ class FaultInjectingDrive implements FaultyDrive {
 
   async readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     const fault = await this.before('readRange', path);
-    const bytes = await this.inner.readRange(path, offset, length, into);
+    return this.corruptInPlace(fault, await this.inner.readRange(path, offset, length, into), into);
+  }
+
+  /** Each read through a reader is faulted as a readRange: the same faults hit a GET either way. */
+  async openReader(path: string): Promise<FileReader> {
+    const reader = await this.inner.openReader(path);
+    return {
+      read: async (offset, length, into) => {
+        const fault = await this.before('readRange', path);
+        return this.corruptInPlace(fault, await reader.read(offset, length, into), into);
+      },
+      close: () => reader.close(),
+    };
+  }
+
+  /** Corrupts `bytes` as the fault says; where the caller gave `into`, the corruption lands there. */
+  private corruptInPlace(fault: OperationFault | undefined, bytes: Uint8Array, into: Uint8Array | undefined): Uint8Array {
     const corrupted = this.corrupt(fault, bytes);
     if (!into || corrupted === bytes) return corrupted;
-    bytes.set(corrupted); // corrupted where the caller asked the bytes to go
+    bytes.set(corrupted);
     return bytes;
   }
 

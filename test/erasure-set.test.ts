@@ -5,6 +5,7 @@ import { isSvcError } from '../src/errors/index.js';
 import { readQuorum, writeQuorum } from '../src/erasure/geometry.js';
 import { tmpDir } from '../src/drive/index.js';
 import { MiB, KiB } from '../src/util/limits.js';
+import { readBuffers } from '../src/object/read-buffers.js';
 
 const block = MiB;
 let current: TestSet | undefined;
@@ -174,29 +175,101 @@ describe('erasure set: inline data', () => {
 });
 
 describe('erasure set: range reads', () => {
-  it('a range read of a 100 MiB object reads only the blocks the range touches', async () => {
-    let reads = 0;
+  it('a range read of a 100 MiB object reads only the blocks the range touches, each shard file opened once', async () => {
+    const reads: { path: string; offset: number; length: number }[] = [];
+    let opened = 0;
     const test = (current = await makeTestSet({
       drives: 4,
       parity: 2,
       wrap: (drive) => ({
         ...bind(drive),
         readRange: (path: string, offset: number, length: number) => {
-          reads += 1;
+          reads.push({ path: `${drive.endpoint}:${path}`, offset, length });
           return drive.readRange(path, offset, length);
+        },
+        openReader: async (path: string) => {
+          opened += 1;
+          const reader = await drive.openReader(path);
+          return {
+            read: (offset: number, length: number, into?: Uint8Array) => {
+              reads.push({ path: `${drive.endpoint}:${path}`, offset, length });
+              return reader.read(offset, length, into);
+            },
+            close: () => reader.close(),
+          };
         },
       }),
     }));
     const sizeBytes = 100 * MiB;
     const bytes = patternBytes(sizeBytes, 9);
     await test.set.putObject('bucket', 'big', chunked(bytes, MiB), { storageClass: 'STANDARD', versioning: 'unversioned' });
-    reads = 0;
+    reads.length = 0;
     const offset = 37 * MiB + 1000;
-    const length = 2 * MiB; // touches blocks 37, 38 and 39
+    const length = 6 * MiB; // touches blocks 37 to 43
     const reader = await test.set.getObject('bucket', 'big', { range: { offset, length } });
     const got = await collect(reader.body);
     expect(Buffer.from(got).equals(Buffer.from(bytes.subarray(offset, offset + length)))).toBe(true);
-    expect(reads).toBe(3 * 2); // 3 blocks x K = 2 data shards, no parity needed
+    // K = 2 data shard files, no parity needed, each opened once.
+    expect(opened).toBe(2);
+    expect(new Set(reads.map((read) => read.path)).size).toBe(2);
+    const chunkBytes = 8 + MiB / 2;
+    for (const path of new Set(reads.map((read) => read.path))) {
+      const ofFile = reads.filter((read) => read.path === path).sort((a, b) => a.offset - b.offset);
+      // Blocks 37..43 and nothing else, in runs: the first block alone, then runs of 4.
+      expect(ofFile.map((read) => [read.offset / chunkBytes, read.length / chunkBytes])).toEqual([[37, 1], [38, 4], [42, 2]]);
+    }
+  });
+});
+
+describe('erasure set: reads in runs of blocks', () => {
+  const objectBytes = 9 * MiB + 4321; // a first block, two runs of four, a short last block
+
+  it('property: any range reads back exact with up to M slots offline or corrupt, and every read buffer goes back', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 8 }).chain((drives) => fc.record({ drives: fc.constant(drives), parity: fc.integer({ min: 1, max: Math.floor(drives / 2) }) })),
+        fc.integer({ min: 0, max: objectBytes - 1 }),
+        fc.integer({ min: 1, max: objectBytes }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        async ({ drives, parity }, offset, wanted, seed) => {
+          const test = (current = await makeTestSet({ drives, parity }));
+          try {
+            const bytes = patternBytes(objectBytes, seed);
+            await test.set.putObject('bucket', 'runs', chunked(bytes, 3 * MiB + 17), { storageClass: 'STANDARD', versioning: 'unversioned' });
+            const failing = shuffle(drives, seed).slice(0, seed % (parity + 1));
+            failing.forEach((slot, position) =>
+              test.faulty[slot]!.setFaults(position % 2 === 0 ? { offline: true } : { operations: { readRange: { corruptReads: { bitFlips: 1 } } } }),
+            );
+            const length = Math.min(wanted, objectBytes - offset);
+            const before = readBuffers.outstanding;
+            const reader = await test.set.getObject('bucket', 'runs', { range: { offset, length } });
+            const chunks: Uint8Array[] = [];
+            for await (const chunk of reader.body) {
+              chunks.push(Buffer.from(chunk)); // copied: a released chunk's memory serves later reads
+              reader.release(chunk);
+            }
+            expect(Buffer.concat(chunks).equals(Buffer.from(bytes.subarray(offset, offset + length)))).toBe(true);
+            expect(readBuffers.outstanding).toBe(before);
+          } finally {
+            await test.cleanup();
+            current = undefined;
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('a reader stopped after its first chunk gives every buffer back, the run being read ahead included', async () => {
+    const test = (current = await makeTestSet({ drives: 4, parity: 2 }));
+    await test.set.putObject('bucket', 'runs', chunked(patternBytes(objectBytes, 5), MiB), { storageClass: 'STANDARD', versioning: 'unversioned' });
+    const before = readBuffers.outstanding;
+    const reader = await test.set.getObject('bucket', 'runs');
+    for await (const chunk of reader.body) {
+      reader.release(chunk);
+      break; // the generator is closed with the next run still being read
+    }
+    expect(readBuffers.outstanding).toBe(before);
   });
 });
 

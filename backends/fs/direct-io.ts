@@ -17,12 +17,13 @@
  */
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { RawWriter } from '../shared/posix-drive.js';
+import type { FileHandleApi, RawWriter } from '../shared/posix-drive.js';
 import { limits } from '../../src/util/limits.js';
+import { openDescriptor } from './fd-files.js';
 
 export const directIoAlignmentBytes = 4096;
 export const stagingBufferBytes = 1024 * 1024;
-const buffersPerSlab = 16;
+const slabBytes = 16 * 1024 * 1024;
 const wasmPageBytes = 65_536;
 
 interface WasmMemoryConstructor {
@@ -30,26 +31,30 @@ interface WasmMemoryConstructor {
 }
 const WasmMemory = (globalThis as unknown as { WebAssembly: { Memory: WasmMemoryConstructor } }).WebAssembly.Memory;
 
-/** 1 MiB staging buffers at page-aligned addresses, reused; slabs of 16 are added as needed. */
+/** Staging buffers of one size at page-aligned addresses, reused; slabs of 16 MiB are added as needed. */
 class AlignedBuffers {
   private readonly free: Uint8Array[] = [];
 
+  constructor(private readonly bufferBytes: number, private readonly retainedMax: number) {}
+
   acquire(): Uint8Array {
     if (this.free.length === 0) {
-      const pages = (buffersPerSlab * stagingBufferBytes) / wasmPageBytes;
+      const perSlab = Math.max(1, Math.floor(slabBytes / this.bufferBytes));
+      const pages = Math.ceil((perSlab * this.bufferBytes) / wasmPageBytes);
       const slab = new WasmMemory({ initial: pages, maximum: pages }).buffer;
-      for (let index = 0; index < buffersPerSlab; index += 1) this.free.push(new Uint8Array(slab, index * stagingBufferBytes, stagingBufferBytes));
+      for (let index = 0; index < perSlab; index += 1) this.free.push(new Uint8Array(slab, index * this.bufferBytes, this.bufferBytes));
     }
     return this.free.pop()!;
   }
 
-  /** Keeps at most limits.directIoBuffersRetained; a slab none of whose buffers is kept is collected. */
+  /** Keeps at most `retainedMax`; a slab none of whose buffers is kept is collected. */
   release(buffer: Uint8Array): void {
-    if (this.free.length < limits.directIoBuffersRetained) this.free.push(buffer);
+    if (this.free.length < this.retainedMax) this.free.push(buffer);
   }
 }
 
-const alignedBuffers = new AlignedBuffers();
+const writeStaging = new AlignedBuffers(stagingBufferBytes, limits.directIoBuffersRetained);
+const readStaging = new AlignedBuffers(limits.directReadStagingBytes, limits.directReadStagingRetained);
 
 const directFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_DIRECT ?? 0);
 
@@ -70,7 +75,7 @@ export async function openDirectWriter(absolute: string, syncIntervalBytes: numb
 }
 
 class DirectWriter implements RawWriter {
-  private stage: Uint8Array | undefined = alignedBuffers.acquire();
+  private stage: Uint8Array | undefined = writeStaging.acquire();
   private filled = 0;
   private fileOffset = 0;
   private syncedOffset = 0;
@@ -149,7 +154,7 @@ class DirectWriter implements RawWriter {
     try {
       await this.handle.close();
     } finally {
-      alignedBuffers.release(stage);
+      writeStaging.release(stage);
     }
   }
 }
@@ -157,40 +162,64 @@ class DirectWriter implements RawWriter {
 /** Reads at least this long go around the page cache; shorter ones (metadata) stay buffered. */
 export const directReadMinBytes = 64 * 1024;
 
+/** What a direct reader offers; the drive adds error mapping. */
+export interface RawReader {
+  read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
 /**
- * Reads `length` bytes at `offset` with O_DIRECT: the aligned span around them is read into a
- * staging buffer, and the bytes asked for are copied out, so the caller owns ordinary memory.
- * Undefined when the file system refuses O_DIRECT (the caller reads buffered). A short file
- * gives a short result. Given `into`, the bytes land there.
+ * Opens `absolute` for O_DIRECT reads; undefined when the file system refuses O_DIRECT (the
+ * caller reads buffered instead). Other errors (ENOENT...) are thrown as they are.
  */
-export async function readDirect(absolute: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array | undefined> {
+export async function openDirectReader(absolute: string): Promise<RawReader | undefined> {
   if (constants.O_DIRECT === undefined) return undefined;
-  let handle: FileHandle;
   try {
-    handle = await open(absolute, constants.O_RDONLY | constants.O_DIRECT);
+    return new DirectReader(await openDescriptor(absolute, constants.O_RDONLY | constants.O_DIRECT));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EINVAL') return undefined;
     throw error;
   }
-  const stage = alignedBuffers.acquire();
-  try {
-    const result = into ?? Buffer.allocUnsafe(length);
-    let filled = 0;
-    while (filled < length) {
-      const position = offset + filled;
-      const alignedStart = Math.floor(position / directIoAlignmentBytes) * directIoAlignmentBytes;
-      const skip = position - alignedStart;
-      const span = Math.min(stage.length, Math.ceil((skip + length - filled) / directIoAlignmentBytes) * directIoAlignmentBytes);
-      const { bytesRead } = await handle.read(stage, 0, span, alignedStart);
-      if (bytesRead <= skip) break;
-      const take = Math.min(bytesRead - skip, length - filled);
-      result.set(stage.subarray(skip, skip + take), filled);
-      filled += take;
-      if (bytesRead < span) break;
+}
+
+/**
+ * Reads with O_DIRECT: the aligned span around the bytes asked for is read into a staging
+ * buffer (limits.directReadStagingBytes, so a read of a few blocks' chunks is one call), and the
+ * bytes are copied out, so the caller owns ordinary memory. A short file gives a short result.
+ * Given `into`, the bytes land at its start.
+ */
+class DirectReader implements RawReader {
+  private closed = false;
+
+  constructor(private readonly handle: FileHandleApi) {}
+
+  async read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+    if (this.closed) throw Object.assign(new Error('the reader is closed'), { code: 'EBADF' });
+    const stage = readStaging.acquire();
+    try {
+      const result = into ?? Buffer.allocUnsafe(length);
+      let filled = 0;
+      while (filled < length) {
+        const position = offset + filled;
+        const alignedStart = Math.floor(position / directIoAlignmentBytes) * directIoAlignmentBytes;
+        const skip = position - alignedStart;
+        const span = Math.min(stage.length, Math.ceil((skip + length - filled) / directIoAlignmentBytes) * directIoAlignmentBytes);
+        const { bytesRead } = await this.handle.read(stage, 0, span, alignedStart);
+        if (bytesRead <= skip) break;
+        const take = Math.min(bytesRead - skip, length - filled);
+        result.set(stage.subarray(skip, skip + take), filled);
+        filled += take;
+        if (bytesRead < span) break;
+      }
+      return filled === result.length ? result : result.subarray(0, filled);
+    } finally {
+      readStaging.release(stage);
     }
-    return filled === result.length ? result : result.subarray(0, filled);
-  } finally {
-    alignedBuffers.release(stage);
-    await handle.close();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.handle.close().catch(() => undefined);
   }
 }

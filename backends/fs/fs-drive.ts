@@ -7,7 +7,7 @@ import * as fs from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Drive } from '../../src/drive/index.js';
 import { PosixDrive, type FileSystemApi } from '../shared/posix-drive.js';
-import { directReadMinBytes, openDirectWriter, readDirect } from './direct-io.js';
+import { directReadMinBytes, openDirectReader, openDirectWriter } from './direct-io.js';
 import { openDescriptor, readWholeFile, writeDurableFile } from './fd-files.js';
 import { fileReadThreads } from './read-threads.js';
 
@@ -19,7 +19,7 @@ export async function createFsDrive(rootPath: string, options: { endpoint?: stri
     fs: { ...(fs as unknown as FileSystemApi), open: openDescriptor, readFile: (path: string) => fileReadThreads().read(path, readWholeFile), writeDurable: writeDurableFile },
     root,
     endpoint: options.endpoint ?? rootPath,
-    ...(options.directIo === false ? {} : { openDirectWriter, readDirect: { minBytes: directReadMinBytes, read: readDirect } }),
+    ...(options.directIo === false ? {} : { openDirectWriter, directReads: { minBytes: directReadMinBytes, open: openDirectReader } }),
     statfs: async () => {
       const stats = await fs.statfs(root);
       return { totalBytes: stats.blocks * stats.bsize, freeBytes: stats.bavail * stats.bsize };

@@ -6,7 +6,7 @@
 import { request as httpRequest, Agent, type IncomingMessage, type ClientRequest } from 'node:http';
 import { once } from 'node:events';
 import { SvcError, isErrorCode } from '../../src/errors/index.js';
-import { checkDrivePath, type DiskInfo, type Drive, type FileStat, type FileWriter } from '../../src/drive/index.js';
+import { checkDrivePath, type DiskInfo, type Drive, type FileReader, type FileStat, type FileWriter } from '../../src/drive/index.js';
 import { createRpcToken, rpcAuthScheme } from '../../src/util/rpc-token.js';
 import { limits } from '../../src/util/limits.js';
 
@@ -125,6 +125,12 @@ class RemoteDrive implements Drive {
     if (!into) return bytes;
     into.set(bytes.subarray(0, Math.min(bytes.length, length)));
     return into.subarray(0, Math.min(bytes.length, length));
+  }
+
+  /** Reads ranges over RPC; the peer keeps nothing open between them. */
+  async openReader(path: string): Promise<FileReader> {
+    checkDrivePath(path);
+    return { read: (offset, length, into) => this.readRange(path, offset, length, into), close: async () => undefined };
   }
 
   async *readStream(path: string, options: { offset?: number; length?: number } = {}): AsyncIterable<Uint8Array> {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
 import { SvcError, isSvcError } from '../../src/errors/index.js';
-import { checkDrivePath, parentOf, tmpDir, trashDir, systemDir, type DiskInfo, type Drive, type FileStat, type FileWriter } from '../../src/drive/index.js';
+import { checkDrivePath, parentOf, tmpDir, trashDir, systemDir, type DiskInfo, type Drive, type FileReader, type FileStat, type FileWriter } from '../../src/drive/index.js';
 import { mapDriveErrors } from './errors.js';
 
 /** The subset of fs/promises this drive uses (memfs implements it too). */
@@ -50,8 +50,17 @@ export interface PosixDriveOptions {
    * undefined when the file system refuses; openWriter then writes buffered.
    */
   openDirectWriter?: (absolute: string) => Promise<RawWriter | undefined>;
-  /** Reads a range around the page cache (backends/fs: O_DIRECT), or undefined when refused. */
-  readDirect?: { minBytes: number; read(absolute: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array | undefined> };
+  /**
+   * Opens a file for reads around the page cache (backends/fs: O_DIRECT), or answers undefined
+   * when the file system refuses; readRange uses it for reads of at least `minBytes`.
+   */
+  directReads?: { minBytes: number; open(absolute: string): Promise<RawReader | undefined> };
+}
+
+/** What a direct reader offers; the drive adds error mapping. */
+export interface RawReader {
+  read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
+  close(): Promise<void>;
 }
 
 /** What a direct writer offers; the drive adds error mapping and removal on abort. */
@@ -68,7 +77,7 @@ export class PosixDrive implements Drive {
   private readonly fs: FileSystemApi;
   private readonly root: string;
   private directWrites = true;
-  private directReads = true;
+  private directReadsAllowed = true;
 
   constructor(private readonly options: PosixDriveOptions) {
     this.endpoint = options.endpoint;
@@ -90,36 +99,53 @@ export class PosixDrive implements Drive {
 
   readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     return this.run(path, async (absolute) => {
-      const direct = this.directReads ? this.options.readDirect : undefined;
-      if (direct && length >= direct.minBytes) {
-        const bytes = await direct.read(absolute, offset, length, into);
-        if (bytes) return bytes;
-        this.directReads = false; // refused once, refused always: stop asking
-      }
-      const handle = await this.fs.open(absolute, 'r');
+      const reader = await this.rawReader(absolute, length);
       try {
-        const buffer = into ?? Buffer.allocUnsafe(length);
-        let filled = 0;
-        while (filled < length) {
-          const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
-          if (bytesRead === 0) break;
-          filled += bytesRead;
-        }
-        return filled === buffer.length ? buffer : buffer.subarray(0, filled);
+        return await reader.read(offset, length, into);
       } finally {
-        await handle.close();
+        await reader.close();
       }
     });
+  }
+
+  openReader(path: string): Promise<FileReader> {
+    return this.run(path, async (absolute) => {
+      const reader = await this.rawReader(absolute, Number.POSITIVE_INFINITY);
+      return {
+        read: (offset, length, into) => mapDriveErrors(this.endpoint, path, () => reader.read(offset, length, into)),
+        close: () => reader.close().catch(() => undefined),
+      };
+    });
+  }
+
+  /** A reader of `absolute`, around the page cache when reads of `typicalBytes` qualify and the file system allows. */
+  private async rawReader(absolute: string, typicalBytes: number): Promise<RawReader> {
+    const direct = this.directReadsAllowed ? this.options.directReads : undefined;
+    if (direct && typicalBytes >= direct.minBytes) {
+      const reader = await direct.open(absolute);
+      if (reader) return reader;
+      this.directReadsAllowed = false; // refused once, refused always: stop asking
+    }
+    const handle = await this.fs.open(absolute, 'r');
+    return {
+      read: (offset, length, into) => readAt(handle, offset, length, into),
+      close: () => handle.close(),
+    };
   }
 
   async *readStream(path: string, options: { offset?: number; length?: number } = {}): AsyncIterable<Uint8Array> {
     const start = options.offset ?? 0;
     const end = options.length === undefined ? Number.POSITIVE_INFINITY : start + options.length;
-    for (let position = start; position < end; ) {
-      const chunk = await this.readRange(path, position, Math.min(readChunkBytes, end - position));
-      if (chunk.length === 0) return;
-      yield chunk;
-      position += chunk.length;
+    const reader = await this.openReader(path);
+    try {
+      for (let position = start; position < end; ) {
+        const chunk = await reader.read(position, Math.min(readChunkBytes, end - position));
+        if (chunk.length === 0) return;
+        yield chunk;
+        position += chunk.length;
+      }
+    } finally {
+      await reader.close();
     }
   }
 
@@ -372,6 +398,18 @@ export class PosixDrive implements Drive {
     for await (const file of this.walk(path)) total += await this.sizeOf(file);
     return total;
   }
+}
+
+/** `length` bytes at `offset` (fewer at the end of the file), into `into` when given. */
+async function readAt(handle: FileHandleApi, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+  const buffer = into ?? Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled === buffer.length ? buffer : buffer.subarray(0, filled);
 }
 
 async function writeAll(handle: FileHandleApi, data: Uint8Array): Promise<void> {

@@ -22,6 +22,12 @@ export interface Drive {
   readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
   /** Streams a file (or `length` bytes of it from `offset`). */
   readStream(path: string, options?: { offset?: number; length?: number }): AsyncIterable<Uint8Array>;
+  /**
+   * Opens a file for reading ranges, for a caller that reads one file piece by piece (a GET
+   * reading a shard file): the file is opened once, not once per read. A missing file fails
+   * with FileNotFound, at the open or at the first read.
+   */
+  openReader(path: string): Promise<FileReader>;
 
   /** Writes a whole file (creating parent directories), not atomically; fsynced when `sync`. */
   writeFile(path: string, data: Uint8Array, options?: { sync?: boolean }): Promise<void>;
@@ -75,6 +81,13 @@ export interface FileWriter {
   close(): Promise<void>;
   /** Closes and removes the partial file. Never throws. */
   abort(): Promise<void>;
+}
+
+export interface FileReader {
+  /** As Drive.readRange: `length` bytes at `offset`, short at the end of the file; given `into`, the bytes land at its start. */
+  read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
+  /** Releases the file. Never throws. */
+  close(): Promise<void>;
 }
 
 export interface FileStat {

@@ -1,3 +1,3 @@
-export type { Drive, FileWriter, FileStat, DiskInfo } from './drive.js';
+export type { Drive, FileReader, FileWriter, FileStat, DiskInfo } from './drive.js';
 export { systemDir, tmpDir, trashDir } from './drive.js';
 export { checkDrivePath, joinDrivePath, parentOf } from './paths.js';

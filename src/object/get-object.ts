@@ -14,6 +14,8 @@ import { resolveVersion, type ResolvedVersion } from './quorum.js';
 import { partPath } from './paths.js';
 import { readBuffers } from './read-buffers.js';
 import type { SetConfig } from './set-context.js';
+import type { FileReader } from '../drive/index.js';
+import { limits } from '../util/limits.js';
 import type { GetObjectOptions, ObjectInfo } from './types.js';
 import { toObjectInfo } from './object-info.js';
 
@@ -60,7 +62,7 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
   }
 }
 
-/** One part of one version being read, and the slots found bad while reading it. */
+/** One part of one version being read: the shard files opened for it, and the slots found bad. */
 interface PartRead {
   config: SetConfig;
   bucket: string;
@@ -69,6 +71,8 @@ interface PartRead {
   partNumber: number;
   partSizeBytes: number;
   badSlots: Set<number>;
+  /** Each slot's shard file of this part, opened at its first read and closed when the part is done. */
+  readers: Map<number, Promise<FileReader>>;
 }
 
 async function* streamRange(
@@ -86,7 +90,7 @@ async function* streamRange(
     for (const part of resolved.version.parts) {
       const partEnd = partStart + part.sizeBytes;
       if (partEnd > range.offset && partStart < end) {
-        const read: PartRead = { config, bucket, key, resolved, partNumber: part.number, partSizeBytes: part.sizeBytes, badSlots };
+        const read: PartRead = { config, bucket, key, resolved, partNumber: part.number, partSizeBytes: part.sizeBytes, badSlots, readers: new Map() };
         yield* streamPart(read, Math.max(range.offset, partStart) - partStart, Math.min(end, partEnd) - partStart);
       }
       partStart = partEnd;
@@ -101,42 +105,69 @@ async function* streamRange(
   }
 }
 
-/** Bytes [from, to) of one part; the next block is read from the drives while the current one is sent. */
+/**
+ * Bytes [from, to) of one part, read in runs of whole blocks: one read per shard file per run.
+ * The first run is one block, so the first bytes go out soon; later runs are
+ * limits.readRunBytes long, and the next run is read from the drives while one is sent.
+ */
 async function* streamPart(part: PartRead, from: number, to: number): AsyncGenerator<Uint8Array> {
   const blockSize = part.resolved.version.erasure!.blockSizeBytes;
   const firstBlock = Math.floor(from / blockSize);
   const lastBlock = Math.floor((to - 1) / blockSize);
-  let next: Promise<ReadBlock> | undefined = readBlock(part, firstBlock);
-  for (let blockIndex = firstBlock; blockIndex <= lastBlock; blockIndex += 1) {
-    const block = await next!;
-    next = blockIndex < lastBlock ? readBlock(part, blockIndex + 1) : undefined;
-    next?.catch(() => undefined); // observed when awaited on the next turn
-    const blockStart = blockIndex * blockSize;
-    const views = blockViews(block.dataShards, block.lengthBytes, Math.max(from - blockStart, 0), Math.min(to - blockStart, block.lengthBytes));
-    // Buffers that hold none of the bytes sent (parity, shards outside the range) go back now;
-    // the consumer releases the others.
-    const sent = new Set(views.map((view) => view.buffer));
-    for (const buffer of block.buffers) if (!sent.has(buffer.buffer)) readBuffers.release(buffer);
-    yield* views;
+  const runBlocks = Math.max(1, Math.floor(limits.readRunBytes / blockSize));
+  const runFrom = (start: number): Promise<ReadRun> => {
+    const pending = readRun(part, start, start === firstBlock ? 1 : Math.min(runBlocks, lastBlock - start + 1));
+    pending.catch(() => undefined); // observed when awaited
+    return pending;
+  };
+  let next: Promise<ReadRun> | undefined = runFrom(firstBlock);
+  try {
+    while (next) {
+      const run: ReadRun = await next;
+      const following = run.firstBlock + run.blocks.length;
+      next = following <= lastBlock ? runFrom(following) : undefined;
+      try {
+        for (const [position, block] of run.blocks.entries()) {
+          const blockStart = (run.firstBlock + position) * blockSize;
+          const views = blockViews(block.dataShards, block.lengthBytes, Math.max(from - blockStart, 0), Math.min(to - blockStart, block.lengthBytes));
+          for (const view of views) yield readBuffers.lend(view);
+        }
+      } finally {
+        // The views handed on keep their buffers; the rest (parity, bytes outside the range) go back now.
+        for (const buffer of run.buffers) readBuffers.release(buffer);
+      }
+    }
+  } finally {
+    await closePart(part, next);
   }
 }
 
-/** One block's data shards, and every pooled buffer read for it. */
-interface ReadBlock {
-  dataShards: Uint8Array[];
-  lengthBytes: number;
+/** Waits out a run still being read (its buffers go back), then closes the part's shard files. */
+async function closePart(part: PartRead, pending: Promise<ReadRun> | undefined): Promise<void> {
+  const unsent = await pending?.catch(() => undefined);
+  for (const buffer of unsent?.buffers ?? []) readBuffers.release(buffer);
+  await Promise.all([...part.readers.values()].map(async (opening) => (await opening.catch(() => undefined))?.close()));
+}
+
+/** Consecutive blocks of a part: each one's data shards, and every pooled buffer read for them. */
+interface ReadRun {
+  firstBlock: number;
+  blocks: { dataShards: Uint8Array[]; lengthBytes: number }[];
   buffers: Uint8Array[];
 }
 
-/** Reads one erasure block: K good shard chunks, data shards first, parity as needed. */
-async function readBlock(part: PartRead, blockIndex: number): Promise<ReadBlock> {
+/**
+ * Reads `count` blocks from `firstBlock` on: from K shard files whose chunks all verify, data
+ * shards first, parity as needed. A slot with a chunk missing or corrupt is left for the rest of
+ * the GET. Fewer than K good slots fails closed.
+ */
+async function readRun(part: PartRead, firstBlock: number, count: number): Promise<ReadRun> {
   const erasure = part.resolved.version.erasure!;
   const k = erasure.dataShards;
-  const blockLengthBytes = Math.min(erasure.blockSizeBytes, part.partSizeBytes - blockIndex * erasure.blockSizeBytes);
-  const chunk = chunkOffsetInShardFile(blockIndex, part.partSizeBytes, k, erasure.blockSizeBytes);
+  const chunks = Array.from({ length: count }, (_, position) => chunkOffsetInShardFile(firstBlock + position, part.partSizeBytes, k, erasure.blockSizeBytes));
   const slotOfShard = new Map<number, number>();
   for (const [slot, version] of part.resolved.holders) if (!part.badSlots.has(slot)) slotOfShard.set(version.erasure!.index, slot);
-  const shards: (Uint8Array | null)[] = new Array(k + erasure.parityShards).fill(null);
+  const shards: (Uint8Array | null)[][] = chunks.map(() => new Array<Uint8Array | null>(k + erasure.parityShards).fill(null));
   const buffers: Uint8Array[] = [];
   const order = [...slotOfShard.keys()].sort((a, b) => a - b);
   let good = 0;
@@ -144,44 +175,65 @@ async function readBlock(part: PartRead, blockIndex: number): Promise<ReadBlock>
   while (good < k && next < order.length) {
     const batch = order.slice(next, next + (k - good));
     next += batch.length;
-    const chunks = await Promise.all(batch.map((shardIndex) => readChunk(part, slotOfShard.get(shardIndex)!, chunk.offset, chunk.lengthBytes, buffers)));
+    const read = await Promise.all(batch.map((shardIndex) => readShardRun(part, slotOfShard.get(shardIndex)!, chunks, buffers)));
     batch.forEach((shardIndex, position) => {
-      const data = chunks[position];
-      if (data) {
-        shards[shardIndex - 1] = data;
-        good += 1;
-      } else {
-        part.badSlots.add(slotOfShard.get(shardIndex)!);
-      }
+      const shardChunks = read[position];
+      if (!shardChunks) return void part.badSlots.add(slotOfShard.get(shardIndex)!);
+      shardChunks.forEach((chunk, block) => (shards[block]![shardIndex - 1] = chunk));
+      good += 1;
     });
   }
   if (good < k) {
     for (const buffer of buffers) readBuffers.release(buffer);
-    throw new SvcError('ErasureReadQuorum', undefined, { bucket: part.bucket, key: part.key, partNumber: part.partNumber, blockIndex, goodShards: good, needed: k });
+    throw new SvcError('ErasureReadQuorum', undefined, { bucket: part.bucket, key: part.key, partNumber: part.partNumber, blockIndex: firstBlock, goodShards: good, needed: k });
   }
-  const dataComplete = shards.slice(0, k).every((shard) => shard !== null);
-  const data = dataComplete ? (shards.slice(0, k) as Uint8Array[]) : codecFor(erasure.codec, k, erasure.parityShards).reconstruct(shards, { dataOnly: true }).slice(0, k);
-  return { dataShards: data, lengthBytes: blockLengthBytes, buffers };
+  const blocks = shards.map((blockShards, position) => {
+    const lengthBytes = Math.min(erasure.blockSizeBytes, part.partSizeBytes - (firstBlock + position) * erasure.blockSizeBytes);
+    const dataComplete = blockShards.slice(0, k).every((shard) => shard !== null);
+    const dataShards = dataComplete ? (blockShards.slice(0, k) as Uint8Array[]) : codecFor(erasure.codec, k, erasure.parityShards).reconstruct(blockShards, { dataOnly: true }).slice(0, k);
+    return { dataShards, lengthBytes };
+  });
+  return { firstBlock, blocks, buffers };
 }
 
 /**
- * One verified shard chunk from one drive (or its inline copy), read into a pooled buffer that is
- * added to `buffers`; undefined when missing or corrupt.
+ * One slot's chunks of consecutive blocks (`chunks`, adjacent in its shard file), verified, read
+ * in one call into a pooled buffer that is added to `buffers`; undefined when any is missing or
+ * corrupt.
  */
-async function readChunk(part: PartRead, slot: number, offset: number, lengthBytes: number, buffers: Uint8Array[]): Promise<Uint8Array | undefined> {
+async function readShardRun(part: PartRead, slot: number, chunks: { offset: number; lengthBytes: number }[], buffers: Uint8Array[]): Promise<Uint8Array[] | undefined> {
   const version: ObjectVersion = part.resolved.holders.get(slot)!;
+  const start = chunks[0]!.offset;
+  const last = chunks[chunks.length - 1]!;
+  const lengthBytes = last.offset + last.lengthBytes - start;
   try {
     let framed: Uint8Array;
     if (version.inlineData) {
-      framed = version.inlineData.subarray(offset, offset + lengthBytes);
+      framed = version.inlineData.subarray(start, start + lengthBytes);
     } else {
       const into = readBuffers.acquire(lengthBytes);
       buffers.push(into);
-      framed = await part.config.drives[slot]!.readRange(partPath(part.bucket, part.key, version.dataDir!, part.partNumber), offset, lengthBytes, into);
+      framed = await (await readerOf(part, slot, version)).read(start, lengthBytes, into);
     }
     if (framed.length !== lengthBytes) return undefined;
-    return unframeChunk(framed);
+    const verified: Uint8Array[] = [];
+    for (const chunk of chunks) {
+      const data = unframeChunk(framed.subarray(chunk.offset - start, chunk.offset - start + chunk.lengthBytes));
+      if (!data) return undefined;
+      verified.push(data);
+    }
+    return verified;
   } catch {
     return undefined;
   }
+}
+
+function readerOf(part: PartRead, slot: number, version: ObjectVersion): Promise<FileReader> {
+  let reader = part.readers.get(slot);
+  if (!reader) {
+    reader = part.config.drives[slot]!.openReader(partPath(part.bucket, part.key, version.dataDir!, part.partNumber));
+    reader.catch(() => undefined); // observed by readShardRun
+    part.readers.set(slot, reader);
+  }
+  return reader;
 }

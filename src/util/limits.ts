@@ -41,6 +41,16 @@ export const limits = {
   directIoSyncIntervalBytes: 8 * MiB,
   /** Idle GET read buffers kept for reuse, in bytes. */
   readBuffersRetainedBytes: 64 * MiB,
+  /**
+   * A GET reads the blocks of this many bytes of an object with one read per shard file (after
+   * its first block, which is read alone so the first bytes go out soon), and reads the next
+   * run while one is sent: up to twice this much of an object is in memory per GET.
+   */
+  readRunBytes: 4 * MiB,
+  /** Aligned staging buffer of an O_DIRECT read: a run's chunk of one shard file fits in one call. */
+  directReadStagingBytes: 4 * MiB + 64 * KiB,
+  /** Idle O_DIRECT read staging buffers kept for reuse. */
+  directReadStagingRetained: 8,
   /** libuv threads for file-system calls when UV_THREADPOOL_SIZE is not set (src/cli/svc.ts). */
   ioThreadsDefault: 16,
   /** Threads that read whole small files (xl.meta) with synchronous calls, shared by every fs drive. */
