@@ -15,8 +15,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { crc32 } from 'node:zlib';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { SignatureV4 } from '@smithy/signature-v4';
 
 export type ClientKind = 'http' | 'sdk';
@@ -46,8 +44,14 @@ export function payloadOf(bytes: Buffer): Payload {
   return { bytes, sha256Hex: createHash('sha256').update(bytes).digest('hex'), crc32Base64: crc32Base64(crc32(bytes)) };
 }
 
-export function createLoadClient(kind: ClientKind, options: ClientOptions): LoadClient {
-  return kind === 'sdk' ? new SdkClient(options) : new SignedHttpClient(options);
+/**
+ * A client of the given kind. The SDK's module is loaded only for the `sdk` client: loaded in
+ * every load thread, its tens of megabytes of heap were marked again at every major collection.
+ */
+export async function createLoadClient(kind: ClientKind, options: ClientOptions): Promise<LoadClient> {
+  if (kind === 'http') return new SignedHttpClient(options);
+  const { SdkClient } = await import('./sdk-client.js');
+  return new SdkClient(options);
 }
 
 function crc32Base64(value: number): string {
@@ -57,7 +61,7 @@ function crc32Base64(value: number): string {
 }
 
 const emptySha256Hex = createHash('sha256').digest('hex');
-const maxSockets = 64;
+export const maxSockets = 64;
 
 /** What the signer hands its hash (the SDK's SourceData). */
 type SourceData = string | ArrayBuffer | ArrayBufferView;
@@ -168,38 +172,4 @@ async function expectStatus(response: IncomingMessage, what: string): Promise<vo
   let text = '';
   for await (const chunk of response as AsyncIterable<Buffer>) text += chunk.toString();
   throw new Error(`${what}: HTTP ${response.statusCode} ${text.slice(0, 300)}`);
-}
-
-class SdkClient implements LoadClient {
-  private readonly s3: S3Client;
-
-  constructor(options: ClientOptions) {
-    this.s3 = new S3Client({
-      endpoint: options.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey },
-      maxAttempts: 1,
-      requestHandler: new NodeHttpHandler({ httpAgent: { maxSockets, keepAlive: true } as never }),
-    });
-  }
-
-  async createBucket(bucket: string): Promise<void> {
-    await this.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  }
-
-  async put(bucket: string, key: string, payload: Payload): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: payload.bytes }));
-  }
-
-  async get(bucket: string, key: string): Promise<number> {
-    const object = await this.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    let length = 0;
-    for await (const chunk of object.Body as AsyncIterable<Uint8Array>) length += chunk.length;
-    return length;
-  }
-
-  destroy(): void {
-    this.s3.destroy();
-  }
 }

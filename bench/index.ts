@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: S3 PUT and GET against the built server on 4 fs drives (EC 2+2), each figure
- * beside limits measured in the same run on the same machine:
+ * beside limits measured in the same round on the same machine:
  *
  * - raw write: the same bytes x N/K written by plain file writes with fsync (512 MiB, 1 MiB writes);
  * - raw read: 512 MiB read back by plain 1 MiB file reads from a file not in the page cache (as
@@ -13,18 +13,23 @@
  *   and once more inside the load generator's process, sharing its thread, as s3rver figures are
  *   often quoted.
  *
- * Every server (svc, s3rver, the bare one) runs in a process of its own, and the load for each
- * comes from a fresh process of its own (bench/load.ts), so no target inherits another's heap.
- * The load is SigV4-signed node:http requests by default; `--client=sdk` sends it through the AWS
- * SDK's S3Client instead (bench/clients.ts says what each costs).
+ * Every server (svc, s3rver, the bare one) runs in a process of its own, and each object size's
+ * load comes from a fresh process of its own (bench/load.ts), so no target inherits another's
+ * heap, and the 64 MiB phases do not inherit the 4 KiB phases' (a load generator whose heap grew
+ * over thousands of small requests spent twice the CPU per MB receiving 64 MiB GETs: the garbage
+ * collector marked that heap again and again). The load is SigV4-signed node:http requests by
+ * default; `--client=sdk` sends it through the AWS SDK's S3Client instead (bench/clients.ts says
+ * what each costs).
  *
- * Then the goals are checked and printed. Every loop is bounded in count and time. The machine is
- * shared by the load generator and the server; figures move between runs, so read each against the
- * limits of its own run. `--quick` makes a short run (fewer operations) for a first look.
+ * The machine's disk and CPU are shared with other machines and move from minute to minute, so
+ * the whole comparison runs in rounds (`--rounds=N`, 3 by default), the targets in a different
+ * order each round; every ratio is taken within its round, and the goals are judged on the
+ * median of the rounds' ratios. Every loop is bounded in count and time. `--quick` makes one short
+ * round (fewer operations) for a first look.
  *
- *   npm run bench [-- --quick] [-- --client=http|sdk]
+ *   npm run bench [-- --quick] [-- --rounds=N] [-- --client=http|sdk]
  */
-import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -40,6 +45,7 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 const quick = process.argv.includes('--quick');
 const client = clientFromArguments(process.argv.slice(2));
+const rounds = quick ? 1 : roundsFromArguments(process.argv.slice(2));
 const smallOps = quick ? 600 : 3000;
 const largeObjects = quick ? 4 : 16;
 const drives = 4;
@@ -103,7 +109,7 @@ async function runBenchScript(what: string, script: string, args: string[], opti
  * Runs bench/load.ts in its own process against `endpoint`; resolves with its figures. Given the
  * server's pid, the server's CPU time is read at each phase's start and end line.
  */
-async function runLoad(endpoint: string, credentials: Credentials, phases: string[], serverPid?: number): Promise<Partial<S3Figures>> {
+async function runLoad(endpoint: string, credentials: Credentials, group: LoadGroup, serverPid?: number): Promise<Partial<S3Figures>> {
   const server: Partial<Record<Phase, number>> = {};
   const started = new Map<string, number>();
   const markPhase = (line: string): void => {
@@ -114,7 +120,7 @@ async function runLoad(endpoint: string, credentials: Credentials, phases: strin
     if (edge === 'start') started.set(name!, cpuMs);
     else server[name as Phase] = (cpuMs - started.get(name!)!) / Math.max(1, Number(done));
   };
-  const args = [endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), phases.join(','), client];
+  const args = [endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), group.phases.join(','), client, String(group.threads)];
   const lastLine = await runBenchScript(`the load generator against ${endpoint}`, 'load.ts', args, { onLine: markPhase });
   const figures = JSON.parse(lastLine) as Omit<S3Figures, 'cpu'> & { cpu: Partial<Record<Phase, number>> };
   return { ...figures, cpu: { client: figures.cpu, ...(serverPid !== undefined ? { server } : {}) } };
@@ -139,10 +145,40 @@ async function startPeer(kind: 's3rver' | 'bare', directory: string): Promise<{ 
   };
 }
 
-async function peerFigures(kind: 's3rver' | 'bare', directory: string, credentials: Credentials, phases: string[]): Promise<Partial<S3Figures>> {
+/** The phases one load process runs, and its load threads. */
+interface LoadGroup {
+  phases: string[];
+  threads: number;
+}
+
+/**
+ * 4 KiB objects from one process, 64 MiB objects from a fresh one. The 64 MiB load comes from two
+ * threads: one thread receiving and checking GET bodies is busy at about 850 MB/s (a bare HTTP
+ * server then reached 810-1,050 MB/s, with two threads 1,270-1,440 MB/s); the 4 KiB load from
+ * one, which costs less CPU per request than two (0.36 against 0.68 ms per PUT).
+ */
+const smallPhases: LoadGroup = { phases: ['small-put', 'small-get'], threads: 1 };
+const largePhases: LoadGroup = { phases: ['large-put', 'large-get'], threads: 2 };
+
+/**
+ * Runs each group of phases in a load process of its own against the endpoint `endpointOf` gives
+ * for it, and merges the figures.
+ */
+async function runLoadGroups(endpointOf: (group: number) => string, credentials: Credentials, groups: LoadGroup[], serverPid?: number): Promise<Partial<S3Figures>> {
+  const merged: Partial<S3Figures> = { cpu: { client: {}, ...(serverPid !== undefined ? { server: {} } : {}) } };
+  for (const [index, group] of groups.entries()) {
+    const { cpu, ...figures } = await runLoad(endpointOf(index), credentials, group, serverPid);
+    Object.assign(merged, figures);
+    Object.assign(merged.cpu!.client, cpu?.client);
+    if (cpu?.server) Object.assign(merged.cpu!.server!, cpu.server);
+  }
+  return merged;
+}
+
+async function peerFigures(kind: 's3rver' | 'bare', directory: string, credentials: Credentials, groups: LoadGroup[]): Promise<Partial<S3Figures>> {
   const peer = await startPeer(kind, directory);
   try {
-    return await runLoad(peer.endpoint, credentials, phases, peer.pid);
+    return await runLoadGroups(() => peer.endpoint, credentials, groups, peer.pid);
   } finally {
     await peer.stop();
   }
@@ -221,11 +257,6 @@ function cpuRow(what: string, phase: Phase, unitsPerOp: number, targets: [string
   return `${what.padEnd(10)} ${cells.join('; ')}`;
 }
 
-function goal(what: string, value: number, target: number, targetText: string): string {
-  const met = value >= target;
-  return `${met ? 'met    ' : 'not met'}  ${what.padEnd(10)} ${value.toFixed(0).padStart(6)} >= ${targetText} = ${target.toFixed(0)} (x${(value / target).toFixed(2)})`;
-}
-
 /**
  * Where the last run's end is noted. Right after a run deletes its thousands of files, ext4 is
  * slower to find free inodes for some minutes (it skips recently freed ones), which lowers every
@@ -240,53 +271,163 @@ async function warnIfRecent(): Promise<void> {
   if (minutes < settleMinutes) console.log(`note: the last run ended ${minutes.toFixed(1)} minutes ago; small-object figures read low for about ${settleMinutes} minutes after a run deletes its files\n`);
 }
 
+type Target = 'bare' | 's3rver' | 's3rverInLoad' | 'svc';
+const targetOrder: Target[] = ['bare', 's3rver', 's3rverInLoad', 'svc'];
+
+/** One round: the limits, then every target, in an order that moves one step each round. */
+interface Round {
+  rawWrite: number;
+  rawRead: number;
+  creates: number;
+  figures: Record<Target, S3Figures>;
+}
+
+async function measureRound(root: string, index: number): Promise<Round> {
+  const dir = join(root, `round-${index + 1}`);
+  await mkdir(dir, { recursive: true });
+  const rawWrite = await rawWriteMbPerSecond(dir, 512 * MiB);
+  const rawRead = await rawReadMbPerSecond(dir, 512 * MiB);
+  const creates = await durableCreatesPerSecond(dir);
+  const figures = {} as Record<Target, S3Figures>;
+  const order = targetOrder.map((_, position) => targetOrder[(position + index) % targetOrder.length]!);
+  for (const target of order) {
+    figures[target] = (await measureTarget(target, dir)) as S3Figures;
+    settleDisk(); // s3rver leaves its writes in the page cache; they must not be flushed during the next target
+  }
+  return { rawWrite, rawRead, creates, figures };
+}
+
+async function measureTarget(target: Target, dir: string): Promise<Partial<S3Figures>> {
+  if (target === 'bare') return peerFigures('bare', dir, peerCredentials, [smallPhases, { ...largePhases, phases: ['large-get'] }]);
+  if (target === 's3rver') return peerFigures('s3rver', join(dir, 's3rver'), peerCredentials, [smallPhases, largePhases]);
+  if (target === 's3rverInLoad') {
+    // s3rver shares the load's thread here, so the load has just the one.
+    return runLoadGroups((group) => `in-process-s3rver:${join(dir, `s3rver-in-load-${group}`)}`, peerCredentials, [smallPhases, { ...largePhases, threads: 1 }]);
+  }
+  const server = await startSvc({ entry: 'build', args: [join(dir, `svc{1...${drives}}`)], env: { SVC_OBS_LOGGER_LEVEL: 'warn', ...passThrough('UV_THREADPOOL_SIZE', 'SVC_CODING_THREADS') } });
+  try {
+    return await runLoadGroups(() => server.url, testCredentials, [smallPhases, largePhases], server.child.pid);
+  } finally {
+    await server.stop();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** The figures a row or goal compares, read from one round. */
+type Pick = (round: Round) => number;
+const k = dataShards;
+const n = drives;
+const svcOf = (phase: Phase): Pick => (round) => round.figures.svc[phase];
+const s3rverOf = (phase: Phase): Pick => (round) => round.figures.s3rver[phase];
+const s3rverInLoadOf = (phase: Phase): Pick => (round) => round.figures.s3rverInLoad[phase];
+const bareOf = (phase: Phase): Pick => (round) => round.figures.bare[phase];
+
+interface Line {
+  what: string;
+  phase: Phase;
+  unit: string;
+  references: [string, Pick][];
+}
+
+const lines: Line[] = [
+  { what: 'small PUT (4 KiB)', phase: 'smallPut', unit: 'op/s', references: [['durable creates / N', (round) => round.creates / n], ['bare http', bareOf('smallPut')], ['s3rver', s3rverOf('smallPut')], ['s3rver in load process', s3rverInLoadOf('smallPut')]] },
+  { what: 'small GET (4 KiB)', phase: 'smallGet', unit: 'op/s', references: [['bare http', bareOf('smallGet')], ['s3rver', s3rverOf('smallGet')], ['s3rver in load process', s3rverInLoadOf('smallGet')]] },
+  { what: 'large PUT (64 MiB)', phase: 'largePut', unit: 'MB/s', references: [["fsync'd write x K/N", (round) => (round.rawWrite * k) / n], ['s3rver', s3rverOf('largePut')], ['s3rver in load process', s3rverInLoadOf('largePut')]] },
+  { what: 'large GET (64 MiB)', phase: 'largeGet', unit: 'MB/s', references: [['uncached read', (round) => round.rawRead], ['bare http', bareOf('largeGet')], ['s3rver', s3rverOf('largeGet')], ['s3rver in load process', s3rverInLoadOf('largeGet')]] },
+];
+
+interface Goal {
+  what: string;
+  value: Pick;
+  target: Pick;
+  targetText: string;
+}
+
+const goals: Goal[] = [
+  { what: 'small PUT', value: svcOf('smallPut'), target: (round) => (0.7 * round.creates) / n, targetText: '0.70 x durable creates / N' },
+  { what: 'small GET', value: svcOf('smallGet'), target: (round) => 1.5 * s3rverOf('smallGet')(round), targetText: '1.5 x s3rver' },
+  { what: 'small GET', value: svcOf('smallGet'), target: (round) => 1.5 * s3rverInLoadOf('smallGet')(round), targetText: '1.5 x s3rver in load process' },
+  { what: 'large PUT', value: svcOf('largePut'), target: (round) => (0.6 * round.rawWrite * k) / n, targetText: "0.60 x fsync'd write x K/N" },
+  { what: 'large PUT', value: svcOf('largePut'), target: s3rverOf('largePut'), targetText: 's3rver' },
+  { what: 'large PUT', value: svcOf('largePut'), target: s3rverInLoadOf('largePut'), targetText: 's3rver in load process' },
+  { what: 'large GET', value: svcOf('largeGet'), target: s3rverOf('largeGet'), targetText: 's3rver' },
+  { what: 'large GET', value: svcOf('largeGet'), target: s3rverInLoadOf('largeGet'), targetText: 's3rver in load process' },
+  { what: 'large GET', value: svcOf('largeGet'), target: (round) => 0.5 * round.rawRead, targetText: '0.50 x uncached read' },
+];
+
+function printRound(round: Round, index: number): void {
+  console.log(`round ${index + 1} of ${rounds}: fsync'd write ${round.rawWrite.toFixed(0)} MB/s, uncached read ${round.rawRead.toFixed(0)} MB/s, durable 4 KiB creates ${round.creates.toFixed(0)}/s`);
+  for (const line of lines) console.log(`  ${row(line.what, svcOf(line.phase)(round), line.unit, line.references.map(([name, pick]) => [name, pick(round)]))}`);
+}
+
+/** Medians over the rounds: each figure's, and each ratio's (taken within its round). */
+function printSummary(all: Round[]): void {
+  const of = (pick: Pick): number => median(all.map(pick));
+  console.log(`${all.length === 1 ? '' : `\nmedian of ${all.length} rounds `}(ratios taken within each round):`);
+  console.log(`limits: fsync'd write ${of((r) => r.rawWrite).toFixed(0)} MB/s, uncached read ${of((r) => r.rawRead).toFixed(0)} MB/s, durable 4 KiB creates ${of((r) => r.creates).toFixed(0)}/s`);
+  for (const line of lines) {
+    const value = svcOf(line.phase);
+    const refs = line.references.map(([name, pick]) => `${name} ${of(pick).toFixed(0)} (x${of((r) => value(r) / pick(r)).toFixed(2)})`).join('; ');
+    console.log(`${line.what.padEnd(19)} ${of(value).toFixed(0).padStart(6)} ${line.unit.padEnd(5)} ${refs}`);
+  }
+  console.log(`\nCPU per operation (64 MiB phases: per MB), server process + load generator, and the share of the ${availableParallelism()} cores both kept busy (medians):`);
+  const cpuTargets: [string, Target][] = [['svc', 'svc'], ['s3rver', 's3rver'], ['s3rver in load', 's3rverInLoad'], ['bare http', 'bare']];
+  for (const [what, phase, unitsPerOp] of [['small PUT', 'smallPut', 1], ['small GET', 'smallGet', 1], ['large PUT', 'largePut', (64 * MiB) / 1e6], ['large GET', 'largeGet', (64 * MiB) / 1e6]] as const) {
+    console.log(cpuRow(what, phase, unitsPerOp, cpuTargets.map(([name, target]) => [name, medianFigures(all.map((round) => round.figures[target]))])));
+  }
+  console.log(`\ngoals, on the median of the rounds' ratios (s3rver: in its own process / inside the load generator's process):`);
+  for (const entry of goals) console.log(goal(entry, all));
+}
+
+/** The median of each figure and CPU cost over rounds (a phase missing from a target stays missing). */
+function medianFigures(all: S3Figures[]): Partial<S3Figures> {
+  const phases: Phase[] = ['smallPut', 'smallGet', 'largePut', 'largeGet'];
+  const pick = (read: (figures: S3Figures) => number | undefined): number | undefined => {
+    const values = all.map(read).filter((value): value is number => value !== undefined);
+    return values.length === 0 ? undefined : median(values);
+  };
+  const result: Partial<S3Figures> = { cpu: { client: {}, server: {} } };
+  for (const phase of phases) {
+    const rate = pick((figures) => figures[phase]);
+    if (rate !== undefined) result[phase] = rate;
+    const client = pick((figures) => figures.cpu.client[phase]);
+    const server = pick((figures) => figures.cpu.server?.[phase]);
+    if (client !== undefined) result.cpu!.client[phase] = client;
+    if (server !== undefined) result.cpu!.server![phase] = server;
+  }
+  if (Object.keys(result.cpu!.server!).length === 0) delete result.cpu!.server;
+  return result;
+}
+
+function goal(entry: Goal, all: Round[]): string {
+  const ratios = all.map((round) => entry.value(round) / entry.target(round));
+  const ratio = median(ratios);
+  const perRound = all.length > 1 ? ` (rounds: ${ratios.map((r) => `x${r.toFixed(2)}`).join(', ')})` : '';
+  const value = median(all.map(entry.value));
+  const target = median(all.map(entry.target));
+  return `${ratio >= 1 ? 'met    ' : 'not met'}  ${entry.what.padEnd(10)} ${value.toFixed(0).padStart(6)} >= ${entry.targetText} = ${target.toFixed(0)}: x${ratio.toFixed(2)}${perRound}`;
+}
+
 async function main(): Promise<void> {
   if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('no build in dist/: run npm install (or npm run build) first');
   await warnIfRecent();
+  const load = client === 'sdk' ? 'the AWS SDK' : 'SigV4-signed node:http requests';
+  console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; load: ${load} from a process of its own per object size, 4 KiB x32 concurrent, 64 MiB x4 concurrent${quick ? ' (quick run)' : ''}`);
+  console.log(`svc: ${n} fs drives, EC ${k}+${n - k}, built server; ${rounds} round${rounds === 1 ? '' : 's'}, targets in a different order each round\n`);
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-'));
   try {
-    const rawWrite = await rawWriteMbPerSecond(root, 512 * MiB);
-    const rawRead = await rawReadMbPerSecond(root, 512 * MiB);
-    const creates = await durableCreatesPerSecond(root);
-    const bare = await peerFigures('bare', root, peerCredentials, ['small-put', 'small-get', 'large-get']);
-    const peer = (await peerFigures('s3rver', join(root, 's3rver'), peerCredentials, allPhases)) as S3Figures;
-    settleDisk();
-    const peerInLoad = (await runLoad(`in-process-s3rver:${join(root, 's3rver-in-load')}`, peerCredentials, allPhases)) as S3Figures;
-    settleDisk(); // s3rver leaves its writes in the page cache; they must not be flushed during our run
-    const server = await startSvc({ entry: 'build', args: [join(root, `d{1...${drives}}`)], env: { SVC_OBS_LOGGER_LEVEL: 'warn', ...passThrough('UV_THREADPOOL_SIZE', 'SVC_CODING_THREADS') } });
-    let ours: S3Figures;
-    try {
-      ours = (await runLoad(server.url, testCredentials, allPhases, server.child.pid)) as S3Figures;
-    } finally {
-      await server.stop();
+    const all: Round[] = [];
+    for (let index = 0; index < rounds; index += 1) {
+      const round = await measureRound(root, index);
+      if (rounds > 1) printRound(round, index);
+      all.push(round);
     }
-    const k = dataShards;
-    const n = drives;
-    const load = client === 'sdk' ? 'the AWS SDK' : 'SigV4-signed node:http requests';
-    console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; load: ${load} from a process of its own, 4 KiB x32 concurrent, 64 MiB x4 concurrent${quick ? ' (quick run)' : ''}`);
-    console.log(`limits: fsync'd write ${rawWrite.toFixed(0)} MB/s, uncached read ${rawRead.toFixed(0)} MB/s, durable 4 KiB creates ${creates.toFixed(0)}/s, bare http 4 KiB PUT ${bare.smallPut!.toFixed(0)}/s, 4 KiB GET ${bare.smallGet!.toFixed(0)}/s, 64 MiB GET ${bare.largeGet!.toFixed(0)} MB/s`);
-    console.log(`svc: ${n} fs drives, EC ${k}+${n - k}, built server\n`);
-    const peers = (pick: (figures: S3Figures) => number): [string, number][] => [['s3rver', pick(peer)], ['s3rver in load process', pick(peerInLoad)]];
-    console.log(row('small PUT (4 KiB)', ours.smallPut, 'op/s', [['durable creates / N', creates / n], ['bare http', bare.smallPut!], ...peers((f) => f.smallPut)]));
-    console.log(row('small GET (4 KiB)', ours.smallGet, 'op/s', [['bare http', bare.smallGet!], ...peers((f) => f.smallGet)]));
-    console.log(row('large PUT (64 MiB)', ours.largePut, 'MB/s', [["fsync'd write x K/N", (rawWrite * k) / n], ...peers((f) => f.largePut)]));
-    console.log(row('large GET (64 MiB)', ours.largeGet, 'MB/s', [['uncached read', rawRead], ['bare http', bare.largeGet!], ...peers((f) => f.largeGet)]));
-    console.log(`\nCPU per operation (64 MiB phases: per MB), server process + load generator, and the share of the ${availableParallelism()} cores both kept busy:`);
-    const cpuTargets: [string, Partial<S3Figures>][] = [['svc', ours], ['s3rver', peer], ['s3rver in load', peerInLoad], ['bare http', bare]];
-    console.log(cpuRow('small PUT', 'smallPut', 1, cpuTargets));
-    console.log(cpuRow('small GET', 'smallGet', 1, cpuTargets));
-    console.log(cpuRow('large PUT', 'largePut', (64 * MiB) / 1e6, cpuTargets));
-    console.log(cpuRow('large GET', 'largeGet', (64 * MiB) / 1e6, cpuTargets));
-    console.log('\ngoals (s3rver: in its own process / inside the load generator\'s process):');
-    console.log(goal('small PUT', ours.smallPut, (0.7 * creates) / n, '0.70 x durable creates / N'));
-    console.log(goal('small GET', ours.smallGet, 1.5 * peer.smallGet, '1.5 x s3rver'));
-    console.log(goal('small GET', ours.smallGet, 1.5 * peerInLoad.smallGet, '1.5 x s3rver in load process'));
-    console.log(goal('large PUT', ours.largePut, (0.6 * rawWrite * k) / n, "0.60 x fsync'd write x K/N"));
-    console.log(goal('large PUT', ours.largePut, peer.largePut, 's3rver'));
-    console.log(goal('large PUT', ours.largePut, peerInLoad.largePut, 's3rver in load process'));
-    console.log(goal('large GET', ours.largeGet, peer.largeGet, 's3rver'));
-    console.log(goal('large GET', ours.largeGet, peerInLoad.largeGet, 's3rver in load process'));
-    console.log(goal('large GET', ours.largeGet, 0.5 * rawRead, '0.50 x uncached read'));
+    printSummary(all);
   } finally {
     await rm(root, { recursive: true, force: true });
     await writeFile(lastRunMarker, String(Date.now()));
@@ -302,6 +443,13 @@ function clientFromArguments(args: string[]): ClientKind {
   const given = args.find((arg) => arg.startsWith('--client='))?.slice('--client='.length) ?? 'http';
   if (given !== 'http' && given !== 'sdk') throw new Error(`--client=${given}: the load generator's client is http (the default) or sdk`);
   return given;
+}
+
+function roundsFromArguments(args: string[]): number {
+  const given = args.find((arg) => arg.startsWith('--rounds='))?.slice('--rounds='.length) ?? '3';
+  const value = Number(given);
+  if (!Number.isInteger(value) || value < 1 || value > 9) throw new Error(`--rounds=${given}: the rounds are a whole number from 1 to 9`);
+  return value;
 }
 
 function passThrough(...names: string[]): Record<string, string> {

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe.each<ClientKind>(['http', 'sdk'])('the benchmark load generator: %s client', (kind) => {
   it('stores what it PUTs (with its CRC-32 checksum) and reads every byte back', async () => {
-    const client = createLoadClient(kind, { endpoint: server.url, ...testCredentials });
+    const client = await createLoadClient(kind, { endpoint: server.url, ...testCredentials });
     const bucket = `load-${kind}`;
     try {
       await client.createBucket(bucket);
@@ -42,7 +42,7 @@ describe.each<ClientKind>(['http', 'sdk'])('the benchmark load generator: %s cli
   });
 
   it('fails, naming the S3 error, when the server refuses a request', async () => {
-    const client = createLoadClient(kind, { endpoint: server.url, accessKeyId: testCredentials.accessKeyId, secretAccessKey: 'not-the-secret' });
+    const client = await createLoadClient(kind, { endpoint: server.url, accessKeyId: testCredentials.accessKeyId, secretAccessKey: 'not-the-secret' });
     try {
       const refused = await client.put('load-refused', 'key', payloadOf(Buffer.from('x'))).then(() => undefined, (error: Error) => error);
       expect(`${refused?.name} ${refused?.message}`).toMatch(/SignatureDoesNotMatch/);

@@ -108,24 +108,31 @@ async function* streamRange(
 /**
  * Bytes [from, to) of one part, read in runs of whole blocks: one read per shard file per run.
  * The first run is one block, so the first bytes go out soon; later runs are
- * limits.readRunBytes long, and the next run is read from the drives while one is sent.
+ * limits.readRunBytes long, and limits.readRunsAhead runs are read from the drives while one is
+ * sent.
  */
 async function* streamPart(part: PartRead, from: number, to: number): AsyncGenerator<Uint8Array> {
   const blockSize = part.resolved.version.erasure!.blockSizeBytes;
   const firstBlock = Math.floor(from / blockSize);
   const lastBlock = Math.floor((to - 1) / blockSize);
   const runBlocks = Math.max(1, Math.floor(limits.readRunBytes / blockSize));
-  const runFrom = (start: number): Promise<ReadRun> => {
-    const pending = readRun(part, start, start === firstBlock ? 1 : Math.min(runBlocks, lastBlock - start + 1));
-    pending.catch(() => undefined); // observed when awaited
-    return pending;
+  const reading: Promise<ReadRun>[] = [];
+  let nextBlock = firstBlock;
+  const readAhead = (): void => {
+    while (reading.length <= limits.readRunsAhead && nextBlock <= lastBlock) {
+      const count = nextBlock === firstBlock ? 1 : Math.min(runBlocks, lastBlock - nextBlock + 1);
+      const pending = readRun(part, nextBlock, count);
+      pending.catch(() => undefined); // observed when awaited
+      reading.push(pending);
+      nextBlock += count;
+    }
   };
-  let next: Promise<ReadRun> | undefined = runFrom(firstBlock);
   try {
-    while (next) {
-      const run: ReadRun = await next;
-      const following = run.firstBlock + run.blocks.length;
-      next = following <= lastBlock ? runFrom(following) : undefined;
+    readAhead();
+    while (reading.length > 0) {
+      const run: ReadRun = await reading[0]!;
+      reading.shift();
+      readAhead();
       try {
         for (const [position, block] of run.blocks.entries()) {
           const blockStart = (run.firstBlock + position) * blockSize;
@@ -138,14 +145,16 @@ async function* streamPart(part: PartRead, from: number, to: number): AsyncGener
       }
     }
   } finally {
-    await closePart(part, next);
+    await closePart(part, reading);
   }
 }
 
-/** Waits out a run still being read (its buffers go back), then closes the part's shard files. */
-async function closePart(part: PartRead, pending: Promise<ReadRun> | undefined): Promise<void> {
-  const unsent = await pending?.catch(() => undefined);
-  for (const buffer of unsent?.buffers ?? []) readBuffers.release(buffer);
+/** Waits out the runs still being read (their buffers go back), then closes the part's shard files. */
+async function closePart(part: PartRead, reading: Promise<ReadRun>[]): Promise<void> {
+  for (const pending of reading) {
+    const unsent = await pending.catch(() => undefined);
+    for (const buffer of unsent?.buffers ?? []) readBuffers.release(buffer);
+  }
   await Promise.all([...part.readers.values()].map(async (opening) => (await opening.catch(() => undefined))?.close()));
 }
 

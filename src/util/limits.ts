@@ -44,9 +44,11 @@ export const limits = {
   /**
    * A GET reads the blocks of this many bytes of an object with one read per shard file (after
    * its first block, which is read alone so the first bytes go out soon), and reads the next
-   * run while one is sent: up to twice this much of an object is in memory per GET.
+   * runs while one is sent: up to (1 + readRunsAhead) times this much is in memory per GET.
    */
   readRunBytes: 4 * MiB,
+  /** Runs a GET reads ahead of the one it sends. */
+  readRunsAhead: 1,
   /** Aligned staging buffer of an O_DIRECT read: a run's chunk of one shard file fits in one call. */
   directReadStagingBytes: 4 * MiB + 64 * KiB,
   /** Idle O_DIRECT read staging buffers kept for reuse. */
