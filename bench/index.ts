@@ -346,17 +346,23 @@ interface Goal {
   value: Pick;
   target: Pick;
   targetText: string;
+  /**
+   * Printed for comparison, not judged: s3rver inside the load generator's process is not a
+   * server as a peer is run (its thread is the load's), and it serves GETs from the page cache
+   * its unsynced PUTs filled.
+   */
+  reference?: boolean;
 }
 
 const goals: Goal[] = [
   { what: 'small PUT', value: svcOf('smallPut'), target: (round) => (0.7 * round.creates) / n, targetText: '0.70 x durable creates / N' },
   { what: 'small GET', value: svcOf('smallGet'), target: (round) => 1.5 * s3rverOf('smallGet')(round), targetText: '1.5 x s3rver' },
-  { what: 'small GET', value: svcOf('smallGet'), target: (round) => 1.5 * s3rverInLoadOf('smallGet')(round), targetText: '1.5 x s3rver in load process' },
+  { what: 'small GET', value: svcOf('smallGet'), target: (round) => 1.5 * s3rverInLoadOf('smallGet')(round), targetText: '1.5 x s3rver in load process', reference: true },
   { what: 'large PUT', value: svcOf('largePut'), target: (round) => (0.6 * round.rawWrite * k) / n, targetText: "0.60 x fsync'd write x K/N" },
   { what: 'large PUT', value: svcOf('largePut'), target: s3rverOf('largePut'), targetText: 's3rver' },
-  { what: 'large PUT', value: svcOf('largePut'), target: s3rverInLoadOf('largePut'), targetText: 's3rver in load process' },
+  { what: 'large PUT', value: svcOf('largePut'), target: s3rverInLoadOf('largePut'), targetText: 's3rver in load process', reference: true },
   { what: 'large GET', value: svcOf('largeGet'), target: s3rverOf('largeGet'), targetText: 's3rver' },
-  { what: 'large GET', value: svcOf('largeGet'), target: s3rverInLoadOf('largeGet'), targetText: 's3rver in load process' },
+  { what: 'large GET', value: svcOf('largeGet'), target: s3rverInLoadOf('largeGet'), targetText: 's3rver in load process', reference: true },
   { what: 'large GET', value: svcOf('largeGet'), target: (round) => 0.5 * round.rawRead, targetText: '0.50 x uncached read' },
 ];
 
@@ -380,8 +386,10 @@ function printSummary(all: Round[]): void {
   for (const [what, phase, unitsPerOp] of [['small PUT', 'smallPut', 1], ['small GET', 'smallGet', 1], ['large PUT', 'largePut', (64 * MiB) / 1e6], ['large GET', 'largeGet', (64 * MiB) / 1e6]] as const) {
     console.log(cpuRow(what, phase, unitsPerOp, cpuTargets.map(([name, target]) => [name, medianFigures(all.map((round) => round.figures[target]))])));
   }
-  console.log(`\ngoals, on the median of the rounds' ratios (s3rver: in its own process / inside the load generator's process):`);
-  for (const entry of goals) console.log(goal(entry, all));
+  console.log(`\ngoals, on the median of the rounds' ratios:`);
+  for (const entry of goals.filter((candidate) => !candidate.reference)) console.log(goal(entry, all));
+  console.log(`\nfor reference (not goals): s3rver inside the load generator's process, sharing its thread`);
+  for (const entry of goals.filter((candidate) => candidate.reference)) console.log(goal(entry, all));
 }
 
 /** The median of each figure and CPU cost over rounds (a phase missing from a target stays missing). */
@@ -410,7 +418,8 @@ function goal(entry: Goal, all: Round[]): string {
   const perRound = all.length > 1 ? ` (rounds: ${ratios.map((r) => `x${r.toFixed(2)}`).join(', ')})` : '';
   const value = median(all.map(entry.value));
   const target = median(all.map(entry.target));
-  return `${ratio >= 1 ? 'met    ' : 'not met'}  ${entry.what.padEnd(10)} ${value.toFixed(0).padStart(6)} >= ${entry.targetText} = ${target.toFixed(0)}: x${ratio.toFixed(2)}${perRound}`;
+  const verdict = entry.reference ? '       ' : ratio >= 1 ? 'met    ' : 'not met';
+  return `${verdict}  ${entry.what.padEnd(10)} ${value.toFixed(0).padStart(6)} >= ${entry.targetText} = ${target.toFixed(0)}: x${ratio.toFixed(2)}${perRound}`;
 }
 
 async function main(): Promise<void> {
