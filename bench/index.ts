@@ -282,6 +282,10 @@ interface Round {
   figures: Record<Target, S3Figures>;
 }
 
+/**
+ * Measures one round in `<root>/round-<n>`. Its files stay until the run ends (about 5 GiB a
+ * round): deleting thousands of small files would slow the next target's creates.
+ */
 async function measureRound(root: string, index: number): Promise<Round> {
   const dir = join(root, `round-${index + 1}`);
   await mkdir(dir, { recursive: true });
