@@ -53,7 +53,6 @@ const dataShards = 2;
 
 type Credentials = { accessKeyId: string; secretAccessKey: string };
 const peerCredentials: Credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-const allPhases = ['small-put', 'small-get', 'large-put', 'large-get'];
 
 interface S3Figures {
   smallPut: number;
@@ -235,8 +234,9 @@ async function durableCreatesPerSecond(dir: string): Promise<number> {
   return Number(await runBenchScript('the durable-create measurement', 'creates.ts', [dir], { env: { ...process.env, UV_THREADPOOL_SIZE: '16' } }));
 }
 
-function row(what: string, value: number, unit: string, references: [string, number][]): string {
-  const refs = references.map(([name, reference]) => `${name} ${reference.toFixed(0)} (x${(value / reference).toFixed(2)})`).join('; ');
+/** One figure beside its references: `[name, reference, ratio of the figure to it]`. */
+function row(what: string, value: number, unit: string, references: [string, number, number][]): string {
+  const refs = references.map(([name, reference, ratio]) => `${name} ${reference.toFixed(0)} (x${ratio.toFixed(2)})`).join('; ');
   return `${what.padEnd(19)} ${value.toFixed(0).padStart(6)} ${unit.padEnd(5)} ${refs}`;
 }
 
@@ -372,7 +372,10 @@ const goals: Goal[] = [
 
 function printRound(round: Round, index: number): void {
   console.log(`round ${index + 1} of ${rounds}: fsync'd write ${round.rawWrite.toFixed(0)} MB/s, uncached read ${round.rawRead.toFixed(0)} MB/s, durable 4 KiB creates ${round.creates.toFixed(0)}/s`);
-  for (const line of lines) console.log(`  ${row(line.what, svcOf(line.phase)(round), line.unit, line.references.map(([name, pick]) => [name, pick(round)]))}`);
+  for (const line of lines) {
+    const value = svcOf(line.phase)(round);
+    console.log(`  ${row(line.what, value, line.unit, line.references.map(([name, pick]) => [name, pick(round), value / pick(round)]))}`);
+  }
 }
 
 /** Medians over the rounds: each figure's, and each ratio's (taken within its round). */
@@ -382,8 +385,7 @@ function printSummary(all: Round[]): void {
   console.log(`limits: fsync'd write ${of((r) => r.rawWrite).toFixed(0)} MB/s, uncached read ${of((r) => r.rawRead).toFixed(0)} MB/s, durable 4 KiB creates ${of((r) => r.creates).toFixed(0)}/s`);
   for (const line of lines) {
     const value = svcOf(line.phase);
-    const refs = line.references.map(([name, pick]) => `${name} ${of(pick).toFixed(0)} (x${of((r) => value(r) / pick(r)).toFixed(2)})`).join('; ');
-    console.log(`${line.what.padEnd(19)} ${of(value).toFixed(0).padStart(6)} ${line.unit.padEnd(5)} ${refs}`);
+    console.log(row(line.what, of(value), line.unit, line.references.map(([name, pick]) => [name, of(pick), of((r) => value(r) / pick(r))])));
   }
   console.log(`\nCPU per operation (64 MiB phases: per MB), server process + load generator, and the share of the ${availableParallelism()} cores both kept busy (medians):`);
   const cpuTargets: [string, Target][] = [['svc', 'svc'], ['s3rver', 's3rver'], ['s3rver in load', 's3rverInLoad'], ['bare http', 'bare']];

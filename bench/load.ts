@@ -93,10 +93,6 @@ class Loader {
     return done;
   }
 
-  destroy(): void {
-    this.client.destroy();
-  }
-
   private payload(size: Size): Payload {
     let payload = this.payloads.get(size);
     if (!payload) {

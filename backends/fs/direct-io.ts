@@ -17,7 +17,7 @@
  */
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { FileHandleApi, RawWriter } from '../shared/posix-drive.js';
+import type { FileHandleApi, RawReader, RawWriter } from '../shared/posix-drive.js';
 import { limits } from '../../src/util/limits.js';
 import { openDescriptor } from './fd-files.js';
 
@@ -161,12 +161,6 @@ class DirectWriter implements RawWriter {
 
 /** Reads at least this long go around the page cache; shorter ones (metadata) stay buffered. */
 export const directReadMinBytes = 64 * 1024;
-
-/** What a direct reader offers; the drive adds error mapping. */
-export interface RawReader {
-  read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
-  close(): Promise<void>;
-}
 
 /**
  * Opens `absolute` for O_DIRECT reads; undefined when the file system refuses O_DIRECT (the
