@@ -14,7 +14,9 @@ import { LockTable } from './cluster/lock-table.js';
 import { DistributedNamespaceLocker, type LockServer } from './cluster/distributed-locker.js';
 import { remoteLockServer } from './cluster/remote-lock-server.js';
 import { lockRpcPlugin } from './api/rpc/lock-rpc-plugin.js';
-import { readServerConfig, type ServerConfig } from './cluster/server-config.js';
+import { readServerConfig, type RequestTimeouts, type ServerConfig } from './cluster/server-config.js';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { limits } from './util/limits.js';
 import { startStorage, type StartedStorage } from './cluster/startup.js';
 import { describeLayout, hostFailureWarning } from './cluster/layout.js';
 import type { Endpoint } from './cluster/endpoints.js';
@@ -25,7 +27,7 @@ import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
 import { rpcKeyFor } from './util/rpc-token.js';
 import { SvcError } from './errors/index.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
-import { s3Plugin } from './api/s3/s3-plugin.js';
+import { s3ClientErrorHandler, s3Plugin } from './api/s3/s3-plugin.js';
 import { adminPlugin } from './api/admin/admin-plugin.js';
 import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
 import { startAdminServices, type AdminServices } from './admin-services.js';
@@ -75,7 +77,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     nowMs: () => Date.now(),
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
-  const s3 = await listen(config.address, async (app) => {
+  const s3 = await listen(config.address, config.requestTimeouts, async (app) => {
     await app.register(healthPlugin, { state });
     await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
     await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
@@ -89,7 +91,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       rootAccessKey: config.accessKey,
       logger: log,
     });
-    await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log });
+    await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
   });
   try {
     const localDrives = new Set<Drive>(localByPath.values());
@@ -104,7 +106,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   }
   const started = storage;
   log.info({ deploymentId: started.deploymentId, coding: coding.name, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: started.storageClass.standardParity(pool.index), rrs: started.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
-  const consoleApp = config.consoleEnabled ? await listen(config.consoleAddress, async (app) => { await app.register(consoleHealthPlugin, { state }); }) : undefined;
+  const consoleApp = config.consoleEnabled ? await listen(config.consoleAddress, config.requestTimeouts, async (app) => { await app.register(consoleHealthPlugin, { state }); }) : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
   return {
     config,
@@ -124,6 +126,24 @@ export async function startServer(args: string[], env: Record<string, string | u
       log.info({}, 'stopped cleanly');
     },
   };
+}
+
+/**
+ * The HTTP server under a listener, with the header and whole-request timeouts (a client past
+ * either gets 408 and the connection closes); the body idle timeout is the S3 plugin's.
+ */
+function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number, handler: RequestListener): Server {
+  const shortestMs = Math.min(limits.connectionCheckIntervalMs * 4, ...[timeouts.headersMs, timeouts.wholeMs].filter((ms) => ms > 0));
+  return createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.wholeMs,
+      // Timeouts are checked this often: a quarter of the shortest, so they fire within 25% late.
+      connectionsCheckingInterval: Math.max(10, Math.ceil(shortestMs / 4)),
+      keepAliveTimeout: keepAliveTimeoutMs,
+    },
+    handler,
+  );
 }
 
 function announce(config: ServerConfig, log: Logger): void {
@@ -213,8 +233,17 @@ async function openDrive(
   return wrapped;
 }
 
-async function listen(address: { host: string; port: number }, register: (app: FastifyInstance) => Promise<unknown>): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: 1024 * 1024, routerOptions: { maxParamLength: 4096 }, forceCloseConnections: false, return503OnClosing: true });
+async function listen(address: { host: string; port: number }, timeouts: RequestTimeouts, register: (app: FastifyInstance) => Promise<unknown>): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    exposeHeadRoutes: false,
+    bodyLimit: 1024 * 1024,
+    routerOptions: { maxParamLength: 4096 },
+    forceCloseConnections: false,
+    return503OnClosing: true,
+    clientErrorHandler: s3ClientErrorHandler,
+    serverFactory: (handler, options) => createHttpServer(timeouts, Number(options.keepAliveTimeout), handler),
+  });
   await register(app);
   await app.listen({ host: address.host, port: address.port });
   return app;

@@ -39,8 +39,19 @@ export interface ServerConfig {
   rebalanceMaxAttempts: number;
   /** Threads that code erasure blocks and hash bodies (SVC_CODING_THREADS); 0 codes on the event loop. */
   codingThreads: number;
+  /** S3 listener timeouts in milliseconds, 0 for none (SVC_API_*_TIMEOUT). */
+  requestTimeouts: RequestTimeouts;
   /** Lines to log at startup (legacy-name conflicts). */
   notices: string[];
+}
+
+export interface RequestTimeouts {
+  /** From a request's first byte to the end of its headers. */
+  headersMs: number;
+  /** The longest pause in a body while the server waits for it. */
+  bodyIdleMs: number;
+  /** From a request's first byte to the end of its body. */
+  wholeMs: number;
 }
 
 export const developmentAccessKey = 'svcadmin';
@@ -82,8 +93,33 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     decommissionEntryConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', 8, 64),
     rebalanceMaxAttempts: boundedInteger(values, 'SVC_REBALANCE_MAX_ATTEMPTS', 3, 100),
     codingThreads: codingThreadsOf(values.SVC_CODING_THREADS),
+    requestTimeouts: requestTimeoutsOf(values),
     notices: conflicts,
   };
+}
+
+function requestTimeoutsOf(values: Record<string, string | undefined>): RequestTimeouts {
+  const timeouts = {
+    headersMs: durationMs(values, 'SVC_API_HEADERS_TIMEOUT', limits.requestHeadersTimeoutMsDefault),
+    bodyIdleMs: durationMs(values, 'SVC_API_BODY_IDLE_TIMEOUT', limits.requestBodyIdleTimeoutMsDefault),
+    wholeMs: durationMs(values, 'SVC_API_REQUEST_TIMEOUT', limits.requestTimeoutMsDefault),
+  };
+  if (timeouts.wholeMs > 0 && (timeouts.headersMs === 0 || timeouts.headersMs > timeouts.wholeMs)) {
+    throw new SvcError('InvalidConfiguration', 'SVC_API_HEADERS_TIMEOUT must not be longer than SVC_API_REQUEST_TIMEOUT', { variable: 'SVC_API_HEADERS_TIMEOUT' });
+  }
+  return timeouts;
+}
+
+/** A duration such as `500ms`, `30s`, `5m` or `2h` (`0` for none); its default when unset or empty. */
+function durationMs(values: Record<string, string | undefined>, name: string, fallbackMs: number): number {
+  const raw = values[name]?.trim();
+  if (raw === undefined || raw === '') return fallbackMs;
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(raw);
+  if (!match || (match[2] === undefined && match[1] !== '0')) {
+    throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(raw)} is not a duration such as 500ms, 30s, 5m or 2h (0 for none)`, { variable: name });
+  }
+  const unitMs = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 'ms']!;
+  return Number(match[1]) * unitMs;
 }
 
 /** A positive whole number, its default when unset or empty, and at most `cap`. */

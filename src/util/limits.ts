@@ -26,6 +26,34 @@ export const limits = {
   maxListKeys: 1000,
   maxDeleteObjects: 1000,
   maxUserMetadataBytes: 2 * KiB,
+  /**
+   * XML request bodies. DeleteObjects (1000 keys of up to 1 KiB, escaped, with version ids) and
+   * CompleteMultipartUpload (10,000 parts with their ETags and checksums) fit in 2 MiB; bucket
+   * configuration bodies (versioning, location) in 64 KiB. Larger: MaxMessageLengthExceeded.
+   */
+  maxXmlListBodyBytes: 2 * MiB,
+  maxXmlConfigBodyBytes: 64 * KiB,
+  /** Element nesting of an XML request body (S3's own documents nest a handful deep). */
+  maxXmlDepth: 32,
+  /**
+   * Request timeouts (SVC_API_HEADERS_TIMEOUT, SVC_API_BODY_IDLE_TIMEOUT, SVC_API_REQUEST_TIMEOUT).
+   * Headers must arrive within 30 s of the connection's first byte. A body may pause for 30 s at
+   * most while the server waits for it (time spent writing to drives does not count). The whole
+   * request (headers and body) must arrive within 2 h: a 5 GiB PUT, the largest single PUT, at
+   * 1 MiB/s takes about 85 minutes; slower links should upload in parts.
+   */
+  requestHeadersTimeoutMsDefault: 30_000,
+  requestBodyIdleTimeoutMsDefault: 30_000,
+  requestTimeoutMsDefault: 2 * 3600_000,
+  /** How often the listener looks for connections past their header or request timeout (at most). */
+  connectionCheckIntervalMs: 5_000,
+  /**
+   * An error answered before the body was read to its end: up to this much more of the body is
+   * read and dropped (in at most this long) so a client that sends its whole body before reading
+   * still gets the answer; beyond, the connection is closed.
+   */
+  errorBodyDrainBytes: 8 * MiB,
+  errorBodyDrainMs: 10_000,
   /** Clock skew allowed on signed requests. */
   maxRequestSkewMs: 15 * 60 * 1000,
   maxPresignExpirySeconds: 7 * 24 * 3600,

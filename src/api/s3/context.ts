@@ -2,6 +2,7 @@
 import type { Readable } from 'node:stream';
 import type { ObjectLayer } from '../../object/index.js';
 import type { AuthResult } from './auth/sigv4.js';
+import { SvcError } from '../../errors/index.js';
 
 export interface S3Request {
   method: string;
@@ -44,12 +45,13 @@ export function headerValue(headers: Record<string, string | string[] | undefine
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** Reads a whole (small) body: one longer than `limitBytes` is refused with MaxMessageLengthExceeded. */
 export async function readAll(body: AsyncIterable<Uint8Array>, limitBytes: number): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   let total = 0;
   for await (const part of body) {
     total += part.length;
-    if (total > limitBytes) throw new Error('body too large');
+    if (total > limitBytes) throw new SvcError('MaxMessageLengthExceeded', `Your request was too big: the body may hold ${limitBytes} bytes at most.`);
     parts.push(part);
   }
   return new Uint8Array(Buffer.concat(parts));

@@ -3,13 +3,16 @@
  * S3 XML bodies with AWS status codes; every response carries x-amz-request-id.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
 import { decodeAwsChunked } from './auth/chunked.js';
 import { routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
-import { requestLine } from '../request-line.js';
+import { RequestBody } from './request-body.js';
+import { limits } from '../../util/limits.js';
+import { nextRequestId, requestLine } from '../request-line.js';
 import { headerValue, isChunkStream, type ChunkStream, type S3Context, type S3Request, type S3Response } from './context.js';
 import * as buckets from './handlers/buckets.js';
 import * as objects from './handlers/objects.js';
@@ -24,6 +27,8 @@ export interface S3PluginOptions {
   reservedPrefixes: string[];
   virtualHostSuffixes?: string[];
   logger?: { warn(fields: Record<string, unknown>, message: string): void; error(fields: Record<string, unknown>, message: string): void };
+  /** A body that sends nothing for this long is answered RequestTimeout (0: no limit). */
+  bodyIdleTimeoutMs?: number;
 }
 
 export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): Promise<void> {
@@ -37,19 +42,39 @@ export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): 
   });
 }
 
+/**
+ * The listener's answer to a connection the HTTP parser gave up on: past the header or
+ * whole-request timeout (400 RequestTimeout, as S3 answers a stalled client), headers too large
+ * or not HTTP at all (400 InvalidRequest). In S3's XML, then the connection closes.
+ */
+export function s3ClientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const message = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !message?.headersSent) {
+    const known =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new SvcError('RequestTimeout')
+        : new SvcError('InvalidRequest', error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.');
+    const body = errorXml(known.code, known.message, '', nextRequestId());
+    socket.write(`HTTP/1.1 ${known.httpStatus} Bad Request\r\nContent-Type: application/xml\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
+}
+
 async function handle(options: S3PluginOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { requestId, rawPath, rawQuery } = requestLine(request);
   reply.header('x-amz-request-id', requestId);
   reply.header('server', 'svc');
+  const requestBody = new RequestBody(request.raw, options.bodyIdleTimeoutMs ?? limits.requestBodyIdleTimeoutMsDefault);
   try {
     const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const query = new URLSearchParams(rawQuery);
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
-    let body: AsyncIterable<Uint8Array> = request.raw;
+    let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
     if (auth.payload.kind.startsWith('streaming')) {
       const decodedLength = headerValue(request.headers, 'x-amz-decoded-content-length');
-      const chunked = decodeAwsChunked(request.raw, auth, decodedLength === undefined ? undefined : Number(decodedLength));
+      const chunked = decodeAwsChunked(requestBody, auth, decodedLength === undefined ? undefined : Number(decodedLength));
       body = chunked.body;
       trailers = chunked.trailers;
     }
@@ -57,7 +82,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const response = await dispatch(options.context, s3Request, endpoint);
     await send(reply, response, request.method === 'HEAD');
   } catch (error) {
-    await sendError(options, reply, error, rawPath, requestId, request.method === 'HEAD');
+    await sendError(options, reply, error, { resource: rawPath, requestId, head: request.method === 'HEAD', body: requestBody });
   }
 }
 
@@ -143,7 +168,18 @@ function drained(raw: ServerResponse): Promise<void> {
   });
 }
 
-async function sendError(options: S3PluginOptions, reply: FastifyReply, error: unknown, resource: string, requestId: string, head: boolean): Promise<void> {
+interface FailedRequest {
+  resource: string;
+  requestId: string;
+  head: boolean;
+  body: RequestBody;
+}
+
+async function sendError(options: S3PluginOptions, reply: FastifyReply, error: unknown, { resource, requestId, head, body }: FailedRequest): Promise<void> {
+  // An answer given before the body was read to its end: what is left of it is read (a bounded
+  // amount, so a client that sends its whole body before reading still gets the answer), and
+  // the connection closes unless the body ended.
+  if (!body.complete && !(await body.drain({ maxBytes: limits.errorBodyDrainBytes, maxMs: limits.errorBodyDrainMs }))) reply.header('connection', 'close');
   const known = isSvcError(error) ? error : undefined;
   if (!known) options.logger?.error({ error: String(error), stack: (error as Error)?.stack }, 'unexpected error in an S3 request');
   const code = known?.code ?? 'InternalError';
@@ -156,5 +192,6 @@ async function sendError(options: S3PluginOptions, reply: FastifyReply, error: u
     return;
   }
   reply.header('content-type', 'application/xml');
-  await reply.send(errorXml(code, known?.message ?? 'We encountered an internal error, please try again.', resource, requestId));
+  const fields = (known?.details.errorFields ?? {}) as Record<string, string>;
+  await reply.send(errorXml(code, known?.message ?? 'We encountered an internal error, please try again.', resource, requestId, fields));
 }

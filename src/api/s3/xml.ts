@@ -1,9 +1,9 @@
 /** S3 XML: responses with the S3 namespace, and safe parsing of request bodies. */
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
 import { SvcError } from '../../errors/index.js';
+import { limits } from '../../util/limits.js';
 
 const namespace = 'http://s3.amazonaws.com/doc/2006-03-01/';
-const maxXmlBodyBytes = 1024 * 1024;
 
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', suppressEmptyNode: false, processEntities: true });
 
@@ -15,14 +15,53 @@ export function errorXml(code: string, message: string, resource: string, reques
   return `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build({ Error: { Code: code, Message: message, Resource: resource, RequestId: requestId, ...extra } }) as string}`;
 }
 
-/** Parses a request body, refusing DOCTYPEs/entities and anything not well-formed (MalformedXML). */
+/**
+ * Parses a request body, refusing DOCTYPEs/entities, elements nested deeper than
+ * `limits.maxXmlDepth` and anything not well-formed (MalformedXML). Whatever the parser throws
+ * on hostile input is the client's error, never an internal one.
+ */
 export function parseXmlBody(bytes: Uint8Array, arrays: string[] = []): Record<string, unknown> {
-  if (bytes.length > maxXmlBodyBytes) throw new SvcError('MalformedXML', 'the XML body is too large');
+  if (bytes.length > limits.maxXmlListBodyBytes) throw new SvcError('MaxMessageLengthExceeded', `Your request was too big: the body may hold ${limits.maxXmlListBodyBytes} bytes at most.`);
   const text = Buffer.from(bytes).toString('utf8');
   if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new SvcError('MalformedXML', 'DOCTYPE and entity declarations are not accepted');
-  if (text.trim() === '' || XMLValidator.validate(text) !== true) throw new SvcError('MalformedXML');
-  const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, removeNSPrefix: true, isArray: (name) => arrays.includes(name), processEntities: true });
-  return parser.parse(text) as Record<string, unknown>;
+  if (text.trim() === '') throw new SvcError('MalformedXML');
+  if (nestingDepth(text) > limits.maxXmlDepth) throw new SvcError('MalformedXML', `The XML nests elements deeper than ${limits.maxXmlDepth} levels.`);
+  try {
+    if (XMLValidator.validate(text) !== true) throw new SvcError('MalformedXML');
+    const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, removeNSPrefix: true, isArray: (name) => arrays.includes(name), processEntities: true });
+    return parser.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof SvcError) throw error;
+    throw new SvcError('MalformedXML', undefined, {}, { cause: error });
+  }
 }
 
-export const xmlLimits = { maxXmlBodyBytes };
+/**
+ * The deepest element nesting of a document, counted without building it (so a hostile depth
+ * costs one pass and no stack). Comments, CDATA sections and processing instructions are
+ * skipped; a document that is not well-formed gets some number, and the validator refuses it.
+ */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let at = text.indexOf('<'); at >= 0; at = text.indexOf('<', at + 1)) {
+    const next = text[at + 1];
+    if (text.startsWith('<!--', at)) at = skipPast(text, at, '-->');
+    else if (text.startsWith('<![CDATA[', at)) at = skipPast(text, at, ']]>');
+    else if (next === '?' || next === '!') at = skipPast(text, at, '>');
+    else if (next === '/') depth -= 1;
+    else {
+      const end = skipPast(text, at, '>');
+      if (text[end - 1] !== '/') deepest = Math.max(deepest, (depth += 1));
+      at = end;
+    }
+  }
+  return deepest;
+}
+
+function skipPast(text: string, from: number, marker: string): number {
+  const found = text.indexOf(marker, from);
+  return found < 0 ? text.length : found + marker.length - 1;
+}
+
+export const xmlLimits = { maxXmlBodyBytes: limits.maxXmlListBodyBytes, maxXmlConfigBodyBytes: limits.maxXmlConfigBodyBytes };

@@ -61,6 +61,7 @@ function verifyHeader(request: SignedRequest, authorization: string, store: Cred
   checkSkew(amzDate, nowMs);
   const signedHeaders = signedHeadersText.split(';');
   if (!signedHeaders.includes('host')) throw new SvcError('AccessDenied', 'SignedHeaders must include host.');
+  refuseUnsignedHeaders(request, signedHeaders);
   const payloadHash = header(request, 'x-amz-content-sha256');
   if (!payloadHash) throw new SvcError('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
   const payload = payloadModeOf(payloadHash);
@@ -85,12 +86,27 @@ function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: 
   if (nowMs > signedAtMs + expires * 1000) throw new SvcError('AccessDenied', 'Request has expired');
   const signedHeaders = (query.get('X-Amz-SignedHeaders') ?? '').split(';');
   if (!signedHeaders.includes('host')) throw new SvcError('AccessDenied', 'X-Amz-SignedHeaders must include host.');
+  refuseUnsignedHeaders(request, signedHeaders);
   const signature = query.get('X-Amz-Signature') ?? '';
   const payloadHash = query.get('X-Amz-Content-Sha256') ?? query.get('x-amz-content-sha256') ?? header(request, 'x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD';
   const canonical = canonicalRequest(request, canonicalQuery(request.rawQuery, 'X-Amz-Signature'), signedHeaders, payloadHash);
   const signingKey = deriveSigningKey(secret, scope.date, scope.region, scope.service);
   checkSignature(signingKey, stringToSign(amzDate, scope.text, canonical), signature);
   return { accessKeyId: scope.accessKeyId, region: scope.region, scope: scope.text, amzDate, signingKey, seedSignature: signature, payload: payloadModeOf(payloadHash) };
+}
+
+/**
+ * Headers the signature does not cover are not acted on: a request carrying an `x-amz-*` header
+ * outside the signed list is refused, as AWS refuses it (whoever holds a presigned PUT URL must
+ * not be able to add `x-amz-copy-source`, metadata, tagging or a storage class). The one
+ * exception is `x-amz-content-sha256`: with header signing its value is part of the canonical
+ * request anyway, and on a presigned request it can only ask for the body to be checked.
+ * Parameters of a presigned URL's query are covered by its signature (the whole query is signed).
+ */
+function refuseUnsignedHeaders(request: SignedRequest, signedHeaders: string[]): void {
+  const unsigned = Object.keys(request.headers).filter((name) => name.startsWith('x-amz-') && name !== 'x-amz-content-sha256' && !signedHeaders.includes(name));
+  if (unsigned.length === 0) return;
+  throw new SvcError('AccessDenied', 'There were headers present in the request which were not signed', { errorFields: { HeadersNotSigned: unsigned.sort().join(', ') } });
 }
 
 interface Scope {

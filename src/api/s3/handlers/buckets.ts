@@ -1,7 +1,7 @@
 /** Bucket operations. */
 import { SvcError } from '../../../errors/index.js';
 import { isValidBucketName } from '../router.js';
-import { parseXmlBody, toXml } from '../xml.js';
+import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 
 const ok = (headers: Record<string, string> = {}): S3Response => ({ status: 200, headers });
@@ -18,7 +18,7 @@ export async function listBuckets(context: S3Context, request: S3Request): Promi
 
 export async function createBucket(context: S3Context, request: S3Request, bucket: string): Promise<S3Response> {
   if (!isValidBucketName(bucket)) throw new SvcError('InvalidBucketName', undefined, { bucket });
-  const body = await readAll(request.body, 64 * 1024);
+  const body = await readAll(request.body, xmlLimits.maxXmlConfigBodyBytes);
   if (body.length > 0) {
     const parsed = parseXmlBody(body);
     const location = (parsed.CreateBucketConfiguration as Record<string, unknown> | undefined)?.LocationConstraint;
@@ -53,7 +53,7 @@ export async function getBucketVersioning(context: S3Context, _request: S3Reques
 
 export async function putBucketVersioning(context: S3Context, request: S3Request, bucket: string): Promise<S3Response> {
   await context.objects.requireBucket(bucket);
-  const parsed = parseXmlBody(await readAll(request.body, 64 * 1024));
+  const parsed = parseXmlBody(await readAll(request.body, xmlLimits.maxXmlConfigBodyBytes));
   const status = (parsed.VersioningConfiguration as Record<string, unknown> | undefined)?.Status;
   if (status !== 'Enabled' && status !== 'Suspended') throw new SvcError('MalformedXML', 'VersioningConfiguration Status must be Enabled or Suspended');
   await context.objects.setBucketVersioning(bucket, status === 'Enabled' ? 'enabled' : 'suspended');

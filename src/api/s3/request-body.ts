@@ -1,0 +1,87 @@
+/**
+ * A request body as the S3 handlers read it: the socket's bytes with an idle timeout (a client
+ * that stops sending mid-body is answered RequestTimeout instead of holding the connection), and
+ * a bounded drain for answers given before the body was read to its end.
+ */
+import type { IncomingMessage } from 'node:http';
+import { SvcError } from '../../errors/index.js';
+
+export interface DrainBounds {
+  maxBytes: number;
+  maxMs: number;
+}
+
+export class RequestBody implements AsyncIterable<Uint8Array> {
+  private iterator: AsyncIterator<Uint8Array> | undefined;
+  /** Set once the client let the idle timeout pass: the body will not come. */
+  private stalled = false;
+
+  constructor(
+    private readonly raw: IncomingMessage,
+    private readonly idleTimeoutMs: number,
+  ) {}
+
+  /** The whole body has arrived (read or not). */
+  get complete(): boolean {
+    return this.raw.complete;
+  }
+
+  get timedOut(): boolean {
+    return this.stalled;
+  }
+
+  /**
+   * Iterating does not hand the socket's stream to the consumer: a consumer that stops early
+   * (an error, a limit) leaves the rest of the body here for `drain`, instead of destroying the
+   * connection before the answer is written.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    return {
+      next: () => this.next(),
+      return: async () => ({ done: true, value: undefined }),
+    };
+  }
+
+  private async next(): Promise<IteratorResult<Uint8Array>> {
+    this.iterator ??= this.raw[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+    if (this.stalled) throw timeoutError();
+    const step = this.iterator.next();
+    if (this.idleTimeoutMs <= 0) return step;
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.stalled = true;
+        reject(timeoutError());
+      }, this.idleTimeoutMs);
+    });
+    try {
+      return await Promise.race([step, idle]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Reads and drops what is left of the body, up to the bounds; true if it reached its end (the
+   * connection may then close without the client losing the answer to a reset).
+   */
+  async drain(bounds: DrainBounds): Promise<boolean> {
+    if (this.complete) return true;
+    const deadline = Date.now() + bounds.maxMs;
+    let dropped = 0;
+    try {
+      while (!this.stalled && dropped <= bounds.maxBytes && Date.now() < deadline) {
+        const step = await this.next();
+        if (step.done) return true;
+        dropped += step.value.length;
+      }
+    } catch {
+      // A stalled or broken body: nothing more to drain.
+    }
+    return false;
+  }
+}
+
+function timeoutError(): SvcError {
+  return new SvcError('RequestTimeout');
+}
