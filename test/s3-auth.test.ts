@@ -64,6 +64,43 @@ describe('SigV4 verification', () => {
   });
 });
 
+describe('headers outside the signature', () => {
+  const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { accessKeyId, secretAccessKey }, sha256: Sha256, uriEscapePath: false });
+  const lower = (headers: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+  const notSigned = (action: () => unknown): string | undefined => {
+    try {
+      action();
+      return undefined;
+    } catch (error) {
+      return isSvcError(error, 'AccessDenied') ? String(error.details.errorFields && (error.details.errorFields as Record<string, string>).HeadersNotSigned) : String(error);
+    }
+  };
+
+  it('refuses any x-amz-* header the Authorization header does not sign, and names it', async () => {
+    const now = new Date();
+    const signed = await signer.sign({ method: 'PUT', protocol: 'http:', hostname: 'localhost', port: 9000, path: '/b/k', query: {}, headers: { host: 'localhost:9000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'x-amz-meta-signed': 'yes' } }, { signingDate: now });
+    const request: SignedRequest = { method: 'PUT', rawPath: '/b/k', rawQuery: '', headers: lower(signed.headers as Record<string, string>) };
+    expect(verifyRequest(request, store, now.getTime()).accessKeyId).toBe(accessKeyId);
+    for (const name of ['x-amz-copy-source', 'x-amz-meta-other', 'x-amz-storage-class', 'x-amz-tagging', 'x-amz-acl', 'x-amz-decoded-content-length']) {
+      expect(notSigned(() => verifyRequest({ ...request, headers: { ...request.headers, [name]: 'v' } }, store, now.getTime()))).toBe(name);
+    }
+    expect(notSigned(() => verifyRequest({ ...request, headers: { ...request.headers, 'x-amz-acl': 'a', 'x-amz-tagging': 't' } }, store, now.getTime()))).toBe('x-amz-acl, x-amz-tagging');
+    // Headers that are not x-amz-* may go unsigned, as with AWS.
+    expect(verifyRequest({ ...request, headers: { ...request.headers, 'user-agent': 'any', 'content-type': 'text/plain' } }, store, now.getTime()).accessKeyId).toBe(accessKeyId);
+  });
+
+  it('on a presigned URL, x-amz-* headers must be signed too; its query parameters are', async () => {
+    const now = new Date();
+    const presigned = await signer.presign({ method: 'PUT', protocol: 'http:', hostname: 'localhost', port: 9000, path: '/b/k', query: {}, headers: { host: 'localhost:9000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'x-amz-meta-hoisted': 'yes' } }, { signingDate: now, expiresIn: 60 });
+    const rawQuery = new URLSearchParams(presigned.query as Record<string, string>).toString();
+    expect(rawQuery).toMatch(/x-amz-meta-hoisted=yes/i);
+    const request: SignedRequest = { method: 'PUT', rawPath: '/b/k', rawQuery, headers: { host: 'localhost:9000' } };
+    expect(verifyRequest(request, store, now.getTime()).payload).toEqual({ kind: 'unsigned' });
+    expect(notSigned(() => verifyRequest({ ...request, headers: { ...request.headers, 'x-amz-copy-source': '/other/key' } }, store, now.getTime()))).toBe('x-amz-copy-source');
+    expect(verifyRequest({ ...request, headers: { ...request.headers, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } }, store, now.getTime()).payload).toEqual({ kind: 'unsigned' });
+  });
+});
+
 /** Builds an aws-chunked body the way a signing client does. */
 function chunkedBody(payload: Buffer, chunkBytes: number, auth: AuthResult | undefined, trailer?: { name: string; value: string }): Buffer {
   const parts: Buffer[] = [];
