@@ -104,7 +104,7 @@ function requestTimeoutsOf(values: Record<string, string | undefined>): RequestT
     bodyIdleMs: durationMs(values, 'SVC_API_BODY_IDLE_TIMEOUT', limits.requestBodyIdleTimeoutMsDefault),
     wholeMs: durationMs(values, 'SVC_API_REQUEST_TIMEOUT', limits.requestTimeoutMsDefault),
   };
-  if (timeouts.wholeMs > 0 && (timeouts.headersMs === 0 || timeouts.headersMs > timeouts.wholeMs)) {
+  if (timeouts.wholeMs > 0 && timeouts.headersMs > timeouts.wholeMs) {
     throw new SvcError('InvalidConfiguration', 'SVC_API_HEADERS_TIMEOUT must not be longer than SVC_API_REQUEST_TIMEOUT', { variable: 'SVC_API_HEADERS_TIMEOUT' });
   }
   return timeouts;
