@@ -130,7 +130,8 @@ export async function startServer(args: string[], env: Record<string, string | u
 
 /**
  * The HTTP server under a listener, with the header and whole-request timeouts (a client past
- * either gets 408 and the connection closes); the body idle timeout is the S3 plugin's.
+ * either gets 400 RequestTimeout from `s3ClientErrorHandler` and the connection closes); the body
+ * idle timeout is the S3 plugin's, which knows when it is waiting for the client.
  */
 function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number, handler: RequestListener): Server {
   const shortestMs = Math.min(limits.connectionCheckIntervalMs * 4, ...[timeouts.headersMs, timeouts.wholeMs].filter((ms) => ms > 0));
