@@ -112,6 +112,7 @@ describe('layout rules', () => {
     expect(ruleOf(() => planLayout(['/a{1...4}', '/b']))).toBe('multi-pool-needs-ellipsis');
     expect(ruleOf(() => planLayout(['/d{3...3}']))).toBe('min-two-drives');
     expect(ruleOf(() => planLayout(['/a{1...4}', '/b{1...1}']))).toBe('single-drive-in-multi-pool');
+    expect(ruleOf(() => planLayout(['http://127.0.0.1:9602/path']))).toBe('single-drive-needs-local-path');
     expect(ruleOf(() => planLayout(['/a{1...4}', '/a{4...5}']))).toBe('duplicate-endpoint');
     expect(ruleOf(() => planLayout(['/a/{1...2}', '/a/{x...y}', '/a/{1...2}']))).toBe('duplicate-endpoint');
     expect(ruleOf(() => planLayout(['/a{1...17}']))).toBe('no-valid-set-width');

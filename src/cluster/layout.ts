@@ -36,7 +36,8 @@ export type LayoutRule =
   | 'duplicate-endpoint'
   | 'no-valid-set-width'
   | 'set-drive-count-invalid'
-  | 'mixed-endpoint-kinds';
+  | 'mixed-endpoint-kinds'
+  | 'single-drive-needs-local-path';
 
 export function layoutError(rule: LayoutRule, message: string, argument?: string): SvcError {
   return new SvcError('InvalidLayout', `${message} [rule: ${rule}]`, { rule, ...(argument !== undefined ? { argument } : {}) });
@@ -51,6 +52,9 @@ export function planLayout(args: string[], options: { setDriveCount?: number } =
   const expanded = args.map((argument) => ({ argument, endpoints: expandEllipsis(argument).map((raw) => parseEndpoint(raw, argument)) }));
   checkDuplicates(expanded);
   const singleDrive = args.length === 1 && !hasEllipsis(args[0]!) && expanded[0]!.endpoints.length === 1;
+  if (singleDrive && expanded[0]!.endpoints[0]!.kind !== 'local') {
+    throw layoutError('single-drive-needs-local-path', `'${args[0]}' is a single remote endpoint; a single local path is the only single-drive layout`, args[0]);
+  }
   for (const { argument, endpoints } of expanded) {
     checkKinds(argument, endpoints);
     if (singleDrive || endpoints.length >= 2) continue;
