@@ -78,9 +78,9 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     ...(values.SVC_DRIVE_ROOT ? { driveRoot: values.SVC_DRIVE_ROOT } : {}),
     faultInjection: values.SVC_FAULT_INJECTION === 'on',
     domains: (values.SVC_DOMAIN ?? '').split(',').map((domain) => domain.trim().toLowerCase()).filter((domain) => domain !== ''),
-    decommissionBucketConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_BUCKET_CONCURRENCY', 4, 4),
-    decommissionEntryConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', 8, 64),
-    rebalanceMaxAttempts: boundedInteger(values, 'SVC_REBALANCE_MAX_ATTEMPTS', 3, 100),
+    decommissionBucketConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_BUCKET_CONCURRENCY', limits.decommissionBucketConcurrencyDefault, limits.decommissionBucketConcurrencyDefault),
+    decommissionEntryConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', limits.decommissionEntryConcurrencyDefault, limits.decommissionEntryConcurrencyHardCap),
+    rebalanceMaxAttempts: boundedInteger(values, 'SVC_REBALANCE_MAX_ATTEMPTS', limits.rebalanceMaxAttemptsDefault, 100),
     codingThreads: codingThreadsOf(values.SVC_CODING_THREADS),
     notices: conflicts,
   };
