@@ -20,6 +20,7 @@ import { limits } from './util/limits.js';
 import { startStorage, type StartedStorage } from './cluster/startup.js';
 import { describeLayout, hostFailureWarning } from './cluster/layout.js';
 import type { Endpoint } from './cluster/endpoints.js';
+import type { ResolvedStorageClass } from './cluster/storage-class-config.js';
 import { ownEndpointTest, type OwnEndpointTest } from './cluster/own-endpoints.js';
 import { staticCredentials } from './api/s3/auth/sigv4.js';
 import type { S3Context } from './api/s3/context.js';
@@ -105,6 +106,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     throw error;
   }
   const started = storage;
+  warnAboutRedundancy(config, started.storageClass, log);
   log.info({ deploymentId: started.deploymentId, coding: coding.name, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: started.storageClass.standardParity(pool.index), rrs: started.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
   const consoleApp = config.consoleEnabled ? await listen(config.consoleAddress, config.requestTimeouts, async (app) => { await app.register(consoleHealthPlugin, { state }); }) : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
@@ -149,12 +151,21 @@ function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number,
 
 function announce(config: ServerConfig, log: Logger): void {
   for (const notice of config.notices) log.warn({ conflict: notice }, 'both a SVC_ and a legacy variable are set; the SVC_ value is used');
-  for (const warning of config.storageClass.warnings) log.warn({}, warning);
   if (config.credentialsFromDefault) log.warn({ accessKey: config.accessKey, secretKey: config.secretKey }, `SVC_ACCESS_KEY/SVC_SECRET_KEY are not set: using the development credentials ${config.accessKey} / ${config.secretKey}; set your own before storing real data`);
-  for (const pool of config.layout.pools) {
-    if (hostFailureWarning(pool)) log.warn({ pool: pool.index, warning: 'host_failure_data_unavailable' }, `host_failure_data_unavailable: every drive of pool ${pool.index} is on one host; losing that host makes the pool's data unavailable`);
-  }
   log.info({ layout: describeLayout(config.layout, []) }, 'layout');
+}
+
+/**
+ * Warnings that depend on the storage classes in force (the environment over the persisted
+ * configuration): zero automatic parity, an inline block above 128 KiB, and for every multi-drive
+ * pool how many hosts it may lose.
+ */
+function warnAboutRedundancy(config: ServerConfig, storageClass: ResolvedStorageClass, log: Logger): void {
+  for (const warning of storageClass.warnings) log.warn({}, warning);
+  for (const pool of config.layout.pools) {
+    const warning = hostFailureWarning(pool, { standard: storageClass.standardParity(pool.index), rrs: storageClass.rrsParity(pool.index) });
+    if (warning) log.warn({ pool: pool.index, warning: 'host_failure_data_unavailable', hosts: warning.hosts, hostsMayLose: warning.hostsMayLose }, warning.message);
+  }
 }
 
 /**

@@ -112,6 +112,7 @@ describe('layout rules', () => {
     expect(ruleOf(() => planLayout(['/a{1...4}', '/b']))).toBe('multi-pool-needs-ellipsis');
     expect(ruleOf(() => planLayout(['/d{3...3}']))).toBe('min-two-drives');
     expect(ruleOf(() => planLayout(['/a{1...4}', '/b{1...1}']))).toBe('single-drive-in-multi-pool');
+    expect(ruleOf(() => planLayout(['http://127.0.0.1:9602/path']))).toBe('single-drive-needs-local-path');
     expect(ruleOf(() => planLayout(['/a{1...4}', '/a{4...5}']))).toBe('duplicate-endpoint');
     expect(ruleOf(() => planLayout(['/a/{1...2}', '/a/{x...y}', '/a/{1...2}']))).toBe('duplicate-endpoint');
     expect(ruleOf(() => planLayout(['/a{1...17}']))).toBe('no-valid-set-width');
@@ -131,8 +132,14 @@ describe('layout rules', () => {
     expect(single.singleDrive && single.legacy).toBe(true);
     expect(single.pools[0]!.setDriveCount).toBe(1);
     const local = planLayout(['/d{1...4}']);
-    expect(hostFailureWarning(local.pools[0]!)).toBe(true);
-    expect(hostFailureWarning(planLayout(['http://n{1...4}:9000/d{1...4}']).pools[0]!)).toBe(false);
+    const mayLose = (args: string, parity: number) => hostFailureWarning(planLayout([args]).pools[0]!, { standard: parity, rrs: 0 })?.hostsMayLose.standard;
+    expect(hostFailureWarning(local.pools[0]!, { standard: 2, rrs: 1 })).toMatchObject({ hosts: 1, hostsMayLose: { standard: 0, rrs: 0 } });
+    expect(hostFailureWarning(local.pools[0]!, { standard: 2, rrs: 1 })!.message).toContain('host_failure_data_unavailable: pool 0 spans 1 host(s); hosts it may lose and keep data readable: none for STANDARD EC:2');
+    expect(mayLose('http://n{1...4}:9000/d{1...4}', 4)).toBe(1);
+    expect(mayLose('http://n{1...4}:9000/d{1...4}', 3)).toBe(0);
+    expect(mayLose('http://n{1...8}:9000/d{1...2}', 4)).toBe(2);
+    expect(mayLose('http://n{1...4}:9000/d{1...2}', 0)).toBe(0);
+    expect(hostFailureWarning(single.pools[0]!, { standard: 0, rrs: 0 })).toBeUndefined();
     expect(describeLayout(local, [{ standard: 2, rrs: 1 }])).toContain('4 drive(s) in 1 set(s) of 4');
   });
 });

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { repoRoot, s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
+import { freePort, repoRoot, s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { limits } from '../src/util/limits.js';
 import { decodeFormatJson } from '../src/format/format-json.js';
 
@@ -29,8 +29,8 @@ async function start(args: string[], env: Record<string, string> = {}): Promise<
 }
 
 /** Runs a server that is expected to refuse to start; returns its exit code and output. */
-async function refused(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; logs: string }> {
-  const server = await startSvc({ args, env, waitReady: false });
+async function refused(args: string[], env: Record<string, string> = {}, port?: number): Promise<{ code: number | null; logs: string }> {
+  const server = await startSvc({ args, env, waitReady: false, ...(port !== undefined ? { port } : {}) });
   running.push(server);
   const code = await Promise.race([server.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 20_000))]);
   expect(code, server.logs()).not.toBe('timeout');
@@ -141,6 +141,15 @@ describe('svc server launch and restart', () => {
       expect(result.logs).toContain(rule);
       expect(await readdir(root)).toEqual([]);
     }
+  });
+
+  it('refuses a single remote endpoint: a single local path is the only single-drive layout', async () => {
+    const port = await freePort();
+    const result = await refused([`http://127.0.0.1:${port}${join(root, 'remote')}`], {}, port);
+    expect(result.code).not.toBe(0);
+    expect(result.logs).toContain('InvalidLayout');
+    expect(result.logs).toContain('single-drive-needs-local-path');
+    expect(await readdir(root)).toEqual([]);
   });
 
   it('logs an unclean last shutdown after SIGKILL, and a clean one after SIGTERM', async () => {

@@ -4,6 +4,7 @@ import { parseByteSize } from '../src/util/sizes.js';
 import { createPrng } from '../src/util/prng.js';
 import { isSvcError } from '../src/errors/index.js';
 import { nextRequestId } from '../src/api/request-line.js';
+import { Limiter } from '../src/util/concurrency.js';
 
 describe('parseByteSize', () => {
   it('parses binary and decimal units', () => {
@@ -37,5 +38,26 @@ describe('nextRequestId', () => {
     for (const id of ids) expect(id).toMatch(/^[0-9A-F]{16}$/);
     expect(new Set(ids).size).toBe(ids.length);
     expect(new Set(ids.map((id) => id.slice(0, 8))).size).toBe(1);
+  });
+});
+
+describe('Limiter', () => {
+  it('keeps at most its limit of tasks in flight across callers, runs every task, and passes failures through', async () => {
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 5 }), fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 30 }), async (limit, delaysMs) => {
+      const limiter = new Limiter(limit);
+      let running = 0;
+      let peak = 0;
+      const results = await Promise.allSettled(delaysMs.map((delayMs, index) => limiter.run(async () => {
+        running += 1;
+        peak = Math.max(peak, running);
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        running -= 1;
+        if (index % 7 === 6) throw new Error(`task ${index}`);
+        return index;
+      })));
+      expect(peak).toBeLessThanOrEqual(limit);
+      expect(running).toBe(0);
+      results.forEach((result, index) => expect(result.status).toBe(index % 7 === 6 ? 'rejected' : 'fulfilled'));
+    }), { numRuns: 30 });
   });
 });

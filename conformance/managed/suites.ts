@@ -150,6 +150,7 @@ export const layoutCheck: Check = {
         { name: 'set width that does not divide the pool', args: [join(root, 'd/d{1...8}')], env: { SVC_ERASURE_SET_DRIVE_COUNT: '3' }, paths: [join(root, 'd')] },
         { name: 'parity above N/2', args: [join(root, 'e/d{1...8}')], env: { SVC_STORAGE_CLASS_STANDARD: 'EC:5' }, paths: [join(root, 'e')] },
         { name: 'malformed storage class', args: [join(root, 'f/d{1...4}')], env: { SVC_STORAGE_CLASS_RRS: 'EC:one' }, paths: [join(root, 'f')] },
+        { name: 'a single remote endpoint (only a single local path is a single-drive layout)', args: [`http://127.0.0.1:9${join(root, 'g')}`], paths: [join(root, 'g')] },
       ];
       for (const testCase of cases) {
         const process = await startSvc({ args: testCase.args, waitReady: false, env: { SVC_CONSOLE_ENABLE: 'false', ...testCase.env } });

@@ -88,7 +88,7 @@ export class Target {
   }
 
   /** A SigV4-signed admin request (or unsigned with `unsigned`). */
-  async admin(method: 'GET' | 'POST', path: string, rawQuery = '', options: { body?: string; unsigned?: boolean } = {}): Promise<AdminAnswer> {
+  async admin(method: 'GET' | 'POST', path: string, rawQuery = '', options: { body?: string; unsigned?: boolean; bareQuestionMark?: boolean } = {}): Promise<AdminAnswer> {
     const answer = await sendSigned({ endpoint: this.options.endpoint, accessKey: this.options.accessKey, secretKey: this.options.secretKey, method, path, rawQuery, timeoutMs: 30_000, ...options });
     return { status: answer.status, body: jsonOrRaw(answer.text) };
   }

@@ -36,7 +36,8 @@ export type LayoutRule =
   | 'duplicate-endpoint'
   | 'no-valid-set-width'
   | 'set-drive-count-invalid'
-  | 'mixed-endpoint-kinds';
+  | 'mixed-endpoint-kinds'
+  | 'single-drive-needs-local-path';
 
 export function layoutError(rule: LayoutRule, message: string, argument?: string): SvcError {
   return new SvcError('InvalidLayout', `${message} [rule: ${rule}]`, { rule, ...(argument !== undefined ? { argument } : {}) });
@@ -51,6 +52,9 @@ export function planLayout(args: string[], options: { setDriveCount?: number } =
   const expanded = args.map((argument) => ({ argument, endpoints: expandEllipsis(argument).map((raw) => parseEndpoint(raw, argument)) }));
   checkDuplicates(expanded);
   const singleDrive = args.length === 1 && !hasEllipsis(args[0]!) && expanded[0]!.endpoints.length === 1;
+  if (singleDrive && expanded[0]!.endpoints[0]!.kind !== 'local') {
+    throw layoutError('single-drive-needs-local-path', `'${args[0]}' is a single remote endpoint; a single local path is the only single-drive layout`, args[0]);
+  }
   for (const { argument, endpoints } of expanded) {
     checkKinds(argument, endpoints);
     if (singleDrive || endpoints.length >= 2) continue;
@@ -111,9 +115,41 @@ function poolOf(index: number, pattern: string, endpoints: Endpoint[], width: nu
   return { index, pattern, endpoints, setDriveCount: width, setCount: sets.length, sets };
 }
 
-/** True for a multi-drive pool whose drives all sit on one host: that host's loss loses the pool. */
-export function hostFailureWarning(pool: PoolLayout): boolean {
-  return pool.endpoints.length > 1 && new Set(pool.endpoints.map(hostOf)).size === 1;
+/**
+ * How many of a pool's hosts may be lost with every set still readable at `parity`: in each set,
+ * the largest h for which the h hosts holding the most of its shards hold at most `parity`; the
+ * pool's is the smallest over its sets. Zero when one host holds more shards of a set than parity.
+ */
+export function hostsPoolMayLose(pool: PoolLayout, parity: number): number {
+  return Math.min(...pool.sets.map((set) => hostsSetMayLose(set, parity)));
+}
+
+function hostsSetMayLose(set: Endpoint[], parity: number): number {
+  const shardsPerHost = new Map<string, number>();
+  for (const endpoint of set) shardsPerHost.set(hostOf(endpoint), (shardsPerHost.get(hostOf(endpoint)) ?? 0) + 1);
+  let lostShards = 0;
+  let lostHosts = 0;
+  for (const shards of [...shardsPerHost.values()].sort((a, b) => b - a)) {
+    if (lostShards + shards > parity) break;
+    lostShards += shards;
+    lostHosts += 1;
+  }
+  return lostHosts;
+}
+
+/**
+ * The `host_failure_data_unavailable` warning every multi-drive pool logs at startup (none for the
+ * single-drive layout): how many hosts the pool spans and how many it may lose, per storage class.
+ */
+export function hostFailureWarning(pool: PoolLayout, parities: { standard: number; rrs: number }): { hosts: number; hostsMayLose: { standard: number; rrs: number }; message: string } | undefined {
+  if (pool.endpoints.length < 2) return undefined;
+  const hosts = new Set(pool.endpoints.map(hostOf)).size;
+  const hostsMayLose = { standard: hostsPoolMayLose(pool, parities.standard), rrs: hostsPoolMayLose(pool, parities.rrs) };
+  const may = (count: number, parity: number, name: string) =>
+    count === 0 ? `none for ${name} EC:${parity} (one host holds more shards of a set than that parity)` : `${count} for ${name} EC:${parity}`;
+  const message = `host_failure_data_unavailable: pool ${pool.index} spans ${hosts} host(s); hosts it may lose and keep data readable: ` +
+    `${may(hostsMayLose.standard, parities.standard, 'STANDARD')}, ${may(hostsMayLose.rrs, parities.rrs, 'REDUCED_REDUNDANCY')}; losing more makes that data unavailable`;
+  return { hosts, hostsMayLose, message };
 }
 
 export function describeLayout(layout: DeploymentLayout, parities: { standard: number; rrs: number }[]): string {

@@ -60,7 +60,7 @@ export function isInline(objectSizeBytes: number, dataShards: number, shardBudge
 
 export function inlineOverrideWarning(inlineBlockBytes: number): string | undefined {
   return inlineBlockBytes > limits.inlineShardCapBytes
-    ? `SVC_STORAGE_CLASS_INLINE_BLOCK of ${inlineBlockBytes} bytes is above 128 KiB: large inline objects make every xl.meta read heavy`
+    ? `SVC_STORAGE_CLASS_INLINE_BLOCK (set now or persisted) of ${inlineBlockBytes} bytes is above 128 KiB: large inline objects make every xl.meta read heavy`
     : undefined;
 }
 

@@ -1,17 +1,26 @@
 /**
- * Listing one erasure set: walk the chosen drives in key order, merge, and resolve every
- * version of every key by the same metadata vote as reads. `SVC_LIST_OBJECTS_QUORUM` chooses
- * how many drives are walked and trusted:
- *   disk              one online drive, trusted alone (fastest, may show stale entries);
- *   reduced, optimal, auto   every online drive, a version listed when it has its read quorum;
- *   strict (any other value) every drive must be online, else ErasureReadQuorum.
+ * Listing one erasure set: walk drives in key order, merge, and resolve every version of every
+ * key by a metadata vote. A drive answers when its walk runs to the end; a drive missing since
+ * start-up and one whose walk fails (offline, I/O error) count alike, so each
+ * `SVC_LIST_OBJECTS_QUORUM` mode means the same whenever the drive was lost:
+ *   disk           one drive walked and trusted alone; when it fails, the next drive continues
+ *                  after the last key listed. ErasureReadQuorum only when no drive answers.
+ *   reduced        every drive walked; a version is listed when it has its listing vote among
+ *                  the drives that answer, and a key they cannot decide is left out.
+ *                  ErasureReadQuorum only when no drive answers.
+ *   optimal, auto  as reduced, but a key the answering drives cannot decide, or fewer answering
+ *                  drives than a committed version needs to be seen at all, fails the listing
+ *                  with ErasureReadQuorum: nothing committed is left out silently.
+ *   strict         every drive must answer, else ErasureReadQuorum.
+ * The listing vote is `listingVotesNeeded` (read quorum or majority, whichever is smaller).
  */
-import { SvcError } from '../errors/index.js';
-import type { ObjectVersion, XlMeta } from '../format/xl-meta-types.js';
+import { SvcError, isSvcError } from '../errors/index.js';
+import type { ObjectVersion } from '../format/xl-meta-types.js';
 import { decodeXlMeta } from '../format/xl-meta.js';
+import { deleteQuorum } from '../erasure/geometry.js';
 import { mergeSorted } from '../util/merge.js';
-import { resolveVersion, type DriveMetaAnswer } from './quorum.js';
-import { onlineSlots, type SetConfig } from './set-context.js';
+import { listingVotesNeeded, resolveVersion, type DriveMetaAnswer } from './quorum.js';
+import { onlineSlots, type ListQuorumMode, type SetConfig } from './set-context.js';
 import { walkKeys, type WalkEntry, type WalkOptions } from './walk-keys.js';
 import { toObjectInfo } from './object-info.js';
 import type { ObjectInfo } from './types.js';
@@ -21,16 +30,72 @@ export type ListEntry = { kind: 'object'; key: string; versions: ObjectInfo[] } 
 type SlotEntry = WalkEntry & { slot: number };
 
 export async function* listSet(config: SetConfig, bucket: string, options: WalkOptions): AsyncGenerator<ListEntry> {
-  const slots = listingSlots(config);
-  const sources = slots.map((slot) => tagged(walkKeys(config.drives[slot]!, bucket, options), slot));
+  if (config.listQuorum === 'disk') {
+    yield* listOneDrive(config, bucket, options);
+    return;
+  }
+  const walked = onlineSlots(config);
+  const failed = new Set(config.drives.map((_, slot) => slot).filter((slot) => !walked.includes(slot)));
+  const needed = answersNeeded(config.listQuorum, config.drives.length);
+  const sources = walked.map((slot) => tagged(walkKeys(config.drives[slot]!, bucket, options), slot, failed));
   for await (const [key, group] of mergeSorted(sources, (entry) => entry.key)) {
+    requireAnswers(config, failed, needed);
     if (group.some((entry) => entry.kind === 'prefix')) {
       yield { kind: 'prefix', key };
       continue;
     }
-    const versions = resolveAllVersions(config, bucket, key, group, slots);
+    const versions = resolveAllVersions(config, bucket, key, group, failed);
     if (versions.length > 0) yield { kind: 'object', key, versions };
   }
+  requireAnswers(config, failed, needed);
+}
+
+/**
+ * Drives that must answer: one for disk and reduced; for optimal and auto, enough that at least
+ * one drive holding any committed version answers (every write quorum is at least a majority);
+ * for strict, all.
+ */
+export function answersNeeded(mode: ListQuorumMode, setDriveCount: number): number {
+  if (mode === 'strict') return setDriveCount;
+  if (mode === 'optimal' || mode === 'auto') return setDriveCount - deleteQuorum(setDriveCount) + 1;
+  return 1;
+}
+
+function requireAnswers(config: SetConfig, failed: Set<number>, needed: number): void {
+  const answering = config.drives.length - failed.size;
+  if (answering >= needed) return;
+  throw new SvcError('ErasureReadQuorum', `the ${config.listQuorum} listing quorum needs ${needed} of the set's ${config.drives.length} drives to answer; ${answering} did`, {
+    pool: config.poolIndex, set: config.setIndex, answering, needed,
+  });
+}
+
+/** disk: one drive's view; a drive that fails hands over to the next after the last key listed. */
+async function* listOneDrive(config: SetConfig, bucket: string, options: WalkOptions): AsyncGenerator<ListEntry> {
+  let startAfter = options.startAfter;
+  for (const slot of onlineSlots(config)) {
+    try {
+      for await (const entry of walkKeys(config.drives[slot]!, bucket, { ...options, ...(startAfter !== undefined ? { startAfter } : {}) })) {
+        startAfter = entry.key;
+        const listed = entry.kind === 'prefix' ? entry : trustedEntry(bucket, entry.key, entry.metaBytes);
+        if (listed) yield listed;
+      }
+      return;
+    } catch {
+      continue;
+    }
+  }
+  requireAnswers(config, new Set(config.drives.map((_, slot) => slot)), 1);
+}
+
+function trustedEntry(bucket: string, key: string, metaBytes: Uint8Array): ListEntry | undefined {
+  let versions: ObjectVersion[];
+  try {
+    versions = [...decodeXlMeta(metaBytes).versions];
+  } catch {
+    return undefined;
+  }
+  if (versions.length === 0) return undefined;
+  return { kind: 'object', key, versions: newestFirst(versions).map((version, index) => toObjectInfo(bucket, key, version, index === 0)) };
 }
 
 /**
@@ -38,7 +103,7 @@ export async function* listSet(config: SetConfig, bucket: string, options: WalkO
  * without a vote: what heal walks, so that a key left on a minority of drives is found too.
  */
 export async function* listAnyKeys(config: SetConfig, bucket: string, options: { prefix: string; startAfter?: string }): AsyncGenerator<string> {
-  const sources = onlineSlots(config).map((slot) => tagged(walkKeys(config.drives[slot]!, bucket, options), slot));
+  const sources = onlineSlots(config).map((slot) => tagged(walkKeys(config.drives[slot]!, bucket, options), slot, new Set()));
   for await (const [key, group] of mergeSorted(sources, (entry) => entry.key)) {
     if (group.some((entry) => entry.kind === 'object')) yield key;
   }
@@ -55,51 +120,49 @@ function listingSlots(config: SetConfig): number[] {
 
 /**
  * One drive's walk, tagged with its slot. A drive that fails mid-walk (offline, I/O error) ends its
- * walk there: it simply stops answering, and the vote over the drives that do answer decides.
+ * walk there and joins `failed`: for every later key it has not answered.
  */
-async function* tagged(source: AsyncIterable<WalkEntry>, slot: number): AsyncGenerator<SlotEntry> {
+async function* tagged(source: AsyncIterable<WalkEntry>, slot: number, failed: Set<number>): AsyncGenerator<SlotEntry> {
   try {
     for await (const entry of source) yield { ...entry, slot };
   } catch {
-    return;
+    failed.add(slot);
   }
 }
 
-/** Every version of one key that has its quorum among the walked drives, newest first. */
-function resolveAllVersions(config: SetConfig, bucket: string, key: string, group: SlotEntry[], slots: number[]): ObjectInfo[] {
-  const answers: DriveMetaAnswer[] = slots.map((slot) => ({ slot, state: 'missing' }));
+/**
+ * Every version of one key that has its listing vote among the answering drives, newest first.
+ * A version the answering drives cannot decide fails the listing, except with `reduced`.
+ */
+function resolveAllVersions(config: SetConfig, bucket: string, key: string, group: SlotEntry[], failed: Set<number>): ObjectInfo[] {
+  const answers: DriveMetaAnswer[] = config.drives.map((_, slot) => (failed.has(slot) ? { slot, state: 'failed', error: undefined } : { slot, state: 'missing' }));
   for (const entry of group) {
     if (entry.kind !== 'object') continue;
-    const index = slots.indexOf(entry.slot);
     try {
-      answers[index] = { slot: entry.slot, state: 'found', meta: decodeXlMeta(entry.metaBytes) };
+      answers[entry.slot] = { slot: entry.slot, state: 'found', meta: decodeXlMeta(entry.metaBytes) };
     } catch (error) {
-      answers[index] = { slot: entry.slot, state: 'failed', error };
+      answers[entry.slot] = { slot: entry.slot, state: 'failed', error };
     }
   }
-  const setDriveCount = config.listQuorum === 'disk' ? 1 : config.drives.length;
-  const ids = versionIdsOf(answers);
   const resolved: ObjectVersion[] = [];
-  for (const versionId of ids) {
+  for (const versionId of versionIdsOf(answers)) {
     try {
-      resolved.push(config.listQuorum === 'disk' ? trustOne(answers, versionId) : resolveVersion(answers, setDriveCount, versionId).version);
-    } catch {
-      // Below quorum: a partial write or a version being removed; not listed.
+      resolved.push(resolveVersion(answers, config.drives.length, versionId, listingVotesNeeded).version);
+    } catch (error) {
+      // Known absent (a partial write, a version being removed): not listed.
+      if (!isSvcError(error, 'ErasureReadQuorum') || config.listQuorum === 'reduced') continue;
+      throw new SvcError('ErasureReadQuorum', `the drives that answer cannot decide whether ${key} is listed`, { pool: config.poolIndex, set: config.setIndex, bucket, key, versionId });
     }
   }
-  resolved.sort((a, b) => b.modTimeMs - a.modTimeMs || (a.versionId < b.versionId ? 1 : -1));
-  return resolved.map((version, index) => toObjectInfo(bucket, key, version, index === 0));
+  return newestFirst(resolved).map((version, index) => toObjectInfo(bucket, key, version, index === 0));
+}
+
+function newestFirst(versions: ObjectVersion[]): ObjectVersion[] {
+  return versions.sort((a, b) => b.modTimeMs - a.modTimeMs || (a.versionId < b.versionId ? 1 : -1));
 }
 
 function versionIdsOf(answers: DriveMetaAnswer[]): string[] {
   const ids = new Set<string>();
   for (const answer of answers) if (answer.state === 'found') for (const version of answer.meta.versions) ids.add(version.versionId);
   return [...ids];
-}
-
-function trustOne(answers: DriveMetaAnswer[], versionId: string): ObjectVersion {
-  const found = answers.find((answer): answer is { slot: number; state: 'found'; meta: XlMeta } => answer.state === 'found');
-  const version = found?.meta.versions.find((candidate) => candidate.versionId === versionId);
-  if (!version) throw new SvcError('NoSuchVersion');
-  return version;
 }

@@ -31,12 +31,21 @@ export function votesNeeded(version: ObjectVersion, setDriveCount: number): numb
 }
 
 /**
+ * Votes a listing needs before it shows a version: its read quorum or a majority of the set,
+ * whichever is smaller. Metadata on a majority is committed (every write quorum is at least a
+ * majority), so an EC:0 object short of a drive is still listed; its GET then fails closed.
+ */
+export function listingVotesNeeded(version: ObjectVersion, setDriveCount: number): number {
+  return Math.min(votesNeeded(version, setDriveCount), deleteQuorum(setDriveCount));
+}
+
+/**
  * Picks the version with the most agreeing drives (newest on a tie). It is trusted when it has at
  * least its read quorum of votes (majority for delete markers). Otherwise the object is absent
  * (NoSuchKey / NoSuchVersion) when at least half of the set positively lacks it, and unreadable
- * (ErasureReadQuorum) when too few drives answered to know.
+ * (ErasureReadQuorum) when too few drives answered to know. `needed` counts the votes required.
  */
-export function resolveVersion(answers: DriveMetaAnswer[], setDriveCount: number, versionId?: string): ResolvedVersion {
+export function resolveVersion(answers: DriveMetaAnswer[], setDriveCount: number, versionId?: string, needed: typeof votesNeeded = votesNeeded): ResolvedVersion {
   const groups = new Map<string, Map<number, ObjectVersion>>();
   let lacking = 0;
   for (const answer of answers) {
@@ -51,7 +60,7 @@ export function resolveVersion(answers: DriveMetaAnswer[], setDriveCount: number
     groups.set(signature, group);
   }
   const best = bestGroup(groups);
-  if (best && best.size >= votesNeeded(first(best), setDriveCount)) {
+  if (best && best.size >= needed(first(best), setDriveCount)) {
     const version = first(best);
     const outdated = answers.map((answer) => answer.slot).filter((slot) => !best.has(slot));
     return { version, holders: best, isLatest: isLatestAcross(version, answers, versionId), outdated };

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
-import { forEachConcurrent } from '../util/concurrency.js';
+import { forEachConcurrent, Limiter } from '../util/concurrency.js';
 import { withAttempts } from '../util/retry.js';
 import { moveObject } from './move-object.js';
 import type { StateStore } from './state-store.js';
@@ -56,6 +56,9 @@ export interface PoolMetaDocument {
 export interface DecommissionStatus extends DecommissionEntry {
   elapsedMs?: number;
   etaMs?: number;
+  /** Objects being moved now, and the most at once, in this process's last run of the entry (not persisted). */
+  entriesInFlight?: number;
+  entriesInFlightPeak?: number;
 }
 
 export interface DecommissionLogger {
@@ -93,6 +96,8 @@ export class DecommissionManager {
   private running: { entry: DecommissionEntry; abort: AbortController; done: Promise<void> } | undefined;
   private lastSaveMs = 0;
   private closed = false;
+  /** Per pool: objects being moved now and the most at once (bounded by entryConcurrency). */
+  private readonly inFlight = new Map<number, { now: number; peak: number }>();
 
   constructor(private readonly options: DecommissionOptions) {}
 
@@ -135,6 +140,8 @@ export class DecommissionManager {
           const { objects, totalObjects } = entry.progress;
           if (entry.state === 'active' && objects > 0 && totalObjects >= objects) status.etaMs = Math.round((elapsedMs / objects) * (totalObjects - objects));
         }
+        const flight = this.inFlight.get(entry.pool);
+        if (flight) Object.assign(status, { entriesInFlight: flight.now, entriesInFlightPeak: flight.peak });
         return status;
       });
   }
@@ -275,30 +282,48 @@ export class DecommissionManager {
     }
   }
 
+  /**
+   * Moves every object of the pool: `bucketConcurrency` buckets at once, and at most
+   * `entryConcurrency` objects in flight across all of them (one budget for the pool).
+   */
   private async movePool(entry: DecommissionEntry, signal: AbortSignal): Promise<void> {
     const { objects } = this.options;
     const buckets = await objects.listBuckets();
+    const flight = { now: 0, peak: 0 };
+    this.inFlight.set(entry.pool, flight);
+    const entries = new Limiter(this.options.entryConcurrency);
     await forEachConcurrent(buckets, this.options.bucketConcurrency, async (bucket) => {
-      await forEachConcurrent(objects.listPool(entry.pool, bucket.name), this.options.entryConcurrency, async ({ key }) => {
-        if (signal.aborted) throw new Stopped();
-        entry.progress.currentBucket = bucket.name;
-        entry.progress.currentObject = key;
+      await forEachConcurrent(objects.listPool(entry.pool, bucket.name), this.options.entryConcurrency, ({ key }) => entries.run(async () => {
+        flight.now += 1;
+        flight.peak = Math.max(flight.peak, flight.now);
         try {
-          const moved = await withAttempts(() => moveObject(objects, bucket.name, key, entry.pool, () => objects.poolForNewObject()), { attempts: this.options.maxAttempts, signal });
-          if (moved.versions > 0) {
-            entry.progress.objects += 1;
-            entry.progress.versions += moved.versions;
-            entry.progress.bytes += moved.bytes;
-          }
-        } catch (error) {
-          if (error instanceof Stopped || signal.aborted) throw error;
-          entry.reason = error instanceof Error ? error.message : String(error);
-          if (entry.unresolved.length < unresolvedListCap) entry.unresolved.push(`${bucket.name}/${key}`);
-          this.options.logger.warn({ pool: entry.pool, bucket: bucket.name, key, error: entry.reason }, 'decommission could not move an object');
+          await this.moveEntry(entry, bucket.name, key, signal);
+        } finally {
+          flight.now -= 1;
         }
-        await this.saveProgress(entry);
-      });
+      }));
     });
+  }
+
+  private async moveEntry(entry: DecommissionEntry, bucket: string, key: string, signal: AbortSignal): Promise<void> {
+    const { objects } = this.options;
+    if (signal.aborted) throw new Stopped();
+    entry.progress.currentBucket = bucket;
+    entry.progress.currentObject = key;
+    try {
+      const moved = await withAttempts(() => moveObject(objects, bucket, key, entry.pool, () => objects.poolForNewObject()), { attempts: this.options.maxAttempts, signal });
+      if (moved.versions > 0) {
+        entry.progress.objects += 1;
+        entry.progress.versions += moved.versions;
+        entry.progress.bytes += moved.bytes;
+      }
+    } catch (error) {
+      if (error instanceof Stopped || signal.aborted) throw error;
+      entry.reason = error instanceof Error ? error.message : String(error);
+      if (entry.unresolved.length < unresolvedListCap) entry.unresolved.push(`${bucket}/${key}`);
+      this.options.logger.warn({ pool: entry.pool, bucket, key, error: entry.reason }, 'decommission could not move an object');
+    }
+    await this.saveProgress(entry);
   }
 
   private async countObjects(pool: number, signal: AbortSignal): Promise<number> {

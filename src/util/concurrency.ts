@@ -19,3 +19,23 @@ export async function forEachConcurrent<T>(items: Iterable<T> | AsyncIterable<T>
     throw failed;
   }
 }
+
+/** A budget of `limit` tasks in flight shared by several callers; the others wait in order. */
+export class Limiter {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= Math.max(1, this.limit)) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running += 1;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
+}

@@ -93,7 +93,7 @@ export const limits = {
   fileReadWaitMaxMs: 100,
   /** Coding threads at most (SVC_CODING_THREADS). */
   maxCodingThreads: 64,
-  /** Data movement.
+  /** Data movement. */
   rebalanceMaxAttemptsDefault: 3,
   decommissionBucketConcurrencyDefault: 4,
   decommissionEntryConcurrencyDefault: 8,

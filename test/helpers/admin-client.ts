@@ -7,7 +7,7 @@ export interface AdminAnswer {
   body: Record<string, any>;
 }
 
-export async function admin(baseUrl: string, method: 'GET' | 'POST', path: string, rawQuery = '', options: { credentials?: { accessKeyId: string; secretAccessKey: string }; unsigned?: boolean; body?: string } = {}): Promise<AdminAnswer> {
+export async function admin(baseUrl: string, method: 'GET' | 'POST', path: string, rawQuery = '', options: { credentials?: { accessKeyId: string; secretAccessKey: string }; unsigned?: boolean; body?: string; bareQuestionMark?: boolean } = {}): Promise<AdminAnswer> {
   const credentials = options.credentials ?? testCredentials;
   const answer = await sendSigned({
     endpoint: baseUrl,
@@ -18,6 +18,7 @@ export async function admin(baseUrl: string, method: 'GET' | 'POST', path: strin
     rawQuery,
     ...(options.body !== undefined ? { body: options.body } : {}),
     ...(options.unsigned ? { unsigned: true } : {}),
+    ...(options.bareQuestionMark ? { bareQuestionMark: true } : {}),
   });
   return { status: answer.status, body: jsonOrRaw(answer.text) };
 }

@@ -40,7 +40,7 @@ async function handle(options: AdminPluginOptions, request: FastifyRequest, repl
       const otherMethod = adminRoutes.some(matches);
       throw new SvcError(otherMethod ? 'MethodNotAllowed' : 'NotImplemented', otherMethod ? `${request.method} is not allowed on ${rawPath}` : `no admin API at ${rawPath}`);
     }
-    const adminRequest: AdminRequest = { rawQuery, body };
+    const adminRequest: AdminRequest = { rawQuery, queryGiven: (request.raw.url ?? '').includes('?'), body };
     const result = await route.handle(options.context(), adminRequest, rawPath.slice(route.path.length));
     await reply.code(200).header('content-type', 'application/json').send(JSON.stringify(result ?? {}));
   } catch (error) {

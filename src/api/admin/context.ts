@@ -68,5 +68,7 @@ export interface AdminContext {
 /** An admin request as the handlers see it: the raw query and the (small) body. */
 export interface AdminRequest {
   rawQuery: string;
+  /** True when the URL had a `?`, even with nothing after it. */
+  queryGiven: boolean;
   body: Buffer;
 }

@@ -27,8 +27,9 @@ export function statusQuery(rawQuery: string): Query {
   return query;
 }
 
-export function noQuery(rawQuery: string): void {
-  if (rawQuery !== '') throw new SvcError('InvalidQueryParameter', 'this operation takes no query parameters', { query: rawQuery });
+/** No query string at all: a bare `?` (an empty query) is refused too. */
+export function noQuery(request: { rawQuery: string; queryGiven: boolean }): void {
+  if (request.queryGiven || request.rawQuery !== '') throw new SvcError('InvalidQueryParameter', 'this operation takes no query string (not even a bare ?)', { query: request.rawQuery });
 }
 
 export function byIdOf(query: Query): boolean {

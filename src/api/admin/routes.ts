@@ -16,11 +16,13 @@ const v3 = '/svc/admin/v3';
 
 export const adminRoutes: AdminRoute[] = [
   { method: 'POST', path: `${v3}/heal/`, subtree: true, handle: (context, request, rest) => heal(context, request, rest) },
+  // Without the trailing slash: the root heal.
+  { method: 'POST', path: `${v3}/heal`, handle: (context, request) => heal(context, request, '') },
   {
     method: 'POST',
     path: `${v3}/background-heal/status`,
     handle: async (context, request) => {
-      noQuery(request.rawQuery);
+      noQuery(request);
       return context.heal.backgroundStatus();
     },
   },
@@ -109,7 +111,7 @@ export const adminRoutes: AdminRoute[] = [
     method: 'POST',
     path: `${v3}/rebalance/start`,
     handle: async (context, request) => {
-      noQuery(request.rawQuery);
+      noQuery(request);
       return context.rebalance.start();
     },
   },
@@ -122,7 +124,7 @@ export const adminRoutes: AdminRoute[] = [
     method: 'POST',
     path: `${v3}/rebalance/stop`,
     handle: async (context, request) => {
-      noQuery(request.rawQuery);
+      noQuery(request);
       return context.rebalance.stop();
     },
   },

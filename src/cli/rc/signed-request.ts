@@ -4,6 +4,7 @@
  * exactly as given (repeated parameters included) and the body's SHA-256 is signed.
  */
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 
@@ -17,6 +18,8 @@ export interface SignedRequest {
   body?: string;
   unsigned?: boolean;
   timeoutMs?: number;
+  /** Sends a bare `?` when rawQuery is empty (a malformed-request test: servers must refuse it where no query is allowed). */
+  bareQuestionMark?: boolean;
 }
 
 export async function sendSigned(request: SignedRequest): Promise<{ status: number; text: string }> {
@@ -35,6 +38,7 @@ export async function sendSigned(request: SignedRequest): Promise<{ status: numb
     headers = signed.headers as Record<string, string>;
   }
   const { host: _host, ...sendHeaders } = headers;
+  if (request.bareQuestionMark && !rawQuery) return sendBareQuestionMark(url, request.method, `${request.path}?`, sendHeaders, body);
   const response = await fetch(`${url.origin}${request.path}${rawQuery ? `?${rawQuery}` : ''}`, {
     method: request.method,
     headers: sendHeaders,
@@ -42,6 +46,20 @@ export async function sendSigned(request: SignedRequest): Promise<{ status: numb
     signal: AbortSignal.timeout(request.timeoutMs ?? 60_000),
   });
   return { status: response.status, text: await response.text() };
+}
+
+/** fetch drops an empty query's `?`; node:http sends the path as given. */
+function sendBareQuestionMark(url: URL, method: string, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest({ host: url.hostname, port: url.port, method, path, headers }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
 }
 
 /** The JSON of an answer, or `{ raw }` when it is not JSON (an S3 XML answer). */
