@@ -10,8 +10,12 @@ import type { DriveMetaAnswer } from './quorum.js';
 import type { SetConfig } from './set-context.js';
 import { isPartFileName, legacyObjectDir, objectDir, xlMetaPathIn } from './paths.js';
 
-/** Every drive's answer for the xl.meta in one object directory. */
-export async function readMetaAnswers(config: SetConfig, dir: string): Promise<DriveMetaAnswer[]> {
+/**
+ * Every drive's answer for the xl.meta in one object directory. `throughFiles`: the path may run
+ * through a file (an older layout's raw names, where a key segment can be a shard file's name),
+ * which then means the key is not there; elsewhere such an error is the drive's fault.
+ */
+export async function readMetaAnswers(config: SetConfig, dir: string, options: { throughFiles?: boolean } = {}): Promise<DriveMetaAnswer[]> {
   const path = xlMetaPathIn(dir);
   return Promise.all(
     config.drives.map(async (drive, slot): Promise<DriveMetaAnswer> => {
@@ -19,8 +23,7 @@ export async function readMetaAnswers(config: SetConfig, dir: string): Promise<D
       try {
         return { slot, state: 'found', meta: decodeXlMeta(await drive.readFile(path)) };
       } catch (error) {
-        // A path through a file (an older layout's raw name) is a key that is not there, not a drive fault.
-        if (isSvcError(error, 'FileNotFound') || isSvcError(error, 'NotADirectory')) return { slot, state: 'missing' };
+        if (isSvcError(error, 'FileNotFound') || (options.throughFiles && isSvcError(error, 'NotADirectory'))) return { slot, state: 'missing' };
         return { slot, state: 'failed', error };
       }
     }),
@@ -37,7 +40,7 @@ export async function readObjectMeta(config: SetConfig, bucket: string, key: str
   const answers = await readMetaAnswers(config, dir);
   const legacy = legacyObjectDir(bucket, key);
   if (legacy === undefined || answers.some((answer) => answer.state === 'found')) return { dir, answers };
-  const legacyAnswers = await readMetaAnswers(config, legacy);
+  const legacyAnswers = await readMetaAnswers(config, legacy, { throughFiles: true });
   return legacyAnswers.some((answer) => answer.state === 'found') ? { dir: legacy, answers: legacyAnswers } : { dir, answers };
 }
 
