@@ -14,7 +14,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
-import { isUuid, objectDir } from '../src/object/paths.js';
+import fc from 'fast-check';
+import { decodeName, encodeSegment, isUuid, legacyObjectDir, objectDir } from '../src/object/paths.js';
 import { ObjectLayer } from '../src/object/index.js';
 import type { Drive } from '../src/drive/index.js';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
@@ -50,6 +51,45 @@ async function dataDirOf(key: string): Promise<string> {
   expect(names).toHaveLength(1);
   return names[0]!;
 }
+
+describe('the key encoding (paths.ts)', () => {
+  const segment = fc.oneof(
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }).filter((text) => !text.includes('/')),
+    fc.uuid().map((uuid) => uuid.toLowerCase()),
+    fc.constantFrom('xl.meta', 'part.1', '__XLDIR__', 'a__XLDIR__', '__XLKEY__', 'b__XLKEY__', 'b__XLKEY____XLKEY__', 'c__XLDIR____XLKEY__'),
+  );
+
+  it('property: every segment decodes back from its on-disk name, which is never a UUID or xl.meta, and distinct keys get distinct directories', () => {
+    fc.assert(
+      fc.property(segment, segment, fc.boolean(), fc.boolean(), (a, b, aFolder, bFolder) => {
+        for (const [text, folder] of [[a, aFolder], [b, bFolder]] as const) {
+          const name = encodeSegment(text, folder);
+          expect(decodeName(name)).toEqual({ kind: 'segment', segment: folder ? `${text}/` : text, directoryObject: folder });
+          expect(isUuid(name) || name === 'xl.meta').toBe(false);
+        }
+        const keyA = `p/${a}${aFolder ? '/' : ''}`;
+        const keyB = `p/${b}${bFolder ? '/' : ''}`;
+        if (keyA !== keyB) expect(objectDir('k', keyA)).not.toBe(objectDir('k', keyB));
+        const legacy = legacyObjectDir('k', keyA);
+        if (legacy !== undefined) expect(legacy).not.toBe(objectDir('k', keyB));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('leaves ordinary keys as they were, and escapes only what could be mistaken', () => {
+    expect(objectDir('b', 'photos/2026/p5.jpg')).toBe('b/photos/2026/p5.jpg');
+    expect(objectDir('b', 'logs/part.1')).toBe('b/logs/part.1');
+    expect(objectDir('b', 'dir/')).toBe('b/dir__XLDIR__');
+    expect(objectDir('b', 'users/6f1c1a3e-2b7d-4c55-9a10-3d2e8f0b7a11/a')).toBe('b/users/6f1c1a3e-2b7d-4c55-9a10-3d2e8f0b7a11__XLKEY__/a');
+    expect(objectDir('b', 'a/xl.meta')).toBe('b/a/xl.meta__XLKEY__');
+    expect(objectDir('b', 'dir__XLDIR__')).toBe('b/dir__XLDIR____XLKEY__');
+    expect(legacyObjectDir('b', 'photos/2026/p5.jpg')).toBeUndefined();
+    expect(legacyObjectDir('b', 'users/6f1c1a3e-2b7d-4c55-9a10-3d2e8f0b7a11/a')).toBe('b/users/6f1c1a3e-2b7d-4c55-9a10-3d2e8f0b7a11/a');
+    expect(legacyObjectDir('b', 'dir__XLDIR__')).toBeUndefined(); // the older layout refused it: never an alias of dir/
+    expect(legacyObjectDir('b', 'a/xl.meta')).toBeUndefined();
+  });
+});
 
 describe('a key is never destroyed or hidden by another key\'s storage', () => {
   it('r1/<its data dir>/child, r1/<its data dir> and r1/<its data dir>/part.1 are objects of their own, and survive overwriting r1', async () => {

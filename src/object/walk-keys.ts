@@ -15,7 +15,7 @@ import { isSvcError } from '../errors/index.js';
 import type { Drive } from '../drive/index.js';
 import { decodeXlMeta } from '../format/xl-meta.js';
 import { compareKeys } from '../util/merge.js';
-import { decodeName, isUuid, xlMetaName } from './paths.js';
+import { decodeName, directoryObjectSuffix, isUuid, xlMetaName } from './paths.js';
 
 export type WalkEntry = { kind: 'object'; key: string; metaBytes: Uint8Array } | { kind: 'prefix'; key: string };
 
@@ -115,7 +115,9 @@ async function itemsOf(drive: Drive, entries: string[], dirPath: string, keyPref
       dataDirs ??= entries.includes(xlMetaName) ? await dataDirsOf(drive, dirPath, knownMeta) : new Set();
       if (dataDirs.has(name) || !(await holdsKeys(drive, dir))) continue;
     }
-    items.push({ key: keyPrefix + name, kind: 'object', dirs: [dir], raw: true });
+    // The older layout's directory object `<segment>/` (a UUID, say) was `<segment>__XLDIR__`.
+    if (name.endsWith(directoryObjectSuffix)) items.push({ key: `${keyPrefix}${name.slice(0, -directoryObjectSuffix.length)}/`, kind: 'object', dirs: [dir], raw: true });
+    else items.push({ key: keyPrefix + name, kind: 'object', dirs: [dir], raw: true });
     items.push({ key: `${keyPrefix}${name}/`, kind: 'subtree', dirs: [dir], raw: true });
   }
   return items;
