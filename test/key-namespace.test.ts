@@ -20,6 +20,7 @@ import { ObjectLayer } from '../src/object/index.js';
 import type { Drive } from '../src/drive/index.js';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { makeTestSet } from './helpers/erasure-set.js';
+import { admin } from './helpers/admin-client.js';
 
 let root: string;
 let server: SvcProcess;
@@ -109,6 +110,21 @@ describe('a key is never destroyed or hidden by another key\'s storage', () => {
     expect(await read(`r1/${dataDir}`)).toBe(large('uuid key').toString());
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'r1' }));
     for (const key of [`r1/${dataDir}/child`, `r1/${dataDir}`, `r1/${dataDir}/xl.meta`]) expect(await read(key), key).toBe(children[key]!.toString());
+  });
+
+  it('heal finds and rebuilds keys by their encoded names', async () => {
+    await put('h', large('h'));
+    const key = `h/${await dataDirOf('h')}/xl.meta`;
+    await put(key, large('encoded'));
+    const onD2 = join(root, 'd2', objectDir(bucket, key));
+    await rm(onD2, { recursive: true });
+    const started = await admin(server.url, 'POST', `/svc/admin/v3/heal/${bucket}/h`, '', { body: JSON.stringify({ recursive: true }) });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    for (let waited = 0; (await admin(server.url, 'POST', `/svc/admin/v3/heal/${bucket}/h`, `clientToken=${started.body.clientToken}`)).body.status === 'running' && waited < 300; waited += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await readdir(onD2)).sort()).toEqual([await dataDirOf(key), 'xl.meta'].sort());
+    expect([await read('h'), await read(key)]).toEqual([large('h').toString(), large('encoded').toString()]);
   });
 
   it('X/<uuid> is listed while X exists and stays when X is overwritten', async () => {
