@@ -115,9 +115,9 @@ describe('npm run conformance', () => {
       const ok = await run(['--endpoint', cluster.urls[0]!, '--access-key', credentials.accessKey, '--secret-key', credentials.secretKey, '--suite', 's3', '--seed', '4', '--junit', join(dir, 'r.xml'), '--json', join(dir, 'r.json')]);
       expect(ok.code, ok.stdout + ok.stderr).toBe(0);
       expect(ok.stdout).toMatch(/SPEC SECTION\s+RESULT/);
-      expect(ok.stderr).toMatch(/\[1\/9\] pass {2}s3\.health/);
+      expect(ok.stderr).toMatch(/\[1\/11\] pass {2}s3\.health/);
       const junit = new XMLParser({ ignoreAttributes: false }).parse(await readFile(join(dir, 'r.xml'), 'utf8'));
-      expect(junit.testsuites['@_tests']).toBe('9');
+      expect(junit.testsuites['@_tests']).toBe('11');
       expect(junit.testsuites['@_failures']).toBe('0');
       const json = JSON.parse(await readFile(join(dir, 'r.json'), 'utf8')) as Report;
       expect(json.seed).toBe(4);

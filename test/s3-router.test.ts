@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { isValidBucketName, parseCopySource, routeS3Request, type S3Endpoint } from '../src/api/s3/router.js';
 import { isSvcError } from '../src/errors/index.js';
+import { checkObjectKey } from '../src/object/paths.js';
 import { codeOf } from './helpers/codes.js';
 
 function route(method: string, target: string, headers: Record<string, string> = {}, host = 'localhost:9000'): S3Endpoint {
@@ -54,17 +55,28 @@ describe('S3 router (examples from the S3 API reference)', () => {
     expect(codeOf(() => parseCopySource('/onlybucket'))).toBe('InvalidArgument');
   });
 
-  it('property: any valid bucket and key survive encoding and routing', () => {
+  it('property: any valid bucket and key survive encoding and routing; a key the layout refuses is refused by name', () => {
     const bucket = fc.stringMatching(/^[a-z0-9][a-z0-9-]{1,20}[a-z0-9]$/);
-    const key = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 });
+    const key = fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }), fc.array(fc.constantFrom('a', '', '.', '..', 'xl.meta', '__XLDIR__', 'b__XLKEY__', '/'), { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/')));
     fc.assert(
       fc.property(bucket, key, (bucketName, keyName) => {
         const path = `/${bucketName}/${keyName.split('/').map(encodeURIComponent).join('/')}`;
-        const routed = route('GET', path);
-        if (keyName.replace(/^\/+/, '') === '' ) return;
-        expect(routed).toEqual({ kind: 'GetObject', bucket: bucketName, key: keyName });
+        if (keyName.replace(/^\/+/, '') === '') return;
+        const refusal = codeOf(() => checkObjectKey(keyName));
+        if (refusal !== 'ok') expect(codeOf(() => route('GET', path))).toBe(refusal);
+        else expect(route('GET', path)).toEqual({ kind: 'GetObject', bucket: bucketName, key: keyName });
       }),
     );
+  });
+
+  it('refuses keys that can never be stored with InvalidObjectName or KeyTooLongError, and routes every other name', () => {
+    for (const bad of ['../../x', 'a/./b', 'a//b', '/lead', 'nul\0', 'back\\slash']) expect(codeOf(() => route('GET', `/b/${bad.split('/').map(encodeURIComponent).join('/')}`)), bad).toBe('InvalidObjectName');
+    expect(codeOf(() => route('GET', `/b/a/${'s'.repeat(256)}`))).toBe('KeyTooLongError');
+    expect(codeOf(() => route('GET', `/b/${'s'.repeat(250)}__XLDIR__`))).toBe('KeyTooLongError');
+    expect(route('GET', `/b/a/${'s'.repeat(255)}`)).toEqual({ kind: 'GetObject', bucket: 'b', key: `a/${'s'.repeat(255)}` });
+    expect(codeOf(() => parseCopySource('/b/../x'))).toBe('InvalidObjectName');
+    for (const good of ['obj/xl.meta', 'r1/6f1c1a3e-2b7d-4c55-9a10-3d2e8f0b7a11/part.1', 'dir__XLDIR__', 'x__XLKEY__/', 'a b/ü/'])
+      expect(route('GET', `/b/${good.split('/').map(encodeURIComponent).join('/')}`)).toEqual({ kind: 'GetObject', bucket: 'b', key: good });
   });
 
   it('applies the AWS bucket naming rules', () => {

@@ -15,7 +15,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
-import { errorOf, expectThat, type Check, type Target } from '../runner/check.js';
+import { CheckFailure, errorOf, expectThat, type Check, type Target } from '../runner/check.js';
+import { checkKeyNamespace } from '../checkers/key-namespace.js';
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('hex');
 
@@ -182,6 +183,41 @@ export const s3Checks: Check[] = [
       expectThat(forged.name === 'SignatureDoesNotMatch', `a forged signature answered ${forged.name}`);
       const head = await errorOf(target.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'forged' })));
       expectThat(head.status === 404, 'a refused PUT left an object behind');
+    },
+  },
+  {
+    id: 's3.keys.namespace',
+    spec: 'Resources and their fields',
+    title: 'every key (UUID segments, xl.meta, part.N, __XLDIR__, trailing slashes, unicode) is stored, listed, read and deleted on its own',
+    async run(target) {
+      const bucket = await target.makeBucket('keys');
+      try {
+        await checkKeyNamespace({ s3: target.s3, bucket, seed: target.options.seed, numRuns: 8, largeBodyBytes: 300 * 1024 });
+      } catch (error) {
+        throw new CheckFailure((error as Error).message);
+      }
+    },
+  },
+  {
+    id: 's3.keys.unstorable',
+    spec: 'Errors',
+    title: 'a key the store cannot hold is refused with a 400 on every operation, never a 5xx, and nothing stored changes',
+    async run(target) {
+      const bucket = await target.makeBucket('badkeys');
+      await target.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'obj', Body: 'kept' }));
+      for (const key of [`a/${'s'.repeat(256)}`, '../../x', 'a/../obj', 'a//b']) {
+        for (const [name, send] of [
+          ['PUT', () => target.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'x' }))],
+          ['GET', () => target.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))],
+          ['HEAD', () => target.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))],
+          ['DELETE', () => target.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))],
+          ['COPY', () => target.s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copy', CopySource: `${bucket}/${key}` }))],
+        ] as const) {
+          const answer = await errorOf(send());
+          expectThat(answer.status === undefined || answer.status < 500, `${name} of ${JSON.stringify(key.slice(0, 40))} answered ${answer.name} (${answer.status})`);
+        }
+      }
+      expectThat(new TextDecoder().decode(await bodyOf(target, bucket, 'obj')) === 'kept', 'an object changed after requests on keys that cannot be stored');
     },
   },
 ];

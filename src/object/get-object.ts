@@ -9,9 +9,9 @@ import { codecFor } from '../erasure/codecs.js';
 import { blockViews, chunkOffsetInShardFile } from '../erasure/layout.js';
 import { unframeChunk } from '../erasure/bitrot.js';
 import { objectResource } from './locks.js';
-import { readMetaAnswers } from './meta-io.js';
+import { readObjectMeta } from './meta-io.js';
 import { resolveVersion, type ResolvedVersion } from './quorum.js';
-import { partPath } from './paths.js';
+import { partPathIn } from './paths.js';
 import { readBuffers } from './read-buffers.js';
 import type { SetConfig } from './set-context.js';
 import type { FileReader } from '../drive/index.js';
@@ -24,9 +24,13 @@ export async function headObject(config: SetConfig, bucket: string, key: string,
   return toObjectInfo(bucket, key, resolved.version, resolved.isLatest);
 }
 
+/** A resolved version and the directory its object lives in on the drives. */
+export type ResolvedObject = ResolvedVersion & { dir: string };
+
 /** Metadata of the version to read; a delete marker reads as NoSuchKey (or MethodNotAllowed by id). */
-export async function resolveForRead(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ResolvedVersion> {
-  const resolved = resolveVersion(await readMetaAnswers(config, bucket, key), config.drives.length, versionId);
+export async function resolveForRead(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ResolvedObject> {
+  const { dir, answers } = await readObjectMeta(config, bucket, key);
+  const resolved = { ...resolveVersion(answers, config.drives.length, versionId), dir };
   if (resolved.version.deleteMarker) {
     const details = { deleteMarker: true, versionId: resolved.version.versionId, modTimeMs: resolved.version.modTimeMs };
     if (versionId === undefined) throw new SvcError('NoSuchKey', undefined, details);
@@ -67,7 +71,7 @@ interface PartRead {
   config: SetConfig;
   bucket: string;
   key: string;
-  resolved: ResolvedVersion;
+  resolved: ResolvedObject;
   partNumber: number;
   partSizeBytes: number;
   badSlots: Set<number>;
@@ -79,7 +83,7 @@ async function* streamRange(
   config: SetConfig,
   bucket: string,
   key: string,
-  resolved: ResolvedVersion,
+  resolved: ResolvedObject,
   range: { offset: number; length: number },
   release: () => void,
 ): AsyncGenerator<Uint8Array> {
@@ -240,7 +244,7 @@ async function readShardRun(part: PartRead, slot: number, chunks: { offset: numb
 function readerOf(part: PartRead, slot: number, version: ObjectVersion): Promise<FileReader> {
   let reader = part.readers.get(slot);
   if (!reader) {
-    reader = part.config.drives[slot]!.openReader(partPath(part.bucket, part.key, version.dataDir!, part.partNumber));
+    reader = part.config.drives[slot]!.openReader(partPathIn(part.resolved.dir, version.dataDir!, part.partNumber));
     reader.catch(() => undefined); // observed by readShardRun
     part.readers.set(slot, reader);
   }

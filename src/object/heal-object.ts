@@ -22,8 +22,8 @@ import { codecFor } from '../erasure/codecs.js';
 import { frameChunk, unframeChunk } from '../erasure/bitrot.js';
 import { chunkOffsetInShardFile, shardFileSizeBytes } from '../erasure/layout.js';
 import { objectResource } from './locks.js';
-import { readMetaAnswers } from './meta-io.js';
-import { dataDirPath, partPath, xlMetaPath } from './paths.js';
+import { readObjectMeta, removeDataDir } from './meta-io.js';
+import { partPathIn, xlMetaPathIn } from './paths.js';
 import { resolveVersion, type DriveMetaAnswer } from './quorum.js';
 import type { SetConfig } from './set-context.js';
 
@@ -67,6 +67,8 @@ interface VersionPlan {
 }
 
 interface Assessment {
+  /** The object's directory on the drives (encoded, or where an older layout put it). */
+  dir: string;
   answers: DriveMetaAnswer[];
   plans: VersionPlan[];
   dangling: string[];
@@ -116,7 +118,7 @@ export async function healObject(config: SetConfig, bucket: string, key: string,
 
 async function assess(config: SetConfig, bucket: string, key: string, scanMode: 'normal' | 'deep'): Promise<Assessment> {
   const setDriveCount = config.drives.length;
-  const answers = await readMetaAnswers(config, bucket, key);
+  const { dir, answers } = await readObjectMeta(config, bucket, key);
   const ids = new Set<string>();
   for (const answer of answers) if (answer.state === 'found') for (const version of answer.meta.versions) ids.add(version.versionId);
   const plans: VersionPlan[] = [];
@@ -142,7 +144,7 @@ async function assess(config: SetConfig, bucket: string, key: string, scanMode: 
       continue;
     }
     await Promise.all([...plan.holders].map(async ([slot, copy]) => {
-      if (!(await shardsIntact(config, bucket, key, plan.version, copy, slot, scanMode))) plan.good.delete(slot);
+      if (!(await shardsIntact(config, dir, plan.version, copy, slot, scanMode))) plan.good.delete(slot);
     }));
   }
   const health = answers.map((answer): SlotHealth => {
@@ -153,11 +155,11 @@ async function assess(config: SetConfig, bucket: string, key: string, scanMode: 
     if (plans.some((plan) => !plan.holders.has(answer.slot))) return 'outdated';
     return 'ok';
   });
-  return { answers, plans, dangling, health, ...(refusal ? { refusal } : {}) };
+  return { dir, answers, plans, dangling, health, ...(refusal ? { refusal } : {}) };
 }
 
 /** Are this drive's shards of a version there (normal) and sound (deep)? */
-async function shardsIntact(config: SetConfig, bucket: string, key: string, version: ObjectVersion, copy: ObjectVersion, slot: number, scanMode: 'normal' | 'deep'): Promise<boolean> {
+async function shardsIntact(config: SetConfig, dir: string, version: ObjectVersion, copy: ObjectVersion, slot: number, scanMode: 'normal' | 'deep'): Promise<boolean> {
   const erasure = version.erasure!;
   const drive = config.drives[slot]!;
   try {
@@ -168,7 +170,7 @@ async function shardsIntact(config: SetConfig, bucket: string, key: string, vers
         if (copy.inlineData.length !== expected) return false;
         bytes = copy.inlineData;
       } else {
-        const path = partPath(bucket, key, copy.dataDir!, part.number);
+        const path = partPathIn(dir, copy.dataDir!, part.number);
         if ((await drive.stat(path)).sizeBytes !== expected) return false;
         if (scanMode === 'deep') bytes = await drive.readFile(path);
       }
@@ -229,7 +231,7 @@ async function rebuild(config: SetConfig, bucket: string, key: string, assessmen
   for (const plan of assessment.plans) {
     const slots = targets.get(plan.version.versionId) ?? [];
     if (slots.length === 0) continue;
-    const copies = await rebuildVersion(config, bucket, key, plan, slots);
+    const copies = await rebuildVersion(config, bucket, key, plan, slots, assessment.dir);
     for (const [slot, copy] of copies) {
       const perSlot = rebuilt.get(slot) ?? new Map<string, ObjectVersion>();
       perSlot.set(plan.version.versionId, copy);
@@ -245,14 +247,14 @@ async function rebuild(config: SetConfig, bucket: string, key: string, assessmen
     const versions = assessment.plans.map((plan) => own?.get(plan.version.versionId) ?? plan.holders.get(slot) ?? ownCopy(plan.version, slot));
     if (versions.length > 0) {
       const meta: XlMeta = { versions };
-      await drive.writeFileAtomic(xlMetaPath(bucket, key), encodeXlMeta(meta));
+      await drive.writeFileAtomic(xlMetaPathIn(assessment.dir), encodeXlMeta(meta));
     } else {
-      await drive.deleteFile(xlMetaPath(bucket, key)).catch(() => undefined);
+      await drive.deleteFile(xlMetaPathIn(assessment.dir)).catch(() => undefined);
     }
     if (removeDangling) {
       const answer = assessment.answers[slot];
       const stale = answer?.state === 'found' ? answer.meta.versions.filter((version) => assessment.dangling.includes(version.versionId) && version.dataDir) : [];
-      for (const version of stale) await drive.deleteRecursive(dataDirPath(bucket, key, version.dataDir!)).catch(() => undefined);
+      for (const version of stale) await removeDataDir(drive, `${assessment.dir}/${version.dataDir!}`).catch(() => undefined);
     }
   }));
   return shardsHealed;
@@ -265,7 +267,7 @@ function ownCopy(version: ObjectVersion, slot: number): ObjectVersion {
 }
 
 /** Rebuilds one version's shards onto `slots`; returns each slot's new copy of the version. */
-async function rebuildVersion(config: SetConfig, bucket: string, key: string, plan: VersionPlan, slots: number[]): Promise<Map<number, ObjectVersion>> {
+async function rebuildVersion(config: SetConfig, bucket: string, key: string, plan: VersionPlan, slots: number[], dir: string): Promise<Map<number, ObjectVersion>> {
   const copies = new Map<number, ObjectVersion>();
   const version = plan.version;
   if (!version.erasure) {
@@ -275,7 +277,7 @@ async function rebuildVersion(config: SetConfig, bucket: string, key: string, pl
   const inline = [...plan.holders.values()].some((copy) => copy.inlineData !== undefined);
   if (inline) {
     const frames = new Map<number, Uint8Array[]>(slots.map((slot) => [slot, []]));
-    await rebuildPart(config, bucket, key, plan, version.parts[0] ?? { number: 1, sizeBytes: 0, etag: '' }, slots, async (slot, frame) => void frames.get(slot)!.push(frame));
+    await rebuildPart(config, { bucket, key, dir }, plan, version.parts[0] ?? { number: 1, sizeBytes: 0, etag: '' }, slots, async (slot, frame) => void frames.get(slot)!.push(frame));
     for (const slot of slots) copies.set(slot, { ...ownCopy(version, slot), inlineData: concat(frames.get(slot)!) });
     return copies;
   }
@@ -286,7 +288,7 @@ async function rebuildVersion(config: SetConfig, bucket: string, key: string, pl
       const writers = new Map<number, FileWriter>();
       for (const [slot, drive] of drives) writers.set(slot, await drive.openWriter(`${tmpDir}/${tmpId}/part.${part.number}`));
       try {
-        await rebuildPart(config, bucket, key, plan, part, slots, (slot, frame) => writers.get(slot)!.write(frame));
+        await rebuildPart(config, { bucket, key, dir }, plan, part, slots, (slot, frame) => writers.get(slot)!.write(frame));
         for (const writer of writers.values()) await writer.close();
       } catch (error) {
         for (const writer of writers.values()) await writer.abort();
@@ -294,7 +296,7 @@ async function rebuildVersion(config: SetConfig, bucket: string, key: string, pl
       }
     }
     for (const [slot, drive] of drives) {
-      const target = dataDirPath(bucket, key, version.dataDir!);
+      const target = `${dir}/${version.dataDir!}`;
       await drive.deleteRecursive(target).catch(() => undefined);
       await drive.rename(`${tmpDir}/${tmpId}`, target);
       copies.set(slot, ownCopy(version, slot));
@@ -308,8 +310,7 @@ async function rebuildVersion(config: SetConfig, bucket: string, key: string, pl
 /** Streams one part: per block, K verified chunks from sound drives, all shards rebuilt, the targets' framed. */
 async function rebuildPart(
   config: SetConfig,
-  bucket: string,
-  key: string,
+  object: { bucket: string; key: string; dir: string },
   plan: VersionPlan,
   part: { number: number; sizeBytes: number },
   slots: number[],
@@ -325,22 +326,22 @@ async function rebuildPart(
     let good = 0;
     for (const slot of sources) {
       if (good >= erasure.dataShards) break;
-      const data = await readChunk(config, bucket, key, plan.holders.get(slot)!, slot, part.number, chunk.offset, chunk.lengthBytes);
+      const data = await readChunk(config, object.dir, plan.holders.get(slot)!, slot, part.number, chunk.offset, chunk.lengthBytes);
       if (!data) continue;
       shards[plan.holders.get(slot)!.erasure!.index - 1] = data;
       good += 1;
     }
-    if (good < erasure.dataShards) throw new SvcError('ErasureReadQuorum', `block ${block} of part ${part.number}: ${good} of ${erasure.dataShards} shards readable`, { bucket, key });
+    if (good < erasure.dataShards) throw new SvcError('ErasureReadQuorum', `block ${block} of part ${part.number}: ${good} of ${erasure.dataShards} shards readable`, { bucket: object.bucket, key: object.key });
     const full = codec.reconstruct(shards);
     for (const slot of slots) await sink(slot, frameChunk(full[erasure.distribution[slot]! - 1]!));
   }
 }
 
-async function readChunk(config: SetConfig, bucket: string, key: string, copy: ObjectVersion, slot: number, partNumber: number, offset: number, lengthBytes: number): Promise<Uint8Array | undefined> {
+async function readChunk(config: SetConfig, dir: string, copy: ObjectVersion, slot: number, partNumber: number, offset: number, lengthBytes: number): Promise<Uint8Array | undefined> {
   try {
     const framed = copy.inlineData
       ? copy.inlineData.subarray(offset, offset + lengthBytes)
-      : await config.drives[slot]!.readRange(partPath(bucket, key, copy.dataDir!, partNumber), offset, lengthBytes);
+      : await config.drives[slot]!.readRange(partPathIn(dir, copy.dataDir!, partNumber), offset, lengthBytes);
     return framed.length === lengthBytes ? unframeChunk(framed) : undefined;
   } catch {
     return undefined;

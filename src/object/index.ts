@@ -7,7 +7,7 @@ export { LocalNamespaceLocker, objectResource, type NamespaceLocker, type LockMo
 export type { ListEntry } from './list-objects.js';
 export type { ObjectReader } from './get-object.js';
 export type * from './types.js';
-export { checkObjectKey, checkBucketName, objectDir, xlMetaPath, partPath } from './paths.js';
+export { checkObjectKey, checkBucketName, objectDir, legacyObjectDir } from './paths.js';
 export type { UploadRecord, PartRecord } from './multipart.js';
 export type { HealObjectOptions, HealObjectResult, HealOutcome, SlotHealth } from './heal-object.js';
 export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/coding.js';

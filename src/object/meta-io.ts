@@ -8,21 +8,53 @@ import { decodeXlMeta, encodeXlMeta } from '../format/xl-meta.js';
 import type { Drive } from '../drive/index.js';
 import type { DriveMetaAnswer } from './quorum.js';
 import type { SetConfig } from './set-context.js';
-import { objectDir, xlMetaPath } from './paths.js';
+import { isPartFileName, legacyObjectDir, objectDir, xlMetaPathIn } from './paths.js';
 
-export async function readMetaAnswers(config: SetConfig, bucket: string, key: string): Promise<DriveMetaAnswer[]> {
-  const path = xlMetaPath(bucket, key);
+/**
+ * Every drive's answer for the xl.meta in one object directory. `throughFiles`: the path may run
+ * through a file (an older layout's raw names, where a key segment can be a shard file's name),
+ * which then means the key is not there; elsewhere such an error is the drive's fault.
+ */
+export async function readMetaAnswers(config: SetConfig, dir: string, options: { throughFiles?: boolean } = {}): Promise<DriveMetaAnswer[]> {
+  const path = xlMetaPathIn(dir);
   return Promise.all(
     config.drives.map(async (drive, slot): Promise<DriveMetaAnswer> => {
       if (!drive) return { slot, state: 'failed', error: new SvcError('DriveOffline') };
       try {
         return { slot, state: 'found', meta: decodeXlMeta(await drive.readFile(path)) };
       } catch (error) {
-        if (isSvcError(error, 'FileNotFound')) return { slot, state: 'missing' };
+        if (isSvcError(error, 'FileNotFound') || (options.throughFiles && isSvcError(error, 'NotADirectory'))) return { slot, state: 'missing' };
         return { slot, state: 'failed', error };
       }
     }),
   );
+}
+
+/**
+ * A key's directory in this set and every drive's answer from it: the encoded directory, unless
+ * no drive has the object there and some drive has it where the older layout put it (raw
+ * segments, see paths.ts), in which case the object is read, changed and healed in place there.
+ */
+export async function readObjectMeta(config: SetConfig, bucket: string, key: string): Promise<{ dir: string; answers: DriveMetaAnswer[] }> {
+  const dir = objectDir(bucket, key);
+  const answers = await readMetaAnswers(config, dir);
+  const legacy = legacyObjectDir(bucket, key);
+  if (legacy === undefined || answers.some((answer) => answer.state === 'found')) return { dir, answers };
+  const legacyAnswers = await readMetaAnswers(config, legacy, { throughFiles: true });
+  return legacyAnswers.some((answer) => answer.state === 'found') ? { dir: legacy, answers: legacyAnswers } : { dir, answers };
+}
+
+/** The directory a change to the key goes to (the same choice as readObjectMeta, by a cheaper probe). */
+export async function objectDirOf(config: SetConfig, bucket: string, key: string): Promise<string> {
+  const dir = objectDir(bucket, key);
+  const legacy = legacyObjectDir(bucket, key);
+  if (legacy === undefined || (await anyDriveHas(config, xlMetaPathIn(dir)))) return dir;
+  return (await anyDriveHas(config, xlMetaPathIn(legacy))) ? legacy : dir;
+}
+
+async function anyDriveHas(config: SetConfig, path: string): Promise<boolean> {
+  const found = await Promise.all(config.drives.map((drive) => drive?.stat(path).then(() => true, () => false) ?? false));
+  return found.includes(true);
 }
 
 /** What one drive holds before a metadata change, kept for rollback. */
@@ -44,9 +76,9 @@ export interface MetaChange {
    * xl.meta), and optional work to do on that drive before the metadata is published (moving
    * shard data into place), plus the data dirs that become garbage once the change commits.
    */
-  apply(meta: XlMeta, slot: number): { meta: XlMeta | undefined; beforePublish?: (drive: Drive) => Promise<void>; garbageDataDirs?: string[] };
-  /** Undo of beforePublish on a drive where the change is rolled back. */
-  undoBeforePublish?: (drive: Drive) => Promise<void>;
+  apply(meta: XlMeta, slot: number, dir: string): { meta: XlMeta | undefined; beforePublish?: (drive: Drive) => Promise<void>; garbageDataDirs?: string[] };
+  /** Undo of beforePublish on a drive where the change is rolled back (`dir`: the object's directory). */
+  undoBeforePublish?: (drive: Drive, dir: string) => Promise<void>;
 }
 
 export interface MetaChangeResult {
@@ -55,7 +87,8 @@ export interface MetaChangeResult {
 }
 
 /**
- * Applies a change to every reachable drive's xl.meta in parallel. When fewer than `quorum`
+ * Applies a change to every reachable drive's xl.meta in parallel (in the directory
+ * `objectDirOf` chooses; `apply` is told which). When fewer than `quorum`
  * drives succeed, the drives that did succeed are restored to their previous bytes and the
  * change fails with ErasureWriteQuorum: nothing is left visible.
  */
@@ -67,7 +100,8 @@ export async function changeMeta(
   change: MetaChange,
   quorum: number,
 ): Promise<MetaChangeResult> {
-  const path = xlMetaPath(bucket, key);
+  const dir = await objectDirOf(config, bucket, key);
+  const path = xlMetaPathIn(dir);
   const snapshots = await Promise.all(slots.map((slot) => snapshotOf(config, slot, path)));
   change.prepare?.(Math.max(-1, ...snapshots.flatMap((snapshot) => snapshot?.meta.versions.map((version) => version.modTimeMs) ?? [])));
   const garbage = new Map<number, string[]>();
@@ -75,10 +109,10 @@ export async function changeMeta(
     snapshots.map(async (snapshot) => {
       if (!snapshot) return false;
       try {
-        const { meta, beforePublish, garbageDataDirs } = change.apply(snapshot.meta, snapshot.slot);
+        const { meta, beforePublish, garbageDataDirs } = change.apply(snapshot.meta, snapshot.slot, dir);
         // A drive without xl.meta usually lacks the object's directory too: make it first rather than
         // let the writes below fail on it and retry.
-        if (!snapshot.before && meta) await snapshot.drive.makeDir(objectDir(bucket, key));
+        if (!snapshot.before && meta) await snapshot.drive.makeDir(dir);
         if (beforePublish) await beforePublish(snapshot.drive);
         if (meta) await snapshot.drive.writeFileAtomic(path, encodeXlMeta(meta));
         else await removeMetaFile(snapshot.drive, path);
@@ -93,13 +127,13 @@ export async function changeMeta(
   const committedSlots = snapshots.filter((s, index) => s && outcomes[index]).map((s) => s!.slot);
   const failedSlots = slots.filter((slot) => !committedSlots.includes(slot));
   if (committedSlots.length < quorum) {
-    await rollback(snapshots.filter((s) => s && committedSlots.includes(s.slot)) as Snapshot[], path, change);
+    await rollback(snapshots.filter((s) => s && committedSlots.includes(s.slot)) as Snapshot[], dir, change);
     throw new SvcError('ErasureWriteQuorum', undefined, { bucket, key, succeeded: committedSlots.length, needed: quorum });
   }
   await Promise.all(
     committedSlots.map(async (slot) => {
       const drive = config.drives[slot]!;
-      for (const dataDir of garbage.get(slot) ?? []) await drive.deleteRecursive(`${objectDir(bucket, key)}/${dataDir}`).catch(() => undefined);
+      for (const dataDir of garbage.get(slot) ?? []) await removeDataDir(drive, `${dir}/${dataDir}`).catch(() => undefined);
     }),
   );
   return { committedSlots, failedSlots };
@@ -123,18 +157,33 @@ async function snapshotOf(config: SetConfig, slot: number, path: string): Promis
   }
 }
 
-async function rollback(snapshots: Snapshot[], path: string, change: MetaChange): Promise<void> {
+async function rollback(snapshots: Snapshot[], dir: string, change: MetaChange): Promise<void> {
+  const path = xlMetaPathIn(dir);
   await Promise.all(
     snapshots.map(async (snapshot) => {
       try {
         if (snapshot.before) await snapshot.drive.writeFileAtomic(path, snapshot.before);
         else await removeMetaFile(snapshot.drive, path);
-        if (change.undoBeforePublish) await change.undoBeforePublish(snapshot.drive);
+        if (change.undoBeforePublish) await change.undoBeforePublish(snapshot.drive, dir);
       } catch {
         // The drive failed again; its stale copy loses the next quorum vote and heal repairs it.
       }
     }),
   );
+}
+
+/**
+ * Removes a data directory no version uses any more. Only shard files are ever written into one;
+ * anything else there is a key the older layout stored inside it (a UUID-named key directory that
+ * happened to match), which is kept: the shard files go, the directory stays.
+ */
+export async function removeDataDir(drive: Drive, path: string): Promise<void> {
+  const entries = await drive.listDir(path).catch(() => [] as string[]);
+  if (entries.every(isPartFileName)) {
+    await drive.deleteRecursive(path);
+    return;
+  }
+  for (const entry of entries.filter(isPartFileName)) await drive.deleteFile(`${path}/${entry}`);
 }
 
 /** Removes xl.meta, then the object's directory and empty parents (never a non-empty one). */

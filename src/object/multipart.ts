@@ -17,7 +17,7 @@ import { BlockReader } from './erasure-stream.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { changeMeta } from './meta-io.js';
 import { objectResource } from './locks.js';
-import { checkObjectKey, dataDirPath } from './paths.js';
+import { checkObjectKey } from './paths.js';
 import { removeTmp, shardStreamPlan, streamShardFiles } from './put-object.js';
 import { geometryForClass, majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import { toObjectInfo } from './object-info.js';
@@ -162,18 +162,18 @@ export async function completeUpload(
       prepare: (newest) => {
         if (version.modTimeMs <= newest) version.modTimeMs = newest + 1;
       },
-      apply: (meta: XlMeta, slot: number) => {
+      apply: (meta: XlMeta, slot: number, objectDir: string) => {
         const replaced = findVersion(meta, version.versionId);
         return {
           meta: upsertVersion(meta, { ...version, erasure: { ...version.erasure!, index: record.distribution[slot]! } }),
           beforePublish: async (drive: Drive) => {
             for (const number of unused) await drive.deleteFile(`${dir}/${record.dataDir}/part.${number}`).catch(() => undefined);
-            await drive.rename(`${dir}/${record.dataDir}`, dataDirPath(record.bucket, record.key, record.dataDir));
+            await drive.rename(`${dir}/${record.dataDir}`, `${objectDir}/${record.dataDir}`);
           },
           garbageDataDirs: replaced?.dataDir && replaced.dataDir !== record.dataDir ? [replaced.dataDir] : [],
         };
       },
-      undoBeforePublish: (drive: Drive) => drive.rename(dataDirPath(record.bucket, record.key, record.dataDir), `${dir}/${record.dataDir}`),
+      undoBeforePublish: (drive: Drive, objectDir: string) => drive.rename(`${objectDir}/${record.dataDir}`, `${dir}/${record.dataDir}`),
     }, geometryForClass(config, record.storageClass).writeQuorum);
     await onDrives(config, (drive) => drive.deleteRecursive(dir));
     return toObjectInfo(record.bucket, record.key, version, true);

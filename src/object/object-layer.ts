@@ -14,7 +14,7 @@ import type { SetConfig } from './set-context.js';
 import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartRecord, type UploadRecord } from './multipart.js';
 import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
-import { checkBucketName } from './paths.js';
+import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
 import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
@@ -182,7 +182,11 @@ export class ObjectLayer {
 
   // --- objects -------------------------------------------------------------------------
 
+  // Every operation on a key checks it first (paths.ts), before a drive is touched: a name that
+  // cannot be a key is the client's 400, never a drive error or a quorum failure.
+
   async putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
+    checkObjectKey(key);
     const record = await this.requireBucket(bucket);
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
     this.refuseSuspended(poolIndex, bucket, key);
@@ -190,12 +194,14 @@ export class ObjectLayer {
   }
 
   async headObject(bucket: string, key: string, versionId?: string): Promise<ObjectInfo> {
+    checkObjectKey(key);
     await this.requireBucket(bucket);
     const { info } = await this.locate(bucket, key, versionId);
     return info;
   }
 
   async getObject(bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
+    checkObjectKey(key);
     await this.requireBucket(bucket);
     if (this.options.pools.length === 1) return this.setFor(this.options.pools[0]!.index, key).getObject(bucket, key, options);
     const { poolIndex } = await this.locate(bucket, key, options.versionId);
@@ -203,6 +209,7 @@ export class ObjectLayer {
   }
 
   async deleteObject(bucket: string, key: string, versionId?: string): Promise<DeleteObjectResult> {
+    checkObjectKey(key);
     const record = await this.requireBucket(bucket);
     const holding = await this.poolHolding(bucket, key);
     if (holding === undefined && (record.versioning === 'unversioned' || versionId !== undefined)) {
@@ -238,6 +245,7 @@ export class ObjectLayer {
   // --- multipart ------------------------------------------------------------------------
 
   async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId'>): Promise<string> {
+    checkObjectKey(key);
     await this.requireBucket(bucket);
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
     this.refuseSuspended(poolIndex, bucket, key);
@@ -274,6 +282,7 @@ export class ObjectLayer {
   }
 
   private async upload(bucket: string, key: string, uploadId: string): Promise<{ config: SetConfig; record: UploadRecord }> {
+    checkObjectKey(key);
     await this.requireBucket(bucket);
     const poolIndex = Number(Buffer.from(uploadId, 'base64url').toString().split('.')[0]);
     if (!/^[A-Za-z0-9_-]+$/.test(uploadId) || !this.options.pools.some((pool) => pool.index === poolIndex)) throw new SvcError('NoSuchUpload', undefined, { uploadId });

@@ -16,7 +16,7 @@ import { codeBlockInto, newFrames } from './coding/block-coder.js';
 import { BodyDigests, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
 import { changeMeta } from './meta-io.js';
 import { objectResource } from './locks.js';
-import { checkObjectKey, dataDirPath } from './paths.js';
+import { checkObjectKey } from './paths.js';
 import { geometryForClass, onlineSlots, requireQuorum, type Geometry, type SetConfig } from './set-context.js';
 import type { ObjectInfo, PutObjectOptions } from './types.js';
 import { toObjectInfo } from './object-info.js';
@@ -211,7 +211,7 @@ async function publish(config: SetConfig, bucket: string, key: string, version: 
       prepare: (newest) => {
         if (bumpModTime && version.modTimeMs <= newest) version.modTimeMs = newest + 1;
       },
-      apply: (meta: XlMeta, slot: number) => {
+      apply: (meta: XlMeta, slot: number, dir: string) => {
         const replaced = findVersion(meta, version.versionId);
         const own: ObjectVersion = {
           ...version,
@@ -220,11 +220,11 @@ async function publish(config: SetConfig, bucket: string, key: string, version: 
         };
         return {
           meta: upsertVersion(meta, own),
-          ...(staged.tmpId ? { beforePublish: (drive: Drive) => drive.rename(`${tmpDir}/${staged.tmpId}`, dataDirPath(bucket, key, version.dataDir!)) } : {}),
+          ...(staged.tmpId ? { beforePublish: (drive: Drive) => drive.rename(`${tmpDir}/${staged.tmpId}`, `${dir}/${version.dataDir!}`) } : {}),
           garbageDataDirs: replaced?.dataDir && replaced.dataDir !== version.dataDir ? [replaced.dataDir] : [],
         };
       },
-      ...(version.dataDir ? { undoBeforePublish: (drive: Drive) => drive.deleteRecursive(dataDirPath(bucket, key, version.dataDir!)) } : {}),
+      ...(version.dataDir ? { undoBeforePublish: (drive: Drive, dir: string) => drive.deleteRecursive(`${dir}/${version.dataDir!}`) } : {}),
     }, quorum);
     const missed = config.drives.map((_, slot) => slot).filter((slot) => !result.committedSlots.includes(slot));
     if (missed.length > 0) config.onRepairNeeded?.({ bucket, key, versionId: version.versionId, reason: 'write-partial', slots: missed });

@@ -18,6 +18,8 @@ export const limits = {
   inlineVersionedDivisor: 8,
   /** S3 limits. */
   maxObjectKeyBytes: 1024,
+  /** A file or directory name on a drive (NAME_MAX of Linux file systems): bounds each encoded key segment. */
+  maxDriveNameBytes: 255,
   maxObjectSizeBytes: 5 * 1024 * GiB,
   maxPutObjectSizeBytes: 5 * GiB,
   minPartSizeBytes: 5 * MiB,

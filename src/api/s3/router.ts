@@ -4,6 +4,7 @@
  */
 import { SvcError } from '../../errors/index.js';
 import { limits } from '../../util/limits.js';
+import { checkObjectKey } from '../../object/paths.js';
 
 export type S3Endpoint =
   | { kind: 'ListBuckets' }
@@ -56,7 +57,8 @@ export function routeS3Request(request: RoutableRequest, options: { virtualHostS
     throw new SvcError('MethodNotAllowed');
   }
   if (key === undefined) return routeBucket(method, bucket, request.query);
-  if (Buffer.byteLength(key) > limits.maxObjectKeyBytes) throw new SvcError('KeyTooLongError');
+  // A name that can never be a key is refused here, before any handler or drive sees it.
+  checkObjectKey(key);
   return routeObject(method, bucket, key, request);
 }
 
@@ -157,6 +159,7 @@ export function parseCopySource(value: string): CopySource {
   const slash = decoded.indexOf('/');
   if (slash <= 0 || slash === decoded.length - 1) throw new SvcError('InvalidArgument', 'x-amz-copy-source must be /<bucket>/<key>');
   const versionId = query ? new URLSearchParams(query).get('versionId') ?? undefined : undefined;
+  checkObjectKey(decoded.slice(slash + 1));
   return { bucket: decoded.slice(0, slash), key: decoded.slice(slash + 1), ...(versionId ? { versionId } : {}) };
 }
 
