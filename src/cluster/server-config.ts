@@ -22,6 +22,13 @@ export interface ServerConfig {
   address: ListenAddress;
   consoleAddress: ListenAddress;
   consoleEnabled: boolean;
+  /** Console sessions end after this long idle (SVC_CONSOLE_SESSION_IDLE) or this long after sign-in (SVC_CONSOLE_SESSION_MAX). */
+  consoleSessionIdleMs: number;
+  consoleSessionMaxMs: number;
+  /** Peers whose X-Forwarded-For/-Proto/-Host the console believes (SVC_CONSOLE_TRUSTED_PROXIES; loopback by default). */
+  consoleTrustedProxies: string[];
+  /** The S3 API's public URL for console share links (SVC_SERVER_URL); unset, it is derived from the console request's host. */
+  serverUrl?: string;
   accessKey: string;
   secretKey: string;
   credentialsFromDefault: boolean;
@@ -68,6 +75,9 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     address: parseAddress('SVC_ADDRESS', values.SVC_ADDRESS ?? ':9000'),
     consoleAddress: parseAddress('SVC_CONSOLE_ADDRESS', values.SVC_CONSOLE_ADDRESS ?? ':9001'),
     consoleEnabled: (values.SVC_CONSOLE_ENABLE ?? 'true').toLowerCase() !== 'false',
+    ...consoleSessionOf(values),
+    consoleTrustedProxies: (values.SVC_CONSOLE_TRUSTED_PROXIES ?? '127.0.0.0/8,::1').split(',').map((entry) => entry.trim()).filter((entry) => entry !== ''),
+    ...(values.SVC_SERVER_URL ? { serverUrl: serverUrlOf(values.SVC_SERVER_URL) } : {}),
     accessKey: accessKey ?? developmentAccessKey,
     secretKey: secretKey ?? developmentSecretKey,
     credentialsFromDefault: accessKey === undefined,
@@ -84,6 +94,35 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     codingThreads: codingThreadsOf(values.SVC_CODING_THREADS),
     notices: conflicts,
   };
+}
+
+function consoleSessionOf(values: Record<string, string | undefined>): { consoleSessionIdleMs: number; consoleSessionMaxMs: number } {
+  const consoleSessionIdleMs = durationMs(values, 'SVC_CONSOLE_SESSION_IDLE', limits.consoleSessionIdleDefaultMs);
+  const consoleSessionMaxMs = durationMs(values, 'SVC_CONSOLE_SESSION_MAX', limits.consoleSessionMaxDefaultMs);
+  if (consoleSessionIdleMs > consoleSessionMaxMs) throw new SvcError('InvalidConfiguration', 'SVC_CONSOLE_SESSION_IDLE must not exceed SVC_CONSOLE_SESSION_MAX', { variable: 'SVC_CONSOLE_SESSION_IDLE' });
+  return { consoleSessionIdleMs, consoleSessionMaxMs };
+}
+
+/** A duration such as `90s`, `30m`, `12h`, `1d`, or a number of seconds. */
+function durationMs(values: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = values[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const match = /^(\d+)(s|m|h|d)?$/.exec(raw);
+  const unitMs = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match?.[2] ?? 's') as 's'];
+  const value = match ? Number(match[1]) * unitMs : 0;
+  if (value < 1_000) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(raw)} is not a duration such as 90s, 30m, 12h or 1d`, { variable: name });
+  return value;
+}
+
+function serverUrlOf(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SvcError('InvalidConfiguration', `SVC_SERVER_URL=${JSON.stringify(raw)} is not a URL`, { variable: 'SVC_SERVER_URL' });
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search !== '') throw new SvcError('InvalidConfiguration', 'SVC_SERVER_URL must be an http(s) URL of a host root, such as https://s3.example.com', { variable: 'SVC_SERVER_URL' });
+  return url.origin;
 }
 
 /** A positive whole number, its default when unset or empty, and at most `cap`. */
