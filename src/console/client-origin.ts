@@ -5,6 +5,7 @@
  * (SVC_CONSOLE_TRUSTED_PROXIES, loopback by default); from anyone else they are ignored.
  */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { SvcError } from '../errors/index.js';
 
 export interface ClientOrigin {
   address: string;
@@ -25,7 +26,7 @@ export function trustedProxyList(entries: string[]): BlockList {
   for (const entry of entries) {
     const [address, bits] = entry.split('/');
     const type = isIPv6(address!) ? 'ipv6' : 'ipv4';
-    if (!isIPv4(address!) && !isIPv6(address!)) throw new Error(`'${entry}' is not an IP address or CIDR range`);
+    if (!isIPv4(address!) && !isIPv6(address!)) throw new SvcError('InvalidConfiguration', `SVC_CONSOLE_TRUSTED_PROXIES: '${entry}' is not an IP address or CIDR range`, { variable: 'SVC_CONSOLE_TRUSTED_PROXIES' });
     if (bits === undefined) list.addAddress(address!, type);
     else list.addSubnet(address!, Number(bits), type);
   }

@@ -113,12 +113,18 @@ function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
   );
 }
 
+/** A folder prefix from the route's remaining segments: `a/b/`, or '' for the bucket's top. */
+function folderOf(segments: string[]): string {
+  const path = segments.join('/');
+  return path === '' || path.endsWith('/') ? path : `${path}/`;
+}
+
 function pageFor(route: string[]) {
   switch (route[0]) {
     case 'buckets':
       return <BucketsPage />;
     case 'browse':
-      return <BrowserPage bucket={route[1] ?? ''} prefix={route.slice(2).join('/')} />;
+      return <BrowserPage bucket={route[1] ?? ''} prefix={folderOf(route.slice(2))} />;
     case 'cluster':
       return <ClusterPage />;
     case 'operations':
