@@ -56,8 +56,14 @@ export function ErrorNotice(props: { error: unknown; onClose?: () => void }) {
   );
 }
 
+const badgeTones: [RegExp, string][] = [
+  [/^(online|ok|finished|completed?|healed|enabled|done|active)$/i, 'ok'],
+  [/^(offline|failed|canceled|unrecoverable|error)$/i, 'bad'],
+  [/^(deleted|delete marker|latest|unversioned|suspended|queued|waiting|stopped)$/i, 'neutral'],
+];
+
 export function Badge(props: { state: string }) {
-  const tone = /online|ok|finished|complete|healed|enabled|running|active/i.test(props.state) ? 'ok' : /offline|failed|canceled|unrecoverable|error/i.test(props.state) ? 'bad' : 'warn';
+  const tone = badgeTones.find(([pattern]) => pattern.test(props.state))?.[1] ?? 'warn';
   return <span class={`badge ${tone}`}>{props.state}</span>;
 }
 

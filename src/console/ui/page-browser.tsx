@@ -202,7 +202,7 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
                       {object.deleteMarker ? <Badge state="deleted" /> : null}
                     </td>
                     <td class="num">{object.deleteMarker ? '–' : bytes(object.sizeBytes)}</td>
-                    <td class="hide-narrow">{when(object.lastModified)}</td>
+                    <td class="hide-narrow nowrap">{when(object.lastModified)}</td>
                     <td class="hide-narrow small">{object.storageClass}</td>
                     <td class="actions-col">
                       {object.deleteMarker ? null : (

@@ -96,7 +96,7 @@ export function BucketsPage() {
                       {bucket.name}
                     </a>
                   </td>
-                  <td class="hide-narrow">{when(bucket.createdAt)}</td>
+                  <td class="hide-narrow nowrap">{when(bucket.createdAt)}</td>
                   <td>
                     <Badge state={bucket.versioning} />
                   </td>

@@ -6,6 +6,8 @@ import { driveState, type Capabilities, type Snapshot } from './cluster-types';
 
 export const snapshotIntervalMs = 3000;
 
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
 export function OverviewPage() {
   const snapshot = usePoll(() => api<Snapshot>('GET', 'overview'), snapshotIntervalMs);
   const capabilities = usePoll(() => api<Capabilities>('GET', 'admin/v4/runtime/capabilities'), 0);
@@ -27,7 +29,7 @@ export function OverviewPage() {
       <ErrorNotice error={snapshot.error} />
       <div class="stats">
         <Stat label="Nodes" value={`${nodesOnline} / ${data.nodes.length}`} hint={nodesOnline === data.nodes.length ? 'all online' : `${data.nodes.length - nodesOnline} offline`} />
-        <Stat label="Pools" value={data.pools.length} hint={`${data.pools.reduce((sum, pool) => sum + pool.setCount, 0)} erasure sets`} />
+        <Stat label="Pools" value={data.pools.length} hint={plural(data.pools.reduce((sum, pool) => sum + pool.setCount, 0), 'erasure set')} />
         <Stat label="Drives online" value={`${count('online')} / ${drives.length}`} hint={`${count('offline')} offline · ${count('healing')} healing`} />
         <Stat label="Raw capacity" value={bytes(raw)} hint={`${bytes(used)} used`} />
         <Stat label="Usable capacity" value={Number.isFinite(usable) ? bytes(usable) : '–'} hint="raw × K / N (STANDARD parity)" />
