@@ -337,6 +337,15 @@ describe('the work', () => {
     expect(versions.body.versions.map((version: { deleteMarker: boolean }) => version.deleteMarker)).toEqual([true, false]);
   });
 
+  it('cancels a multipart upload: the upload and its parts are gone', async () => {
+    const start = await session.call('POST', 'buckets/work/uploads', { body: { key: 'canceled.bin' } });
+    const id = start.body.uploadId as string;
+    expect((await session.call('PUT', `buckets/work/uploads/${id}/parts/1?key=canceled.bin`, { raw: randomBytes(1024) })).status).toBe(200);
+    expect((await session.call('DELETE', `buckets/work/uploads/${id}?key=canceled.bin`)).status).toBe(200);
+    expect((await s3.send(new ListMultipartUploadsCommand({ Bucket: 'work' }))).Uploads ?? []).toEqual([]);
+    expect((await session.call('POST', `buckets/work/uploads/${id}/complete`, { body: { key: 'canceled.bin', parts: [{ partNumber: 1, etag: 'x' }] } })).body.Code).toBe('NoSuchUpload');
+  });
+
   it('runs admin calls through the admin routes: a heal starts and reports by its client token', async () => {
     const started = await session.call('POST', 'admin/v3/heal/work', { body: { recursive: true, scanMode: 'deep' } });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
@@ -351,5 +360,34 @@ describe('the work', () => {
     const overview = await session.call('GET', 'overview');
     expect(overview.body.pools[0].sets[0].drives).toHaveLength(4);
     expect(typeof overview.body.deploymentId).toBe('string');
+  });
+});
+
+describe('operations on a deployment of two pools', () => {
+  it('starts a decommission and a rebalance through the admin routes, and refuses what conflicts with the admin error', async () => {
+    const pools = await startConsoleServer([join(root, 'p0-{1...2}'), join(root, 'p1-{1...2}')], { SVC_DRIVE_BACKEND: 'memfs' });
+    try {
+      const poolsSession = await signIn(pools.consoleUrl);
+      const rebalance = await poolsSession.call('POST', 'admin/v3/rebalance/start');
+      expect(rebalance.status, JSON.stringify(rebalance.body)).toBe(200);
+      expect(rebalance.body.id).toMatch(/^[0-9a-f-]{36}$/);
+      const blocked = await poolsSession.call('POST', 'admin/v3/pools/decommission?pool=1&by-id=true');
+      if (blocked.status !== 200) expect(blocked.body.Code).toBe('RebalanceInProgress');
+      let status = (await poolsSession.call('GET', 'admin/v3/rebalance/status')).body;
+      for (let attempt = 0; attempt < 100 && status.pools.some((pool: { status: string }) => pool.status === 'active'); attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        status = (await poolsSession.call('GET', 'admin/v3/rebalance/status')).body;
+      }
+      const started = blocked.status === 200 ? blocked : await poolsSession.call('POST', 'admin/v3/pools/decommission?pool=1&by-id=true');
+      expect(started.status, JSON.stringify(started.body)).toBe(200);
+      expect(started.body.entries[0]).toMatchObject({ pool: 1 });
+      const again = await poolsSession.call('POST', 'admin/v3/pools/decommission?pool=1&by-id=true');
+      expect(['DecommissionInProgress', 'DecommissionAlreadyCompleted']).toContain(again.body.Code);
+      const overview = await poolsSession.call('GET', 'overview');
+      expect(overview.body.operations.decommission.map((entry: { pool: number }) => entry.pool)).toEqual([1]);
+      expect(overview.body.pools).toHaveLength(2);
+    } finally {
+      await pools.server.kill();
+    }
   });
 });

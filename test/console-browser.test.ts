@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
-import { repoRoot, testCredentials } from './helpers/server-process.js';
+import { HeadObjectCommand, ListBucketsCommand, ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
+import { repoRoot, s3ClientFor, testCredentials } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
 
@@ -29,6 +30,7 @@ let root: string;
 let running: ConsoleServer;
 let browser: Browser;
 let page: Page;
+let s3: S3Client;
 const dialogs: string[] = [];
 const pageErrors: string[] = [];
 const bigFile = randomBytes(20 * 1024 * 1024);
@@ -47,6 +49,7 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
     root = await mkdtemp(join(tmpdir(), 'svc-console-ui-'));
     await mkdir(shots, { recursive: true });
     running = await startConsoleServer([join(root, 'd{1...4}')], { SVC_FAULT_INJECTION: 'on' });
+    s3 = s3ClientFor(running.server.url);
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
@@ -183,6 +186,48 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
     await go('overview');
     await page.getByText('1 offline · 0 healing').waitFor();
     await admin(running.server.url, 'POST', '/svc/admin/v4/faults', `drive=${encodeURIComponent(drive)}`, { body: JSON.stringify({}) });
+  });
+
+  it('cancels an upload in flight: nothing is stored and no upload is left behind', async () => {
+    await go('browse/photos/');
+    await page.getByRole('button', { name: 'big.bin' }).waitFor();
+    // A slow link (about 4 MB/s up) so that the upload is still running when Cancel is pressed.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 4_000_000 });
+    try {
+      await page.getByTestId('file-input').setInputFiles({ name: 'slow.bin', mimeType: 'application/octet-stream', buffer: randomBytes(24 * 1024 * 1024) });
+      const row = page.locator('li.upload', { hasText: 'slow.bin' });
+      await page.locator('li.upload[data-state="uploading"]', { hasText: 'slow.bin' }).waitFor();
+      await expect.poll(async () => Number(await row.getByRole('progressbar').getAttribute('aria-valuenow')), { timeout: 20_000 }).toBeGreaterThan(0);
+      await page.getByRole('button', { name: 'Cancel upload of slow.bin' }).click();
+      await page.locator('li.upload[data-state="canceled"]', { hasText: 'slow.bin' }).waitFor();
+    } finally {
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    }
+    await expect.poll(async () => (await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos' }))).Uploads ?? []).toEqual([]);
+    await expect(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'slow.bin' }))).rejects.toThrow();
+  });
+
+  it('deletes a bucket that holds objects only after its name is typed', async () => {
+    await go('buckets');
+    await page.getByLabel('New bucket name').fill('scratch');
+    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await page.getByRole('link', { name: 'scratch' }).click();
+    await page.getByTestId('file-input').setInputFiles({ name: 'keep.txt', mimeType: 'text/plain', buffer: Buffer.from('keep') });
+    await page.locator('li.upload[data-state="done"]', { hasText: 'keep.txt' }).waitFor();
+    await go('buckets');
+    await page.getByRole('button', { name: 'Delete bucket scratch' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Delete bucket' }).click();
+    await dialog.getByText('is not empty').waitFor();
+    const confirm = dialog.getByRole('button', { name: 'Delete bucket and objects' });
+    expect(await confirm.isDisabled()).toBe(true);
+    await dialog.getByLabel('Type scratch to confirm').fill('scratch');
+    await shot('delete-bucket');
+    await confirm.click();
+    await expect.poll(() => page.getByRole('link', { name: 'scratch' }).count()).toBe(0);
+    expect(((await s3.send(new ListBucketsCommand({}))).Buckets ?? []).map((bucket) => bucket.Name)).toEqual(['photos']);
   });
 
   it('reads at a 390 px wide viewport, and signs out', async () => {
