@@ -99,3 +99,17 @@ export function driveState(slot: Slot, pool: number, healing: HealingDrive[]): s
   if (heal && heal.state !== 'healed') return 'healing';
   return slot.state;
 }
+
+/** The heal this browser tab started last (its client token), shown on Overview and Operations. */
+export const healTokenKey = 'svc-heal-token';
+
+export interface HealSequence {
+  clientToken: string;
+  path: { bucket?: string; prefix?: string };
+  status: string;
+  startedAt: string;
+  finishedAt?: string;
+  counts: HealCounts;
+  lastError?: string;
+  items: { type: string; pool: number; set: number; bucket?: string; object?: string; outcome: string; reason?: string; before?: { endpoint: string; state: string }[]; after?: { endpoint: string; state: string }[] }[];
+}

@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { api } from './api';
 import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, ProgressBar, usePoll, ActionsHead } from './components';
 import { bytes, duration, percent, when } from './format';
-import type { BackgroundHeal, DecommissionEntry, HealCounts, RebalanceStatus, Snapshot } from './cluster-types';
+import { healTokenKey, type BackgroundHeal, type DecommissionEntry, type HealSequence, type RebalanceStatus, type Snapshot } from './cluster-types';
 
 const pollMs = 2000;
 
@@ -38,11 +38,13 @@ export function OperationsPage() {
       setBusy(false);
     }
   };
+  const snapshot = usePoll(() => api<Snapshot>('GET', 'overview'), pollMs);
   return (
     <div class="page">
       <h1>Operations</h1>
-      <Rebalance confirm={confirm} />
-      <Decommission confirm={confirm} />
+      <ErrorNotice error={snapshot.error} />
+      <Rebalance confirm={confirm} poolCount={snapshot.data?.pools.length} />
+      <Decommission confirm={confirm} snapshot={snapshot.data} />
       <Heal />
       <BackgroundHealCard />
       <ReplacementRecovery />
@@ -55,7 +57,7 @@ export function OperationsPage() {
   );
 }
 
-function Rebalance(props: { confirm: (action: Pending) => void }) {
+function Rebalance(props: { confirm: (action: Pending) => void; poolCount: number | undefined }) {
   const { data, error } = usePoll(() => api<RebalanceStatus>('GET', 'admin/v3/rebalance/status'), pollMs);
   const running = data?.pools.some((pool) => pool.status === 'active' || pool.stopping) ?? false;
   return (
@@ -74,7 +76,7 @@ function Rebalance(props: { confirm: (action: Pending) => void }) {
       }
     >
       <ErrorNotice error={error} />
-      {data && data.id === null ? <Empty>No rebalance has run. Rebalance needs more than one pool.</Empty> : null}
+      {data && data.id === null ? <Empty>No rebalance has run.{props.poolCount === 1 ? ' Rebalance needs more than one pool.' : ''}</Empty> : null}
       {data && data.id !== null ? (
         <>
           <p class="muted small">
@@ -100,11 +102,10 @@ function Rebalance(props: { confirm: (action: Pending) => void }) {
   );
 }
 
-function Decommission(props: { confirm: (action: Pending) => void }) {
-  const snapshot = usePoll(() => api<Snapshot>('GET', 'overview'), pollMs);
+function Decommission(props: { confirm: (action: Pending) => void; snapshot: Snapshot | undefined }) {
   const [chosen, setChosen] = useState<Set<number>>(new Set());
-  const pools = snapshot.data?.pools ?? [];
-  const entries = snapshot.data?.operations.decommission ?? [];
+  const pools = props.snapshot?.pools ?? [];
+  const entries = props.snapshot?.operations.decommission ?? [];
   const entryOf = (pool: number): DecommissionEntry | undefined => entries.find((entry) => entry.pool === pool);
   const toggle = (pool: number) => {
     const next = new Set(chosen);
@@ -124,7 +125,6 @@ function Decommission(props: { confirm: (action: Pending) => void }) {
     });
   return (
     <Card title="Decommission" actions={<button class="button danger" type="button" disabled={chosen.size === 0} onClick={start}>Decommission selected</button>}>
-      <ErrorNotice error={snapshot.error} />
       <table class="table">
         <thead>
           <tr>
@@ -192,17 +192,6 @@ function Decommission(props: { confirm: (action: Pending) => void }) {
   );
 }
 
-interface HealStatus {
-  clientToken: string;
-  path: { bucket?: string; prefix?: string };
-  status: string;
-  startedAt: string;
-  finishedAt?: string;
-  counts: HealCounts;
-  lastError?: string;
-  items: { type: string; pool: number; set: number; bucket?: string; object?: string; outcome: string; reason?: string; before?: { endpoint: string; state: string }[]; after?: { endpoint: string; state: string }[] }[];
-}
-
 function healPath(bucket: string, prefix: string): string {
   const parts = ['admin/v3/heal/'];
   if (bucket) parts.push(encodeURIComponent(bucket));
@@ -216,15 +205,15 @@ function Heal() {
   const [scanMode, setScanMode] = useState('normal');
   const [dryRun, setDryRun] = useState(false);
   const [remove, setRemove] = useState(false);
-  const [token, setToken] = useState<string | undefined>(() => sessionStorage.getItem('svc-heal-token') ?? undefined);
+  const [token, setToken] = useState<string | undefined>(() => sessionStorage.getItem(healTokenKey) ?? undefined);
   const [error, setError] = useState<unknown>(undefined);
-  const status = usePoll(() => (token ? api<HealStatus>('POST', 'admin/v3/heal/', { query: { clientToken: token } }) : Promise.resolve(undefined)), pollMs, [token]);
+  const status = usePoll(() => (token ? api<HealSequence>('POST', 'admin/v3/heal/', { query: { clientToken: token } }) : Promise.resolve(undefined)), pollMs, [token]);
   const start = async (event: Event) => {
     event.preventDefault();
     setError(undefined);
     try {
-      const answer = await api<HealStatus>('POST', healPath(bucket, prefix), { body: { recursive: true, dryRun, remove, scanMode } });
-      sessionStorage.setItem('svc-heal-token', answer.clientToken);
+      const answer = await api<HealSequence>('POST', healPath(bucket, prefix), { body: { recursive: true, dryRun, remove, scanMode } });
+      sessionStorage.setItem(healTokenKey, answer.clientToken);
       setToken(answer.clientToken);
     } catch (caught) {
       setError(caught);

@@ -2,7 +2,7 @@
 import { api } from './api';
 import { Badge, Card, ErrorNotice, ProgressBar, Stat, usePoll } from './components';
 import { bytes, duration, percent } from './format';
-import { driveState, type Capabilities, type Snapshot } from './cluster-types';
+import { driveState, healTokenKey, type Capabilities, type HealSequence, type Snapshot } from './cluster-types';
 
 export const snapshotIntervalMs = 3000;
 
@@ -10,6 +10,8 @@ const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ?
 
 export function OverviewPage() {
   const snapshot = usePoll(() => api<Snapshot>('GET', 'overview'), snapshotIntervalMs);
+  const healToken = sessionStorage.getItem(healTokenKey) ?? undefined;
+  const heal = usePoll(() => (healToken ? api<HealSequence>('POST', 'admin/v3/heal/', { query: { clientToken: healToken }, quietSignOut: true }) : Promise.resolve(undefined)), snapshotIntervalMs);
   const capabilities = usePoll(() => api<Capabilities>('GET', 'admin/v4/runtime/capabilities'), 0);
   const data = snapshot.data;
   if (!data) return <div class="page"><h1>Overview</h1><ErrorNotice error={snapshot.error} />{snapshot.error ? null : <p class="muted">Loading…</p>}</div>;
@@ -41,7 +43,7 @@ export function OverviewPage() {
         </p>
       </Card>
       <Card title="Running operations">
-        <RunningOperations snapshot={data} />
+        <RunningOperations snapshot={data} heal={heal.data} />
       </Card>
       <Card title="Deployment">
         <dl class="facts">
@@ -59,9 +61,22 @@ export function OverviewPage() {
   );
 }
 
-function RunningOperations(props: { snapshot: Snapshot }) {
+function RunningOperations(props: { snapshot: Snapshot; heal: HealSequence | undefined }) {
   const { rebalance, decommission, heal } = props.snapshot.operations;
   const rows = [];
+  if (props.heal?.status === 'running') {
+    const counts = props.heal.counts;
+    rows.push(
+      <li key="heal">
+        <div class="op-head">
+          Heal of <span class="mono">{props.heal.path.bucket ?? 'everything'}</span> <Badge state="running" />
+        </div>
+        <span class="muted small">
+          {counts.objectsScanned} scanned · {counts.objectsHealed} healed · {counts.failures} failures
+        </span>
+      </li>,
+    );
+  }
   for (const pool of rebalance.pools.filter((entry) => entry.status === 'active' || entry.stopping)) {
     rows.push(
       <li key={`r${pool.id}`}>
