@@ -103,6 +103,8 @@ describe('the console listener', () => {
     const script = await fetch(`${running.consoleUrl}/svc/console/assets/app.js`);
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toContain('javascript');
+    expect(script.headers.get('content-encoding')).toBe('gzip');
+    expect(await script.text()).toContain('svc');
     expect((await fetch(`${running.consoleUrl}/svc/console/assets/..%2fpackage.json`)).status).toBe(404);
     expect((await fetch(`${running.consoleUrl}/svc/console/health`)).status).toBe(200);
   });

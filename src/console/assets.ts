@@ -1,10 +1,12 @@
 /**
  * The browser app's built files (`npm run build` writes them to dist/console-ui/), read once at
- * startup and served from memory: only files of that folder, by exact name, with an ETag.
+ * startup and served from memory (gzipped when the browser accepts it): only files of that
+ * folder, by exact name, with an ETag.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
 
@@ -20,6 +22,8 @@ const contentTypes: Record<string, string> = {
 
 interface Asset {
   bytes: Buffer;
+  /** The same bytes gzipped, for browsers that accept it. */
+  gzipped: Buffer;
   etag: string;
   contentType: string;
 }
@@ -43,7 +47,7 @@ export function loadConsoleAssets(directory = findAssetDirectory()): ConsoleAsse
       const path = join(directory, name);
       if (!statSync(path).isFile()) continue;
       const bytes = readFileSync(path);
-      assets.set(name, { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`, contentType: contentTypes[extname(name)] ?? 'application/octet-stream' });
+      assets.set(name, { bytes, gzipped: gzipSync(bytes, { level: 9 }), etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`, contentType: contentTypes[extname(name)] ?? 'application/octet-stream' });
     }
   }
   return {
@@ -55,9 +59,11 @@ export function loadConsoleAssets(directory = findAssetDirectory()): ConsoleAsse
         return reply.code(404).header('content-type', 'text/plain; charset=utf-8').send('Not found.\n');
       }
       const fresh = reply.request.headers['if-none-match'] === asset.etag;
-      reply.header('etag', asset.etag).header('cache-control', name === 'index.html' ? 'no-cache' : 'public, max-age=300');
+      reply.header('etag', asset.etag).header('vary', 'accept-encoding').header('cache-control', name === 'index.html' ? 'no-cache' : 'public, max-age=300');
       if (fresh) return reply.code(304).send();
-      return reply.code(200).header('content-type', asset.contentType).send(asset.bytes);
+      reply.code(200).header('content-type', asset.contentType);
+      const gzip = /\bgzip\b/.test(String(reply.request.headers['accept-encoding'] ?? '')) && asset.gzipped.length < asset.bytes.length;
+      return gzip ? reply.header('content-encoding', 'gzip').send(asset.gzipped) : reply.send(asset.bytes);
     },
   };
 }
