@@ -5,7 +5,7 @@
  * input, and the work itself (buckets, uploads, downloads, share links, admin calls).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -338,6 +338,41 @@ describe('the work', () => {
     const versions = await session.call('GET', 'buckets/many/object?key=k00');
     expect(versions.body.versions.map((version: { deleteMarker: boolean }) => version.deleteMarker)).toEqual([true, false]);
   });
+
+  it('streams a large part into the object layer without holding it in memory', async () => {
+    const partBytes = 512 * 1024 * 1024;
+    await session.call('POST', 'buckets', { body: { name: 'large' } });
+    const start = await session.call('POST', 'buckets/large/uploads', { body: { key: 'large.bin' } });
+    const id = start.body.uploadId as string;
+    const residentBytes = async () => Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${running.server.child.pid}/status`, 'utf8'))![1]) * 1024;
+    const before = await residentBytes();
+    let peak = before;
+    const sampler = setInterval(() => void residentBytes().then((bytes) => (peak = Math.max(peak, bytes)), () => undefined), 50);
+    const chunk = randomBytes(1024 * 1024);
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const url = new URL(`${running.consoleUrl}/svc/console/api/buckets/large/uploads/${id}/parts/1?key=large.bin`);
+      const request = httpRequest(url, { method: 'PUT', headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken, 'content-type': 'application/octet-stream', 'content-length': String(partBytes) } }, (response) => {
+        let text = '';
+        response.on('data', (data: Buffer) => (text += data.toString()));
+        response.on('end', () => resolve({ status: response.statusCode!, text }));
+      });
+      request.on('error', reject);
+      let sent = 0;
+      const pump = () => {
+        while (sent < partBytes) {
+          sent += chunk.length;
+          if (!request.write(chunk)) return void request.once('drain', pump);
+        }
+        request.end();
+      };
+      pump();
+    });
+    clearInterval(sampler);
+    expect(answer.status, answer.text).toBe(200);
+    expect(peak - before, `resident memory grew by ${Math.round((peak - before) / 1024 / 1024)} MiB during a 512 MiB part`).toBeLessThan(partBytes / 2);
+    await session.call('DELETE', `buckets/large/uploads/${id}?key=large.bin`);
+    await session.call('DELETE', 'buckets/large');
+  }, 120_000);
 
   it('cancels a multipart upload: the upload and its parts are gone', async () => {
     const start = await session.call('POST', 'buckets/work/uploads', { body: { key: 'canceled.bin' } });
