@@ -4,6 +4,7 @@ import { SessionSealer, cookieValue, sessionCookie } from '../src/console/sessio
 import { clientOrigin, trustedProxyList } from '../src/console/client-origin.js';
 import { SignInThrottle } from '../src/console/sign-in-throttle.js';
 import { limits } from '../src/util/limits.js';
+import { readServerConfig } from '../src/cluster/server-config.js';
 
 const settings = { idleMs: 60_000, maxMs: 600_000 };
 const root = { accessKey: 'root', secretKey: 'root-secret' };
@@ -93,5 +94,33 @@ describe('sign-in throttle', () => {
     expect(throttle.waitMs('b', 0)).toBe(0);
     throttle.succeeded('a');
     expect(throttle.waitMs('a', first)).toBe(0);
+  });
+});
+
+describe('console settings', () => {
+  const config = (env: Record<string, string>) => readServerConfig(['/tmp/none{1...4}'], env);
+
+  it('reads session expiry, trusted proxies and the S3 URL for share links', () => {
+    const defaults = config({});
+    expect(defaults).toMatchObject({ consoleSessionIdleMs: 3_600_000, consoleSessionMaxMs: 43_200_000, consoleTrustedProxies: ['127.0.0.0/8', '::1'] });
+    expect(defaults.serverUrl).toBeUndefined();
+    const set = config({ SVC_CONSOLE_SESSION_IDLE: '30m', SVC_CONSOLE_SESSION_MAX: '1d', SVC_CONSOLE_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.1', SVC_SERVER_URL: 'https://s3.example.com/' });
+    expect(set).toMatchObject({ consoleSessionIdleMs: 1_800_000, consoleSessionMaxMs: 86_400_000, consoleTrustedProxies: ['10.0.0.0/8', '192.0.2.1'], serverUrl: 'https://s3.example.com' });
+    expect(config({ SVC_CONSOLE_SESSION_IDLE: '90' }).consoleSessionIdleMs).toBe(90_000);
+  });
+
+  it('refuses what it cannot use, naming the variable', () => {
+    for (const [name, value] of [
+      ['SVC_CONSOLE_SESSION_IDLE', 'soon'],
+      ['SVC_CONSOLE_SESSION_IDLE', '0s'],
+      ['SVC_CONSOLE_SESSION_IDLE', '2d'],
+      ['SVC_SERVER_URL', 'not a url'],
+      ['SVC_SERVER_URL', 'https://s3.example.com/path'],
+      ['SVC_SERVER_URL', 'ftp://s3.example.com'],
+      ['SVC_CONSOLE_TRUSTED_PROXIES', '127.0.0.1,proxy.local'],
+      ['SVC_CONSOLE_TRUSTED_PROXIES', '10.0.0.0/33'],
+    ] as const) {
+      expect(() => config({ [name]: value }), `${name}=${value}`).toThrow(expect.objectContaining({ code: 'InvalidConfiguration', details: { variable: name } }));
+    }
   });
 });

@@ -3,6 +3,7 @@
  * before anything touches a disk (SPEC "Startup configuration").
  */
 import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
 import { SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import { planLayout, type DeploymentLayout } from './layout.js';
@@ -76,7 +77,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     consoleAddress: parseAddress('SVC_CONSOLE_ADDRESS', values.SVC_CONSOLE_ADDRESS ?? ':9001'),
     consoleEnabled: (values.SVC_CONSOLE_ENABLE ?? 'true').toLowerCase() !== 'false',
     ...consoleSessionOf(values),
-    consoleTrustedProxies: (values.SVC_CONSOLE_TRUSTED_PROXIES ?? '127.0.0.0/8,::1').split(',').map((entry) => entry.trim()).filter((entry) => entry !== ''),
+    consoleTrustedProxies: trustedProxiesOf(values.SVC_CONSOLE_TRUSTED_PROXIES ?? '127.0.0.0/8,::1'),
     ...(values.SVC_SERVER_URL ? { serverUrl: serverUrlOf(values.SVC_SERVER_URL) } : {}),
     accessKey: accessKey ?? developmentAccessKey,
     secretKey: secretKey ?? developmentSecretKey,
@@ -112,6 +113,18 @@ function durationMs(values: Record<string, string | undefined>, name: string, fa
   const value = match ? Number(match[1]) * unitMs : 0;
   if (value < 1_000) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(raw)} is not a duration such as 90s, 30m, 12h or 1d`, { variable: name });
   return value;
+}
+
+/** Addresses or CIDR ranges (`10.0.0.0/8`, `::1`), checked here so a typo stops startup early. */
+function trustedProxiesOf(raw: string): string[] {
+  const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address!);
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !bitsOk || extra !== undefined) throw new SvcError('InvalidConfiguration', `SVC_CONSOLE_TRUSTED_PROXIES: '${entry}' is not an IP address or CIDR range`, { variable: 'SVC_CONSOLE_TRUSTED_PROXIES' });
+  }
+  return entries;
 }
 
 function serverUrlOf(raw: string): string {
