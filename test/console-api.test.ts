@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { CreateBucketCommand, CreateMultipartUploadCommand, GetBucketVersioningCommand, HeadObjectCommand, ListBucketsCommand, ListMultipartUploadsCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { s3ClientFor, startSvc, testCredentials } from './helpers/server-process.js';
+import { s3ClientFor, testCredentials } from './helpers/server-process.js';
+import { startProcessCluster } from './helpers/process-cluster.js';
 import { consoleCall, signIn, startConsoleServer, type ConsoleServer, type ConsoleSession } from './helpers/console-client.js';
 import { SessionSealer, sessionCookieName } from '../src/console/session.js';
 
@@ -428,3 +429,34 @@ describe('operations on a deployment of two pools', () => {
     }
   });
 });
+
+describe('a cluster of two nodes', () => {
+  it('accepts a session signed in on one node on the other, and both see the same deployment', async () => {
+    const cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, env: { SVC_CONSOLE_ENABLE: 'true', SVC_DRIVE_BACKEND: 'memfs' } });
+    try {
+      const consoles = await Promise.all(cluster.nodes.map((node) => consoleUrlOf(node!.logs)));
+      const first = await signIn(consoles[0]!);
+      const onSecond = (method: string, path: string, body?: unknown) => consoleCall(consoles[1]!, method, path, { cookie: first.cookie, csrfToken: first.csrfToken, ...(body !== undefined ? { body } : {}) });
+      expect((await onSecond('POST', 'buckets', { name: 'shared' })).status).toBe(200);
+      expect((await first.call('GET', 'buckets')).body.buckets.map((bucket: { name: string }) => bucket.name)).toEqual(['shared']);
+      const overview = await onSecond('GET', 'overview');
+      expect(overview.body.nodes.map((node: { state: string }) => node.state)).toEqual(['online', 'online']);
+      expect(overview.body.deploymentId).toBe((await first.call('GET', 'overview')).body.deploymentId);
+    } finally {
+      await cluster.destroy();
+    }
+  });
+});
+
+/** The console address a node logs once it listens (just after it turns ready). */
+async function consoleUrlOf(logs: () => string): Promise<string> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const line = logs().split('\n').find((candidate) => candidate.includes('"listening"'));
+    if (line) {
+      const address = (JSON.parse(line) as { console: { host: string; port: number } }).console;
+      return `http://${address.host}:${address.port}`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the node did not log its console address:\n${logs()}`);
+}
