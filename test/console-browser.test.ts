@@ -74,10 +74,13 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
     await shot('signin');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('The access key or secret key is wrong.');
-    await page.getByLabel('Secret key').fill(testCredentials.secretAccessKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // From the keyboard: type the secret and press Enter.
+    await page.getByLabel('Secret key').focus();
+    await page.keyboard.type(testCredentials.secretAccessKey);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByText('Usable capacity').waitFor();
+    expect(await page.title()).toBe('Overview · svc console');
     await shot('overview');
   });
 

@@ -81,7 +81,11 @@ function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
   const route = useRoute();
   const [menuOpen, setMenuOpen] = useState(false);
   const page = route[0] === 'browse' ? 'buckets' : route[0];
-  useEffect(() => setMenuOpen(false), [route.join('/')]);
+  useEffect(() => {
+    setMenuOpen(false);
+    const label = route[0] === 'browse' ? route[1] : pages.find((entry) => entry.id === page)?.label;
+    document.title = `${label ?? 'Overview'} · svc console`;
+  }, [route.join('/')]);
   return (
     <div class="shell">
       <header class="topbar">
