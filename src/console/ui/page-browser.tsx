@@ -37,6 +37,8 @@ function Breadcrumbs(props: { bucket: string; prefix: string }) {
   );
 }
 
+type FileToUpload = { path: string; file: File };
+
 export function BrowserPage(props: { bucket: string; prefix: string }) {
   const { bucket, prefix } = props;
   const [filter, setFilter] = useState('');
@@ -48,9 +50,6 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
   const [storageClass, setStorageClass] = useState('STANDARD');
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [actionError, setActionError] = useState<unknown>(undefined);
-  const [dragging, setDragging] = useState(false);
-  const fileInput = useRef<HTMLInputElement>(null);
-  const folderInput = useRef<HTMLInputElement>(null);
   const after = cursors[cursors.length - 1];
   const listPrefix = `${prefix}${filter}`;
   const { data, error, reload } = usePoll(
@@ -63,51 +62,29 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
     setSelected(new Set());
     setDetails(undefined);
   }, [bucket, prefix, filter, showDeleted]);
-  useEffect(() => folderInput.current?.setAttribute('webkitdirectory', ''), []);
 
-  const onUploadChange = () => setUploads((list) => [...list]);
-  const upload = (files: { path: string; file: File }[]) => {
+  const upload = (files: FileToUpload[]) => {
     let finished = 0;
     const tasks = files.map(({ path, file }) =>
       startUpload(bucket, `${prefix}${path}`, file, storageClass, (task) => {
-        onUploadChange();
+        setUploads((list) => [...list]);
         if (task.state !== 'uploading' && task.state !== 'queued' && ++finished === files.length) reload();
       }),
     );
     setUploads((list) => [...tasks, ...list]);
   };
-  const fromInput = (input: HTMLInputElement | null) => {
-    if (!input?.files) return;
-    upload([...input.files].map((file) => ({ path: file.webkitRelativePath || file.name, file })));
-    input.value = '';
-  };
-  const onDrop = async (event: DragEvent) => {
-    event.preventDefault();
-    setDragging(false);
-    if (event.dataTransfer) upload(await droppedFiles(event.dataTransfer.items));
-  };
   const deleteSelected = async () => {
+    setConfirmDelete(false);
     try {
       const answer = await api<{ results: { key: string; error?: { Code: string; Message: string } }[] }>('POST', `buckets/${encodeURIComponent(bucket)}/delete`, { body: { objects: [...selected].map((key) => ({ key })) } });
       const failed = answer.results.filter((result) => result.error);
       if (failed.length > 0) setActionError(new ApiError(0, failed[0]!.error!.Code, `${failed.length} object(s) not deleted: ${failed[0]!.error!.Message}`));
       setSelected(new Set());
-      setConfirmDelete(false);
       reload();
     } catch (caught) {
       setActionError(caught);
-      setConfirmDelete(false);
     }
   };
-  const toggle = (key: string) => {
-    const next = new Set(selected);
-    if (next.has(key)) next.delete(key);
-    else next.add(key);
-    setSelected(next);
-  };
-  const objects = data?.objects ?? [];
-  const allSelected = objects.length > 0 && objects.every((object) => selected.has(object.key));
-  const first = (cursors.length - 1) * pageSize + 1;
 
   return (
     <div class="page">
@@ -115,43 +92,7 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
       <h1 class="title-row">
         <span class="truncate">{prefix ? prefix.split('/').filter(Boolean).at(-1) : bucket}</span>
       </h1>
-      <div
-        class={`dropzone ${dragging ? 'dragging' : ''}`}
-        onDragOver={(event) => {
-          event.preventDefault();
-          setDragging(true);
-        }}
-        onDragLeave={() => setDragging(false)}
-        onDrop={onDrop}
-      >
-        <div class="toolbar">
-          <label class="field compact grow">
-            <span>Filter by prefix</span>
-            <input type="search" value={filter} placeholder="name starts with…" onInput={(event) => setFilter((event.target as HTMLInputElement).value)} spellcheck={false} />
-          </label>
-          <label class="field compact">
-            <span>Storage class</span>
-            <select value={storageClass} onChange={(event) => setStorageClass((event.target as HTMLSelectElement).value)}>
-              <option value="STANDARD">STANDARD</option>
-              <option value="REDUCED_REDUNDANCY">REDUCED_REDUNDANCY</option>
-            </select>
-          </label>
-          <div class="toolbar-buttons">
-            <button class="button primary" type="button" onClick={() => fileInput.current?.click()}>
-              Upload files
-            </button>
-            <button class="button" type="button" onClick={() => folderInput.current?.click()}>
-              Upload folder
-            </button>
-            <button class="button danger" type="button" disabled={selected.size === 0} onClick={() => setConfirmDelete(true)}>
-              Delete{selected.size > 0 ? ` (${selected.size})` : ''}
-            </button>
-          </div>
-          <input ref={fileInput} class="sr-only" type="file" multiple aria-label="Files to upload" data-testid="file-input" onChange={() => fromInput(fileInput.current)} />
-          <input ref={folderInput} class="sr-only" type="file" multiple aria-label="Folder to upload" data-testid="folder-input" onChange={() => fromInput(folderInput.current)} />
-        </div>
-        <p class="muted small drop-hint">Drop files or folders here to upload them into this folder.</p>
-      </div>
+      <Toolbar filter={filter} onFilter={setFilter} storageClass={storageClass} onStorageClass={setStorageClass} selectedCount={selected.size} onDelete={() => setConfirmDelete(true)} onFiles={upload} />
       {uploads.length > 0 ? <Uploads tasks={uploads} onClear={() => setUploads(uploads.filter((task) => task.state === 'uploading' || task.state === 'queued'))} /> : null}
       <ErrorNotice error={actionError ?? error} onClose={() => setActionError(undefined)} />
       <div class={`browser ${details ? 'with-details' : ''}`}>
@@ -163,68 +104,8 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
             </label>
           }
         >
-          {data && data.folders.length === 0 && objects.length === 0 ? <Empty>{filter ? 'Nothing matches this filter.' : 'This folder is empty. Upload files or drop them here.'}</Empty> : null}
-          {data && (data.folders.length > 0 || objects.length > 0) ? (
-            <table class="table objects">
-              <thead>
-                <tr>
-                  <th class="check-col">
-                    <input type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(objects.map((object) => object.key)))} />
-                  </th>
-                  <th>Name</th>
-                  <th class="num">Size</th>
-                  <th class="hide-narrow">Last modified</th>
-                  <th class="hide-narrow">Class</th>
-                  <ActionsHead />
-                </tr>
-              </thead>
-              <tbody>
-                {data.folders.map((folder) => (
-                  <tr key={`folder:${folder}`}>
-                    <td class="check-col" />
-                    <td colSpan={5}>
-                      <a class="folder" href={bucketHref(bucket, folder)}>
-                        <span class="icon-folder" aria-hidden="true" />
-                        {folder.slice(prefix.length)}
-                      </a>
-                    </td>
-                  </tr>
-                ))}
-                {objects.map((object) => (
-                  <tr key={object.key} class={details === object.key ? 'selected' : ''}>
-                    <td class="check-col">
-                      <input type="checkbox" aria-label={`Select ${object.key.slice(prefix.length)}`} checked={selected.has(object.key)} onChange={() => toggle(object.key)} />
-                    </td>
-                    <td class="name-cell">
-                      <button class="link name" type="button" onClick={() => setDetails(object.key)} title={object.key}>
-                        {object.key.slice(prefix.length)}
-                      </button>
-                      {object.deleteMarker ? <Badge state="deleted" /> : null}
-                    </td>
-                    <td class="num">{object.deleteMarker ? '–' : bytes(object.sizeBytes)}</td>
-                    <td class="hide-narrow nowrap">{when(object.lastModified)}</td>
-                    <td class="hide-narrow small">{object.storageClass}</td>
-                    <td class="actions-col">
-                      {object.deleteMarker ? null : (
-                        <a class="button small" href={apiUrl(`buckets/${encodeURIComponent(bucket)}/download`, { key: object.key })} download>
-                          Download
-                        </a>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : null}
-          <div class="pager">
-            <span class="muted small">{data ? `Items ${first}–${first + data.folders.length + objects.length - 1}` : 'Loading…'}</span>
-            <button class="button small" type="button" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-              Previous page
-            </button>
-            <button class="button small" type="button" disabled={!data?.next} onClick={() => setCursors([...cursors, data?.next])}>
-              Next page
-            </button>
-          </div>
+          {data ? <ObjectTable bucket={bucket} prefix={prefix} page={data} filtered={filter !== ''} selected={selected} onSelect={setSelected} details={details} onDetails={setDetails} /> : null}
+          <Pager first={(cursors.length - 1) * pageSize + 1} count={data ? data.folders.length + data.objects.length : undefined} onPrevious={cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined} onNext={data?.next ? () => setCursors([...cursors, data.next]) : undefined} />
         </Card>
         {details ? <ObjectDetails bucket={bucket} objectKey={details} onClose={() => setDetails(undefined)} onChanged={reload} /> : null}
       </div>
@@ -239,6 +120,143 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
           </ul>
         </ConfirmDialog>
       ) : null}
+    </div>
+  );
+}
+
+/** Filter, storage class, upload (files, a folder, or dropped on it) and delete. */
+function Toolbar(props: { filter: string; onFilter: (value: string) => void; storageClass: string; onStorageClass: (value: string) => void; selectedCount: number; onDelete: () => void; onFiles: (files: FileToUpload[]) => void }) {
+  const [dragging, setDragging] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
+  useEffect(() => folderInput.current?.setAttribute('webkitdirectory', ''), []);
+  const fromInput = (input: HTMLInputElement | null) => {
+    if (!input?.files) return;
+    props.onFiles([...input.files].map((file) => ({ path: file.webkitRelativePath || file.name, file })));
+    input.value = '';
+  };
+  const onDrop = async (event: DragEvent) => {
+    event.preventDefault();
+    setDragging(false);
+    if (event.dataTransfer) props.onFiles(await droppedFiles(event.dataTransfer.items));
+  };
+  return (
+    <div
+      class={`dropzone ${dragging ? 'dragging' : ''}`}
+      onDragOver={(event) => {
+        event.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={onDrop}
+    >
+      <div class="toolbar">
+        <label class="field compact grow">
+          <span>Filter by prefix</span>
+          <input type="search" value={props.filter} placeholder="name starts with…" onInput={(event) => props.onFilter((event.target as HTMLInputElement).value)} spellcheck={false} />
+        </label>
+        <label class="field compact">
+          <span>Storage class</span>
+          <select value={props.storageClass} onChange={(event) => props.onStorageClass((event.target as HTMLSelectElement).value)}>
+            <option value="STANDARD">STANDARD</option>
+            <option value="REDUCED_REDUNDANCY">REDUCED_REDUNDANCY</option>
+          </select>
+        </label>
+        <div class="toolbar-buttons">
+          <button class="button primary" type="button" onClick={() => fileInput.current?.click()}>
+            Upload files
+          </button>
+          <button class="button" type="button" onClick={() => folderInput.current?.click()}>
+            Upload folder
+          </button>
+          <button class="button danger" type="button" disabled={props.selectedCount === 0} onClick={props.onDelete}>
+            Delete{props.selectedCount > 0 ? ` (${props.selectedCount})` : ''}
+          </button>
+        </div>
+        <input ref={fileInput} class="sr-only" type="file" multiple aria-label="Files to upload" data-testid="file-input" onChange={() => fromInput(fileInput.current)} />
+        <input ref={folderInput} class="sr-only" type="file" multiple aria-label="Folder to upload" data-testid="folder-input" onChange={() => fromInput(folderInput.current)} />
+      </div>
+      <p class="muted small drop-hint">Drop files or folders here to upload them into this folder.</p>
+    </div>
+  );
+}
+
+/** One page of folders and objects, with selection and a details button per object. */
+function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; filtered: boolean; selected: Set<string>; onSelect: (keys: Set<string>) => void; details: string | undefined; onDetails: (key: string) => void }) {
+  const { bucket, prefix, page, selected } = props;
+  const objects = page.objects;
+  if (page.folders.length === 0 && objects.length === 0) return <Empty>{props.filtered ? 'Nothing matches this filter.' : 'This folder is empty. Upload files or drop them here.'}</Empty>;
+  const allSelected = objects.length > 0 && objects.every((object) => selected.has(object.key));
+  const toggle = (key: string) => {
+    const next = new Set(selected);
+    if (next.has(key)) next.delete(key);
+    else next.add(key);
+    props.onSelect(next);
+  };
+  return (
+    <table class="table objects">
+      <thead>
+        <tr>
+          <th class="check-col">
+            <input type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={() => props.onSelect(allSelected ? new Set() : new Set(objects.map((object) => object.key)))} />
+          </th>
+          <th>Name</th>
+          <th class="num">Size</th>
+          <th class="hide-narrow">Last modified</th>
+          <th class="hide-narrow">Class</th>
+          <ActionsHead />
+        </tr>
+      </thead>
+      <tbody>
+        {page.folders.map((folder) => (
+          <tr key={`folder:${folder}`}>
+            <td class="check-col" />
+            <td colSpan={5}>
+              <a class="folder" href={bucketHref(bucket, folder)}>
+                <span class="icon-folder" aria-hidden="true" />
+                {folder.slice(prefix.length)}
+              </a>
+            </td>
+          </tr>
+        ))}
+        {objects.map((object) => (
+          <tr key={object.key} class={props.details === object.key ? 'selected' : ''}>
+            <td class="check-col">
+              <input type="checkbox" aria-label={`Select ${object.key.slice(prefix.length)}`} checked={selected.has(object.key)} onChange={() => toggle(object.key)} />
+            </td>
+            <td class="name-cell">
+              <button class="link name" type="button" onClick={() => props.onDetails(object.key)} title={object.key}>
+                {object.key.slice(prefix.length)}
+              </button>
+              {object.deleteMarker ? <Badge state="deleted" /> : null}
+            </td>
+            <td class="num">{object.deleteMarker ? '–' : bytes(object.sizeBytes)}</td>
+            <td class="hide-narrow nowrap">{when(object.lastModified)}</td>
+            <td class="hide-narrow small">{object.storageClass}</td>
+            <td class="actions-col">
+              {object.deleteMarker ? null : (
+                <a class="button small" href={apiUrl(`buckets/${encodeURIComponent(bucket)}/download`, { key: object.key })} download>
+                  Download
+                </a>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Pager(props: { first: number; count: number | undefined; onPrevious: (() => void) | undefined; onNext: (() => void) | undefined }) {
+  return (
+    <div class="pager">
+      <span class="muted small">{props.count === undefined ? 'Loading…' : props.count === 0 ? 'No items' : `Items ${props.first}–${props.first + props.count - 1}`}</span>
+      <button class="button small" type="button" disabled={!props.onPrevious} onClick={props.onPrevious}>
+        Previous page
+      </button>
+      <button class="button small" type="button" disabled={!props.onNext} onClick={props.onNext}>
+        Next page
+      </button>
     </div>
   );
 }
