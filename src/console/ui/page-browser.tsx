@@ -203,7 +203,7 @@ function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; fi
           <th>Name</th>
           <th class="num">Size</th>
           <th class="hide-narrow">Last modified</th>
-          <th class="hide-narrow">Class</th>
+          <th class="hide-narrow class-col">Class</th>
           <ActionsHead />
         </tr>
       </thead>
@@ -232,7 +232,7 @@ function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; fi
             </td>
             <td class="num">{object.deleteMarker ? '–' : bytes(object.sizeBytes)}</td>
             <td class="hide-narrow nowrap">{when(object.lastModified)}</td>
-            <td class="hide-narrow small">{object.storageClass}</td>
+            <td class="hide-narrow small class-col">{object.storageClass}</td>
             <td class="actions-col">
               {object.deleteMarker ? null : (
                 <a class="button small" href={apiUrl(`buckets/${encodeURIComponent(bucket)}/download`, { key: object.key })} download>
