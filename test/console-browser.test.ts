@@ -166,13 +166,18 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
     await shot('versions');
   });
 
-  it('starts a heal and watches it finish', async () => {
+  it('starts a heal and watches it finish, with each repaired object\'s drives before and after', async () => {
+    // One drive loses the bucket's directory (every shard and xl.meta of its objects on that drive).
+    await rm(join(root, 'd2', 'photos'), { recursive: true, force: true });
     await go('operations');
     await page.getByLabel('Bucket (empty: everything)').fill('photos');
     await page.getByLabel('Scan mode').selectOption('deep');
     await page.getByRole('button', { name: 'Start heal' }).click();
     await page.locator('.heal-status[data-status="finished"]').waitFor({ timeout: 30_000 });
-    expect(await page.locator('.heal-status').textContent()).toMatch(/[1-9]\d* scanned/);
+    const status = await page.locator('.heal-status').textContent();
+    expect(status).toMatch(/[1-9]\d* scanned · [1-9]\d* healed/);
+    expect(status).toContain(`${join(root, 'd2')}: missing → ok`);
+    expect(await page.locator('.heal-status .badge', { hasText: 'healed' }).count()).toBeGreaterThan(0);
     await shot('operations');
   });
 

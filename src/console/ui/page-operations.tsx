@@ -255,7 +255,7 @@ function Heal() {
       {heal ? (
         <div class="heal-status" data-status={heal.status}>
           <div class="op-head">
-            Heal of <span class="mono">{heal.path.bucket ? `${heal.path.bucket}/${heal.path.prefix ?? ''}` : 'everything'}</span> <Badge state={heal.status} />
+            Heal of <span class="mono">{heal.path.bucket ? `${heal.path.bucket}${heal.path.prefix ? `/${heal.path.prefix}` : ''}` : 'everything'}</span> <Badge state={heal.status} />
             <span class="muted small">
               started {when(heal.startedAt)}
               {heal.finishedAt ? ` · finished ${when(heal.finishedAt)}` : ''}
