@@ -6,7 +6,8 @@
 const layer = (name) => `^src/${name}/`;
 const below = {
   'api': ['ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util', 'api'],
-  'console': ['ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console'],
+  // The console runs the admin API's own routes in-process (the same validation and errors).
+  'console': ['ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin'],
   'ops': ['ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'cluster': ['cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'object': ['object', 'erasure', 'format', 'drive', 'errors', 'util'],
@@ -46,6 +47,19 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/cli/', '^src/main\\.ts$', '^src/admin-services\\.ts$'] },
       to: { path: '^(fault-injection|conformance|test|backends)/' },
+    },
+    {
+      name: 'console-ui-is-browser-code',
+      comment: 'src/console/ui is built to static assets for the browser: it imports nothing from the server',
+      severity: 'error',
+      from: { path: '^src/console/ui/' },
+      to: { path: '^src/', pathNot: ['^src/console/ui/'] },
+    },
+    {
+      name: 'server-does-not-import-ui',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/console/ui/'] },
+      to: { path: '^src/console/ui/' },
     },
     {
       name: 'no-circular',

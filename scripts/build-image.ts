@@ -34,6 +34,7 @@ export interface BuildOptions {
 export async function buildImages(options: BuildOptions = {}): Promise<{ base: string; project: string }> {
   const log = options.log ?? ((line: string) => console.log(line));
   if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  if (!existsSync(join(repoRoot, 'dist/console-ui/index.html'))) throw new Error('dist/console-ui/ (the web console) is missing: run `npm run build` first');
   if (await imageExists(baseImage)) log(`${baseImage}: present`);
   else await importBaseImage(log);
   const staging = options.stagingDir ?? join(tmpdir(), 'svc-image-staging');

@@ -34,6 +34,9 @@ import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
 import { startAdminServices, type AdminServices } from './admin-services.js';
 import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/health.js';
 import { systemClock } from './util/clock.js';
+import { consolePlugin } from './console/console-plugin.js';
+import { loadConsoleAssets } from './console/assets.js';
+import { SessionSealer } from './console/session.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { acquireOwnershipLock, type OwnershipLock } from '../backends/fs/ownership-lock.js';
@@ -108,7 +111,12 @@ export async function startServer(args: string[], env: Record<string, string | u
   const started = storage;
   warnAboutRedundancy(config, started.storageClass, log);
   log.info({ deploymentId: started.deploymentId, coding: coding.name, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: started.storageClass.standardParity(pool.index), rrs: started.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
-  const consoleApp = config.consoleEnabled ? await listen(config.consoleAddress, config.requestTimeouts, async (app) => { await app.register(consoleHealthPlugin, { state }); }) : undefined;
+  const consoleApp = config.consoleEnabled
+    ? await listen(config.consoleAddress, config.requestTimeouts, async (app) => {
+        await app.register(consoleHealthPlugin, { state });
+        await app.register(consolePlugin, consoleOptions(config, started, () => admin!, log));
+      })
+    : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
   return {
     config,
@@ -147,6 +155,27 @@ function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number,
     },
     handler,
   );
+}
+
+/** The web console: the same object layer and admin services as the S3 and admin APIs. */
+function consoleOptions(config: ServerConfig, storage: StartedStorage, admin: () => AdminServices, log: Logger): Parameters<typeof consolePlugin>[1] {
+  const credentials = { accessKey: config.accessKey, secretKey: config.secretKey };
+  const assets = loadConsoleAssets();
+  if (!assets.directory) log.warn({}, 'the console is not built (no dist/console-ui): run `npm run build`');
+  return {
+    context: {
+      objects: () => storage.objects,
+      admin: () => admin().context,
+      sealer: new SessionSealer(credentials, { idleMs: config.consoleSessionIdleMs, maxMs: config.consoleSessionMaxMs }),
+      ...(config.serverUrl ? { serverUrl: config.serverUrl } : {}),
+      s3Port: config.address.port,
+      credentials,
+      nowMs: () => Date.now(),
+      logger: log,
+    },
+    assets,
+    trustedProxies: config.consoleTrustedProxies,
+  };
 }
 
 function announce(config: ServerConfig, log: Logger): void {

@@ -11,7 +11,7 @@ const skipReason = missingTool('aws', 'awscli') ?? (existsSync(join(repoRoot, 'd
 if (skipReason) console.warn(`skipping npm start round trip: ${skipReason}`);
 
 describe.skipIf(skipReason !== undefined)('npm start', () => {
-  it('serves S3 on :9000 within seconds, is ready, and aws s3 cp round-trips a file', async () => {
+  it('serves S3 on :9000 within seconds, is ready, aws s3 cp round-trips a file, and the console on :9001 signs in and lists it', async () => {
     const root = await mkdtemp(join(tmpdir(), 'svc-start-'));
     const child = spawn('npm', ['start'], {
       cwd: repoRoot,
@@ -40,6 +40,15 @@ describe.skipIf(skipReason !== undefined)('npm start', () => {
       aws('s3', 'cp', 's3://roundtrip/dir/file.bin', target);
       expect((await readFile(target)).equals(await readFile(source))).toBe(true);
       expect(aws('s3', 'ls', 's3://roundtrip/dir/')).toContain('file.bin');
+      // The console on :9001: / leads to the app, whose sign-in takes the root credentials and lists the bucket.
+      const root9001 = await fetch('http://127.0.0.1:9001/', { redirect: 'manual' });
+      expect(root9001.headers.get('location')).toBe('/svc/console/');
+      expect(await (await fetch('http://127.0.0.1:9001/svc/console/')).text()).toContain('assets/app.js');
+      const signIn = await fetch('http://127.0.0.1:9001/svc/console/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ accessKey: 'startadmin', secretKey: 'startadmin-secret' }) });
+      expect(signIn.status).toBe(200);
+      const cookie = signIn.headers.getSetCookie()[0]!.split(';')[0]!;
+      const buckets = (await (await fetch('http://127.0.0.1:9001/svc/console/api/buckets', { headers: { cookie } })).json()) as { buckets: { name: string }[] };
+      expect(buckets.buckets.map((bucket) => bucket.name)).toEqual(['roundtrip']);
     } finally {
       process.kill(-child.pid!, 'SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));

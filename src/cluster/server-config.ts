@@ -3,6 +3,7 @@
  * before anything touches a disk (SPEC "Startup configuration").
  */
 import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
 import { SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import { planLayout, type DeploymentLayout } from './layout.js';
@@ -22,6 +23,13 @@ export interface ServerConfig {
   address: ListenAddress;
   consoleAddress: ListenAddress;
   consoleEnabled: boolean;
+  /** Console sessions end after this long idle (SVC_CONSOLE_SESSION_IDLE) or this long after sign-in (SVC_CONSOLE_SESSION_MAX). */
+  consoleSessionIdleMs: number;
+  consoleSessionMaxMs: number;
+  /** Peers whose X-Forwarded-For/-Proto/-Host the console believes (SVC_CONSOLE_TRUSTED_PROXIES; loopback by default). */
+  consoleTrustedProxies: string[];
+  /** The S3 API's public URL for console share links (SVC_SERVER_URL); unset, it is derived from the console request's host. */
+  serverUrl?: string;
   accessKey: string;
   secretKey: string;
   credentialsFromDefault: boolean;
@@ -79,6 +87,9 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     address: parseAddress('SVC_ADDRESS', values.SVC_ADDRESS ?? ':9000'),
     consoleAddress: parseAddress('SVC_CONSOLE_ADDRESS', values.SVC_CONSOLE_ADDRESS ?? ':9001'),
     consoleEnabled: (values.SVC_CONSOLE_ENABLE ?? 'true').toLowerCase() !== 'false',
+    ...consoleSessionOf(values),
+    consoleTrustedProxies: trustedProxiesOf(values.SVC_CONSOLE_TRUSTED_PROXIES ?? '127.0.0.0/8,::1'),
+    ...(values.SVC_SERVER_URL ? { serverUrl: serverUrlOf(values.SVC_SERVER_URL) } : {}),
     accessKey: accessKey ?? developmentAccessKey,
     secretKey: secretKey ?? developmentSecretKey,
     credentialsFromDefault: accessKey === undefined,
@@ -110,16 +121,51 @@ function requestTimeoutsOf(values: Record<string, string | undefined>): RequestT
   return timeouts;
 }
 
-/** A duration such as `500ms`, `30s`, `5m` or `2h` (`0` for none); its default when unset or empty. */
-function durationMs(values: Record<string, string | undefined>, name: string, fallbackMs: number): number {
+/**
+ * A duration such as `500ms`, `30s`, `5m`, `2h` or `1d` (a bare `0` for none); its default when
+ * unset or empty; at least `minimumMs`.
+ */
+function durationMs(values: Record<string, string | undefined>, name: string, fallbackMs: number, minimumMs = 0): number {
   const raw = values[name]?.trim();
   if (raw === undefined || raw === '') return fallbackMs;
-  const match = /^(\d+)(ms|s|m|h)?$/.exec(raw);
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(raw);
   if (!match || (match[2] === undefined && match[1] !== '0')) {
-    throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(raw)} is not a duration such as 500ms, 30s, 5m or 2h (0 for none)`, { variable: name });
+    throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(raw)} is not a duration such as 500ms, 30s, 5m, 2h or 1d (0 for none)`, { variable: name });
   }
-  const unitMs = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 'ms']!;
-  return Number(match[1]) * unitMs;
+  const unitMs = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 'ms']!;
+  const value = Number(match[1]) * unitMs;
+  if (value < minimumMs) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(raw)} is shorter than ${minimumMs} ms`, { variable: name });
+  return value;
+}
+
+function consoleSessionOf(values: Record<string, string | undefined>): { consoleSessionIdleMs: number; consoleSessionMaxMs: number } {
+  const consoleSessionIdleMs = durationMs(values, 'SVC_CONSOLE_SESSION_IDLE', limits.consoleSessionIdleDefaultMs, 1_000);
+  const consoleSessionMaxMs = durationMs(values, 'SVC_CONSOLE_SESSION_MAX', limits.consoleSessionMaxDefaultMs, 1_000);
+  if (consoleSessionIdleMs > consoleSessionMaxMs) throw new SvcError('InvalidConfiguration', 'SVC_CONSOLE_SESSION_IDLE must not exceed SVC_CONSOLE_SESSION_MAX', { variable: 'SVC_CONSOLE_SESSION_IDLE' });
+  return { consoleSessionIdleMs, consoleSessionMaxMs };
+}
+
+/** Addresses or CIDR ranges (`10.0.0.0/8`, `::1`), checked here so a typo stops startup early. */
+function trustedProxiesOf(raw: string): string[] {
+  const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address!);
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !bitsOk || extra !== undefined) throw new SvcError('InvalidConfiguration', `SVC_CONSOLE_TRUSTED_PROXIES: '${entry}' is not an IP address or CIDR range`, { variable: 'SVC_CONSOLE_TRUSTED_PROXIES' });
+  }
+  return entries;
+}
+
+function serverUrlOf(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SvcError('InvalidConfiguration', `SVC_SERVER_URL=${JSON.stringify(raw)} is not a URL`, { variable: 'SVC_SERVER_URL' });
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search !== '') throw new SvcError('InvalidConfiguration', 'SVC_SERVER_URL must be an http(s) URL of a host root, such as https://s3.example.com', { variable: 'SVC_SERVER_URL' });
+  return url.origin;
 }
 
 /** A positive whole number, its default when unset or empty, and at most `cap`. */

@@ -68,6 +68,13 @@ export const errorCatalogue = {
   NoSuchHealSequence: { httpStatus: 404, message: 'No heal with this client token is known.' },
   RebalancePropagationFailed: { httpStatus: 503, message: 'Rebalance start did not reach every node; it was rolled back.' },
 
+  // Console API (same JSON shape as the admin API)
+  ConsoleSignInRequired: { httpStatus: 401, message: 'Sign in to the console first (no valid session cookie).' },
+  ConsoleSignInFailed: { httpStatus: 401, message: 'The access key or secret key is wrong.' },
+  InvalidCsrfToken: { httpStatus: 403, message: 'The request lacks the session\'s CSRF token (x-csrf-token header); nothing was changed.' },
+  TooManySignInAttempts: { httpStatus: 429, message: 'Too many failed sign-ins from this address; wait and try again.' },
+  ConfirmationRequired: { httpStatus: 400, message: 'This action deletes data: confirm it by typing the name asked for.' },
+
   // Drive-level and internal codes (never sent to S3 clients as-is; mapped or wrapped)
   DriveOffline: { httpStatus: 503, message: 'The drive is offline.' },
   DriveFull: { httpStatus: 507, message: 'The drive has no space left.' },

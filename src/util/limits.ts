@@ -59,6 +59,23 @@ export const limits = {
   /** Clock skew allowed on signed requests. */
   maxRequestSkewMs: 15 * 60 * 1000,
   maxPresignExpirySeconds: 7 * 24 * 3600,
+  /** Console sign-in: failures an address may make before lockouts start, and the lockouts (doubling per further failure). */
+  consoleFreeSignInFailures: 5,
+  consoleSignInLockoutBaseMs: 2_000,
+  consoleSignInLockoutMaxMs: 15 * 60 * 1000,
+  /** A client address with no failed sign-in for this long starts afresh. */
+  consoleSignInFailureWindowMs: 15 * 60 * 1000,
+  /** Client addresses whose failed sign-ins are remembered at once. */
+  consoleThrottledAddressesMax: 10_000,
+  /** Console sessions: idle and absolute expiry defaults (SVC_CONSOLE_SESSION_IDLE, SVC_CONSOLE_SESSION_MAX). */
+  consoleSessionIdleDefaultMs: 60 * 60 * 1000,
+  consoleSessionMaxDefaultMs: 12 * 60 * 60 * 1000,
+  /** Signed-out console sessions remembered by the node (until their absolute expiry). */
+  consoleRevokedSessionsMax: 10_000,
+  /** Console object listing: entries per page at most. */
+  consoleListPageMax: 1000,
+  /** Console batch delete: keys per request at most. */
+  consoleDeleteBatchMax: 1000,
   /** Derived SigV4 signing keys kept (one per access key, day, region and service in use). */
   signingKeyCacheEntries: 64,
   /** Erasure blocks of one PUT in flight at once: one received, one coded, one written. */

@@ -1,0 +1,98 @@
+/**
+ * The web console on the console listener: `/` redirects to `/svc/console/`, which serves the
+ * browser app (static assets built from src/console/ui), and `/svc/console/api/` is its JSON API.
+ * The browser talks to nothing else: the server does the work in-process through the object layer
+ * and the admin services. Every API route but sign-in needs the session cookie, and every call
+ * that changes state also the CSRF token header (`x-csrf-token`).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SvcError } from '../errors/index.js';
+import type { ConsoleContext } from './context.js';
+import { asSvcError, sendError } from './errors.js';
+import { clientOrigin, trustedProxyList } from './client-origin.js';
+import { cookieValue, sessionCookie, sessionCookieName } from './session.js';
+import { RevokedSessions, setRequestState } from './request-state.js';
+import { sessionRoutes } from './routes-session.js';
+import { bucketRoutes } from './routes-buckets.js';
+import { objectRoutes } from './routes-objects.js';
+import { uploadRoutes } from './routes-uploads.js';
+import { clusterRoutes } from './routes-cluster.js';
+import type { ConsoleAssets } from './assets.js';
+
+export const consolePrefix = '/svc/console/';
+const apiPrefix = '/svc/console/api';
+
+/** No inline script or style, nothing from elsewhere, no framing. */
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/** A session seen again after this long gets a fresh cookie (its idle expiry moves on). */
+const refreshAfterMs = 60_000;
+
+export interface ConsolePluginOptions {
+  context: ConsoleContext;
+  assets: ConsoleAssets;
+  trustedProxies: string[];
+}
+
+export async function consolePlugin(app: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('content-security-policy', contentSecurityPolicy);
+    reply.header('x-frame-options', 'DENY');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('cross-origin-opener-policy', 'same-origin');
+    return payload;
+  });
+  app.get('/', async (_request, reply) => reply.redirect(consolePrefix, 302));
+  app.get('/svc/console', async (_request, reply) => reply.redirect(consolePrefix, 302));
+  app.get(consolePrefix, async (_request, reply) => options.assets.send(reply, 'index.html'));
+  app.get(`${consolePrefix}assets/:name`, async (request, reply) => options.assets.send(reply, (request.params as { name: string }).name));
+  await app.register(apiPlugin, { ...options, prefix: apiPrefix });
+}
+
+async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
+  const { context } = options;
+  const trusted = trustedProxyList(options.trustedProxies);
+  const revoked = new RevokedSessions(context.nowMs);
+  // Uploads stream their body into the object layer: only JSON is parsed here.
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  app.setErrorHandler(async (error, request, reply) => {
+    const known = asSvcError(error);
+    if (known.code === 'InternalError') context.logger.warn({ error: String(error), path: request.url }, 'console request failed');
+    await sendError(reply, known, request.url.split('?')[0]!);
+  });
+  app.setNotFoundHandler(async (request, reply) => sendError(reply, new SvcError('NotImplemented', `no console API at ${request.url.split('?')[0]}`), request.url.split('?')[0]!));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const origin = clientOrigin({ remoteAddress: request.raw.socket.remoteAddress, encrypted: 'encrypted' in request.raw.socket, headers: request.headers }, trusted);
+    if ((request.routeOptions.config as { public?: boolean } | undefined)?.public === true) {
+      setRequestState(request, origin);
+      return;
+    }
+    const nowMs = context.nowMs();
+    const cookie = cookieValue(request.headers.cookie, sessionCookieName);
+    const session = cookie === undefined ? undefined : context.sealer.open(cookie, nowMs);
+    if (!session || revoked.has(session)) throw new SvcError('ConsoleSignInRequired');
+    if (!isSafe(request) && !context.sealer.csrfTokenMatches(session, headerText(request, 'x-csrf-token'))) throw new SvcError('InvalidCsrfToken');
+    if (nowMs - session.lastSeenMs > refreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
+    setRequestState(request, origin, session);
+  });
+  await app.register(sessionRoutes, { context, revoked });
+  await app.register(bucketRoutes, { context });
+  await app.register(objectRoutes, { context });
+  await app.register(uploadRoutes, { context });
+  await app.register(clusterRoutes, { context });
+}
+
+function refresh(context: ConsoleContext, reply: FastifyReply, session: Parameters<ConsoleContext['sealer']['seal']>[0], secure: boolean, nowMs: number): void {
+  reply.header('set-cookie', sessionCookie(context.sealer.seal(session), { maxAgeMs: context.sealer.remainingMs(session, nowMs), secure }));
+}
+
+function isSafe(request: FastifyRequest): boolean {
+  return request.method === 'GET' || request.method === 'HEAD';
+}
+
+function headerText(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

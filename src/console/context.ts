@@ -1,0 +1,26 @@
+/** What the console's handlers are given by the composition root. */
+import type { ObjectLayer } from '../object/index.js';
+import type { AdminContext } from '../api/admin/context.js';
+import type { SessionSealer } from './session.js';
+import type { ClientOrigin } from './client-origin.js';
+
+export interface ConsoleContext {
+  /** The object layer (throws SlowDown while the server is still starting). */
+  objects(): ObjectLayer;
+  /** The admin services, the same the admin API calls. */
+  admin(): AdminContext;
+  sealer: SessionSealer;
+  /** The S3 API's public URL (SVC_SERVER_URL), when configured. */
+  serverUrl?: string;
+  /** The S3 listener's port: share links go to the console's host name at this port when no SVC_SERVER_URL is set. */
+  s3Port: number;
+  /** Root credentials sign share links. */
+  credentials: { accessKey: string; secretKey: string };
+  nowMs(): number;
+  logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
+}
+
+/** How a console route sees a request once the plugin has checked it. */
+export interface ConsoleRequestFacts {
+  origin: ClientOrigin;
+}

@@ -1,0 +1,22 @@
+/** Console API errors: the admin API's JSON shape, `{ Code, Message, Resource, RequestId, Details? }`. */
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
+import { SvcError, isSvcError } from '../errors/index.js';
+
+/** Fastify's own refusals (bad JSON, a body too large) as catalogue errors. */
+export function asSvcError(error: unknown): SvcError {
+  if (isSvcError(error)) return error;
+  const code = (error as { code?: string }).code;
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError)) return new SvcError('InvalidArgument', 'the request body is not valid JSON');
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new SvcError('EntityTooLarge', 'console request bodies other than uploads are at most 1 MiB');
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new SvcError('InvalidRequest', 'unsupported content type');
+  return new SvcError('InternalError', undefined, {}, { cause: error });
+}
+
+export async function sendError(reply: FastifyReply, error: SvcError, resource: string): Promise<void> {
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  await reply
+    .code(error.httpStatus)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(JSON.stringify({ Code: error.code, Message: error.message, Resource: resource, RequestId: requestId, ...(Object.keys(error.details).length > 0 ? { Details: error.details } : {}) }));
+}

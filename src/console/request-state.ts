@@ -1,0 +1,47 @@
+/**
+ * Per-request console state set by the plugin's hook: the client origin and, on routes that need
+ * it, the checked session. Signed-out sessions are remembered here until they would expire.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { ClientOrigin } from './client-origin.js';
+import type { Session } from './session.js';
+import { limits } from '../util/limits.js';
+
+const origins = new WeakMap<FastifyRequest, ClientOrigin>();
+const sessions = new WeakMap<FastifyRequest, Session>();
+
+export function setRequestState(request: FastifyRequest, origin: ClientOrigin, session?: Session): void {
+  origins.set(request, origin);
+  if (session) sessions.set(request, session);
+}
+
+export function requestOrigin(request: FastifyRequest): ClientOrigin {
+  const origin = origins.get(request);
+  if (!origin) throw new Error('console request without an origin: the plugin hook did not run');
+  return origin;
+}
+
+export function requestSession(request: FastifyRequest): Session {
+  const session = sessions.get(request);
+  if (!session) throw new Error('console request without a session: the route must not be public');
+  return session;
+}
+
+/** Session ids signed out on this node, kept until their absolute expiry. */
+export class RevokedSessions {
+  private readonly untilMs = new Map<string, number>();
+
+  constructor(private readonly nowMs: () => number) {}
+
+  revoke(session: Session, maxMs: number): void {
+    this.untilMs.set(session.id, session.issuedAtMs + maxMs);
+    if (this.untilMs.size > limits.consoleRevokedSessionsMax) this.untilMs.delete(this.untilMs.keys().next().value!);
+  }
+
+  has(session: Session): boolean {
+    const until = this.untilMs.get(session.id);
+    if (until === undefined) return false;
+    if (until < this.nowMs()) this.untilMs.delete(session.id);
+    return true;
+  }
+}

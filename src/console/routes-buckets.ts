@@ -1,0 +1,76 @@
+/**
+ * Buckets: list, create, versioning, delete. Deleting a bucket that still holds objects needs
+ * `?force=true` and the bucket's name typed again (`&confirm=<name>`); then every version and unfinished
+ * upload is removed first, through the object layer, and the bucket last.
+ */
+import type { FastifyInstance } from 'fastify';
+import { SvcError } from '../errors/index.js';
+import type { ObjectLayer } from '../object/index.js';
+import type { ConsoleContext } from './context.js';
+import { bodyRecord, bucketParam } from './input.js';
+
+export async function bucketRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
+  const { context } = options;
+  app.get('/buckets', async () => {
+    const records = await context.objects().listBuckets();
+    return { buckets: records.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning })) };
+  });
+  app.post('/buckets', async (request) => {
+    const body = bodyRecord(request.body);
+    const name = typeof body.name === 'string' ? body.name : '';
+    checkNewBucketName(name);
+    await context.objects().makeBucket(name);
+    return { name };
+  });
+  app.put('/buckets/:bucket/versioning', async (request) => {
+    const bucket = bucketParam(request.params);
+    const status = bodyRecord(request.body).status;
+    if (status !== 'enabled' && status !== 'suspended') throw new SvcError('InvalidArgument', "status must be 'enabled' or 'suspended'", { field: 'status' });
+    await context.objects().setBucketVersioning(bucket, status);
+    return { name: bucket, versioning: status };
+  });
+  app.delete('/buckets/:bucket', async (request) => {
+    const bucket = bucketParam(request.params);
+    const query = request.query as Record<string, string | undefined>;
+    const objects = context.objects();
+    await objects.requireBucket(bucket);
+    if (query.force !== undefined && query.force !== 'true' && query.force !== 'false') throw new SvcError('InvalidArgument', 'force must be true or false', { field: 'force' });
+    if (query.force === 'true') {
+      if (query.confirm !== bucket) throw new SvcError('ConfirmationRequired', `type the bucket's name '${bucket}' to delete it with everything in it`, { bucket });
+      const removed = await emptyBucket(objects, bucket);
+      context.logger.info({ bucket, versionsRemoved: removed }, 'console deleted a bucket and its objects');
+    }
+    await objects.deleteBucket(bucket);
+    return { deleted: bucket };
+  });
+}
+
+/** Removes every version, delete marker and unfinished upload of the bucket. */
+async function emptyBucket(objects: ObjectLayer, bucket: string): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const batch: { key: string; versionId: string }[] = [];
+    for await (const entry of objects.list(bucket, { prefix: '' })) {
+      if (entry.kind === 'object') for (const version of entry.versions) batch.push({ key: entry.key, versionId: version.versionId });
+      if (batch.length >= 1000) break;
+    }
+    if (batch.length === 0) break;
+    for (const item of batch) await objects.deleteObject(bucket, item.key, item.versionId);
+    removed += batch.length;
+  }
+  for (const upload of await objects.listMultipartUploads(bucket)) await objects.abortMultipartUpload(bucket, upload.key, upload.uploadId);
+  return removed;
+}
+
+/** S3's bucket naming rules, each with its own message (shown next to the name field). */
+export function checkNewBucketName(name: string): void {
+  const refuse = (reason: string) => {
+    throw new SvcError('InvalidBucketName', `Bucket names ${reason}.`, { bucket: name, field: 'name' });
+  };
+  if (name.length < 3 || name.length > 63) refuse('are 3 to 63 characters long');
+  if (!/^[a-z0-9.-]+$/.test(name)) refuse('use only lowercase letters, digits, dots and hyphens');
+  if (!/^[a-z0-9]/.test(name) || !/[a-z0-9]$/.test(name)) refuse('begin and end with a letter or digit');
+  if (name.includes('..')) refuse('have no two dots in a row');
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(name)) refuse('are not formatted as an IP address');
+  if (name.startsWith('xn--') || name.endsWith('-s3alias')) refuse("do not begin with 'xn--' or end with '-s3alias'");
+}

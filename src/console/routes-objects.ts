@@ -1,0 +1,145 @@
+/**
+ * Browsing objects: a page of keys and folders under a prefix, one object's details with every
+ * version and delete marker, a streamed download of any version, deleting a selection (delete
+ * markers on versioned buckets, unless a version is named) and share links (presigned GET).
+ */
+import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
+import { SvcError } from '../errors/index.js';
+import type { ObjectInfo, ObjectLayer } from '../object/index.js';
+import { limits } from '../util/limits.js';
+import type { ConsoleContext } from './context.js';
+import { bodyRecord, boundedInteger, bucketParam, optionalVersionId, queryOf, requiredKey } from './input.js';
+import { presignGet, s3BaseUrl } from './presign.js';
+import { requestOrigin } from './request-state.js';
+
+export async function objectRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
+  const { context } = options;
+  app.get('/buckets/:bucket/objects', async (request) => {
+    const bucket = bucketParam(request.params);
+    const query = queryOf(request);
+    const limit = boundedInteger(query.limit, 'limit', 200, 1, limits.consoleListPageMax);
+    const prefix = query.prefix ?? '';
+    const after = query.after === '' ? undefined : query.after;
+    if (query.deleted !== undefined && query.deleted !== 'true' && query.deleted !== 'false') throw new SvcError('InvalidArgument', 'deleted must be true or false', { field: 'deleted' });
+    return listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: query.deleted === 'true' });
+  });
+  app.get('/buckets/:bucket/object', async (request) => {
+    const bucket = bucketParam(request.params);
+    const key = requiredKey(queryOf(request).key);
+    const objects = context.objects();
+    const versions = await versionsOf(objects, bucket, key);
+    if (versions.length === 0) throw new SvcError('NoSuchKey', undefined, { bucket, key });
+    return { bucket, key, versioning: (await objects.requireBucket(bucket)).versioning, versions: versions.map(describe) };
+  });
+  app.get('/buckets/:bucket/download', async (request, reply) => {
+    const bucket = bucketParam(request.params);
+    const query = queryOf(request);
+    const key = requiredKey(query.key);
+    const versionId = optionalVersionId(query.versionId);
+    const reader = await context.objects().getObject(bucket, key, versionId === undefined ? {} : { versionId });
+    const name = key.split('/').filter((part) => part !== '').at(-1) ?? 'download';
+    reply
+      .header('content-type', reader.info.contentType ?? 'application/octet-stream')
+      .header('content-length', String(reader.info.sizeBytes))
+      .header('etag', `"${reader.info.etag}"`)
+      .header('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeRfc5987(name)}`);
+    return reply.send(Readable.from(reader.body, { objectMode: false }));
+  });
+  app.post('/buckets/:bucket/delete', async (request) => {
+    const bucket = bucketParam(request.params);
+    const items = deleteItems(bodyRecord(request.body).objects);
+    const objects = context.objects();
+    await objects.requireBucket(bucket);
+    const results = [];
+    for (const item of items) {
+      try {
+        const result = await objects.deleteObject(bucket, item.key, item.versionId);
+        results.push({ key: item.key, versionId: result.versionId, deleteMarker: result.deleteMarker });
+      } catch (error) {
+        const known = error instanceof SvcError ? error : new SvcError('InternalError', undefined, {}, { cause: error });
+        results.push({ key: item.key, ...(item.versionId !== undefined ? { versionId: item.versionId } : {}), error: { Code: known.code, Message: known.message } });
+      }
+    }
+    return { results };
+  });
+  app.post('/buckets/:bucket/share', async (request) => {
+    const bucket = bucketParam(request.params);
+    const body = bodyRecord(request.body);
+    const key = requiredKey(body.key);
+    const versionId = optionalVersionId(body.versionId);
+    const expiresSeconds = typeof body.expiresSeconds === 'number' ? body.expiresSeconds : NaN;
+    if (!Number.isInteger(expiresSeconds) || expiresSeconds < 1 || expiresSeconds > limits.maxPresignExpirySeconds) {
+      throw new SvcError('InvalidArgument', `expiresSeconds must be a whole number from 1 to ${limits.maxPresignExpirySeconds} (7 days)`, { field: 'expiresSeconds' });
+    }
+    await context.objects().headObject(bucket, key, versionId);
+    const base = context.serverUrl ?? s3BaseUrl(requestOrigin(request), context.s3Port);
+    const nowMs = context.nowMs();
+    const url = await presignGet({ base, bucket, key, ...(versionId !== undefined ? { versionId } : {}), expiresSeconds, credentials: context.credentials, nowMs });
+    return { url, expiresAt: new Date(nowMs + expiresSeconds * 1000).toISOString() };
+  });
+}
+
+interface ListPage {
+  prefix: string;
+  folders: string[];
+  objects: ReturnType<typeof describe>[];
+  /** Pass as `after` for the next page; absent on the last page. */
+  next?: string;
+}
+
+/** Keys whose newest version is a delete marker are left out unless `withDeleted`. */
+async function listPage(objects: ObjectLayer, bucket: string, options: { prefix: string; after: string | undefined; limit: number; withDeleted: boolean }): Promise<ListPage> {
+  const { prefix, after, limit } = options;
+  const page: ListPage = { prefix, folders: [], objects: [] };
+  let last: string | undefined;
+  for await (const entry of objects.list(bucket, { prefix, delimiter: '/', ...(after !== undefined ? { startAfter: after } : {}) })) {
+    if (entry.kind === 'object' && entry.versions[0]!.deleteMarker && !options.withDeleted) continue;
+    if (page.folders.length + page.objects.length >= limit) {
+      if (last !== undefined) page.next = last;
+      break;
+    }
+    if (entry.kind === 'prefix') page.folders.push(entry.key);
+    else page.objects.push(describe(entry.versions[0]!));
+    last = entry.key;
+  }
+  return page;
+}
+
+/** Every version of exactly this key, newest first. */
+async function versionsOf(objects: ObjectLayer, bucket: string, key: string): Promise<ObjectInfo[]> {
+  for await (const entry of objects.list(bucket, { prefix: key })) {
+    if (entry.kind === 'object' && entry.key === key) return entry.versions;
+    if (entry.key !== key) break;
+  }
+  return [];
+}
+
+function describe(info: ObjectInfo) {
+  return {
+    key: info.key,
+    versionId: info.versionId,
+    isLatest: info.isLatest,
+    deleteMarker: info.deleteMarker,
+    sizeBytes: info.sizeBytes,
+    etag: info.etag,
+    lastModified: new Date(info.modTimeMs).toISOString(),
+    storageClass: info.storageClass,
+    contentType: info.contentType ?? null,
+    userMetadata: info.userMetadata,
+  };
+}
+
+function deleteItems(value: unknown): { key: string; versionId?: string }[] {
+  if (!Array.isArray(value) || value.length === 0) throw new SvcError('InvalidArgument', 'objects must be a non-empty list of { key, versionId? }', { field: 'objects' });
+  if (value.length > limits.consoleDeleteBatchMax) throw new SvcError('InvalidArgument', `at most ${limits.consoleDeleteBatchMax} objects per request`, { field: 'objects' });
+  return value.map((item) => {
+    const record = bodyRecord(item);
+    const versionId = optionalVersionId(record.versionId);
+    return { key: requiredKey(record.key), ...(versionId !== undefined ? { versionId } : {}) };
+  });
+}
+
+function encodeRfc5987(text: string): string {
+  return encodeURIComponent(text).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+}

@@ -1,0 +1,160 @@
+/** The console app: sign-in, then the pages, routed by the URL's fragment (#/buckets, ...). */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, setCsrfToken, whenSignedOut } from './api';
+import { ErrorNotice } from './components';
+import { OverviewPage } from './page-overview';
+import { BucketsPage } from './page-buckets';
+import { BrowserPage } from './page-browser';
+import { ClusterPage } from './page-cluster';
+import { OperationsPage } from './page-operations';
+
+interface SessionInfo {
+  accessKey: string;
+  csrfToken: string;
+  expiresAt: string;
+}
+
+function useRoute(): string[] {
+  const read = () => (location.hash.replace(/^#\/?/, '') || 'overview').split('/').map((part) => decodeURIComponent(part));
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const changed = () => setRoute(read());
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return route;
+}
+
+function SignIn(props: { onSignedIn: (session: SessionInfo) => void }) {
+  const [accessKey, setAccessKey] = useState('');
+  const [secretKey, setSecretKey] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      props.onSignedIn(await api<SessionInfo>('POST', 'session', { body: { accessKey, secretKey }, quietSignOut: true }));
+    } catch (caught) {
+      setError(caught);
+      setSecretKey('');
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="signin">
+      <form class="signin-card" onSubmit={submit} aria-label="Sign in">
+        <div class="brand big">
+          <span class="logo" aria-hidden="true" />
+          svc
+        </div>
+        <h1>Sign in to the console</h1>
+        <p class="muted">Use the deployment's root access key and secret key.</p>
+        <label class="field">
+          <span>Access key</span>
+          <input name="accessKey" autocomplete="username" value={accessKey} onInput={(event) => setAccessKey((event.target as HTMLInputElement).value)} required autoFocus />
+        </label>
+        <label class="field">
+          <span>Secret key</span>
+          <input name="secretKey" type="password" autocomplete="current-password" value={secretKey} onInput={(event) => setSecretKey((event.target as HTMLInputElement).value)} required />
+        </label>
+        <ErrorNotice error={error} />
+        <button class="button primary wide" type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}
+
+const pages: { id: string; label: string }[] = [
+  { id: 'overview', label: 'Overview' },
+  { id: 'buckets', label: 'Buckets' },
+  { id: 'cluster', label: 'Cluster' },
+  { id: 'operations', label: 'Operations' },
+];
+
+function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
+  const route = useRoute();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const page = route[0] === 'browse' ? 'buckets' : route[0];
+  useEffect(() => {
+    setMenuOpen(false);
+    const label = route[0] === 'browse' ? route[1] : pages.find((entry) => entry.id === page)?.label;
+    document.title = `${label ?? 'Overview'} · svc console`;
+  }, [route.join('/')]);
+  return (
+    <div class="shell">
+      <header class="topbar">
+        <button class="menu-toggle button" type="button" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <a class="brand" href="#/overview">
+          <span class="logo" aria-hidden="true" />
+          svc <span class="muted">console</span>
+        </a>
+        <div class="topbar-right">
+          <span class="muted who" title="Signed in as">
+            {props.session.accessKey}
+          </span>
+          <button class="button" type="button" onClick={props.onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <nav id="nav" class={`nav ${menuOpen ? 'open' : ''}`} aria-label="Pages">
+        {pages.map((entry) => (
+          <a key={entry.id} href={`#/${entry.id}`} class={page === entry.id ? 'active' : ''} aria-current={page === entry.id ? 'page' : undefined}>
+            {entry.label}
+          </a>
+        ))}
+      </nav>
+      <main class="content">{pageFor(route)}</main>
+    </div>
+  );
+}
+
+/** A folder prefix from the route's remaining segments: `a/b/`, or '' for the bucket's top. */
+function folderOf(segments: string[]): string {
+  const path = segments.join('/');
+  return path === '' || path.endsWith('/') ? path : `${path}/`;
+}
+
+function pageFor(route: string[]) {
+  switch (route[0]) {
+    case 'buckets':
+      return <BucketsPage />;
+    case 'browse':
+      return <BrowserPage bucket={route[1] ?? ''} prefix={folderOf(route.slice(2))} />;
+    case 'cluster':
+      return <ClusterPage />;
+    case 'operations':
+      return <OperationsPage />;
+    default:
+      return <OverviewPage />;
+  }
+}
+
+function App() {
+  const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
+  const adopt = (next: SessionInfo | null) => {
+    setCsrfToken(next?.csrfToken ?? '');
+    setSession(next);
+  };
+  useEffect(() => {
+    whenSignedOut(() => adopt(null));
+    api<SessionInfo>('GET', 'session', { quietSignOut: true }).then(adopt, (error: ApiError) => adopt(error.code === 'ConsoleSignInRequired' ? null : null));
+  }, []);
+  if (session === undefined) return <div class="loading">Loading…</div>;
+  if (session === null) return <SignIn onSignedIn={adopt} />;
+  const signOut = async () => {
+    await api('DELETE', 'session').catch(() => undefined);
+    adopt(null);
+  };
+  return <Shell session={session} onSignOut={signOut} />;
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,300 @@
+/**
+ * The object browser: folders and objects under a prefix, a page at a time; filter; upload files
+ * and folders (picker or drag and drop) with a progress bar per file; download; delete a
+ * selection; an object's details with its versions, and share links.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, apiUrl, ApiError } from './api';
+import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, ProgressBar, usePoll, ActionsHead } from './components';
+import { bytes, percent, when } from './format';
+import { bucketHref } from './page-buckets';
+import { droppedFiles, startUpload, type UploadTask } from './upload';
+import { ObjectDetails, type ObjectVersion } from './page-object';
+
+interface ListPage {
+  prefix: string;
+  folders: string[];
+  objects: ObjectVersion[];
+  next?: string;
+}
+
+const pageSize = 100;
+
+function Breadcrumbs(props: { bucket: string; prefix: string }) {
+  const parts = props.prefix.split('/').filter((part) => part !== '');
+  return (
+    <nav class="breadcrumbs" aria-label="Location">
+      <a href="#/buckets">Buckets</a>
+      <span aria-hidden="true">/</span>
+      <a href={bucketHref(props.bucket)}>{props.bucket}</a>
+      {parts.map((part, index) => (
+        <span key={index} class="crumb">
+          <span aria-hidden="true">/</span>
+          <a href={bucketHref(props.bucket, `${parts.slice(0, index + 1).join('/')}/`)}>{part}</a>
+        </span>
+      ))}
+    </nav>
+  );
+}
+
+type FileToUpload = { path: string; file: File };
+
+export function BrowserPage(props: { bucket: string; prefix: string }) {
+  const { bucket, prefix } = props;
+  const [filter, setFilter] = useState('');
+  const [showDeleted, setShowDeleted] = useState(false);
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [details, setDetails] = useState<string | undefined>(undefined);
+  const [uploads, setUploads] = useState<UploadTask[]>([]);
+  const [storageClass, setStorageClass] = useState('STANDARD');
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [actionError, setActionError] = useState<unknown>(undefined);
+  const after = cursors[cursors.length - 1];
+  const listPrefix = `${prefix}${filter}`;
+  const { data, error, reload } = usePoll(
+    () => api<ListPage>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, { query: { prefix: listPrefix, after, limit: String(pageSize), deleted: showDeleted ? 'true' : undefined } }),
+    15_000,
+    [bucket, listPrefix, after, showDeleted],
+  );
+  useEffect(() => {
+    setCursors([undefined]);
+    setSelected(new Set());
+    setDetails(undefined);
+  }, [bucket, prefix, filter, showDeleted]);
+
+  const upload = (files: FileToUpload[]) => {
+    let finished = 0;
+    const tasks = files.map(({ path, file }) =>
+      startUpload(bucket, `${prefix}${path}`, file, storageClass, (task) => {
+        setUploads((list) => [...list]);
+        if (task.state !== 'uploading' && task.state !== 'queued' && ++finished === files.length) reload();
+      }),
+    );
+    setUploads((list) => [...tasks, ...list]);
+  };
+  const deleteSelected = async () => {
+    setConfirmDelete(false);
+    try {
+      const answer = await api<{ results: { key: string; error?: { Code: string; Message: string } }[] }>('POST', `buckets/${encodeURIComponent(bucket)}/delete`, { body: { objects: [...selected].map((key) => ({ key })) } });
+      const failed = answer.results.filter((result) => result.error);
+      if (failed.length > 0) setActionError(new ApiError(0, failed[0]!.error!.Code, `${failed.length} object(s) not deleted: ${failed[0]!.error!.Message}`));
+      setSelected(new Set());
+      reload();
+    } catch (caught) {
+      setActionError(caught);
+    }
+  };
+
+  return (
+    <div class="page">
+      <Breadcrumbs bucket={bucket} prefix={prefix} />
+      <h1 class="title-row">
+        <span class="truncate">{prefix ? prefix.split('/').filter(Boolean).at(-1) : bucket}</span>
+      </h1>
+      <Toolbar filter={filter} onFilter={setFilter} storageClass={storageClass} onStorageClass={setStorageClass} selectedCount={selected.size} onDelete={() => setConfirmDelete(true)} onFiles={upload} />
+      {uploads.length > 0 ? <Uploads tasks={uploads} onClear={() => setUploads(uploads.filter((task) => task.state === 'uploading' || task.state === 'queued'))} /> : null}
+      <ErrorNotice error={actionError ?? error} onClose={() => setActionError(undefined)} />
+      <div class={`browser ${details ? 'with-details' : ''}`}>
+        <Card
+          title="Objects"
+          actions={
+            <label class="check">
+              <input type="checkbox" checked={showDeleted} onChange={() => setShowDeleted(!showDeleted)} /> Show deleted
+            </label>
+          }
+        >
+          {data ? <ObjectTable bucket={bucket} prefix={prefix} page={data} filtered={filter !== ''} selected={selected} onSelect={setSelected} details={details} onDetails={setDetails} /> : null}
+          <Pager first={(cursors.length - 1) * pageSize + 1} count={data ? data.folders.length + data.objects.length : undefined} onPrevious={cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined} onNext={data?.next ? () => setCursors([...cursors, data.next]) : undefined} />
+        </Card>
+        {details ? <ObjectDetails bucket={bucket} objectKey={details} onClose={() => setDetails(undefined)} onChanged={reload} /> : null}
+      </div>
+      {confirmDelete ? (
+        <ConfirmDialog title={`Delete ${selected.size} object(s)?`} confirmLabel="Delete" danger onConfirm={deleteSelected} onCancel={() => setConfirmDelete(false)}>
+          <p>On a versioned bucket this adds delete markers (earlier versions stay); otherwise the objects are removed for good.</p>
+          <ul class="key-list">
+            {[...selected].slice(0, 10).map((key) => (
+              <li key={key}>{key}</li>
+            ))}
+            {selected.size > 10 ? <li class="muted">and {selected.size - 10} more</li> : null}
+          </ul>
+        </ConfirmDialog>
+      ) : null}
+    </div>
+  );
+}
+
+/** Filter, storage class, upload (files, a folder, or dropped on it) and delete. */
+function Toolbar(props: { filter: string; onFilter: (value: string) => void; storageClass: string; onStorageClass: (value: string) => void; selectedCount: number; onDelete: () => void; onFiles: (files: FileToUpload[]) => void }) {
+  const [dragging, setDragging] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
+  useEffect(() => folderInput.current?.setAttribute('webkitdirectory', ''), []);
+  const fromInput = (input: HTMLInputElement | null) => {
+    if (!input?.files) return;
+    props.onFiles([...input.files].map((file) => ({ path: file.webkitRelativePath || file.name, file })));
+    input.value = '';
+  };
+  const onDrop = async (event: DragEvent) => {
+    event.preventDefault();
+    setDragging(false);
+    if (event.dataTransfer) props.onFiles(await droppedFiles(event.dataTransfer.items));
+  };
+  return (
+    <div
+      class={`dropzone ${dragging ? 'dragging' : ''}`}
+      onDragOver={(event) => {
+        event.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={onDrop}
+    >
+      <div class="toolbar">
+        <label class="field compact grow">
+          <span>Filter by prefix</span>
+          <input type="search" value={props.filter} placeholder="name starts with…" onInput={(event) => props.onFilter((event.target as HTMLInputElement).value)} spellcheck={false} />
+        </label>
+        <label class="field compact">
+          <span>Storage class</span>
+          <select value={props.storageClass} onChange={(event) => props.onStorageClass((event.target as HTMLSelectElement).value)}>
+            <option value="STANDARD">STANDARD</option>
+            <option value="REDUCED_REDUNDANCY">REDUCED_REDUNDANCY</option>
+          </select>
+        </label>
+        <div class="toolbar-buttons">
+          <button class="button primary" type="button" onClick={() => fileInput.current?.click()}>
+            Upload files
+          </button>
+          <button class="button" type="button" onClick={() => folderInput.current?.click()}>
+            Upload folder
+          </button>
+          <button class="button danger" type="button" disabled={props.selectedCount === 0} onClick={props.onDelete}>
+            Delete{props.selectedCount > 0 ? ` (${props.selectedCount})` : ''}
+          </button>
+        </div>
+        <input ref={fileInput} class="sr-only" type="file" multiple aria-label="Files to upload" data-testid="file-input" onChange={() => fromInput(fileInput.current)} />
+        <input ref={folderInput} class="sr-only" type="file" multiple aria-label="Folder to upload" data-testid="folder-input" onChange={() => fromInput(folderInput.current)} />
+      </div>
+      <p class="muted small drop-hint">Drop files or folders here to upload them into this folder.</p>
+    </div>
+  );
+}
+
+/** One page of folders and objects, with selection and a details button per object. */
+function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; filtered: boolean; selected: Set<string>; onSelect: (keys: Set<string>) => void; details: string | undefined; onDetails: (key: string) => void }) {
+  const { bucket, prefix, page, selected } = props;
+  const objects = page.objects;
+  if (page.folders.length === 0 && objects.length === 0) return <Empty>{props.filtered ? 'Nothing matches this filter.' : 'This folder is empty. Upload files or drop them here.'}</Empty>;
+  const allSelected = objects.length > 0 && objects.every((object) => selected.has(object.key));
+  const toggle = (key: string) => {
+    const next = new Set(selected);
+    if (next.has(key)) next.delete(key);
+    else next.add(key);
+    props.onSelect(next);
+  };
+  return (
+    <table class="table objects">
+      <thead>
+        <tr>
+          <th class="check-col">
+            <input type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={() => props.onSelect(allSelected ? new Set() : new Set(objects.map((object) => object.key)))} />
+          </th>
+          <th>Name</th>
+          <th class="num">Size</th>
+          <th class="hide-narrow">Last modified</th>
+          <th class="hide-narrow class-col">Class</th>
+          <ActionsHead />
+        </tr>
+      </thead>
+      <tbody>
+        {page.folders.map((folder) => (
+          <tr key={`folder:${folder}`}>
+            <td class="check-col" />
+            <td colSpan={5}>
+              <a class="folder" href={bucketHref(bucket, folder)}>
+                <span class="icon-folder" aria-hidden="true" />
+                {folder.slice(prefix.length)}
+              </a>
+            </td>
+          </tr>
+        ))}
+        {objects.map((object) => (
+          <tr key={object.key} class={props.details === object.key ? 'selected' : ''}>
+            <td class="check-col">
+              <input type="checkbox" aria-label={`Select ${object.key.slice(prefix.length)}`} checked={selected.has(object.key)} onChange={() => toggle(object.key)} />
+            </td>
+            <td class="name-cell">
+              <button class="link name" type="button" onClick={() => props.onDetails(object.key)} title={object.key}>
+                {object.key.slice(prefix.length)}
+              </button>
+              {object.deleteMarker ? <Badge state="deleted" /> : null}
+            </td>
+            <td class="num">{object.deleteMarker ? '–' : bytes(object.sizeBytes)}</td>
+            <td class="hide-narrow nowrap">{when(object.lastModified)}</td>
+            <td class="hide-narrow small class-col">{object.storageClass}</td>
+            <td class="actions-col">
+              {object.deleteMarker ? null : (
+                <a class="button small" href={apiUrl(`buckets/${encodeURIComponent(bucket)}/download`, { key: object.key })} download>
+                  Download
+                </a>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Pager(props: { first: number; count: number | undefined; onPrevious: (() => void) | undefined; onNext: (() => void) | undefined }) {
+  return (
+    <div class="pager">
+      <span class="muted small">{props.count === undefined ? 'Loading…' : props.count === 0 ? 'No items' : `Items ${props.first}–${props.first + props.count - 1}`}</span>
+      <button class="button small" type="button" disabled={!props.onPrevious} onClick={props.onPrevious}>
+        Previous page
+      </button>
+      <button class="button small" type="button" disabled={!props.onNext} onClick={props.onNext}>
+        Next page
+      </button>
+    </div>
+  );
+}
+
+function Uploads(props: { tasks: UploadTask[]; onClear: () => void }) {
+  return (
+    <Card
+      title="Uploads"
+      class="uploads"
+      actions={
+        <button class="button small" type="button" onClick={props.onClear}>
+          Clear finished
+        </button>
+      }
+    >
+      <ul class="upload-list">
+        {props.tasks.map((task) => (
+          <li key={task.id} class={`upload ${task.state}`} data-state={task.state}>
+            <div class="upload-row">
+              <span class="truncate" title={task.key}>
+                {task.key}
+              </span>
+              <span class="muted small">
+                {bytes(task.sentBytes)} / {bytes(task.sizeBytes)}
+                {task.multipart ? ' · multipart' : ''}
+              </span>
+              <Badge state={task.state} />
+              {task.state === 'uploading' || task.state === 'queued' ? (
+                <button class="button small" type="button" onClick={task.cancel} aria-label={`Cancel upload of ${task.key}`}>
+                  Cancel
+                </button>
+              ) : null}
+            </div>
+            <ProgressBar value={percent(task.sentBytes, task.sizeBytes || 1)} label={`Upload of ${task.key}`} tone={task.state === 'failed' ? 'bad' : task.state === 'done' ? 'ok' : undefined} />
+            {task.error ? <div class="field-error">{task.error}</div> : null}
+          </li>
+        ))}
+      </ul>
+    </Card>
+  );
+}

@@ -1,0 +1,168 @@
+/** Buckets: list, create (name errors shown by the field), versioning, delete (with confirmation). */
+import { useState } from 'preact/hooks';
+import { api, ApiError } from './api';
+import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll, ActionsHead } from './components';
+import { when } from './format';
+
+export interface BucketRow {
+  name: string;
+  createdAt: string;
+  versioning: 'unversioned' | 'enabled' | 'suspended';
+}
+
+export const bucketHref = (bucket: string, prefix = '') => `#/browse/${encodeURIComponent(bucket)}${prefix ? `/${prefix.split('/').map(encodeURIComponent).join('/')}` : ''}`;
+
+function CreateBucket(props: { onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const [error, setError] = useState<ApiError | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      await api('POST', 'buckets', { body: { name } });
+      setName('');
+      setError(undefined);
+      props.onCreated();
+    } catch (caught) {
+      setError(caught as ApiError);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="inline-form" onSubmit={submit} aria-label="Create a bucket">
+      <label class="field grow">
+        <span>New bucket name</span>
+        <input
+          name="bucket"
+          value={name}
+          placeholder="e.g. photos-2026"
+          aria-invalid={error ? 'true' : 'false'}
+          aria-describedby={error ? 'bucket-error' : undefined}
+          onInput={(event) => setName((event.target as HTMLInputElement).value)}
+          autocomplete="off"
+          spellcheck={false}
+        />
+        {error ? (
+          <span class="field-error" id="bucket-error" role="alert">
+            {error.message}
+          </span>
+        ) : null}
+      </label>
+      <button class="button primary" type="submit" disabled={busy || name === ''}>
+        Create bucket
+      </button>
+    </form>
+  );
+}
+
+export function BucketsPage() {
+  const { data, error, reload } = usePoll(() => api<{ buckets: BucketRow[] }>('GET', 'buckets'), 10_000);
+  const [deleting, setDeleting] = useState<BucketRow | undefined>(undefined);
+  const [actionError, setActionError] = useState<unknown>(undefined);
+  const setVersioning = async (bucket: BucketRow, status: 'enabled' | 'suspended') => {
+    try {
+      await api('PUT', `buckets/${encodeURIComponent(bucket.name)}/versioning`, { body: { status } });
+      reload();
+    } catch (caught) {
+      setActionError(caught);
+    }
+  };
+  return (
+    <div class="page">
+      <h1>Buckets</h1>
+      <Card title="Create a bucket">
+        <CreateBucket onCreated={reload} />
+      </Card>
+      <ErrorNotice error={actionError ?? error} onClose={() => setActionError(undefined)} />
+      <Card title={`All buckets${data ? ` (${data.buckets.length})` : ''}`}>
+        {data && data.buckets.length === 0 ? <Empty>No buckets yet: create one above.</Empty> : null}
+        {data && data.buckets.length > 0 ? (
+          <table class="table">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th class="hide-narrow">Created</th>
+                <th>Versioning</th>
+                <ActionsHead />
+              </tr>
+            </thead>
+            <tbody>
+              {data.buckets.map((bucket) => (
+                <tr key={bucket.name}>
+                  <td>
+                    <a href={bucketHref(bucket.name)} class="strong">
+                      {bucket.name}
+                    </a>
+                  </td>
+                  <td class="hide-narrow nowrap">{when(bucket.createdAt)}</td>
+                  <td>
+                    <Badge state={bucket.versioning} />
+                  </td>
+                  <td class="actions-col">
+                    {bucket.versioning === 'enabled' ? (
+                      <button class="button small" type="button" onClick={() => setVersioning(bucket, 'suspended')}>
+                        Suspend versioning
+                      </button>
+                    ) : (
+                      <button class="button small" type="button" onClick={() => setVersioning(bucket, 'enabled')}>
+                        Enable versioning
+                      </button>
+                    )}
+                    <button class="button small danger" type="button" onClick={() => setDeleting(bucket)} aria-label={`Delete bucket ${bucket.name}`}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : null}
+      </Card>
+      {deleting ? <DeleteBucket bucket={deleting} onDone={() => { setDeleting(undefined); reload(); }} /> : null}
+    </div>
+  );
+}
+
+/** Tries a plain delete; a bucket that still holds objects asks for its name to delete them too. */
+function DeleteBucket(props: { bucket: BucketRow; onDone: () => void }) {
+  const [notEmpty, setNotEmpty] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const confirm = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api('DELETE', `buckets/${encodeURIComponent(props.bucket.name)}`, { query: notEmpty ? { force: 'true', confirm: props.bucket.name } : {} });
+      props.onDone();
+    } catch (caught) {
+      if ((caught as ApiError).code === 'BucketNotEmpty') setNotEmpty(true);
+      else setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <ConfirmDialog
+      title={notEmpty ? 'Delete the bucket and everything in it?' : 'Delete this bucket?'}
+      confirmLabel={notEmpty ? 'Delete bucket and objects' : 'Delete bucket'}
+      danger
+      busy={busy}
+      error={error}
+      {...(notEmpty ? { typeToConfirm: props.bucket.name } : {})}
+      onConfirm={confirm}
+      onCancel={props.onDone}
+    >
+      {notEmpty ? (
+        <p>
+          <strong>{props.bucket.name}</strong> is not empty. Every object, every version and every unfinished upload in it will be deleted first. This cannot be undone.
+        </p>
+      ) : (
+        <p>
+          Delete the bucket <strong>{props.bucket.name}</strong>?
+        </p>
+      )}
+    </ConfirmDialog>
+  );
+}

@@ -1,0 +1,176 @@
+/** One object's details: its versions and delete markers, metadata, downloads and share links. */
+import { useState } from 'preact/hooks';
+import { api, apiUrl } from './api';
+import { Badge, ConfirmDialog, ErrorNotice, usePoll } from './components';
+import { bytes, when } from './format';
+
+export interface ObjectVersion {
+  key: string;
+  versionId: string;
+  isLatest: boolean;
+  deleteMarker: boolean;
+  sizeBytes: number;
+  etag: string;
+  lastModified: string;
+  storageClass: string;
+  contentType: string | null;
+  userMetadata: Record<string, string>;
+}
+
+interface Details {
+  bucket: string;
+  key: string;
+  versioning: string;
+  versions: ObjectVersion[];
+}
+
+const expiries = [
+  { label: '1 hour', seconds: 3600 },
+  { label: '1 day', seconds: 86_400 },
+  { label: '7 days', seconds: 604_800 },
+];
+
+export function ObjectDetails(props: { bucket: string; objectKey: string; onClose: () => void; onChanged: () => void }) {
+  const { data, error, reload } = usePoll(() => api<Details>('GET', `buckets/${encodeURIComponent(props.bucket)}/object`, { query: { key: props.objectKey } }), 0, [props.bucket, props.objectKey]);
+  const [deleting, setDeleting] = useState<ObjectVersion | undefined>(undefined);
+  const [actionError, setActionError] = useState<unknown>(undefined);
+  const latest = data?.versions.find((version) => !version.deleteMarker && version.isLatest);
+  const deleteVersion = async () => {
+    if (!deleting) return;
+    try {
+      await api('POST', `buckets/${encodeURIComponent(props.bucket)}/delete`, { body: { objects: [{ key: props.objectKey, versionId: deleting.versionId }] } });
+      setDeleting(undefined);
+      reload();
+      props.onChanged();
+    } catch (caught) {
+      setActionError(caught);
+      setDeleting(undefined);
+    }
+  };
+  return (
+    <aside class="card details" aria-label="Object details">
+      <header class="card-head">
+        <h2 class="truncate" title={props.objectKey}>
+          {props.objectKey.split('/').filter(Boolean).at(-1)}
+        </h2>
+        <button class="button small" type="button" onClick={props.onClose} aria-label="Close details">
+          Close
+        </button>
+      </header>
+      <ErrorNotice error={actionError ?? error} onClose={() => setActionError(undefined)} />
+      {data ? (
+        <>
+          <dl class="facts">
+            <dt>Key</dt>
+            <dd class="mono break">{data.key}</dd>
+            {latest ? (
+              <>
+                <dt>Size</dt>
+                <dd>{bytes(latest.sizeBytes)}</dd>
+                <dt>ETag</dt>
+                <dd class="mono break">{latest.etag}</dd>
+                <dt>Last modified</dt>
+                <dd>{when(latest.lastModified)}</dd>
+                <dt>Storage class</dt>
+                <dd>{latest.storageClass}</dd>
+                <dt>Content type</dt>
+                <dd>{latest.contentType ?? '–'}</dd>
+              </>
+            ) : (
+              <>
+                <dt>State</dt>
+                <dd>
+                  <Badge state="deleted" /> the latest version is a delete marker
+                </dd>
+              </>
+            )}
+            {latest && Object.keys(latest.userMetadata).length > 0 ? (
+              <>
+                <dt>Metadata</dt>
+                <dd>
+                  {Object.entries(latest.userMetadata).map(([name, value]) => (
+                    <div key={name} class="mono break">
+                      {name}: {value}
+                    </div>
+                  ))}
+                </dd>
+              </>
+            ) : null}
+          </dl>
+          {latest ? <Share bucket={props.bucket} objectKey={props.objectKey} /> : null}
+          <h3>Versions ({data.versions.length})</h3>
+          <ul class="versions">
+            {data.versions.map((version) => (
+              <li key={version.versionId} class="version" data-delete-marker={version.deleteMarker ? 'true' : 'false'}>
+                <div class="version-head">
+                  <span class="mono small break">{version.versionId}</span>
+                  {version.isLatest ? <Badge state="latest" /> : null}
+                  {version.deleteMarker ? <Badge state="delete marker" /> : null}
+                </div>
+                <div class="muted small">
+                  {when(version.lastModified)}
+                  {version.deleteMarker ? '' : ` · ${bytes(version.sizeBytes)}`}
+                </div>
+                <div class="version-actions">
+                  {version.deleteMarker ? null : (
+                    <a class="button small" href={apiUrl(`buckets/${encodeURIComponent(props.bucket)}/download`, { key: props.objectKey, versionId: data.versioning === 'unversioned' ? undefined : version.versionId })} download>
+                      Download
+                    </a>
+                  )}
+                  <button class="button small danger" type="button" onClick={() => setDeleting(version)}>
+                    {version.deleteMarker ? 'Remove marker' : 'Delete version'}
+                  </button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      {deleting ? (
+        <ConfirmDialog title={deleting.deleteMarker ? 'Remove this delete marker?' : 'Delete this version for good?'} confirmLabel="Delete" danger onConfirm={deleteVersion} onCancel={() => setDeleting(undefined)}>
+          <p class="mono break">{deleting.versionId}</p>
+        </ConfirmDialog>
+      ) : null}
+    </aside>
+  );
+}
+
+function Share(props: { bucket: string; objectKey: string }) {
+  const [seconds, setSeconds] = useState(3600);
+  const [link, setLink] = useState<{ url: string; expiresAt: string } | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const create = async () => {
+    try {
+      setLink(await api('POST', `buckets/${encodeURIComponent(props.bucket)}/share`, { body: { key: props.objectKey, expiresSeconds: seconds } }));
+      setError(undefined);
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  return (
+    <div class="share">
+      <div class="inline-form">
+        <label class="field compact">
+          <span>Share link valid for</span>
+          <select value={String(seconds)} onChange={(event) => setSeconds(Number((event.target as HTMLSelectElement).value))}>
+            {expiries.map((expiry) => (
+              <option key={expiry.seconds} value={String(expiry.seconds)}>
+                {expiry.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button class="button" type="button" onClick={create}>
+          Create share link
+        </button>
+      </div>
+      <ErrorNotice error={error} />
+      {link ? (
+        <label class="field">
+          <span>Link (expires {when(link.expiresAt)})</span>
+          <input class="mono" readOnly value={link.url} onFocus={(event) => (event.target as HTMLInputElement).select()} />
+        </label>
+      ) : null}
+    </div>
+  );
+}
