@@ -6,6 +6,9 @@
  */
 export const errorCatalogue = {
   // S3 codes (AWS status codes)
+  InvalidPartNumber: { httpStatus: 416, message: 'The requested partnumber is not satisfiable.' },
+  AuthorizationQueryParametersError: { httpStatus: 400, message: 'Error parsing the X-Amz-Credential parameter or another presigned URL parameter.' },
+  AccessControlListNotSupported: { httpStatus: 400, message: 'The bucket does not allow ACLs: this server has one user, the owner, who holds FULL_CONTROL; grants to anyone else are refused.' },
   AccessDenied: { httpStatus: 403, message: 'Access Denied.' },
   BadDigest: { httpStatus: 400, message: 'The Content-MD5 or checksum you specified did not match what we received.' },
   BucketAlreadyExists: { httpStatus: 409, message: 'The requested bucket name is not available.' },

@@ -253,8 +253,28 @@ export class ObjectLayer {
 
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: { number: number; etag: string }[]): Promise<ObjectInfo> {
     const bucketRecord = await this.requireBucket(bucket);
-    const { config, record } = await this.upload(bucket, key, uploadId);
-    return completeUpload(config, record, parts, bucketRecord.versioning);
+    let upload: { config: SetConfig; record: UploadRecord };
+    try {
+      upload = await this.upload(bucket, key, uploadId);
+    } catch (error) {
+      if (!isSvcError(error, 'NoSuchUpload')) throw error;
+      return this.completedAlready(bucket, key, parts, error);
+    }
+    return completeUpload(upload.config, upload.record, parts, bucketRecord.versioning);
+  }
+
+  /**
+   * A completion sent again (an SDK retrying after a lost answer) finds no upload: when the
+   * object's current version is the one those very parts made, it is answered as the first was.
+   */
+  private async completedAlready(bucket: string, key: string, parts: { number: number; etag: string }[], notFound: Error): Promise<ObjectInfo> {
+    const info = await this.headObject(bucket, key).catch(() => undefined);
+    const same =
+      info !== undefined &&
+      info.parts.length === parts.length &&
+      info.parts.every((part, index) => part.number === parts[index]!.number && part.etag === parts[index]!.etag.replace(/"/g, ''));
+    if (!same) throw notFound;
+    return info;
   }
 
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {

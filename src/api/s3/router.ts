@@ -29,6 +29,10 @@ export type S3Endpoint =
   | { kind: 'AbortMultipartUpload'; bucket: string; key: string; uploadId: string }
   | { kind: 'ListParts'; bucket: string; key: string; uploadId: string }
   | { kind: 'ListMultipartUploads'; bucket: string }
+  | { kind: 'GetBucketAcl'; bucket: string }
+  | { kind: 'PutBucketAcl'; bucket: string }
+  | { kind: 'GetObjectAcl'; bucket: string; key: string }
+  | { kind: 'PutObjectAcl'; bucket: string; key: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -67,6 +71,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('versions') && method === 'GET') return { kind: 'ListObjectVersions', bucket };
   if (has('delete') && method === 'POST') return { kind: 'DeleteObjects', bucket };
   if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
+  if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
   const sub = bucketSubresources.find(has);
   if (sub) return { kind: 'NotImplemented', bucket, what: `bucket ?${sub}` };
   switch (method) {
@@ -86,6 +91,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
 function routeObject(method: string, bucket: string, key: string, request: RoutableRequest): S3Endpoint {
   const multipart = routeMultipart(method, bucket, key, request);
   if (multipart) return multipart;
+  if (request.query.has('acl')) return method === 'GET' ? { kind: 'GetObjectAcl', bucket, key } : method === 'PUT' ? { kind: 'PutObjectAcl', bucket, key } : notAllowed();
   const sub = objectSubresources.find((name) => request.query.has(name));
   if (sub) return { kind: 'NotImplemented', bucket, key, what: `object ?${sub}` };
   switch (method) {

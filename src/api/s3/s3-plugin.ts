@@ -19,6 +19,8 @@ import * as objects from './handlers/objects.js';
 import * as listing from './handlers/listing.js';
 import { deleteObjects } from './handlers/delete-objects.js';
 import * as multipart from './handlers/multipart.js';
+import * as acl from './handlers/acl.js';
+import { guardRequest } from './request-guards.js';
 
 export interface S3PluginOptions {
   context: S3Context;
@@ -35,6 +37,14 @@ export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): 
   // Bodies are streamed to the handlers untouched, whatever their content type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  // S3 stores any Content-Type as sent, even empty or not a media type, which fastify would
+  // answer 415: the header is set aside before fastify looks and put back for the handler.
+  app.addHook('onRequest', async (request) => {
+    const contentType = request.headers['content-type'];
+    if (contentType === undefined) return;
+    sentContentTypes.set(request.raw, contentType);
+    request.headers['content-type'] = 'application/octet-stream';
+  });
   app.route({
     method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
     url: '/*',
@@ -61,7 +71,11 @@ export function s3ClientErrorHandler(error: Error & { code?: string }, socket: D
   socket.destroy();
 }
 
+const sentContentTypes = new WeakMap<object, string>();
+
 async function handle(options: S3PluginOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const sentContentType = sentContentTypes.get(request.raw);
+  if (sentContentType !== undefined) request.headers['content-type'] = sentContentType;
   const { requestId, rawPath, rawQuery } = requestLine(request);
   reply.header('x-amz-request-id', requestId);
   reply.header('server', 'svc');
@@ -70,6 +84,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const query = new URLSearchParams(rawQuery);
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
+    guardRequest(endpoint, request.headers, auth.accessKeyId);
     let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
     if (auth.payload.kind.startsWith('streaming')) {
@@ -111,6 +126,10 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'AbortMultipartUpload': return multipart.abortMultipartUpload(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId);
     case 'ListParts': return multipart.listParts(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId);
     case 'ListMultipartUploads': return multipart.listMultipartUploads(context, request, endpoint.bucket);
+    case 'GetBucketAcl': return acl.getBucketAcl(context, request, endpoint.bucket);
+    case 'PutBucketAcl': return acl.putBucketAcl(context, request, endpoint.bucket);
+    case 'GetObjectAcl': return acl.getObjectAcl(context, request, endpoint.bucket, endpoint.key);
+    case 'PutObjectAcl': return acl.putObjectAcl(context, request, endpoint.bucket, endpoint.key);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

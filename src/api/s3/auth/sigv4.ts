@@ -54,7 +54,7 @@ function verifyHeader(request: SignedRequest, authorization: string, store: Cred
   const match = /^AWS4-HMAC-SHA256\s+Credential=([^,\s]+),\s*SignedHeaders=([^,\s]+),\s*Signature=([0-9a-f]{64})\s*$/.exec(authorization);
   if (!match) throw new SvcError('AccessDenied', 'The Authorization header is malformed; expected AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=...');
   const [, credential, signedHeadersText, signature] = match as unknown as [string, string, string, string];
-  const amzDate = header(request, 'x-amz-date') ?? '';
+  const amzDate = requestTime(request);
   const scope = parseCredential(credential, amzDate);
   const secret = store.secretFor(scope.accessKeyId);
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
@@ -79,7 +79,7 @@ function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: 
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
   const expires = Number(query.get('X-Amz-Expires'));
   if (!Number.isInteger(expires) || expires < 1 || expires > limits.maxPresignExpirySeconds) {
-    throw new SvcError('AccessDenied', `X-Amz-Expires must be an integer from 1 to ${limits.maxPresignExpirySeconds} seconds.`);
+    throw new SvcError('AuthorizationQueryParametersError', `X-Amz-Expires must be an integer from 1 to ${limits.maxPresignExpirySeconds} seconds.`);
   }
   const signedAtMs = parseAmzDate(amzDate);
   if (signedAtMs - nowMs > limits.maxRequestSkewMs) throw new SvcError('AccessDenied', 'Request is not valid yet (X-Amz-Date is in the future).');
@@ -107,6 +107,19 @@ function refuseUnsignedHeaders(request: SignedRequest, signedHeaders: string[]):
   const unsigned = Object.keys(request.headers).filter((name) => name.startsWith('x-amz-') && name !== 'x-amz-content-sha256' && !signedHeaders.includes(name));
   if (unsigned.length === 0) return;
   throw new SvcError('AccessDenied', 'There were headers present in the request which were not signed', { errorFields: { HeadersNotSigned: unsigned.sort().join(', ') } });
+}
+
+/**
+ * The signing time: `X-Amz-Date`, or else the `Date` header (RFC 9110 form, which SigV4 allows
+ * when it is signed) in the basic ISO 8601 form the string to sign uses.
+ */
+function requestTime(request: SignedRequest): string {
+  const amzDate = header(request, 'x-amz-date');
+  if (amzDate !== undefined) return amzDate;
+  const date = header(request, 'date');
+  const parsedMs = date === undefined ? NaN : Date.parse(date);
+  if (Number.isNaN(parsedMs)) return '';
+  return new Date(parsedMs).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 }
 
 interface Scope {
