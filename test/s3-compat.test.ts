@@ -230,4 +230,37 @@ describe('S3 behaviours clients trip on', () => {
   });
 });
 
+describe('conditional writes', () => {
+  it('PutObject with If-None-Match: * and If-Match: 412 when the condition fails, nothing changed', async () => {
+    const first = await s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'cw', Body: 'first', IfNoneMatch: '*' }));
+    const taken = await failure(s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'cw', Body: 'second', IfNoneMatch: '*' })));
+    expect([taken.name, taken.status]).toEqual(['PreconditionFailed', 412]);
+    const wrong = await failure(s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'cw', Body: 'second', IfMatch: '"0123456789abcdef0123456789abcdef"' })));
+    expect(wrong.status).toBe(412);
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'compat', Key: 'cw' }))).Body!.transformToString()).toBe('first');
+    await s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'cw', Body: 'third', IfMatch: first.ETag }));
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'compat', Key: 'cw' }))).Body!.transformToString()).toBe('third');
+    expect((await failure(s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'cw-missing', Body: 'x', IfMatch: first.ETag })))).status).toBe(404);
+    // A delete marker is no object: If-None-Match: * may write over it.
+    await s3.send(new PutObjectCommand({ Bucket: 'versioned', Key: 'cw', Body: 'v' }));
+    await s3.send(new DeleteObjectCommand({ Bucket: 'versioned', Key: 'cw' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'versioned', Key: 'cw', Body: 'again', IfNoneMatch: '*' }));
+  });
 
+  it('CompleteMultipartUpload with If-None-Match: * fails on an existing key and keeps the upload', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'cw-mp', Body: 'there' }));
+    const { uploadId, parts } = await multipartObject('compat', 'cw-mp', [1000]);
+    const complete = (extra: Record<string, string>) => s3.send(new CompleteMultipartUploadCommand({ Bucket: 'compat', Key: 'cw-mp', UploadId: uploadId, MultipartUpload: { Parts: parts }, ...extra }));
+    expect((await failure(complete({ IfNoneMatch: '*' }))).status).toBe(412);
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'compat', Key: 'cw-mp' }))).Body!.transformToString()).toBe('there');
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'compat', Key: 'cw-mp' }));
+    const done = await complete({ IfMatch: head.ETag! });
+    expect(done.ETag).toMatch(/-1"$/);
+  });
+
+  it('concurrent If-None-Match: * writers of one key: exactly one wins', async () => {
+    const results = await Promise.all(Array.from({ length: 6 }, (_, index) => failure(s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'cw-race', Body: `writer ${index}`, IfNoneMatch: '*' })))));
+    expect(results.filter((result) => result.name === 'no error')).toHaveLength(1);
+    for (const result of results.filter((item) => item.name !== 'no error')) expect([412, 409]).toContain(result.status);
+  });
+});

@@ -6,6 +6,7 @@
  */
 export const errorCatalogue = {
   // S3 codes (AWS status codes)
+  ConditionalRequestConflict: { httpStatus: 409, message: 'A conflicting operation occurred while this conditional write was checked; retry it.' },
   InvalidPartNumber: { httpStatus: 416, message: 'The requested partnumber is not satisfiable.' },
   AuthorizationQueryParametersError: { httpStatus: 400, message: 'Error parsing the X-Amz-Credential parameter or another presigned URL parameter.' },
   AccessControlListNotSupported: { httpStatus: 400, message: 'The bucket does not allow ACLs: this server has one user, the owner, who holds FULL_CONTROL; grants to anyone else are refused.' },

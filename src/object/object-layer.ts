@@ -16,6 +16,7 @@ import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
 import { checkBucketName } from './paths.js';
 import { objectResource } from './locks.js';
+import type { WritePrecondition } from './write-preconditions.js';
 import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
@@ -251,7 +252,7 @@ export class ObjectLayer {
     return uploadPart(config, record, partNumber, body, options);
   }
 
-  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: { number: number; etag: string }[]): Promise<ObjectInfo> {
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: { number: number; etag: string }[], precondition?: WritePrecondition): Promise<ObjectInfo> {
     const bucketRecord = await this.requireBucket(bucket);
     let upload: { config: SetConfig; record: UploadRecord };
     try {
@@ -260,7 +261,7 @@ export class ObjectLayer {
       if (!isSvcError(error, 'NoSuchUpload')) throw error;
       return this.completedAlready(bucket, key, parts, error);
     }
-    return completeUpload(upload.config, upload.record, parts, bucketRecord.versioning);
+    return completeUpload(upload.config, upload.record, parts, bucketRecord.versioning, precondition);
   }
 
   /**

@@ -1,6 +1,6 @@
 /** Object operations: PUT, GET, HEAD, DELETE, COPY. */
 import { SvcError, isSvcError } from '../../../errors/index.js';
-import type { ObjectInfo } from '../../../object/index.js';
+import type { ObjectInfo, WritePrecondition } from '../../../object/index.js';
 import type { StorageClass } from '../../../format/xl-meta-types.js';
 import { limits } from '../../../util/limits.js';
 import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
@@ -54,14 +54,34 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
   const expectations = expectationsFrom(request.headers, request.trailers);
   if (request.auth.payload.kind === 'sha256') expectations.sha256Hex = request.auth.payload.expectedHex;
   const verifier = new PayloadVerifier(expectations);
+  const precondition = writePreconditionOf(request.headers);
   const info = await context.objects.putObject(bucket, key, request.body, {
     digests: verifier.algorithms,
     storageClass,
     ...metadata,
+    ...(precondition ? { precondition } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
     beforeCommit: (received) => verifier.verify(received),
   });
   return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info) } };
+}
+
+/**
+ * If-None-Match: * (only if no object is there) and If-Match: <etag> (only if the current
+ * version has it) on a write, checked under the object's write lock before it is published.
+ */
+export function writePreconditionOf(headers: Record<string, string | string[] | undefined>): WritePrecondition | undefined {
+  const ifNoneMatch = headerValue(headers, 'if-none-match')?.trim();
+  const ifMatch = headerValue(headers, 'if-match')?.trim();
+  if (ifNoneMatch === undefined && ifMatch === undefined) return undefined;
+  if (ifNoneMatch !== undefined && ifNoneMatch !== '*') throw new SvcError('NotImplemented', 'If-None-Match on a write accepts only *.');
+  return (current) => {
+    if (ifNoneMatch !== undefined && current) throw new SvcError('PreconditionFailed', 'An object already exists under this key (If-None-Match: *).', { condition: 'If-None-Match' });
+    if (ifMatch === undefined) return;
+    if (!current) throw new SvcError('NoSuchKey', 'No object exists under this key to match If-Match.');
+    const wanted = ifMatch.split(',').map((item) => item.trim().replace(/^W\//, '').replace(/"/g, ''));
+    if (!wanted.includes('*') && !wanted.includes(current.etag)) throw new SvcError('PreconditionFailed', 'The object\'s ETag does not match If-Match.', { condition: 'If-Match' });
+  };
 }
 
 function declaredSize(request: S3Request): number | undefined {
