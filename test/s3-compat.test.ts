@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketAclCommand,
-  GetObjectAclCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketAclCommand, PutBucketVersioningCommand,
+  GetObjectAclCommand, GetObjectCommand, GetObjectTaggingCommand, PutObjectTaggingCommand, DeleteObjectTaggingCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketAclCommand, PutBucketVersioningCommand,
   PutObjectAclCommand, PutObjectCommand, UploadPartCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
@@ -264,3 +264,49 @@ describe('conditional writes', () => {
     for (const result of results.filter((item) => item.name !== 'no error')) expect([412, 409]).toContain(result.status);
   });
 });
+
+describe('object tagging', () => {
+  const tagsOf = async (key: string, versionId?: string) =>
+    (await s3.send(new GetObjectTaggingCommand({ Bucket: 'versioned', Key: key, ...(versionId ? { VersionId: versionId } : {}) }))).TagSet?.map((tag) => `${tag.Key}=${tag.Value}`);
+
+  it('tags from PUT, Put/Get/DeleteObjectTagging per version, the count on GET and HEAD', async () => {
+    const first = await s3.send(new PutObjectCommand({ Bucket: 'versioned', Key: 'tagged', Body: 'one', Tagging: 'team=blue&note=a%20b' }));
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'versioned', Key: 'tagged' }))).TagCount).toBe(2);
+    expect(await tagsOf('tagged')).toEqual(['team=blue', 'note=a b']);
+    const second = await s3.send(new PutObjectCommand({ Bucket: 'versioned', Key: 'tagged', Body: 'two' }));
+    expect((await s3.send(new GetObjectCommand({ Bucket: 'versioned', Key: 'tagged' }))).TagCount).toBeUndefined();
+    const put = await s3.send(new PutObjectTaggingCommand({ Bucket: 'versioned', Key: 'tagged', VersionId: first.VersionId, Tagging: { TagSet: [{ Key: 'state', Value: 'old' }] } }));
+    expect(put.VersionId).toBe(first.VersionId);
+    expect(await tagsOf('tagged', first.VersionId)).toEqual(['state=old']);
+    expect(await tagsOf('tagged', second.VersionId)).toEqual([]);
+    const object = await s3.send(new GetObjectCommand({ Bucket: 'versioned', Key: 'tagged', VersionId: first.VersionId }));
+    expect([object.TagCount, await object.Body!.transformToString()]).toEqual([1, 'one']);
+    await s3.send(new DeleteObjectTaggingCommand({ Bucket: 'versioned', Key: 'tagged', VersionId: first.VersionId }));
+    expect(await tagsOf('tagged', first.VersionId)).toEqual([]);
+  });
+
+  it("AWS's limits answer InvalidTag and change nothing", async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'versioned', Key: 'limits', Body: 'x', Tagging: 'keep=me' }));
+    const eleven = Array.from({ length: 11 }, (_, index) => ({ Key: `k${index}`, Value: 'v' }));
+    for (const TagSet of [eleven, [{ Key: 'k'.repeat(129), Value: 'v' }], [{ Key: 'k', Value: 'v'.repeat(257) }], [{ Key: 'aws:x', Value: 'v' }], [{ Key: 'd', Value: '1' }, { Key: 'd', Value: '2' }]]) {
+      const refused = await failure(s3.send(new PutObjectTaggingCommand({ Bucket: 'versioned', Key: 'limits', Tagging: { TagSet } })));
+      expect([refused.name, refused.status]).toEqual(['InvalidTag', 400]);
+    }
+    expect(await tagsOf('limits')).toEqual(['keep=me']);
+    expect((await failure(s3.send(new PutObjectCommand({ Bucket: 'versioned', Key: 'limits', Body: 'y', Tagging: 'aws:no=1' })))).name).toBe('InvalidTag');
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'versioned', Key: 'limits' }))).Body!.transformToString()).toBe('x');
+  });
+
+  it('copy keeps or replaces tags; multipart uploads carry them', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'versioned', Key: 'copy-src', Body: 'c', Tagging: 'from=source' }));
+    await s3.send(new CopyObjectCommand({ Bucket: 'versioned', Key: 'copy-kept', CopySource: 'versioned/copy-src' }));
+    expect(await tagsOf('copy-kept')).toEqual(['from=source']);
+    await s3.send(new CopyObjectCommand({ Bucket: 'versioned', Key: 'copy-new', CopySource: 'versioned/copy-src', TaggingDirective: 'REPLACE', Tagging: 'from=copy' }));
+    expect(await tagsOf('copy-new')).toEqual(['from=copy']);
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'versioned', Key: 'mp-tagged', Tagging: 'kind=multipart' }));
+    const { ETag } = await s3.send(new UploadPartCommand({ Bucket: 'versioned', Key: 'mp-tagged', UploadId, PartNumber: 1, Body: 'part' }));
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'versioned', Key: 'mp-tagged', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag }] } }));
+    expect(await tagsOf('mp-tagged')).toEqual(['kind=multipart']);
+  });
+});
+

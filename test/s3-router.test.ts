@@ -38,7 +38,8 @@ describe('S3 router (examples from the S3 API reference)', () => {
     expect(route('GET', '/bucket?policy')).toMatchObject({ kind: 'NotImplemented' });
     expect(route('GET', '/bucket?acl')).toEqual({ kind: 'GetBucketAcl', bucket: 'bucket' });
     expect(route('PUT', '/bucket/key?acl')).toEqual({ kind: 'PutObjectAcl', bucket: 'bucket', key: 'key' });
-    expect(route('GET', '/bucket/key?tagging')).toMatchObject({ kind: 'NotImplemented' });
+    expect(route('GET', '/bucket/key?retention')).toMatchObject({ kind: 'NotImplemented' });
+    expect(route('DELETE', '/bucket/key?tagging')).toEqual({ kind: 'DeleteObjectTagging', bucket: 'bucket', key: 'key' });
   });
 
   it('routes virtual-host-style requests', () => {

@@ -6,6 +6,7 @@
  */
 export const errorCatalogue = {
   // S3 codes (AWS status codes)
+  InvalidTag: { httpStatus: 400, message: 'The tag set is not valid: at most 10 tags, unique keys of 1 to 128 characters, values of at most 256, no aws: prefix.' },
   ConditionalRequestConflict: { httpStatus: 409, message: 'A conflicting operation occurred while this conditional write was checked; retry it.' },
   InvalidPartNumber: { httpStatus: 416, message: 'The requested partnumber is not satisfiable.' },
   AuthorizationQueryParametersError: { httpStatus: 400, message: 'Error parsing the X-Amz-Credential parameter or another presigned URL parameter.' },

@@ -17,6 +17,7 @@ import type { ObjectReader } from './get-object.js';
 import { checkBucketName } from './paths.js';
 import { objectResource } from './locks.js';
 import type { WritePrecondition } from './write-preconditions.js';
+import type { VersionUpdate } from './update-metadata.js';
 import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
@@ -201,6 +202,13 @@ export class ObjectLayer {
     if (this.options.pools.length === 1) return this.setFor(this.options.pools[0]!.index, key).getObject(bucket, key, options);
     const { poolIndex } = await this.locate(bucket, key, options.versionId);
     return this.setFor(poolIndex, key).getObject(bucket, key, options);
+  }
+
+  /** Changes the stored metadata (tags) of one version in place, data untouched. */
+  async updateVersionMetadata(bucket: string, key: string, versionId: string | undefined, update: VersionUpdate): Promise<ObjectInfo> {
+    await this.requireBucket(bucket);
+    const { poolIndex } = await this.locate(bucket, key, versionId);
+    return this.setFor(poolIndex, key).updateVersionMetadata(bucket, key, versionId, update);
   }
 
   async deleteObject(bucket: string, key: string, versionId?: string): Promise<DeleteObjectResult> {

@@ -33,6 +33,9 @@ export type S3Endpoint =
   | { kind: 'PutBucketAcl'; bucket: string }
   | { kind: 'GetObjectAcl'; bucket: string; key: string }
   | { kind: 'PutObjectAcl'; bucket: string; key: string }
+  | { kind: 'GetObjectTagging'; bucket: string; key: string }
+  | { kind: 'PutObjectTagging'; bucket: string; key: string }
+  | { kind: 'DeleteObjectTagging'; bucket: string; key: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -91,6 +94,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
 function routeObject(method: string, bucket: string, key: string, request: RoutableRequest): S3Endpoint {
   const multipart = routeMultipart(method, bucket, key, request);
   if (multipart) return multipart;
+  if (request.query.has('tagging')) return routeTagging(method, bucket, key);
   if (request.query.has('acl')) return method === 'GET' ? { kind: 'GetObjectAcl', bucket, key } : method === 'PUT' ? { kind: 'PutObjectAcl', bucket, key } : notAllowed();
   const sub = objectSubresources.find((name) => request.query.has(name));
   if (sub) return { kind: 'NotImplemented', bucket, key, what: `object ?${sub}` };
@@ -109,6 +113,13 @@ function routeObject(method: string, bucket: string, key: string, request: Routa
     default:
       return notAllowed();
   }
+}
+
+function routeTagging(method: string, bucket: string, key: string): S3Endpoint {
+  if (method === 'GET') return { kind: 'GetObjectTagging', bucket, key };
+  if (method === 'PUT') return { kind: 'PutObjectTagging', bucket, key };
+  if (method === 'DELETE') return { kind: 'DeleteObjectTagging', bucket, key };
+  return notAllowed();
 }
 
 function routeMultipart(method: string, bucket: string, key: string, request: RoutableRequest): S3Endpoint | undefined {

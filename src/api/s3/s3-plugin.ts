@@ -20,6 +20,7 @@ import * as listing from './handlers/listing.js';
 import { deleteObjects } from './handlers/delete-objects.js';
 import * as multipart from './handlers/multipart.js';
 import * as acl from './handlers/acl.js';
+import * as tagging from './handlers/tagging.js';
 import { guardRequest } from './request-guards.js';
 
 export interface S3PluginOptions {
@@ -130,6 +131,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'PutBucketAcl': return acl.putBucketAcl(context, request, endpoint.bucket);
     case 'GetObjectAcl': return acl.getObjectAcl(context, request, endpoint.bucket, endpoint.key);
     case 'PutObjectAcl': return acl.putObjectAcl(context, request, endpoint.bucket, endpoint.key);
+    case 'GetObjectTagging': return tagging.getObjectTagging(context, request, endpoint.bucket, endpoint.key);
+    case 'PutObjectTagging': return tagging.putObjectTagging(context, request, endpoint.bucket, endpoint.key);
+    case 'DeleteObjectTagging': return tagging.deleteObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

@@ -7,6 +7,7 @@ import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
 import { headerValue, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { toXml } from '../xml.js';
+import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tagging.js';
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
 
@@ -33,6 +34,8 @@ export function metadataOf(headers: Record<string, string | string[] | undefined
     }
   }
   if (size > limits.maxUserMetadataBytes) throw new SvcError('InvalidArgument', `user metadata exceeds ${limits.maxUserMetadataBytes} bytes`);
+  const tags = tagsFromHeader(headers);
+  if (tags !== undefined) systemMetadata[tagsMetadataKey] = tags;
   const contentType = headerValue(headers, 'content-type');
   return { userMetadata, systemMetadata, ...(contentType !== undefined ? { contentType } : {}) };
 }
@@ -124,7 +127,8 @@ export function objectHeaders(info: ObjectInfo): Record<string, string | number>
     'x-amz-storage-class': info.storageClass,
     ...versionHeader(info),
   };
-  for (const [name, value] of Object.entries(info.systemMetadata)) if (!name.startsWith('x-amz-checksum-')) headers[name] = value;
+  for (const [name, value] of Object.entries(info.systemMetadata)) if (!name.startsWith('x-amz-checksum-') && name !== tagsMetadataKey) headers[name] = value;
+  Object.assign(headers, tagCountHeader(info));
   for (const [name, value] of Object.entries(info.userMetadata)) headers[`x-amz-meta-${name}`] = value;
   return headers;
 }
@@ -263,10 +267,18 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
   const metadata = directive === 'REPLACE'
     ? metadataOf(request.headers)
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
+  metadata.systemMetadata = withTags(metadata.systemMetadata, copiedTags(request, sourceInfo));
   const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
   return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"` }) };
+}
+
+/** x-amz-tagging-directive: COPY (the default) keeps the source's tags, REPLACE takes x-amz-tagging. */
+function copiedTags(request: S3Request, sourceInfo: ObjectInfo): string | undefined {
+  const directive = headerValue(request.headers, 'x-amz-tagging-directive') ?? 'COPY';
+  if (directive !== 'COPY' && directive !== 'REPLACE') throw new SvcError('InvalidArgument', 'x-amz-tagging-directive must be COPY or REPLACE');
+  return directive === 'COPY' ? sourceInfo.systemMetadata[tagsMetadataKey] : tagsFromHeader(request.headers);
 }
 
 function stripChecksums(map: Record<string, string>): Record<string, string> {
