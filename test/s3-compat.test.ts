@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketAclCommand,
-  GetObjectAclCommand, GetObjectCommand, GetObjectTaggingCommand, PutObjectTaggingCommand, DeleteObjectTaggingCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketAclCommand, PutBucketVersioningCommand,
+  GetObjectAclCommand, GetObjectAttributesCommand, GetObjectCommand, GetObjectTaggingCommand, PutObjectTaggingCommand, DeleteObjectTaggingCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketAclCommand, PutBucketVersioningCommand,
   PutObjectAclCommand, PutObjectCommand, UploadPartCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
@@ -307,6 +307,22 @@ describe('object tagging', () => {
     const { ETag } = await s3.send(new UploadPartCommand({ Bucket: 'versioned', Key: 'mp-tagged', UploadId, PartNumber: 1, Body: 'part' }));
     await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'versioned', Key: 'mp-tagged', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag }] } }));
     expect(await tagsOf('mp-tagged')).toEqual(['kind=multipart']);
+  });
+});
+
+describe('GetObjectAttributes', () => {
+  it('ETag, checksum, size, storage class, and the parts of a multipart object, paged', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'attrs', Body: 'attributes', ChecksumAlgorithm: 'SHA256', StorageClass: 'REDUCED_REDUNDANCY' }));
+    const single = await s3.send(new GetObjectAttributesCommand({ Bucket: 'compat', Key: 'attrs', ObjectAttributes: ['ETag', 'Checksum', 'ObjectSize', 'StorageClass', 'ObjectParts'] }));
+    expect([single.ETag, single.ObjectSize, single.StorageClass, single.ObjectParts]).toEqual([createHash('md5').update('attributes').digest('hex'), 10, 'REDUCED_REDUNDANCY', undefined]);
+    expect(single.Checksum?.ChecksumSHA256).toBe(createHash('sha256').update('attributes').digest('base64'));
+    const { uploadId, parts } = await multipartObject('compat', 'attrs-mp', [5 * MiB, 5 * MiB, 10]);
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'compat', Key: 'attrs-mp', UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+    const page = await s3.send(new GetObjectAttributesCommand({ Bucket: 'compat', Key: 'attrs-mp', ObjectAttributes: ['ObjectParts', 'ObjectSize'], MaxParts: 2, PartNumberMarker: '1' }));
+    expect(page.ObjectSize).toBe(10 * MiB + 10);
+    expect([page.ObjectParts?.TotalPartsCount, page.ObjectParts?.IsTruncated, page.ObjectParts?.Parts?.map((part) => [part.PartNumber, part.Size])]).toEqual([3, false, [[2, 5 * MiB], [3, 10]]]);
+    expect((await failure(s3.send(new GetObjectAttributesCommand({ Bucket: 'compat', Key: 'attrs', ObjectAttributes: ['Colour' as 'ETag'] })))).name).toBe('InvalidArgument');
+    expect((await failure(s3.send(new GetObjectAttributesCommand({ Bucket: 'compat', Key: 'no-such', ObjectAttributes: ['ETag'] })))).status).toBe(404);
   });
 });
 

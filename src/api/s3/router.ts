@@ -36,6 +36,7 @@ export type S3Endpoint =
   | { kind: 'GetObjectTagging'; bucket: string; key: string }
   | { kind: 'PutObjectTagging'; bucket: string; key: string }
   | { kind: 'DeleteObjectTagging'; bucket: string; key: string }
+  | { kind: 'GetObjectAttributes'; bucket: string; key: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -95,6 +96,7 @@ function routeObject(method: string, bucket: string, key: string, request: Routa
   const multipart = routeMultipart(method, bucket, key, request);
   if (multipart) return multipart;
   if (request.query.has('tagging')) return routeTagging(method, bucket, key);
+  if (request.query.has('attributes')) return method === 'GET' ? { kind: 'GetObjectAttributes', bucket, key } : notAllowed();
   if (request.query.has('acl')) return method === 'GET' ? { kind: 'GetObjectAcl', bucket, key } : method === 'PUT' ? { kind: 'PutObjectAcl', bucket, key } : notAllowed();
   const sub = objectSubresources.find((name) => request.query.has(name));
   if (sub) return { kind: 'NotImplemented', bucket, key, what: `object ?${sub}` };

@@ -21,6 +21,7 @@ import { deleteObjects } from './handlers/delete-objects.js';
 import * as multipart from './handlers/multipart.js';
 import * as acl from './handlers/acl.js';
 import * as tagging from './handlers/tagging.js';
+import { getObjectAttributes } from './handlers/attributes.js';
 import { guardRequest } from './request-guards.js';
 
 export interface S3PluginOptions {
@@ -134,6 +135,7 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'GetObjectTagging': return tagging.getObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'PutObjectTagging': return tagging.putObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'DeleteObjectTagging': return tagging.deleteObjectTagging(context, request, endpoint.bucket, endpoint.key);
+    case 'GetObjectAttributes': return getObjectAttributes(context, request, endpoint.bucket, endpoint.key);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

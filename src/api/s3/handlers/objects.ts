@@ -286,7 +286,7 @@ function stripChecksums(map: Record<string, string>): Record<string, string> {
 }
 
 /** Adds the x-amz-delete-marker header to a NoSuchKey caused by a delete marker. */
-async function withDeleteMarker<T>(action: () => Promise<T>): Promise<T> {
+export async function withDeleteMarker<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
