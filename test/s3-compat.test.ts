@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetBucketAclCommand,
-  GetObjectAclCommand, GetObjectAttributesCommand, GetObjectCommand, GetObjectTaggingCommand, PutObjectTaggingCommand, DeleteObjectTaggingCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketAclCommand, PutBucketVersioningCommand,
+  GetObjectAclCommand, GetObjectAttributesCommand, GetBucketCorsCommand, PutBucketCorsCommand, DeleteBucketCorsCommand, GetObjectCommand, GetObjectTaggingCommand, PutObjectTaggingCommand, DeleteObjectTaggingCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketAclCommand, PutBucketVersioningCommand,
   PutObjectAclCommand, PutObjectCommand, UploadPartCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
-import { dateSignedRequest, onSocket, presignedUrl, signedOnSocket, signedRequest } from './helpers/raw-s3.js';
+import { dateSignedRequest, onSocket, presignedUrl, send, signedOnSocket, signedRequest } from './helpers/raw-s3.js';
 
 let root: string;
 let server: SvcProcess;
@@ -323,6 +323,42 @@ describe('GetObjectAttributes', () => {
     expect([page.ObjectParts?.TotalPartsCount, page.ObjectParts?.IsTruncated, page.ObjectParts?.Parts?.map((part) => [part.PartNumber, part.Size])]).toEqual([3, false, [[2, 5 * MiB], [3, 10]]]);
     expect((await failure(s3.send(new GetObjectAttributesCommand({ Bucket: 'compat', Key: 'attrs', ObjectAttributes: ['Colour' as 'ETag'] })))).name).toBe('InvalidArgument');
     expect((await failure(s3.send(new GetObjectAttributesCommand({ Bucket: 'compat', Key: 'no-such', ObjectAttributes: ['ETag'] })))).status).toBe(404);
+  });
+});
+
+describe('bucket CORS', () => {
+  const origin = 'https://app.example';
+  const preflightFor = (path: string, method: string, headers: Record<string, string> = {}) =>
+    send(server.url, 'OPTIONS', path, { origin, 'access-control-request-method': method, ...headers }, '');
+
+  it('Put/Get/DeleteBucketCors, preflights allowed and refused, headers on actual answers (errors too)', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'cors' }));
+    expect((await failure(s3.send(new GetBucketCorsCommand({ Bucket: 'cors' })))).name).toBe('NoSuchCORSConfiguration');
+    expect((await preflightFor('/cors/file', 'PUT')).status).toBe(403);
+    await s3.send(new PutBucketCorsCommand({
+      Bucket: 'cors',
+      CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://*.example'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['content-type', 'x-amz-*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 600 }] },
+    }));
+    const stored = await s3.send(new GetBucketCorsCommand({ Bucket: 'cors' }));
+    expect(stored.CORSRules?.[0]).toMatchObject({ AllowedOrigins: ['https://*.example'], AllowedMethods: ['GET', 'PUT'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 600 });
+    const allowed = await preflightFor('/cors/file', 'PUT', { 'access-control-request-headers': 'Content-Type, X-Amz-Date' });
+    expect([allowed.status, allowed.headers['access-control-allow-origin'], allowed.headers['access-control-allow-methods'], allowed.headers['access-control-allow-headers'], allowed.headers['access-control-max-age']])
+      .toEqual([200, origin, 'GET, PUT', 'content-type, x-amz-date', '600']);
+    expect((await preflightFor('/cors/file', 'DELETE')).status).toBe(403);
+    const badHeader = await preflightFor('/cors/file', 'PUT', { 'access-control-request-headers': 'x-custom' });
+    expect([badHeader.status, badHeader.body.includes('<Code>CORSResponse</Code>')]).toEqual([403, true]);
+    expect((await send(server.url, 'OPTIONS', '/cors/file', { origin: 'https://evil.test', 'access-control-request-method': 'GET' }, '')).status).toBe(403);
+    await s3.send(new PutObjectCommand({ Bucket: 'cors', Key: 'file', Body: 'shared' }));
+    const actual = await signedRequest(server.url, { method: 'GET', path: '/cors/file', headers: { origin } });
+    expect([actual.status, actual.headers['access-control-allow-origin'], actual.headers['access-control-expose-headers']]).toEqual([200, origin, 'ETag']);
+    const missing = await fetch(await presignedUrl(server.url, 'GET', '/cors/none', 60), { headers: { origin } });
+    expect([missing.status, missing.headers.get('access-control-allow-origin')]).toEqual([404, origin]);
+    const refusedOrigin = await signedRequest(server.url, { method: 'GET', path: '/cors/file', headers: { origin: 'https://evil.test' } });
+    expect(refusedOrigin.headers['access-control-allow-origin']).toBeUndefined();
+    const invalid = await failure(s3.send(new PutBucketCorsCommand({ Bucket: 'cors', CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['*'], AllowedMethods: ['PATCH'] }] } })));
+    expect(invalid.name).toBe('InvalidRequest');
+    await s3.send(new DeleteBucketCorsCommand({ Bucket: 'cors' }));
+    expect((await preflightFor('/cors/file', 'GET')).status).toBe(403);
   });
 });
 

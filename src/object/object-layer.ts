@@ -18,7 +18,7 @@ import { checkBucketName } from './paths.js';
 import { objectResource } from './locks.js';
 import type { WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
-import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord } from './bucket-metadata.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 
@@ -146,8 +146,17 @@ export class ObjectLayer {
   }
 
   async setBucketVersioning(bucket: string, status: 'enabled' | 'suspended'): Promise<void> {
+    await this.changeBucketRecord(bucket, (record) => ({ ...record, versioning: status }));
+  }
+
+  /** Sets (or, with undefined, removes) the bucket's CORS rules. */
+  async setBucketCors(bucket: string, rules: CorsRule[] | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ cors: _old, ...record }) => (rules ? { ...record, cors: rules } : record));
+  }
+
+  private async changeBucketRecord(bucket: string, change: (record: BucketRecord) => BucketRecord): Promise<void> {
     const record = await this.requireBucket(bucket);
-    const next: BucketRecord = { ...record, versioning: status, updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
+    const next: BucketRecord = { ...change(record), updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
     await writeBucketRecord(this.allSets(), next);
     this.bucketCache.set(bucket, next);
     await this.bucketsChanged(bucket);

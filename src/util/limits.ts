@@ -30,6 +30,8 @@ export const limits = {
   maxObjectTags: 10,
   maxTagKeyChars: 128,
   maxTagValueChars: 256,
+  /** CORS rules of one bucket, as AWS limits them. */
+  maxCorsRules: 100,
   /**
    * XML request bodies. DeleteObjects (1000 keys of up to 1 KiB, escaped, with version ids) and
    * CompleteMultipartUpload (10,000 parts with their ETags and checksums) fit in 2 MiB; bucket

@@ -37,6 +37,9 @@ export type S3Endpoint =
   | { kind: 'PutObjectTagging'; bucket: string; key: string }
   | { kind: 'DeleteObjectTagging'; bucket: string; key: string }
   | { kind: 'GetObjectAttributes'; bucket: string; key: string }
+  | { kind: 'GetBucketCors'; bucket: string }
+  | { kind: 'PutBucketCors'; bucket: string }
+  | { kind: 'DeleteBucketCors'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -75,6 +78,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('versions') && method === 'GET') return { kind: 'ListObjectVersions', bucket };
   if (has('delete') && method === 'POST') return { kind: 'DeleteObjects', bucket };
   if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
+  if (has('cors')) return routeCors(method, bucket);
   if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
   const sub = bucketSubresources.find(has);
   if (sub) return { kind: 'NotImplemented', bucket, what: `bucket ?${sub}` };
@@ -117,6 +121,13 @@ function routeObject(method: string, bucket: string, key: string, request: Routa
   }
 }
 
+function routeCors(method: string, bucket: string): S3Endpoint {
+  if (method === 'GET') return { kind: 'GetBucketCors', bucket };
+  if (method === 'PUT') return { kind: 'PutBucketCors', bucket };
+  if (method === 'DELETE') return { kind: 'DeleteBucketCors', bucket };
+  return notAllowed();
+}
+
 function routeTagging(method: string, bucket: string, key: string): S3Endpoint {
   if (method === 'GET') return { kind: 'GetObjectTagging', bucket, key };
   if (method === 'PUT') return { kind: 'PutObjectTagging', bucket, key };
@@ -145,7 +156,8 @@ function notAllowed(): never {
   throw new SvcError('MethodNotAllowed');
 }
 
-function addressOf(request: RoutableRequest, suffixes: string[]): { bucket?: string; key?: string } {
+/** The bucket and key a request addresses (path-style, or virtual-host-style under a suffix). */
+export function addressOf(request: Pick<RoutableRequest, 'host' | 'rawPath'>, suffixes: string[]): { bucket?: string; key?: string } {
   const host = (request.host ?? '').toLowerCase().replace(/:\d+$/, '');
   const suffix = suffixes.find((candidate) => host.endsWith(`.${candidate.toLowerCase()}`));
   const segments = request.rawPath.replace(/^\//, '');

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
 import { decodeAwsChunked } from './auth/chunked.js';
-import { routeS3Request, type S3Endpoint } from './router.js';
+import { addressOf, routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
 import { RequestBody } from './request-body.js';
 import { limits } from '../../util/limits.js';
@@ -22,6 +22,8 @@ import * as multipart from './handlers/multipart.js';
 import * as acl from './handlers/acl.js';
 import * as tagging from './handlers/tagging.js';
 import { getObjectAttributes } from './handlers/attributes.js';
+import * as bucketCors from './handlers/bucket-cors.js';
+import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
 
 export interface S3PluginOptions {
@@ -48,7 +50,7 @@ export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): 
     request.headers['content-type'] = 'application/octet-stream';
   });
   app.route({
-    method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+    method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'OPTIONS'],
     url: '/*',
     handler: (request, reply) => handle(options, request, reply),
   });
@@ -83,6 +85,12 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
   reply.header('server', 'svc');
   const requestBody = new RequestBody(request.raw, options.bodyIdleTimeoutMs ?? limits.requestBodyIdleTimeoutMsDefault);
   try {
+    const { bucket } = addressOf({ rawPath, host: request.headers.host }, options.virtualHostSuffixes ?? []);
+    if (request.method === 'OPTIONS') {
+      await send(reply, await bucketCors.preflight(options.context, request.headers, bucket), false);
+      return;
+    }
+    reply.headers(await corsAnswerHeaders(options.context, request, bucket));
     const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const query = new URLSearchParams(rawQuery);
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
@@ -101,6 +109,15 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
   } catch (error) {
     await sendError(options, reply, error, { resource: rawPath, requestId, head: request.method === 'HEAD', body: requestBody });
   }
+}
+
+/** An actual cross-origin request (with Origin) allowed by a CORS rule of its bucket: the headers its answer carries. */
+async function corsAnswerHeaders(context: S3Context, request: FastifyRequest, bucket: string | undefined): Promise<Record<string, string>> {
+  const origin = headerValue(request.headers, 'origin');
+  if (origin === undefined || bucket === undefined) return {};
+  const record = await context.objects.bucketRecord(bucket).catch(() => undefined);
+  const rule = matchingRule(record?.cors, { origin, method: request.method, headers: [] });
+  return rule ? actualHeaders(rule, origin) : {};
 }
 
 function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint): Promise<S3Response> {
@@ -136,6 +153,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'PutObjectTagging': return tagging.putObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'DeleteObjectTagging': return tagging.deleteObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'GetObjectAttributes': return getObjectAttributes(context, request, endpoint.bucket, endpoint.key);
+    case 'GetBucketCors': return bucketCors.getBucketCors(context, request, endpoint.bucket);
+    case 'PutBucketCors': return bucketCors.putBucketCors(context, request, endpoint.bucket);
+    case 'DeleteBucketCors': return bucketCors.deleteBucketCors(context, request, endpoint.bucket);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }
