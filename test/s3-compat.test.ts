@@ -14,6 +14,7 @@ import {
   GetObjectAclCommand, GetObjectAttributesCommand, GetBucketCorsCommand, PutBucketCorsCommand, DeleteBucketCorsCommand, GetObjectCommand, GetObjectTaggingCommand, PutObjectTaggingCommand, DeleteObjectTaggingCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketAclCommand, PutBucketVersioningCommand,
   PutObjectAclCommand, PutObjectCommand, UploadPartCommand, type S3Client,
 } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { dateSignedRequest, onSocket, presignedUrl, send, signedOnSocket, signedRequest } from './helpers/raw-s3.js';
 
@@ -359,6 +360,57 @@ describe('bucket CORS', () => {
     expect(invalid.name).toBe('InvalidRequest');
     await s3.send(new DeleteBucketCorsCommand({ Bucket: 'cors' }));
     expect((await preflightFor('/cors/file', 'GET')).status).toBe(403);
+  });
+});
+
+describe('POST Object (browser form upload)', () => {
+  async function presignedPost(key: string, conditions: unknown[], fields: Record<string, string> = {}, expires = 300) {
+    return createPresignedPost(s3, { Bucket: 'compat', Key: key, Conditions: conditions as never, Fields: fields, Expires: expires });
+  }
+  async function postForm(url: string, fields: Record<string, string>, file: Blob, fileName = 'upload.txt'): Promise<Response> {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append('file', file, fileName);
+    return fetch(url, { method: 'POST', body: form, redirect: 'manual' });
+  }
+
+  it('a presigned POST from the AWS SDK uploads; status, redirect and ${filename} as the policy says', async () => {
+    const post = await presignedPost('forms/${filename}', [['starts-with', '$key', 'forms/'], ['content-length-range', 1, 1024], ['eq', '$Content-Type', 'text/plain']], { 'Content-Type': 'text/plain' });
+    const uploaded = await postForm(post.url, post.fields, new Blob(['from a form']), 'hello.txt');
+    expect(uploaded.status).toBe(204);
+    expect(uploaded.headers.get('etag')).toBe(`"${createHash('md5').update('from a form').digest('hex')}"`);
+    const stored = await s3.send(new GetObjectCommand({ Bucket: 'compat', Key: 'forms/hello.txt' }));
+    expect([await stored.Body!.transformToString(), stored.ContentType]).toEqual(['from a form', 'text/plain']);
+    const created = await presignedPost('forms/created', [{ success_action_status: '201' }], { success_action_status: '201' });
+    const answer = await postForm(created.url, created.fields, new Blob(['x']));
+    expect(answer.status).toBe(201);
+    expect(await answer.text()).toContain('<Key>forms/created</Key>');
+    const redirected = await presignedPost('forms/redirected', [{ success_action_redirect: 'https://app.example/done' }], { success_action_redirect: 'https://app.example/done' });
+    const moved = await postForm(redirected.url, redirected.fields, new Blob(['x']));
+    expect(moved.status).toBe(303);
+    expect(moved.headers.get('location')).toMatch(/^https:\/\/app\.example\/done\?bucket=compat&key=forms%2Fredirected&etag=/);
+  });
+
+  it('refusals are named and answered at once, and store nothing', async () => {
+    const post = await presignedPost('forms/limited', [['content-length-range', 1, 10]]);
+    const tooLarge = await postForm(post.url, post.fields, new Blob([Buffer.alloc(64 * 1024, 1)]));
+    expect([tooLarge.status, (await tooLarge.text()).includes('<Code>EntityTooLarge</Code>')]).toEqual([400, true]);
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'compat', Key: 'forms/limited' })))).status).toBe(404);
+    const prefixed = await presignedPost('forms/ok', [['starts-with', '$key', 'forms/']]);
+    const outside = await postForm(prefixed.url, { ...prefixed.fields, key: 'elsewhere/x' }, new Blob(['x']));
+    expect([outside.status, (await outside.text()).includes('Policy Condition failed')]).toEqual([403, true]);
+    const forged = await postForm(post.url, { ...post.fields, 'X-Amz-Signature': '0'.repeat(64) }, new Blob(['x']));
+    expect([forged.status, (await forged.text()).includes('<Code>SignatureDoesNotMatch</Code>')]).toEqual([403, true]);
+    const extra = await postForm(post.url, { ...post.fields, 'x-amz-meta-sneaky': 'yes' }, new Blob(['x']));
+    expect([extra.status, (await extra.text()).includes('Extra input fields')]).toEqual([403, true]);
+    const expired = await presignedPost('forms/expired', [], {}, -60);
+    const late = await postForm(expired.url, expired.fields, new Blob(['x']));
+    expect([late.status, (await late.text()).includes('Policy expired')]).toEqual([403, true]);
+    const noFile = new FormData();
+    for (const [name, value] of Object.entries(post.fields)) noFile.append(name, value);
+    const missing = await fetch(post.url, { method: 'POST', body: noFile });
+    expect([missing.status, (await missing.text()).includes('exactly one file')]).toEqual([400, true]);
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'compat', Key: 'elsewhere/x' })))).status).toBe(404);
   });
 });
 

@@ -30,6 +30,9 @@ export const limits = {
   maxObjectTags: 10,
   maxTagKeyChars: 128,
   maxTagValueChars: 256,
+  /** POST Object (browser form upload): the fields before the file, and one part's headers. */
+  maxFormFieldsBytes: 64 * KiB,
+  maxFormPartHeaderBytes: 8 * KiB,
   /** CORS rules of one bucket, as AWS limits them. */
   maxCorsRules: 100,
   /**

@@ -23,6 +23,7 @@ import * as acl from './handlers/acl.js';
 import * as tagging from './handlers/tagging.js';
 import { getObjectAttributes } from './handlers/attributes.js';
 import * as bucketCors from './handlers/bucket-cors.js';
+import { postObject } from './handlers/post-object.js';
 import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
 
@@ -85,14 +86,19 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
   reply.header('server', 'svc');
   const requestBody = new RequestBody(request.raw, options.bodyIdleTimeoutMs ?? limits.requestBodyIdleTimeoutMsDefault);
   try {
-    const { bucket } = addressOf({ rawPath, host: request.headers.host }, options.virtualHostSuffixes ?? []);
+    const { bucket, key } = addressOf({ rawPath, host: request.headers.host }, options.virtualHostSuffixes ?? []);
     if (request.method === 'OPTIONS') {
       await send(reply, await bucketCors.preflight(options.context, request.headers, bucket), false);
       return;
     }
     reply.headers(await corsAnswerHeaders(options.context, request, bucket));
-    const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const query = new URLSearchParams(rawQuery);
+    if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
+      // Signed by its POST policy, not by an Authorization header.
+      await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket), false);
+      return;
+    }
+    const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
     guardRequest(endpoint, request.headers, auth.accessKeyId);
     let body: AsyncIterable<Uint8Array> = requestBody;
@@ -109,6 +115,10 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
   } catch (error) {
     await sendError(options, reply, error, { resource: rawPath, requestId, head: request.method === 'HEAD', body: requestBody });
   }
+}
+
+function isFormUpload(method: string, query: URLSearchParams, headers: FastifyRequest['headers']): boolean {
+  return method === 'POST' && query.size === 0 && /^multipart\/form-data/i.test(headerValue(headers, 'content-type') ?? '');
 }
 
 /** An actual cross-origin request (with Origin) allowed by a CORS rule of its bucket: the headers its answer carries. */

@@ -95,6 +95,29 @@ function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: 
   return { accessKeyId: scope.accessKeyId, region: scope.region, scope: scope.text, amzDate, signingKey, seedSignature: signature, payload: payloadModeOf(payloadHash) };
 }
 
+/** The signed fields of a browser form upload (POST Object with a SigV4 POST policy). */
+export interface PostPolicyFields {
+  policy: string;
+  algorithm: string | undefined;
+  credential: string | undefined;
+  date: string | undefined;
+  signature: string | undefined;
+}
+
+/**
+ * A POST policy is signed by its base64 text with the day's signing key; the policy itself then
+ * says what the form may hold. Returns the access key that signed it.
+ */
+export function verifyPostPolicy(fields: PostPolicyFields, store: CredentialStore): { accessKeyId: string } {
+  if (fields.algorithm !== algorithm) throw new SvcError('InvalidArgument', 'The form must hold x-amz-algorithm AWS4-HMAC-SHA256 (only SigV4 POST policies are accepted).');
+  const amzDate = fields.date ?? '';
+  const scope = parseCredential(fields.credential ?? '', amzDate);
+  const secret = store.secretFor(scope.accessKeyId);
+  if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
+  checkSignature(deriveSigningKey(secret, scope.date, scope.region, scope.service), fields.policy, fields.signature ?? '');
+  return { accessKeyId: scope.accessKeyId };
+}
+
 /**
  * Headers the signature does not cover are not acted on: a request carrying an `x-amz-*` header
  * outside the signed list is refused, as AWS refuses it (whoever holds a presigned PUT URL must
