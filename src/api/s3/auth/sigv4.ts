@@ -46,6 +46,9 @@ export function verifyRequest(request: SignedRequest, store: CredentialStore, no
   const query = new URLSearchParams(request.rawQuery);
   if (query.has('X-Amz-Signature')) return verifyPresigned(request, query, store, nowMs);
   const authorization = header(request, 'authorization');
+  if (query.has('AWSAccessKeyId') || authorization?.startsWith('AWS ')) {
+    throw new SvcError('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256 (signature version 4).');
+  }
   if (!authorization) throw new SvcError('AccessDenied', 'Request is not signed (no Authorization header or presigned query).');
   return verifyHeader(request, authorization, store, nowMs);
 }
