@@ -52,10 +52,8 @@ export async function postObject(context: S3Context, credentials: CredentialStor
 /** The form's fields as the request headers a PUT would carry (content type, metadata, class). */
 function formHeaders(fields: Map<string, string>, form: FormUpload): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [name, value] of fields) {
-    if (name === 'acl') headers['x-amz-acl'] = value;
-    else if (name !== 'tagging') headers[name] = value;
-  }
+  if (fields.has('tagging')) throw new SvcError('NotImplemented', 'The tagging form field is not supported; tag the object with PutObjectTagging after the upload.');
+  for (const [name, value] of fields) headers[name === 'acl' ? 'x-amz-acl' : name] = value;
   if (headers['content-type'] === undefined && form.fileContentType !== undefined) headers['content-type'] = form.fileContentType;
   return headers;
 }
