@@ -85,6 +85,11 @@ describe('S3 behaviours clients trip on', () => {
     const first = await complete();
     const again = await complete();
     expect(again.ETag).toBe(first.ETag);
+    // Twins sent at once (the second waits for the first's lock): both answer the same ETag.
+    const twin = await multipartObject('compat', 'twins', [5 * MiB, 10]);
+    const completeTwin = () => s3.send(new CompleteMultipartUploadCommand({ Bucket: 'compat', Key: 'twins', UploadId: twin.uploadId, MultipartUpload: { Parts: twin.parts } }));
+    const [one, two] = await Promise.all([completeTwin(), completeTwin()]);
+    expect(two.ETag).toBe(one.ETag);
     const other = await failure(s3.send(new CompleteMultipartUploadCommand({ Bucket: 'compat', Key: 'retried', UploadId: uploadId, MultipartUpload: { Parts: parts.slice(0, 1) } })));
     expect(other.name).toBe('NoSuchUpload');
   });

@@ -271,14 +271,14 @@ export class ObjectLayer {
 
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: { number: number; etag: string }[], precondition?: WritePrecondition): Promise<ObjectInfo> {
     const bucketRecord = await this.requireBucket(bucket);
-    let upload: { config: SetConfig; record: UploadRecord };
     try {
-      upload = await this.upload(bucket, key, uploadId);
+      const { config, record } = await this.upload(bucket, key, uploadId);
+      return await completeUpload(config, record, parts, bucketRecord.versioning, precondition);
     } catch (error) {
-      if (!isSvcError(error, 'NoSuchUpload')) throw error;
+      // NoSuchUpload: completed earlier; InvalidPart: completed by a twin request while this one waited for the lock.
+      if (!isSvcError(error, 'NoSuchUpload') && !isSvcError(error, 'InvalidPart')) throw error;
       return this.completedAlready(bucket, key, parts, error);
     }
-    return completeUpload(upload.config, upload.record, parts, bucketRecord.versioning, precondition);
   }
 
   /**
