@@ -195,6 +195,9 @@ export class ObjectLayer {
 
   async putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
     const record = await this.requireBucket(bucket);
+    // A condition that already fails is answered before the body is read; it is checked again
+    // under the write lock before the new version is published.
+    if (options.precondition) options.precondition(await this.currentVersion(bucket, key));
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
     this.refuseSuspended(poolIndex, bucket, key);
     return this.setFor(poolIndex, key).putObject(bucket, key, body, { ...options, versioning: record.versioning });
@@ -204,6 +207,16 @@ export class ObjectLayer {
     await this.requireBucket(bucket);
     const { info } = await this.locate(bucket, key, versionId);
     return info;
+  }
+
+  /** The object's current version; undefined when there is none or it is a delete marker. */
+  private async currentVersion(bucket: string, key: string): Promise<ObjectInfo | undefined> {
+    try {
+      return await this.headObject(bucket, key);
+    } catch (error) {
+      if (isSvcError(error, 'NoSuchKey')) return undefined;
+      throw error;
+    }
   }
 
   async getObject(bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {

@@ -95,19 +95,28 @@ function encode(text: string): string {
  * Signs a request and writes it on a bare socket exactly as given: no Content-Length or
  * Transfer-Encoding is added. Resolves with what the server wrote before it closed.
  */
-export async function signedOnSocket(baseUrl: string, method: string, path: string, extraHeaders: Record<string, string>, body: Buffer): Promise<string> {
+export async function signedOnSocket(baseUrl: string, method: string, path: string, extraHeaders: Record<string, string>, body: Buffer, options: { headersOnly?: boolean } = {}): Promise<string> {
   const url = new URL(baseUrl);
   const signed = await signer.sign({ method, protocol: 'http:', hostname: url.hostname, port: Number(url.port), path, query: {}, headers: { host: url.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
-  return onSocket(baseUrl, `${method} ${path}`, { ...(signed.headers as Record<string, string>), ...extraHeaders }, body);
+  return onSocket(baseUrl, `${method} ${path}`, { ...(signed.headers as Record<string, string>), ...extraHeaders }, body, options);
 }
 
-/** Writes a request line, headers (plus `connection: close`) and body; resolves with the whole answer. */
-export function onSocket(baseUrl: string, requestLine: string, headers: Record<string, string>, body: Buffer): Promise<string> {
+/**
+ * Writes a request line, headers (plus `connection: close`) and body; resolves with the whole
+ * answer, or with `headersOnly` as soon as the answer's headers arrived (the body may be unsent).
+ */
+export function onSocket(baseUrl: string, requestLine: string, headers: Record<string, string>, body: Buffer, options: { headersOnly?: boolean } = {}): Promise<string> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
     let text = '';
-    socket.on('data', (chunk) => (text += chunk.toString()));
+    socket.on('data', (chunk) => {
+      text += chunk.toString();
+      if (options.headersOnly && text.includes('\r\n\r\n')) {
+        socket.destroy();
+        resolve(text);
+      }
+    });
     socket.on('close', () => resolve(text));
     socket.on('error', reject);
     const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
