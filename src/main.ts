@@ -145,7 +145,7 @@ export async function startServer(args: string[], env: Record<string, string | u
  */
 function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number, handler: RequestListener): Server {
   const shortestMs = Math.min(limits.connectionCheckIntervalMs * 4, ...[timeouts.headersMs, timeouts.wholeMs].filter((ms) => ms > 0));
-  return createServer(
+  const server = createServer(
     {
       headersTimeout: timeouts.headersMs,
       requestTimeout: timeouts.wholeMs,
@@ -155,6 +155,10 @@ function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number,
     },
     handler,
   );
+  // An Expect value other than 100-continue is served as if absent, as S3 does (Node would answer
+  // 417 Expectation Failed on its own).
+  server.on('checkExpectation', handler);
+  return server;
 }
 
 /** The web console: the same object layer and admin services as the S3 and admin APIs. */

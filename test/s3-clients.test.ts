@@ -1,15 +1,28 @@
 /**
- * The server driven by real S3 clients from Debian packages: the AWS CLI, rclone and s3cmd.
+ * The client matrix: each client's everyday operations (create bucket, put, get, list with
+ * prefixes and paging, multipart, copy, delete, presign where it has it) against one server:
+ * the AWS SDK for JavaScript v3, the AWS CLI, boto3, rclone, s3cmd and the minio JavaScript
+ * client. A client missing on the machine skips with the reason; under CI (CI=true) a missing
+ * client fails, and `.ci/run` installs them all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
-import { missingTool } from './helpers/external-tools.js';
+import { Readable } from 'node:stream';
+import {
+  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteBucketCommand, DeleteObjectsCommand,
+  GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, UploadPartCommand, paginateListObjectsV2,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
+import { missingNpmPackage, missingPythonModule, missingTool } from './helpers/external-tools.js';
 
-const missing = { aws: missingTool('aws', 'awscli'), rclone: missingTool('rclone'), s3cmd: missingTool('s3cmd') };
+const missing = {
+  aws: missingTool('aws', 'awscli'), rclone: missingTool('rclone'), s3cmd: missingTool('s3cmd'),
+  boto3: missingPythonModule('boto3', 'python3-boto3'), minio: await missingNpmPackage('minio'),
+};
 for (const [tool, reason] of Object.entries(missing)) if (reason) console.warn(`skipping ${tool} tests: ${reason}`);
 
 let root: string;
@@ -53,6 +66,35 @@ async function expectTree(dir: string, files: Record<string, Buffer>): Promise<v
   for (const [name, content] of Object.entries(files)) expect((await readFile(join(dir, name))).equals(content), name).toBe(true);
 }
 
+describe('AWS SDK for JavaScript v3', () => {
+  it('bucket, put, get, paged listing with prefixes, multipart, copy, presigned GET, delete', async () => {
+    const s3 = s3ClientFor(server.url);
+    const Bucket = 'sdk-bucket';
+    await s3.send(new CreateBucketCommand({ Bucket }));
+    for (let index = 0; index < 5; index += 1) await s3.send(new PutObjectCommand({ Bucket, Key: `dir/file-${index}.txt`, Body: `body ${index}` }));
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'top.txt', Body: 'top' }));
+    expect(await (await s3.send(new GetObjectCommand({ Bucket, Key: 'dir/file-3.txt' }))).Body!.transformToString()).toBe('body 3');
+    const pages: string[][] = [];
+    for await (const page of paginateListObjectsV2({ client: s3, pageSize: 2 }, { Bucket, Prefix: 'dir/' })) pages.push((page.Contents ?? []).map((item) => item.Key!));
+    expect(pages).toEqual([['dir/file-0.txt', 'dir/file-1.txt'], ['dir/file-2.txt', 'dir/file-3.txt'], ['dir/file-4.txt']]);
+    expect((await s3.send(new ListObjectsV2Command({ Bucket, Delimiter: '/' }))).CommonPrefixes?.map((item) => item.Prefix)).toEqual(['dir/']);
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'big.bin' }));
+    const parts = [];
+    for (const [index, body] of [Buffer.alloc(5 * 1024 * 1024, 1), Buffer.alloc(100, 2)].entries()) {
+      parts.push({ PartNumber: index + 1, ETag: (await s3.send(new UploadPartCommand({ Bucket, Key: 'big.bin', UploadId, PartNumber: index + 1, Body: body }))).ETag! });
+    }
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'big.bin', UploadId, MultipartUpload: { Parts: parts } }));
+    expect((await s3.send(new HeadObjectCommand({ Bucket, Key: 'big.bin' }))).ContentLength).toBe(5 * 1024 * 1024 + 100);
+    await s3.send(new CopyObjectCommand({ Bucket, Key: 'copy.txt', CopySource: `${Bucket}/top.txt` }));
+    const presigned = await getSignedUrl(s3, new GetObjectCommand({ Bucket, Key: 'copy.txt' }), { expiresIn: 300 });
+    expect(await (await fetch(presigned)).text()).toBe('top');
+    const keys = ['top.txt', 'copy.txt', 'big.bin', ...Array.from({ length: 5 }, (_, index) => `dir/file-${index}.txt`)];
+    const deleted = await s3.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.map((Key) => ({ Key })) } }));
+    expect(deleted.Deleted).toHaveLength(keys.length);
+    await s3.send(new DeleteBucketCommand({ Bucket }));
+  });
+});
+
 describe.skipIf(missing.aws !== undefined)('AWS CLI', () => {
   const env = { AWS_ACCESS_KEY_ID: testCredentials.accessKeyId, AWS_SECRET_ACCESS_KEY: testCredentials.secretAccessKey, AWS_DEFAULT_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' };
   const aws = (...args: string[]): string => run('aws', ['--endpoint-url', server.url, ...args], env);
@@ -71,6 +113,27 @@ describe.skipIf(missing.aws !== undefined)('AWS CLI', () => {
     expect((await readFile(join(root, 'big-copy.bin'))).equals(files['big.bin']!)).toBe(true);
     aws('s3', 'rm', 's3://aws-bucket/tree', '--recursive');
     expect(JSON.parse(aws('s3api', 'list-objects-v2', '--bucket', 'aws-bucket', '--prefix', 'tree/')).KeyCount ?? 0).toBe(0);
+  });
+
+  it('copy, paged listing with prefixes, presign', async () => {
+    aws('s3', 'mb', 's3://aws-everyday');
+    const tree = join(root, 'aws-everyday');
+    for (const key of ['p/a', 'p/b', 'p/c', 'q/d']) {
+      await mkdir(join(tree, key, '..'), { recursive: true });
+      await writeFile(join(tree, key), 'one');
+    }
+    aws('s3', 'cp', '--recursive', tree, 's3://aws-everyday/');
+    aws('s3', 'cp', 's3://aws-everyday/p/a', 's3://aws-everyday/copied');
+    const pages = aws('s3api', 'list-objects-v2', '--bucket', 'aws-everyday', '--prefix', 'p/', '--page-size', '1', '--output', 'json');
+    expect(JSON.parse(pages).Contents.map((item: { Key: string }) => item.Key)).toEqual(['p/a', 'p/b', 'p/c']);
+    const prefixes = JSON.parse(aws('s3api', 'list-objects-v2', '--bucket', 'aws-everyday', '--delimiter', '/'));
+    expect(prefixes.CommonPrefixes.map((item: { Prefix: string }) => item.Prefix)).toEqual(['p/', 'q/']);
+    // The CLI presigns with signature version 2 unless told otherwise; svc accepts version 4 only.
+    const config = join(root, 'aws-config');
+    await writeFile(config, '[default]\ns3 =\n  signature_version = s3v4\n');
+    const url = run('aws', ['--endpoint-url', server.url, 's3', 'presign', 's3://aws-everyday/copied', '--expires-in', '300'], { ...env, AWS_CONFIG_FILE: config }).trim();
+    expect(await (await fetch(url)).text()).toBe('one');
+    aws('s3', 'rb', 's3://aws-everyday', '--force');
   });
 
   it('s3api: versioning and a hand-driven multipart upload', async () => {
@@ -111,7 +174,13 @@ describe.skipIf(missing.rclone !== undefined)('rclone', () => {
     run('rclone', ['copy', 'svc:rclone-bucket/tree', target], env);
     await expectTree(target, files);
     expect(run('rclone', ['lsf', '-R', 'svc:rclone-bucket/tree'], env)).toContain('sub/deeper/c.txt');
+    // Listing in pages of two, a server-side copy, a presigned link.
+    expect(run('rclone', ['lsf', '--s3-list-chunk', '2', 'svc:rclone-bucket/tree'], env).split('\n').filter(Boolean).sort()).toEqual(['a.txt', 'big.bin', 'sub/']);
+    run('rclone', ['copyto', 'svc:rclone-bucket/tree/a.txt', 'svc:rclone-bucket/copied.txt'], env);
+    const link = run('rclone', ['link', '--expire', '5m', 'svc:rclone-bucket/copied.txt'], env).trim();
+    expect(await (await fetch(link)).text()).toBe('first file');
     run('rclone', ['purge', 'svc:rclone-bucket/tree'], env);
+    run('rclone', ['deletefile', 'svc:rclone-bucket/copied.txt'], env);
     expect(run('rclone', ['lsf', '-R', 'svc:rclone-bucket'], env).trim()).toBe('');
   });
 });
@@ -134,8 +203,80 @@ describe.skipIf(missing.s3cmd !== undefined)('s3cmd', () => {
     await mkdir(target);
     s3cmd('get', '--recursive', 's3://s3cmd-bucket/tree/', `${target}/`);
     await expectTree(target, files);
+    // A server-side copy; s3cmd signs presigned URLs (signurl) with signature version 2 only, which svc does not accept.
+    s3cmd('cp', 's3://s3cmd-bucket/tree/a.txt', 's3://s3cmd-bucket/copied.txt');
+    expect(s3cmd('ls', 's3://s3cmd-bucket/')).toContain('s3://s3cmd-bucket/copied.txt');
+    expect(s3cmd('ls', 's3://s3cmd-bucket/tree/')).toContain('DIR');
+    s3cmd('del', 's3://s3cmd-bucket/copied.txt');
     s3cmd('del', '--recursive', '--force', 's3://s3cmd-bucket/tree/');
     expect(s3cmd('ls', '--recursive', 's3://s3cmd-bucket/').trim()).toBe('');
     expect((await readdir(target)).length).toBeGreaterThan(0);
+  });
+});
+
+describe.skipIf(missing.boto3 !== undefined)('boto3', () => {
+  it('bucket, put, get, paged listing with prefixes, multipart, copy, presigned GET and POST, delete', () => {
+    const script = join(import.meta.dirname, 'clients', 'boto3_everyday.py');
+    const seen = JSON.parse(run('python3', [script, server.url, testCredentials.accessKeyId, testCredentials.secretAccessKey, 'boto3-bucket']));
+    expect(seen).toEqual({
+      get: 'body 3',
+      pages: [['dir/file-0.txt', 'dir/file-1.txt'], ['dir/file-2.txt', 'dir/file-3.txt'], ['dir/file-4.txt']],
+      prefixes: ['dir/'],
+      multipart: { size: 256 * (24 * 1024 + 7), etag_parts: '2' },
+      big_ok: true,
+      copy: 'top',
+      presigned_get: 'top',
+      presigned_post_status: 204,
+      posted: 'posted by boto3',
+      deleted: 5,
+      left: 0,
+    });
+  });
+});
+
+describe.skipIf(missing.minio !== undefined)('minio JavaScript client', () => {
+  it('bucket, put, get, listing with prefixes, multipart, copy, presigned GET and POST, delete', async () => {
+    const { Client } = await import('minio');
+    const url = new URL(server.url);
+    const client = new Client({ endPoint: url.hostname, port: Number(url.port), useSSL: false, accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey, region: 'us-east-1', pathStyle: true, partSize: 5 * 1024 * 1024 });
+    const bucket = 'minio-bucket';
+    await client.makeBucket(bucket, 'us-east-1');
+    for (const key of ['dir/a.txt', 'dir/b.txt', 'top.txt']) await client.putObject(bucket, key, Buffer.from(`body of ${key}`));
+    const read = async (key: string): Promise<string> => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await client.getObject(bucket, key)) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString();
+    };
+    expect(await read('dir/b.txt')).toBe('body of dir/b.txt');
+    const list = async (prefix: string, recursive: boolean): Promise<string[]> => {
+      const names: string[] = [];
+      for await (const item of client.listObjectsV2(bucket, prefix, recursive)) names.push((item as { name?: string; prefix?: string }).name ?? (item as { prefix: string }).prefix);
+      return names;
+    };
+    expect((await list('', false)).sort()).toEqual(['dir/', 'top.txt']);
+    expect(await list('dir/', true)).toEqual(['dir/a.txt', 'dir/b.txt']);
+    const big = Buffer.alloc(6 * 1024 * 1024 + 3, 7);
+    // A stream longer than the part size goes up as a multipart upload (a Buffer would go in one PUT).
+    await client.putObject(bucket, 'big.bin', Readable.from([big.subarray(0, 3 * 1024 * 1024), big.subarray(3 * 1024 * 1024)]), big.length);
+    const stat = await client.statObject(bucket, 'big.bin');
+    expect(stat.size).toBe(big.length);
+    expect(stat.etag).toMatch(/-\d+$/);
+    await client.copyObject(bucket, 'copy.txt', `/${bucket}/top.txt`);
+    expect(await read('copy.txt')).toBe('body of top.txt');
+    expect(await (await fetch(await client.presignedGetObject(bucket, 'copy.txt', 300))).text()).toBe('body of top.txt');
+    const policy = client.newPostPolicy();
+    policy.setBucket(bucket);
+    policy.setKey('posted.txt');
+    policy.setExpires(new Date(Date.now() + 300_000));
+    policy.setContentLengthRange(1, 1000);
+    const { postURL, formData } = await client.presignedPostPolicy(policy);
+    const form = new FormData();
+    for (const [name, value] of Object.entries(formData)) form.append(name, String(value));
+    form.append('file', new Blob(['posted by minio']), 'posted.txt');
+    expect((await fetch(postURL, { method: 'POST', body: form })).status).toBe(204);
+    expect(await read('posted.txt')).toBe('posted by minio');
+    await client.removeObjects(bucket, ['dir/a.txt', 'dir/b.txt', 'top.txt', 'big.bin', 'copy.txt', 'posted.txt']);
+    expect(await list('', true)).toEqual([]);
+    await client.removeBucket(bucket);
   });
 });

@@ -6,6 +6,14 @@
  */
 export const errorCatalogue = {
   // S3 codes (AWS status codes)
+  MalformedPOSTRequest: { httpStatus: 400, message: 'The body of your POST request is not well-formed multipart/form-data.' },
+  CORSResponse: { httpStatus: 403, message: 'This CORS request is not allowed: no CORS rule of the bucket allows its origin, method and headers.' },
+  NoSuchCORSConfiguration: { httpStatus: 404, message: 'The CORS configuration does not exist.' },
+  InvalidTag: { httpStatus: 400, message: 'The tag set is not valid: at most 10 tags, unique keys of 1 to 128 characters, values of at most 256, no aws: prefix.' },
+  ConditionalRequestConflict: { httpStatus: 409, message: 'A conflicting operation occurred while this conditional write was checked; retry it.' },
+  InvalidPartNumber: { httpStatus: 416, message: 'The requested partnumber is not satisfiable.' },
+  AuthorizationQueryParametersError: { httpStatus: 400, message: 'Error parsing the X-Amz-Credential parameter or another presigned URL parameter.' },
+  AccessControlListNotSupported: { httpStatus: 400, message: 'The bucket does not allow ACLs: this server has one user, the owner, who holds FULL_CONTROL; grants to anyone else are refused.' },
   AccessDenied: { httpStatus: 403, message: 'Access Denied.' },
   BadDigest: { httpStatus: 400, message: 'The Content-MD5 or checksum you specified did not match what we received.' },
   BucketAlreadyExists: { httpStatus: 409, message: 'The requested bucket name is not available.' },

@@ -15,6 +15,18 @@ export interface BucketRecord {
   createdMs: number;
   versioning: BucketVersioning;
   updatedMs: number;
+  /** The bucket's CORS configuration (PutBucketCors); absent when it has none. */
+  cors?: CorsRule[];
+}
+
+/** One CORS rule, as PutBucketCors gives it. */
+export interface CorsRule {
+  id?: string;
+  allowedOrigins: string[];
+  allowedMethods: string[];
+  allowedHeaders: string[];
+  exposeHeaders: string[];
+  maxAgeSeconds?: number;
 }
 
 export function bucketRecordPath(bucket: string): string {
@@ -34,6 +46,7 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
   if (typeof record.name !== 'string' || typeof record.createdMs !== 'number' || typeof record.updatedMs !== 'number' || !validVersioning) {
     throw new SvcError('CorruptFormat', 'bucket record has invalid fields');
   }
+  if (record.cors !== undefined && !Array.isArray(record.cors)) throw new SvcError('CorruptFormat', 'bucket record has an invalid cors field');
   return record as BucketRecord;
 }
 

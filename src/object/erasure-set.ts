@@ -7,6 +7,7 @@ import type { Drive } from '../drive/index.js';
 import { putObject } from './put-object.js';
 import { getObject, headObject, type ObjectReader } from './get-object.js';
 import { deleteObject } from './delete-object.js';
+import { updateVersionMetadata, type VersionUpdate } from './update-metadata.js';
 import { listAnyKeys, listSet, type ListEntry } from './list-objects.js';
 import { healObject, type HealObjectOptions, type HealObjectResult } from './heal-object.js';
 import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
@@ -30,6 +31,10 @@ export class ErasureSet {
 
   headObject(bucket: string, key: string, versionId?: string): Promise<ObjectInfo> {
     return headObject(this.config, bucket, key, versionId);
+  }
+
+  updateVersionMetadata(bucket: string, key: string, versionId: string | undefined, update: VersionUpdate): Promise<ObjectInfo> {
+    return updateVersionMetadata(this.config, bucket, key, versionId, update);
   }
 
   deleteObject(bucket: string, key: string, options: DeleteObjectOptions): Promise<DeleteObjectResult> {

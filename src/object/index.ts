@@ -1,6 +1,6 @@
 export { ErasureSet } from './erasure-set.js';
 export { ObjectLayer, type PoolSets, type PutOptions } from './object-layer.js';
-export type { BucketRecord } from './bucket-metadata.js';
+export type { BucketRecord, CorsRule } from './bucket-metadata.js';
 export type { SetConfig, ListQuorumMode, RepairRequest, SetLogger, Geometry } from './set-context.js';
 export { geometryForClass } from './set-context.js';
 export { LocalNamespaceLocker, objectResource, type NamespaceLocker, type LockMode } from './locks.js';
@@ -13,3 +13,4 @@ export type { HealObjectOptions, HealObjectResult, HealOutcome, SlotHealth } fro
 export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/coding.js';
 export { WorkerCoding } from './coding/worker-coding.js';
 export { digestAlgorithms, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
+export type { WritePrecondition } from './write-preconditions.js';

@@ -16,7 +16,7 @@ import { limits } from '../util/limits.js';
 import { BlockReader } from './erasure-stream.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { changeMeta } from './meta-io.js';
-import { objectResource } from './locks.js';
+import { acquireWriteLock, checkWritePrecondition, type WritePrecondition } from './write-preconditions.js';
 import { checkObjectKey } from './paths.js';
 import { removeTmp, shardStreamPlan, streamShardFiles } from './put-object.js';
 import { geometryForClass, majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
@@ -142,9 +142,11 @@ export async function completeUpload(
   record: UploadRecord,
   requested: { number: number; etag: string }[],
   versioning: BucketVersioning,
+  precondition?: WritePrecondition,
 ): Promise<ObjectInfo> {
-  const release = await config.locker.acquire(objectResource(record.bucket, record.key), 'write');
+  const release = await acquireWriteLock(config, record.bucket, record.key, precondition !== undefined);
   try {
+    await checkWritePrecondition(config, record.bucket, record.key, precondition);
     const available = new Map((await listParts(config, record)).map((part) => [part.number, part]));
     const chosen = choosePartsOrFail(requested, available);
     const etag = `${createHash('md5').update(Buffer.concat(chosen.map((part) => Buffer.from(part.etag, 'hex')))).digest('hex')}-${chosen.length}`;

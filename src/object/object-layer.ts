@@ -16,7 +16,9 @@ import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
 import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
-import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord } from './bucket-metadata.js';
+import type { WritePrecondition } from './write-preconditions.js';
+import type { VersionUpdate } from './update-metadata.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 
@@ -144,8 +146,17 @@ export class ObjectLayer {
   }
 
   async setBucketVersioning(bucket: string, status: 'enabled' | 'suspended'): Promise<void> {
+    await this.changeBucketRecord(bucket, (record) => ({ ...record, versioning: status }));
+  }
+
+  /** Sets (or, with undefined, removes) the bucket's CORS rules. */
+  async setBucketCors(bucket: string, rules: CorsRule[] | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ cors: _old, ...record }) => (rules ? { ...record, cors: rules } : record));
+  }
+
+  private async changeBucketRecord(bucket: string, change: (record: BucketRecord) => BucketRecord): Promise<void> {
     const record = await this.requireBucket(bucket);
-    const next: BucketRecord = { ...record, versioning: status, updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
+    const next: BucketRecord = { ...change(record), updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
     await writeBucketRecord(this.allSets(), next);
     this.bucketCache.set(bucket, next);
     await this.bucketsChanged(bucket);
@@ -188,6 +199,9 @@ export class ObjectLayer {
   async putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
     checkObjectKey(key);
     const record = await this.requireBucket(bucket);
+    // A condition that already fails is answered before the body is read; it is checked again
+    // under the write lock before the new version is published.
+    if (options.precondition) options.precondition(await this.currentVersion(bucket, key));
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
     this.refuseSuspended(poolIndex, bucket, key);
     return this.setFor(poolIndex, key).putObject(bucket, key, body, { ...options, versioning: record.versioning });
@@ -200,12 +214,29 @@ export class ObjectLayer {
     return info;
   }
 
+  /** The object's current version; undefined when there is none or it is a delete marker. */
+  private async currentVersion(bucket: string, key: string): Promise<ObjectInfo | undefined> {
+    try {
+      return await this.headObject(bucket, key);
+    } catch (error) {
+      if (isSvcError(error, 'NoSuchKey')) return undefined;
+      throw error;
+    }
+  }
+
   async getObject(bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
     checkObjectKey(key);
     await this.requireBucket(bucket);
     if (this.options.pools.length === 1) return this.setFor(this.options.pools[0]!.index, key).getObject(bucket, key, options);
     const { poolIndex } = await this.locate(bucket, key, options.versionId);
     return this.setFor(poolIndex, key).getObject(bucket, key, options);
+  }
+
+  /** Changes the stored metadata (tags) of one version in place, data untouched. */
+  async updateVersionMetadata(bucket: string, key: string, versionId: string | undefined, update: VersionUpdate): Promise<ObjectInfo> {
+    await this.requireBucket(bucket);
+    const { poolIndex } = await this.locate(bucket, key, versionId);
+    return this.setFor(poolIndex, key).updateVersionMetadata(bucket, key, versionId, update);
   }
 
   async deleteObject(bucket: string, key: string, versionId?: string): Promise<DeleteObjectResult> {
@@ -259,10 +290,30 @@ export class ObjectLayer {
     return uploadPart(config, record, partNumber, body, options);
   }
 
-  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: { number: number; etag: string }[]): Promise<ObjectInfo> {
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: { number: number; etag: string }[], precondition?: WritePrecondition): Promise<ObjectInfo> {
     const bucketRecord = await this.requireBucket(bucket);
-    const { config, record } = await this.upload(bucket, key, uploadId);
-    return completeUpload(config, record, parts, bucketRecord.versioning);
+    try {
+      const { config, record } = await this.upload(bucket, key, uploadId);
+      return await completeUpload(config, record, parts, bucketRecord.versioning, precondition);
+    } catch (error) {
+      // NoSuchUpload: completed earlier; InvalidPart: completed by a twin request while this one waited for the lock.
+      if (!isSvcError(error, 'NoSuchUpload') && !isSvcError(error, 'InvalidPart')) throw error;
+      return this.completedAlready(bucket, key, parts, error);
+    }
+  }
+
+  /**
+   * A completion sent again (an SDK retrying after a lost answer) finds no upload: when the
+   * object's current version is the one those very parts made, it is answered as the first was.
+   */
+  private async completedAlready(bucket: string, key: string, parts: { number: number; etag: string }[], notFound: Error): Promise<ObjectInfo> {
+    const info = await this.headObject(bucket, key).catch(() => undefined);
+    const same =
+      info !== undefined &&
+      info.parts.length === parts.length &&
+      info.parts.every((part, index) => part.number === parts[index]!.number && part.etag === parts[index]!.etag.replace(/"/g, ''));
+    if (!same) throw notFound;
+    return info;
   }
 
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {

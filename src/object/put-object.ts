@@ -15,7 +15,7 @@ import { mainThreadCoding } from './coding/coding.js';
 import { codeBlockInto, newFrames } from './coding/block-coder.js';
 import { BodyDigests, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
 import { changeMeta } from './meta-io.js';
-import { objectResource } from './locks.js';
+import { acquireWriteLock, checkWritePrecondition, type WritePrecondition } from './write-preconditions.js';
 import { checkObjectKey } from './paths.js';
 import { geometryForClass, onlineSlots, requireQuorum, type Geometry, type SetConfig } from './set-context.js';
 import type { ObjectInfo, PutObjectOptions } from './types.js';
@@ -49,7 +49,7 @@ export async function putObject(
     const extra = (await options.beforeCommit?.({ md5Hex: staged.digests.md5, sizeBytes: staged.sizeBytes, digests: staged.digests })) ?? {};
     requireQuorum(staged.slots.length, geometry.writeQuorum, 'write', { bucket, key });
     const version = newVersion(config, geometry, distribution, staged, options, extra);
-    await publish(config, bucket, key, version, staged, geometry.writeQuorum, { bumpModTime: options.modTimeMs === undefined, lockHeld: options.lockHeld ?? false });
+    await publish(config, bucket, key, version, staged, geometry.writeQuorum, { bumpModTime: options.modTimeMs === undefined, lockHeld: options.lockHeld ?? false, ...(options.precondition ? { precondition: options.precondition } : {}) });
     return toObjectInfo(bucket, key, version, true);
   } finally {
     if (staged.tmpId) await removeTmp(config, staged.tmpId);
@@ -203,10 +203,11 @@ function newVersion(
 }
 
 /** Publishes a version on every staged slot under the object's write lock. */
-async function publish(config: SetConfig, bucket: string, key: string, version: ObjectVersion, staged: StagedData, quorum: number, options: { bumpModTime: boolean; lockHeld: boolean }): Promise<void> {
+async function publish(config: SetConfig, bucket: string, key: string, version: ObjectVersion, staged: StagedData, quorum: number, options: { bumpModTime: boolean; lockHeld: boolean; precondition?: WritePrecondition }): Promise<void> {
   const bumpModTime = options.bumpModTime;
-  const release = options.lockHeld ? () => undefined : await config.locker.acquire(objectResource(bucket, key), 'write');
+  const release = options.lockHeld ? () => undefined : await acquireWriteLock(config, bucket, key, options.precondition !== undefined);
   try {
+    await checkWritePrecondition(config, bucket, key, options.precondition);
     const result = await changeMeta(config, bucket, key, staged.slots, {
       prepare: (newest) => {
         if (bumpModTime && version.modTimeMs <= newest) version.modTimeMs = newest + 1;

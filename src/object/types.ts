@@ -56,6 +56,11 @@ export interface PutObjectOptions {
   beforeCommit?: (received: ReceivedBody) => Promise<Record<string, string> | void> | Record<string, string> | void;
   /** Digests to compute over the body besides MD5 (payload hash, x-amz-checksum-*), handed to beforeCommit. */
   digests?: readonly DigestAlgorithm[];
+  /**
+   * A condition on the object's current version (undefined: none, or a delete marker), checked
+   * under the write lock just before publishing; throwing aborts with nothing committed.
+   */
+  precondition?: (current: ObjectInfo | undefined) => void;
 }
 
 export interface GetObjectOptions {

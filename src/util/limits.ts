@@ -28,6 +28,15 @@ export const limits = {
   maxListKeys: 1000,
   maxDeleteObjects: 1000,
   maxUserMetadataBytes: 2 * KiB,
+  /** Object tags, as AWS limits them: 10 per object, keys of 1-128 and values of 0-256 characters. */
+  maxObjectTags: 10,
+  maxTagKeyChars: 128,
+  maxTagValueChars: 256,
+  /** POST Object (browser form upload): the fields before the file, and one part's headers. */
+  maxFormFieldsBytes: 64 * KiB,
+  maxFormPartHeaderBytes: 8 * KiB,
+  /** CORS rules of one bucket, as AWS limits them. */
+  maxCorsRules: 100,
   /**
    * XML request bodies. DeleteObjects (1000 keys of up to 1 KiB, escaped, with version ids) and
    * CompleteMultipartUpload (10,000 parts with their ETags and checksums) fit in 2 MiB; bucket

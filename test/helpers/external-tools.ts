@@ -20,3 +20,31 @@ export function missingTool(name: string, debianPackage = name): string | undefi
   if (process.env.CI) throw new Error(`CI requires ${reason}`);
   return reason;
 }
+
+/** Undefined when python3 can import the module; otherwise the skip reason (throws under CI). */
+export function missingPythonModule(module: string, debianPackage: string): string | undefined {
+  const reason = toolPath('python3') === undefined ? `'python3' is not installed (Debian package python3; .ci/run installs it)` : importFails(module) ? `python3 cannot import ${module} (Debian package ${debianPackage}; .ci/run installs it)` : undefined;
+  if (reason && process.env.CI) throw new Error(`CI requires ${reason}`);
+  return reason;
+}
+
+function importFails(module: string): boolean {
+  try {
+    execFileSync('python3', ['-c', `import ${module}`], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Undefined when the npm package resolves; otherwise the skip reason (throws under CI). */
+export async function missingNpmPackage(name: string): Promise<string | undefined> {
+  try {
+    await import(name);
+    return undefined;
+  } catch {
+    const reason = `the npm package '${name}' is not installed (a devDependency: npm install installs it)`;
+    if (process.env.CI) throw new Error(`CI requires ${reason}`);
+    return reason;
+  }
+}

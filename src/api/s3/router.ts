@@ -30,6 +30,17 @@ export type S3Endpoint =
   | { kind: 'AbortMultipartUpload'; bucket: string; key: string; uploadId: string }
   | { kind: 'ListParts'; bucket: string; key: string; uploadId: string }
   | { kind: 'ListMultipartUploads'; bucket: string }
+  | { kind: 'GetBucketAcl'; bucket: string }
+  | { kind: 'PutBucketAcl'; bucket: string }
+  | { kind: 'GetObjectAcl'; bucket: string; key: string }
+  | { kind: 'PutObjectAcl'; bucket: string; key: string }
+  | { kind: 'GetObjectTagging'; bucket: string; key: string }
+  | { kind: 'PutObjectTagging'; bucket: string; key: string }
+  | { kind: 'DeleteObjectTagging'; bucket: string; key: string }
+  | { kind: 'GetObjectAttributes'; bucket: string; key: string }
+  | { kind: 'GetBucketCors'; bucket: string }
+  | { kind: 'PutBucketCors'; bucket: string }
+  | { kind: 'DeleteBucketCors'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -69,6 +80,8 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('versions') && method === 'GET') return { kind: 'ListObjectVersions', bucket };
   if (has('delete') && method === 'POST') return { kind: 'DeleteObjects', bucket };
   if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
+  if (has('cors')) return routeCors(method, bucket);
+  if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
   const sub = bucketSubresources.find(has);
   if (sub) return { kind: 'NotImplemented', bucket, what: `bucket ?${sub}` };
   switch (method) {
@@ -88,6 +101,9 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
 function routeObject(method: string, bucket: string, key: string, request: RoutableRequest): S3Endpoint {
   const multipart = routeMultipart(method, bucket, key, request);
   if (multipart) return multipart;
+  if (request.query.has('tagging')) return routeTagging(method, bucket, key);
+  if (request.query.has('attributes')) return method === 'GET' ? { kind: 'GetObjectAttributes', bucket, key } : notAllowed();
+  if (request.query.has('acl')) return method === 'GET' ? { kind: 'GetObjectAcl', bucket, key } : method === 'PUT' ? { kind: 'PutObjectAcl', bucket, key } : notAllowed();
   const sub = objectSubresources.find((name) => request.query.has(name));
   if (sub) return { kind: 'NotImplemented', bucket, key, what: `object ?${sub}` };
   switch (method) {
@@ -105,6 +121,20 @@ function routeObject(method: string, bucket: string, key: string, request: Routa
     default:
       return notAllowed();
   }
+}
+
+function routeCors(method: string, bucket: string): S3Endpoint {
+  if (method === 'GET') return { kind: 'GetBucketCors', bucket };
+  if (method === 'PUT') return { kind: 'PutBucketCors', bucket };
+  if (method === 'DELETE') return { kind: 'DeleteBucketCors', bucket };
+  return notAllowed();
+}
+
+function routeTagging(method: string, bucket: string, key: string): S3Endpoint {
+  if (method === 'GET') return { kind: 'GetObjectTagging', bucket, key };
+  if (method === 'PUT') return { kind: 'PutObjectTagging', bucket, key };
+  if (method === 'DELETE') return { kind: 'DeleteObjectTagging', bucket, key };
+  return notAllowed();
 }
 
 function routeMultipart(method: string, bucket: string, key: string, request: RoutableRequest): S3Endpoint | undefined {
@@ -128,7 +158,8 @@ function notAllowed(): never {
   throw new SvcError('MethodNotAllowed');
 }
 
-function addressOf(request: RoutableRequest, suffixes: string[]): { bucket?: string; key?: string } {
+/** The bucket and key a request addresses (path-style, or virtual-host-style under a suffix). */
+export function addressOf(request: Pick<RoutableRequest, 'host' | 'rawPath'>, suffixes: string[]): { bucket?: string; key?: string } {
   const host = (request.host ?? '').toLowerCase().replace(/:\d+$/, '');
   const suffix = suffixes.find((candidate) => host.endsWith(`.${candidate.toLowerCase()}`));
   const segments = request.rawPath.replace(/^\//, '');

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
 import { decodeAwsChunked } from './auth/chunked.js';
-import { routeS3Request, type S3Endpoint } from './router.js';
+import { addressOf, routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
 import { RequestBody } from './request-body.js';
 import { limits } from '../../util/limits.js';
@@ -19,6 +19,13 @@ import * as objects from './handlers/objects.js';
 import * as listing from './handlers/listing.js';
 import { deleteObjects } from './handlers/delete-objects.js';
 import * as multipart from './handlers/multipart.js';
+import * as acl from './handlers/acl.js';
+import * as tagging from './handlers/tagging.js';
+import { getObjectAttributes } from './handlers/attributes.js';
+import * as bucketCors from './handlers/bucket-cors.js';
+import { postObject } from './handlers/post-object.js';
+import { actualHeaders, matchingRule } from './cors.js';
+import { guardRequest } from './request-guards.js';
 
 export interface S3PluginOptions {
   context: S3Context;
@@ -35,8 +42,16 @@ export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): 
   // Bodies are streamed to the handlers untouched, whatever their content type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  // S3 stores any Content-Type as sent, even empty or not a media type, which fastify would
+  // answer 415: the header is set aside before fastify looks and put back for the handler.
+  app.addHook('onRequest', async (request) => {
+    const contentType = request.headers['content-type'];
+    if (contentType === undefined) return;
+    sentContentTypes.set(request.raw, contentType);
+    request.headers['content-type'] = 'application/octet-stream';
+  });
   app.route({
-    method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+    method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'OPTIONS'],
     url: '/*',
     handler: (request, reply) => handle(options, request, reply),
   });
@@ -61,15 +76,31 @@ export function s3ClientErrorHandler(error: Error & { code?: string }, socket: D
   socket.destroy();
 }
 
+const sentContentTypes = new WeakMap<object, string>();
+
 async function handle(options: S3PluginOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const sentContentType = sentContentTypes.get(request.raw);
+  if (sentContentType !== undefined) request.headers['content-type'] = sentContentType;
   const { requestId, rawPath, rawQuery } = requestLine(request);
   reply.header('x-amz-request-id', requestId);
   reply.header('server', 'svc');
   const requestBody = new RequestBody(request.raw, options.bodyIdleTimeoutMs ?? limits.requestBodyIdleTimeoutMsDefault);
   try {
-    const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
+    const { bucket, key } = addressOf({ rawPath, host: request.headers.host }, options.virtualHostSuffixes ?? []);
+    if (request.method === 'OPTIONS') {
+      await send(reply, await bucketCors.preflight(options.context, request.headers, bucket), false);
+      return;
+    }
+    reply.headers(await corsAnswerHeaders(options.context, request, bucket));
     const query = new URLSearchParams(rawQuery);
+    if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
+      // Signed by its POST policy, not by an Authorization header.
+      await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket), false);
+      return;
+    }
+    const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
+    guardRequest(endpoint, request.headers, auth.accessKeyId);
     let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
     if (auth.payload.kind.startsWith('streaming')) {
@@ -84,6 +115,19 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
   } catch (error) {
     await sendError(options, reply, error, { resource: rawPath, requestId, head: request.method === 'HEAD', body: requestBody });
   }
+}
+
+function isFormUpload(method: string, query: URLSearchParams, headers: FastifyRequest['headers']): boolean {
+  return method === 'POST' && query.size === 0 && /^multipart\/form-data/i.test(headerValue(headers, 'content-type') ?? '');
+}
+
+/** An actual cross-origin request (with Origin) allowed by a CORS rule of its bucket: the headers its answer carries. */
+async function corsAnswerHeaders(context: S3Context, request: FastifyRequest, bucket: string | undefined): Promise<Record<string, string>> {
+  const origin = headerValue(request.headers, 'origin');
+  if (origin === undefined || bucket === undefined) return {};
+  const record = await context.objects.bucketRecord(bucket).catch(() => undefined);
+  const rule = matchingRule(record?.cors, { origin, method: request.method, headers: [] });
+  return rule ? actualHeaders(rule, origin) : {};
 }
 
 function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint): Promise<S3Response> {
@@ -111,6 +155,17 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'AbortMultipartUpload': return multipart.abortMultipartUpload(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId);
     case 'ListParts': return multipart.listParts(context, request, endpoint.bucket, endpoint.key, endpoint.uploadId);
     case 'ListMultipartUploads': return multipart.listMultipartUploads(context, request, endpoint.bucket);
+    case 'GetBucketAcl': return acl.getBucketAcl(context, request, endpoint.bucket);
+    case 'PutBucketAcl': return acl.putBucketAcl(context, request, endpoint.bucket);
+    case 'GetObjectAcl': return acl.getObjectAcl(context, request, endpoint.bucket, endpoint.key);
+    case 'PutObjectAcl': return acl.putObjectAcl(context, request, endpoint.bucket, endpoint.key);
+    case 'GetObjectTagging': return tagging.getObjectTagging(context, request, endpoint.bucket, endpoint.key);
+    case 'PutObjectTagging': return tagging.putObjectTagging(context, request, endpoint.bucket, endpoint.key);
+    case 'DeleteObjectTagging': return tagging.deleteObjectTagging(context, request, endpoint.bucket, endpoint.key);
+    case 'GetObjectAttributes': return getObjectAttributes(context, request, endpoint.bucket, endpoint.key);
+    case 'GetBucketCors': return bucketCors.getBucketCors(context, request, endpoint.bucket);
+    case 'PutBucketCors': return bucketCors.putBucketCors(context, request, endpoint.bucket);
+    case 'DeleteBucketCors': return bucketCors.deleteBucketCors(context, request, endpoint.bucket);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

@@ -8,7 +8,10 @@ const namespace = 'http://s3.amazonaws.com/doc/2006-03-01/';
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', suppressEmptyNode: false, processEntities: true });
 
 export function toXml(root: string, content: Record<string, unknown>): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build({ [root]: { '@_xmlns': namespace, ...content } }) as string}`;
+  // A carriage return in a value (a key, a prefix) is written as a character reference: XML
+  // parsers turn a literal one into a line feed.
+  const built = (builder.build({ [root]: { '@_xmlns': namespace, ...content } }) as string).replace(/\r/g, '&#xD;');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${built}`;
 }
 
 export function errorXml(code: string, message: string, resource: string, requestId: string, extra: Record<string, unknown> = {}): string {

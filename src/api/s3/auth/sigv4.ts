@@ -46,6 +46,9 @@ export function verifyRequest(request: SignedRequest, store: CredentialStore, no
   const query = new URLSearchParams(request.rawQuery);
   if (query.has('X-Amz-Signature')) return verifyPresigned(request, query, store, nowMs);
   const authorization = header(request, 'authorization');
+  if (query.has('AWSAccessKeyId') || authorization?.startsWith('AWS ')) {
+    throw new SvcError('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256 (signature version 4).');
+  }
   if (!authorization) throw new SvcError('AccessDenied', 'Request is not signed (no Authorization header or presigned query).');
   return verifyHeader(request, authorization, store, nowMs);
 }
@@ -54,7 +57,7 @@ function verifyHeader(request: SignedRequest, authorization: string, store: Cred
   const match = /^AWS4-HMAC-SHA256\s+Credential=([^,\s]+),\s*SignedHeaders=([^,\s]+),\s*Signature=([0-9a-f]{64})\s*$/.exec(authorization);
   if (!match) throw new SvcError('AccessDenied', 'The Authorization header is malformed; expected AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=...');
   const [, credential, signedHeadersText, signature] = match as unknown as [string, string, string, string];
-  const amzDate = header(request, 'x-amz-date') ?? '';
+  const amzDate = requestTime(request);
   const scope = parseCredential(credential, amzDate);
   const secret = store.secretFor(scope.accessKeyId);
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
@@ -79,7 +82,7 @@ function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: 
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
   const expires = Number(query.get('X-Amz-Expires'));
   if (!Number.isInteger(expires) || expires < 1 || expires > limits.maxPresignExpirySeconds) {
-    throw new SvcError('AccessDenied', `X-Amz-Expires must be an integer from 1 to ${limits.maxPresignExpirySeconds} seconds.`);
+    throw new SvcError('AuthorizationQueryParametersError', `X-Amz-Expires must be an integer from 1 to ${limits.maxPresignExpirySeconds} seconds.`);
   }
   const signedAtMs = parseAmzDate(amzDate);
   if (signedAtMs - nowMs > limits.maxRequestSkewMs) throw new SvcError('AccessDenied', 'Request is not valid yet (X-Amz-Date is in the future).');
@@ -95,6 +98,29 @@ function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: 
   return { accessKeyId: scope.accessKeyId, region: scope.region, scope: scope.text, amzDate, signingKey, seedSignature: signature, payload: payloadModeOf(payloadHash) };
 }
 
+/** The signed fields of a browser form upload (POST Object with a SigV4 POST policy). */
+export interface PostPolicyFields {
+  policy: string;
+  algorithm: string | undefined;
+  credential: string | undefined;
+  date: string | undefined;
+  signature: string | undefined;
+}
+
+/**
+ * A POST policy is signed by its base64 text with the day's signing key; the policy itself then
+ * says what the form may hold. Returns the access key that signed it.
+ */
+export function verifyPostPolicy(fields: PostPolicyFields, store: CredentialStore): { accessKeyId: string } {
+  if (fields.algorithm !== algorithm) throw new SvcError('InvalidArgument', 'The form must hold x-amz-algorithm AWS4-HMAC-SHA256 (only SigV4 POST policies are accepted).');
+  const amzDate = fields.date ?? '';
+  const scope = parseCredential(fields.credential ?? '', amzDate);
+  const secret = store.secretFor(scope.accessKeyId);
+  if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
+  checkSignature(deriveSigningKey(secret, scope.date, scope.region, scope.service), fields.policy, fields.signature ?? '');
+  return { accessKeyId: scope.accessKeyId };
+}
+
 /**
  * Headers the signature does not cover are not acted on: a request carrying an `x-amz-*` header
  * outside the signed list is refused, as AWS refuses it (whoever holds a presigned PUT URL must
@@ -107,6 +133,19 @@ function refuseUnsignedHeaders(request: SignedRequest, signedHeaders: string[]):
   const unsigned = Object.keys(request.headers).filter((name) => name.startsWith('x-amz-') && name !== 'x-amz-content-sha256' && !signedHeaders.includes(name));
   if (unsigned.length === 0) return;
   throw new SvcError('AccessDenied', 'There were headers present in the request which were not signed', { errorFields: { HeadersNotSigned: unsigned.sort().join(', ') } });
+}
+
+/**
+ * The signing time: `X-Amz-Date`, or else the `Date` header (RFC 9110 form, which SigV4 allows
+ * when it is signed) in the basic ISO 8601 form the string to sign uses.
+ */
+function requestTime(request: SignedRequest): string {
+  const amzDate = header(request, 'x-amz-date');
+  if (amzDate !== undefined) return amzDate;
+  const date = header(request, 'date');
+  const parsedMs = date === undefined ? NaN : Date.parse(date);
+  if (Number.isNaN(parsedMs)) return '';
+  return new Date(parsedMs).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 }
 
 interface Scope {

@@ -89,7 +89,8 @@ export async function listObjectsV2(context: S3Context, request: S3Request, buck
   const params = paramsOf(request.query);
   const token = request.query.get('continuation-token');
   const startAfterParam = request.query.get('start-after') ?? undefined;
-  const startAfter = token !== null ? decodeToken(token) : startAfterParam;
+  // An empty token is no token (clients send it on the first page); it is echoed back empty.
+  const startAfter = token !== null && token !== '' ? decodeToken(token) : startAfterParam;
   const page = await collectPage(context, bucket, params, startAfter);
   const owner = request.query.get('fetch-owner') === 'true' ? request.auth.accessKeyId : undefined;
   return xmlResponse('ListBucketResult', {

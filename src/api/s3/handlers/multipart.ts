@@ -5,7 +5,7 @@ import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
-import { checkConditions, metadataOf, storageClassOf } from './objects.js';
+import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from './objects.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
 
@@ -56,7 +56,7 @@ export async function completeMultipartUpload(context: S3Context, request: S3Req
     if (!Number.isInteger(number) || typeof part.ETag !== 'string') throw new SvcError('MalformedXML', 'every Part needs a PartNumber and an ETag');
     return { number, etag: part.ETag };
   });
-  const info = await context.objects.completeMultipartUpload(bucket, key, uploadId, requested);
+  const info = await context.objects.completeMultipartUpload(bucket, key, uploadId, requested, writePreconditionOf(request.headers));
   return {
     status: 200,
     headers: { 'content-type': 'application/xml', ...(info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {}) },

@@ -1,12 +1,13 @@
 /** Object operations: PUT, GET, HEAD, DELETE, COPY. */
 import { SvcError, isSvcError } from '../../../errors/index.js';
-import type { ObjectInfo } from '../../../object/index.js';
+import type { ObjectInfo, WritePrecondition } from '../../../object/index.js';
 import type { StorageClass } from '../../../format/xl-meta-types.js';
 import { limits } from '../../../util/limits.js';
 import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
 import { headerValue, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { toXml } from '../xml.js';
+import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tagging.js';
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
 
@@ -28,13 +29,25 @@ export function metadataOf(headers: Record<string, string | string[] | undefined
       userMetadata[name.slice('x-amz-meta-'.length)] = value;
       size += name.length + value.length;
     } else if (storedHeaders.includes(name)) {
-      const cleaned = name === 'content-encoding' ? value.split(',').map((part) => part.trim()).filter((part) => part !== 'aws-chunked').join(',') : value;
+      const cleaned = name === 'content-encoding' ? withoutAwsChunked(value) : value;
       if (cleaned !== '') systemMetadata[name] = cleaned;
     }
   }
   if (size > limits.maxUserMetadataBytes) throw new SvcError('InvalidArgument', `user metadata exceeds ${limits.maxUserMetadataBytes} bytes`);
+  const tags = tagsFromHeader(headers);
+  if (tags !== undefined) systemMetadata[tagsMetadataKey] = tags;
   const contentType = headerValue(headers, 'content-type');
   return { userMetadata, systemMetadata, ...(contentType !== undefined ? { contentType } : {}) };
+}
+
+/**
+ * Content-Encoding as stored: the `aws-chunked` token (how this request's body was framed) is
+ * removed; anything else is kept exactly as sent, spaces included.
+ */
+function withoutAwsChunked(value: string): string {
+  const tokens = value.split(',');
+  if (!tokens.some((token) => token.trim().toLowerCase() === 'aws-chunked')) return value;
+  return tokens.filter((token) => token.trim().toLowerCase() !== 'aws-chunked').join(',').trim();
 }
 
 export async function putObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
@@ -44,14 +57,34 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
   const expectations = expectationsFrom(request.headers, request.trailers);
   if (request.auth.payload.kind === 'sha256') expectations.sha256Hex = request.auth.payload.expectedHex;
   const verifier = new PayloadVerifier(expectations);
+  const precondition = writePreconditionOf(request.headers);
   const info = await context.objects.putObject(bucket, key, request.body, {
     digests: verifier.algorithms,
     storageClass,
     ...metadata,
+    ...(precondition ? { precondition } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
     beforeCommit: (received) => verifier.verify(received),
   });
   return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info) } };
+}
+
+/**
+ * If-None-Match: * (only if no object is there) and If-Match: <etag> (only if the current
+ * version has it) on a write, checked under the object's write lock before it is published.
+ */
+export function writePreconditionOf(headers: Record<string, string | string[] | undefined>): WritePrecondition | undefined {
+  const ifNoneMatch = headerValue(headers, 'if-none-match')?.trim();
+  const ifMatch = headerValue(headers, 'if-match')?.trim();
+  if (ifNoneMatch === undefined && ifMatch === undefined) return undefined;
+  if (ifNoneMatch !== undefined && ifNoneMatch !== '*') throw new SvcError('NotImplemented', 'If-None-Match on a write accepts only *.');
+  return (current) => {
+    if (ifNoneMatch !== undefined && current) throw new SvcError('PreconditionFailed', 'An object already exists under this key (If-None-Match: *).', { condition: 'If-None-Match' });
+    if (ifMatch === undefined) return;
+    if (!current) throw new SvcError('NoSuchKey', 'No object exists under this key to match If-Match.');
+    const wanted = ifMatch.split(',').map((item) => item.trim().replace(/^W\//, '').replace(/"/g, ''));
+    if (!wanted.includes('*') && !wanted.includes(current.etag)) throw new SvcError('PreconditionFailed', 'The object\'s ETag does not match If-Match.', { condition: 'If-Match' });
+  };
 }
 
 function declaredSize(request: S3Request): number | undefined {
@@ -94,7 +127,8 @@ export function objectHeaders(info: ObjectInfo): Record<string, string | number>
     'x-amz-storage-class': info.storageClass,
     ...versionHeader(info),
   };
-  for (const [name, value] of Object.entries(info.systemMetadata)) if (!name.startsWith('x-amz-checksum-')) headers[name] = value;
+  for (const [name, value] of Object.entries(info.systemMetadata)) if (!name.startsWith('x-amz-checksum-') && name !== tagsMetadataKey) headers[name] = value;
+  Object.assign(headers, tagCountHeader(info));
   for (const [name, value] of Object.entries(info.userMetadata)) headers[`x-amz-meta-${name}`] = value;
   return headers;
 }
@@ -120,7 +154,10 @@ export function parseRange(header: string | undefined, sizeBytes: number): { off
 /** If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since (with the copy-source prefix for copies). */
 export function checkConditions(headers: Record<string, string | string[] | undefined>, info: ObjectInfo, prefix = ''): void {
   const etag = `"${info.etag}"`;
-  const matches = (list: string): boolean => list.split(',').some((item) => item.trim() === '*' || item.trim() === etag || item.trim() === info.etag);
+  const matches = (list: string): boolean => list.split(',').some((item) => {
+    const candidate = item.trim().replace(/^W\//, '');
+    return candidate === '*' || candidate === etag || candidate === info.etag;
+  });
   const seconds = Math.floor(info.modTimeMs / 1000) * 1000;
   const ifMatch = headerValue(headers, `${prefix}if-match`);
   const ifNoneMatch = headerValue(headers, `${prefix}if-none-match`);
@@ -129,39 +166,82 @@ export function checkConditions(headers: Record<string, string | string[] | unde
   const notModified = prefix === '' ? 'NotModified' : 'PreconditionFailed';
   if (ifMatch !== undefined && !matches(ifMatch)) throw new SvcError('PreconditionFailed');
   if (ifMatch === undefined && ifUnmodifiedSince !== undefined && seconds > Date.parse(ifUnmodifiedSince)) throw new SvcError('PreconditionFailed');
-  if (ifNoneMatch !== undefined && matches(ifNoneMatch)) throw new SvcError(notModified);
-  if (ifNoneMatch === undefined && ifModifiedSince !== undefined && seconds <= Date.parse(ifModifiedSince)) throw new SvcError(notModified);
+  // A 304 names the version the client already has (RFC 9110 §15.4.5).
+  const answer = prefix === '' ? { responseHeaders: { etag, 'last-modified': new Date(info.modTimeMs).toUTCString() } } : {};
+  if (ifNoneMatch !== undefined && matches(ifNoneMatch)) throw new SvcError(notModified, undefined, answer);
+  if (ifNoneMatch === undefined && ifModifiedSince !== undefined && seconds <= Date.parse(ifModifiedSince)) throw new SvcError(notModified, undefined, answer);
+}
+
+interface ReadRange {
+  offset: number;
+  length: number;
+  /** Set when the range is one part of a multipart object, asked for by partNumber. */
+  partsCount?: number;
+}
+
+/** The range a GET or HEAD reads: a `partNumber` query or a Range header (not both). */
+function readRangeOf(request: S3Request, info: ObjectInfo): ReadRange | undefined {
+  const partText = request.query.get('partNumber');
+  const rangeHeader = headerValue(request.headers, 'range');
+  if (partText === null) return parseRange(rangeHeader, info.sizeBytes);
+  if (rangeHeader !== undefined) throw new SvcError('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter.');
+  const partNumber = /^\d{1,5}$/.test(partText) ? Number(partText) : NaN;
+  if (!(partNumber >= 1 && partNumber <= limits.maxPartNumber)) throw new SvcError('InvalidArgument', `Part number must be an integer between 1 and ${limits.maxPartNumber}, inclusive`);
+  return partRange(info, partNumber);
+}
+
+/**
+ * Part N of a multipart object (its bytes and the parts count); an object uploaded in one piece
+ * has one part, the whole object. Any other part number is InvalidPartNumber.
+ */
+export function partRange(info: ObjectInfo, partNumber: number): ReadRange {
+  const multipart = /-\d+$/.test(info.etag);
+  const index = info.parts.findIndex((part) => part.number === partNumber);
+  if (!multipart) {
+    if (partNumber !== 1) throw new SvcError('InvalidPartNumber', undefined, { partNumber });
+    return { offset: 0, length: info.sizeBytes };
+  }
+  if (index < 0) throw new SvcError('InvalidPartNumber', undefined, { partNumber, partsCount: info.parts.length });
+  const offset = info.parts.slice(0, index).reduce((sum, part) => sum + part.sizeBytes, 0);
+  return { offset, length: info.parts[index]!.sizeBytes, partsCount: info.parts.length };
+}
+
+/** Length, Content-Range and parts count of a (possibly ranged) read: its status and headers. */
+function rangeHeaders(info: ObjectInfo, range: ReadRange | undefined): { status: number; headers: Record<string, string | number> } {
+  if (!range) return { status: 200, headers: { 'content-length': info.sizeBytes } };
+  const headers: Record<string, string | number> = { 'content-length': range.length };
+  if (range.partsCount !== undefined) headers['x-amz-mp-parts-count'] = range.partsCount;
+  if (info.sizeBytes === 0) return { status: 200, headers };
+  headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
+  return { status: 206, headers };
 }
 
 export async function headObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const info = await withDeleteMarker(() => context.objects.headObject(bucket, key, request.query.get('versionId') ?? undefined));
   checkConditions(request.headers, info);
-  const range = parseRange(headerValue(request.headers, 'range'), info.sizeBytes);
-  const headers = { ...objectHeaders(info), ...requestedChecksums(request, info, range) };
-  headers['content-length'] = range ? range.length : info.sizeBytes;
-  if (range) headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
-  return { status: range ? 206 : 200, headers };
+  const range = readRangeOf(request, info);
+  const answer = rangeHeaders(info, range);
+  return { status: answer.status, headers: { ...objectHeaders(info), ...requestedChecksums(request, info, range), ...answer.headers } };
 }
 
 export async function getObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const versionId = request.query.get('versionId') ?? undefined;
-  let range: { offset: number; length: number } | undefined;
+  let range: ReadRange | undefined;
   const reader = await withDeleteMarker(() =>
     context.objects.getObject(bucket, key, {
       ...(versionId !== undefined ? { versionId } : {}),
       prepare: (info) => {
         checkConditions(request.headers, info);
-        range = parseRange(headerValue(request.headers, 'range'), info.sizeBytes);
+        range = readRangeOf(request, info);
         return range;
       },
     }),
   );
   const info = reader.info;
-  const headers = { ...objectHeaders(info), ...requestedChecksums(request, info, range) };
-  headers['content-length'] = range ? range.length : info.sizeBytes;
-  if (range) headers['content-range'] = `bytes ${range.offset}-${range.offset + range.length - 1}/${info.sizeBytes}`;
+  const answer = rangeHeaders(info, range);
+  const headers = { ...objectHeaders(info), ...requestedChecksums(request, info, range), ...answer.headers };
   for (const [name, value] of request.query) if (name.startsWith('response-')) headers[name.slice('response-'.length)] = value;
-  return { status: range ? 206 : 200, headers, body: { chunks: reader.body, release: (chunk) => reader.release(chunk) } };
+  return { status: answer.status, headers, body: { chunks: reader.body, release: (chunk) => reader.release(chunk) } };
 }
 
 export async function deleteObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
@@ -187,10 +267,18 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
   const metadata = directive === 'REPLACE'
     ? metadataOf(request.headers)
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
+  metadata.systemMetadata = withTags(metadata.systemMetadata, copiedTags(request, sourceInfo));
   const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
   return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"` }) };
+}
+
+/** x-amz-tagging-directive: COPY (the default) keeps the source's tags, REPLACE takes x-amz-tagging. */
+function copiedTags(request: S3Request, sourceInfo: ObjectInfo): string | undefined {
+  const directive = headerValue(request.headers, 'x-amz-tagging-directive') ?? 'COPY';
+  if (directive !== 'COPY' && directive !== 'REPLACE') throw new SvcError('InvalidArgument', 'x-amz-tagging-directive must be COPY or REPLACE');
+  return directive === 'COPY' ? sourceInfo.systemMetadata[tagsMetadataKey] : tagsFromHeader(request.headers);
 }
 
 function stripChecksums(map: Record<string, string>): Record<string, string> {
@@ -198,7 +286,7 @@ function stripChecksums(map: Record<string, string>): Record<string, string> {
 }
 
 /** Adds the x-amz-delete-marker header to a NoSuchKey caused by a delete marker. */
-async function withDeleteMarker<T>(action: () => Promise<T>): Promise<T> {
+export async function withDeleteMarker<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
