@@ -160,6 +160,40 @@ describe('object heal', () => {
     expect(Buffer.compare(Buffer.from(await collect(reader.body)), Buffer.from(bytes))).toBe(0);
   });
 
+  it('two drives holding an older copy on full drives: heal drops the outvoted copy, rebuilds the newer one in its room and leaves no stale data', async () => {
+    // As in a chaos run on a full pool: an overwrite reached drives 0 and 1, its rollback failed
+    // there, and drives 2 and 3 kept the older copy (xl.meta and shards). The vote trusts the newer.
+    current = await makeTestSet({ drives: 4, parity: 2, blockSizeBytes, capacityBytes: 4 * MiB });
+    const { set, inner } = current;
+    const older = patternBytes(300_000, 21);
+    const newer = patternBytes(300_000, 22);
+    const put = (bytes: Uint8Array) => set.putObject('bucket', 'k', chunked(bytes), { storageClass: 'STANDARD', versioning: 'unversioned', sizeBytes: bytes.length });
+    await put(older);
+    const olderCopies = await Promise.all([2, 3].map(async (slot) => {
+      const files = new Map<string, Uint8Array>();
+      for (const path of await filesUnder(inner[slot]!, 'bucket/k')) files.set(path, await inner[slot]!.readFile(path));
+      return files;
+    }));
+    await put(newer);
+    for (const [index, slot] of [2, 3].entries()) {
+      await inner[slot]!.deleteRecursive('bucket/k');
+      for (const [path, bytes] of olderCopies[index]!) await inner[slot]!.writeFile(path, bytes);
+      // The drive is full: less room left than one shard file of the newer copy needs.
+      const { freeBytes } = await inner[slot]!.diskInfo();
+      await inner[slot]!.writeFile('filler', new Uint8Array(freeBytes - 4 * KiB));
+    }
+    const stale = [...olderCopies[0]!.keys()].find((path) => path.endsWith('/part.1'))!.split('/').slice(0, -1).join('/');
+
+    const dry = await set.healObject('bucket', 'k', { dryRun: true, scanMode: 'deep' });
+    expect([dry.outcome, dry.before]).toEqual(['would-heal', ['ok', 'ok', 'outdated', 'outdated']]);
+    const healed = await set.healObject('bucket', 'k', { scanMode: 'deep', remove: true });
+    expect([healed.outcome, healed.after], JSON.stringify(healed)).toEqual(['healed', ['ok', 'ok', 'ok', 'ok']]);
+    expect((await set.healObject('bucket', 'k', { dryRun: true, scanMode: 'deep' })).outcome).toBe('healthy');
+    for (const slot of [2, 3]) expect((await filesUnder(inner[slot]!, 'bucket/k')).filter((path) => path.startsWith(`${stale}/`))).toEqual([]);
+    const reader = await set.getObject('bucket', 'k');
+    expect(Buffer.compare(Buffer.from(await collect(reader.body)), Buffer.from(newer))).toBe(0);
+  });
+
   it('zero parity: a lost shard is reported as a no-parity object that cannot be recovered', async () => {
     current = await makeTestSet({ drives: 3, parity: 0, blockSizeBytes });
     await current.set.putObject('bucket', 'z', chunked(patternBytes(100_000, 3)), { storageClass: 'STANDARD', versioning: 'unversioned' });

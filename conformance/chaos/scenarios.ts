@@ -1,8 +1,15 @@
 /**
- * Chaos scenarios: bounded traffic recorded by a WriteChecker while faults are injected on a
- * schedule drawn from the seed (the same seed replays the same schedule). At the end: every
- * acknowledged write reads back identical, nothing unacknowledged is half-visible, and after a
- * heal every object is at full redundancy (a deep scan finds every shard).
+ * Chaos scenarios: bounded traffic recorded by a WriteChecker while faults are injected at points
+ * of the workload's progress drawn from the seed (before the n-th write, after the rebalance moved
+ * an object), never at wall-clock times. At the end: every acknowledged write reads back
+ * identical, nothing unacknowledged is half-visible, the heal fails on nothing, and after it every
+ * object is at full redundancy (a deep scan finds every shard).
+ *
+ * What a seed fixes: keys, bodies, overwrites, victims, fault points, corrupted files. What it
+ * does not: the order in which the four concurrent PUTs of a batch and background work (rebalance,
+ * decommission, read-repair, a heal racing corruption) interleave, the server's own random choices
+ * (the pool of a new object, version and data-dir ids) and latencies; so a replay meets the same
+ * faults at the same points of the traffic, not always the same interleaving.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -44,7 +51,10 @@ function targetFor(url: string, seed: number): Target {
   return new Target({ endpoint: url, accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey, seed });
 }
 
-/** Runs `count` PUTs (4 at a time) through the given endpoints, calling `at(i)` before write i. */
+/**
+ * Runs `count` PUTs (4 at a time) through the given endpoints, calling `at(i)` before the batch
+ * holding write i starts (every earlier batch answered): fault points are write indices.
+ */
 async function traffic(context: ChaosContext, checker: WriteChecker, clients: () => S3Client[], count: number, at: (index: number) => Promise<void> = async () => undefined): Promise<void> {
   const round = (context.round += 1);
   for (let start = 0; start < count; start += 4) {
@@ -78,10 +88,12 @@ async function healAndCheckRedundancy(target: Target, context: ChaosContext): Pr
   const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', remove: true }) });
   if (heal.status !== 200) return [`heal start answered ${heal.status} ${JSON.stringify(heal.body)}`];
   const healed = await waitForHeal(target, bucket, heal.body.clientToken);
-  context.note(`heal: ${healed.counts.objectsHealed} objects healed, ${healed.counts.shardsHealed} shards written`);
+  context.note(`heal: ${healed.counts.objectsHealed} objects healed, ${healed.counts.shardsHealed} shards written, ${healed.counts.failures} failures`);
+  const problems: string[] = [];
+  for (const item of healed.items as any[]) if (item.outcome === 'failed' || item.outcome === 'unrecoverable') problems.push(`heal ${item.bucket}/${item.object ?? ''} (pool ${item.pool}, set ${item.set}): ${item.outcome} ${item.reason ?? ''}`);
+  if (healed.counts.failures > 0 && problems.length === 0) problems.push(`the heal failed on ${healed.counts.failures} item(s)`);
   const scan = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', dryRun: true }) });
   const checked = await waitForHeal(target, bucket, scan.body.clientToken);
-  const problems: string[] = [];
   for (const item of checked.items as any[]) if (item.outcome !== 'healthy') problems.push(`after heal ${item.bucket}/${item.object}: ${item.outcome} ${item.reason ?? ''} (${(item.before ?? []).map((slot: any) => slot.state).join(',')})`);
   if (checked.counts.failures > 0) problems.push(`the redundancy scan failed on ${checked.counts.failures} object(s)`);
   return problems;
@@ -94,6 +106,30 @@ async function faultDrive(target: Target, drive: string, plan: unknown): Promise
 
 async function driveList(target: Target): Promise<string[]> {
   return ((await target.admin('GET', '/svc/admin/v4/faults')).body.drives as { drive: string }[]).map((entry) => entry.drive);
+}
+
+/** Source reads this slow keep a rebalance busy for a while even at size 1. */
+const slowReadMs = 50;
+
+interface RebalancePoolStatus {
+  status: string;
+  lastError: string;
+  progress: { objects: number };
+}
+
+async function rebalancePool(target: Target, id = 0): Promise<RebalancePoolStatus | undefined> {
+  const status = (await target.admin('GET', '/svc/admin/v3/rebalance/status')).body;
+  return (status.pools as (RebalancePoolStatus & { id: number })[] | undefined)?.find((pool) => pool.id === id);
+}
+
+/** Polls the rebalance status of pool 0 until `done` holds (its last status either way). */
+async function waitForRebalance(target: Target, done: (pool: RebalancePoolStatus) => boolean, timeoutMs: number): Promise<RebalancePoolStatus | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pool = await rebalancePool(target);
+    if (!pool || done(pool) || Date.now() > deadline) return pool;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function withRoot<T>(action: (root: string) => Promise<T>): Promise<T> {
@@ -112,14 +148,19 @@ async function singleNode(root: string, args: string[], env: Record<string, stri
 }
 
 export const scenarios: Record<string, Scenario> = {
-  /** Rebalance between a full pool and an empty one (each on its own tmpfs) while drives of the source go offline. */
+  /**
+   * A fuller pool rebalances into an empty one (each on its own tmpfs, sized with the traffic so
+   * that neither fills) while a drive of the source goes offline. The source's drives answer
+   * reads slowly, so the rebalance is still moving objects when the drive goes: the drive is
+   * taken once the rebalance has moved an object, before a write of the traffic drawn from the seed.
+   */
   'kill-drives-mid-rebalance': async (context) =>
     withRoot(async (root) => {
       const mounts: string[] = [];
       try {
         for (const pool of ['p0', 'p1']) {
           await mkdir(join(root, pool));
-          execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', join(root, pool)]);
+          execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${96 * context.size}m`, 'tmpfs', join(root, pool)]);
           mounts.push(join(root, pool));
         }
         const pool0 = join(root, 'p0/d{1...4}');
@@ -130,29 +171,30 @@ export const scenarios: Record<string, Scenario> = {
         await traffic(context, checker, () => [node.target.s3], 24 * context.size);
         await node.process.stop();
         node = await singleNode(root, [pool0, pool1]);
-        const started = await node.target.admin('POST', '/svc/admin/v3/rebalance/start');
-        context.note(`rebalance start: ${started.status} ${JSON.stringify(started.body)}`);
-        const drives = (await driveList(node.target)).filter((drive) => drive.includes('/p0/'));
-        const victims = [drives[context.prng.int(drives.length)]!];
+        const target = node.target;
+        const sources = (await driveList(target)).filter((drive) => drive.includes('/p0/'));
+        for (const drive of sources) await faultDrive(target, drive, { operations: { readRange: { latencyMs: slowReadMs } } });
+        const problems: string[] = [];
+        const started = await target.admin('POST', '/svc/admin/v3/rebalance/start');
+        context.note(`source reads slowed by ${slowReadMs} ms; rebalance start: ${started.status}`);
+        if (started.status !== 200) problems.push(`rebalance start answered ${started.status} ${JSON.stringify(started.body)}`);
+        const moving = started.status === 200 ? await waitForRebalance(target, (pool) => pool.progress.objects > 0 || pool.status !== 'active', 30_000 * context.size) : undefined;
+        if (!moving || moving.progress.objects === 0) problems.push(`the rebalance moved nothing (pool 0: ${JSON.stringify(moving ?? null)})`);
+        const victim = sources[context.prng.int(sources.length)]!;
         const killAt = context.prng.int(8);
-        await traffic(context, checker, () => [node.target.s3], 16 * context.size, async (index) => {
-          if (index === killAt) {
-            for (const drive of victims) await faultDrive(node.target, drive, { offline: true });
-            context.note(`write ${index}: drive ${victims.map((victim) => victim.slice(root.length)).join(', ')} offline`);
-          }
+        await traffic(context, checker, () => [target.s3], 16 * context.size, async (index) => {
+          if (index !== killAt) return;
+          await faultDrive(target, victim, { offline: true });
+          const pool = await rebalancePool(target);
+          context.note(`write ${index}: drive ${victim.slice(root.length)} offline`);
+          if (pool?.status !== 'active') problems.push(`the rebalance was not running when the drive went offline (pool 0: ${pool?.status ?? 'none'})`);
         });
-        const deadline = Date.now() + 60_000;
-        while (Date.now() < deadline) {
-          const status = (await node.target.admin('GET', '/svc/admin/v3/rebalance/status')).body;
-          if (!(status.pools as any[]).some((pool) => pool.status === 'active' || pool.status === 'stopping')) {
-            context.note(`rebalance ended: ${(status.pools as any[]).map((pool) => `${pool.id}:${pool.status}:${pool.progress.objects}`).join(' ')}`);
-            break;
-          }
-          await new Promise((resolve) => setTimeout(resolve, 200));
-        }
-        for (const drive of victims) await faultDrive(node.target, drive, {});
+        const ended = started.status === 200 ? await waitForRebalance(target, (pool) => pool.status !== 'active' && pool.status !== 'stopping', 60_000 * context.size) : undefined;
+        context.note(`rebalance of pool 0 ended: ${ended ? `${ended.status}, ${ended.progress.objects} objects moved` : 'never started'}`);
+        if (ended && (ended.status !== 'completed' || ended.progress.objects === 0)) problems.push(`the rebalance ended ${ended.status} after moving ${ended.progress.objects} object(s) ${ended.lastError}`);
+        for (const drive of sources) await faultDrive(target, drive, {});
         context.note('faults cleared');
-        const problems = [...(await checker.verify(node.target.s3)), ...(await healAndCheckRedundancy(node.target, context))];
+        problems.push(...(await checker.verify(target.s3)), ...(await healAndCheckRedundancy(target, context)));
         await node.process.stop();
         return { problems, checker };
       } finally {
@@ -216,13 +258,16 @@ export const scenarios: Record<string, Scenario> = {
         const heal = await node.target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({}) });
         const files: string[] = [];
         for (const entry of await readdir(join(root, `d${corrupted}`, bucket), { withFileTypes: true, recursive: true })) if (entry.isFile() && entry.name.startsWith('part.')) files.push(join(entry.parentPath, entry.name));
+        // In key order (data dirs are random ids), so the seed picks the same shards every run.
+        const keyOf = (file: string) => file.split('/').slice(0, -2).join('/');
+        files.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
         for (const file of files.filter(() => context.prng.next() < 0.5)) {
           const bytes = await readFile(file);
           if (bytes.length === 0) continue;
           const at = context.prng.int(bytes.length);
           bytes[at] = bytes[at]! ^ 0xa5;
           await writeFile(file, bytes);
-          context.note(`corrupted ${file.slice(root.length)}`);
+          context.note(`corrupted ${keyOf(file).slice(root.length)}/<data dir>/${file.split('/').at(-1)}`);
         }
         await waitForHeal(node.target, bucket, heal.body.clientToken);
         const problems = [...(await checker.verify(node.target.s3)), ...(await healAndCheckRedundancy(node.target, context))];
@@ -262,7 +307,10 @@ export const scenarios: Record<string, Scenario> = {
       }
     }),
 
-  /** Every node of a four-node cluster is restarted in turn (SIGTERM, start, ready) under traffic. */
+  /**
+   * Every node of a four-node cluster is restarted in turn under traffic: stopped (SIGTERM) before
+   * one write, back and ready before the write half a turn later.
+   */
   'rolling-restart': async (context) => {
     const cluster = await startProcessCluster({ nodes: 4, drivesPerNode: 2 });
     try {
@@ -270,18 +318,18 @@ export const scenarios: Record<string, Scenario> = {
       const targets = cluster.urls.map((url) => targetFor(url, context.seed));
       await targets[0]!.s3.send(new CreateBucketCommand({ Bucket: bucket }));
       const order = [0, 1, 2, 3].sort(() => context.prng.next() - 0.5);
-      const per = Math.max(4, Math.floor((32 * context.size) / order.length));
-      let restarting: Promise<unknown> = Promise.resolve();
+      const per = Math.max(8, Math.floor((32 * context.size) / order.length));
       await traffic(context, checker, () => targets.filter((_, index) => cluster.nodes[index]).map((target) => target.s3), per * order.length, async (index) => {
+        const node = order[Math.floor(index / per)]!;
         if (index % per === 0) {
-          await restarting;
-          const node = order[index / per]!;
           await cluster.stop(node);
           context.note(`write ${index}: node ${node + 1} stopped`);
-          restarting = cluster.start(node).then(() => context.note(`node ${node + 1} back`));
+        }
+        if (index % per === Math.floor(per / 2)) {
+          await cluster.start(node);
+          context.note(`write ${index}: node ${node + 1} back`);
         }
       });
-      await restarting;
       const problems = [...(await checker.verify(targets[1]!.s3)), ...(await healAndCheckRedundancy(targets[0]!, context))];
       return { problems, checker };
     } finally {

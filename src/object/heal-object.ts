@@ -9,8 +9,9 @@
  *    shard that fails its check), outdated (lacks a trusted version), or ok. A normal scan checks
  *    that shard files exist with the right size; a deep scan verifies every bitrot hash.
  * 3. Each version is rebuilt block by block from K good shards (bitrot-verified as they are
- *    read) onto the drives that lack it: shard files go to tmp and are renamed into place, then
- *    xl.meta is written. Fewer than K good shards, zero parity, or a stored geometry that does
+ *    read) onto the drives that lack it: an outdated drive's outvoted copy (its data dir) is
+ *    deleted first, so a full drive has the room; shard files go to tmp and are renamed into
+ *    place, then xl.meta is written. Fewer than K good shards, zero parity, or a stored geometry that does
  *    not fit the set are refused with the reason; nothing is changed then.
  */
 import { randomUUID } from 'node:crypto';
@@ -226,6 +227,10 @@ async function rebuild(config: SetConfig, bucket: string, key: string, assessmen
   let shardsHealed = 0;
   const touched = new Set<number>([...targets.values()].flat());
   if (removeDangling) for (const answer of assessment.answers) if (answer.state === 'found' && answer.meta.versions.some((version) => assessment.dangling.includes(version.versionId))) touched.add(answer.slot);
+  // Copies the vote ruled against go first: their room is what a full drive needs for the rebuild.
+  await Promise.all([...touched].map(async (slot) => {
+    for (const dataDir of supersededDataDirs(assessment, slot)) await config.drives[slot]?.deleteRecursive(dataDirPath(bucket, key, dataDir)).catch(() => undefined);
+  }));
   /** Per slot, the rebuilt copy of each version (inline data included) to write into its xl.meta. */
   const rebuilt = new Map<number, Map<string, ObjectVersion>>();
   for (const plan of assessment.plans) {
@@ -258,6 +263,19 @@ async function rebuild(config: SetConfig, bucket: string, key: string, assessmen
     }
   }));
   return shardsHealed;
+}
+
+/**
+ * The data dirs of a drive's outvoted copies: its copy of a trusted version with another data
+ * dir than the trusted one (an overwrite that missed the drive, or was rolled back only there).
+ * The rewritten xl.meta no longer names them.
+ */
+function supersededDataDirs(assessment: Assessment, slot: number): string[] {
+  const answer = assessment.answers[slot];
+  if (answer?.state !== 'found') return [];
+  const trusted = new Map(assessment.plans.map((plan) => [plan.version.versionId, plan.version]));
+  const kept = new Set(assessment.plans.map((plan) => plan.version.dataDir));
+  return answer.meta.versions.flatMap((version) => (version.dataDir && trusted.has(version.versionId) && !kept.has(version.dataDir) ? [version.dataDir] : []));
 }
 
 /** A copy of a version for a drive that holds its shard `distribution[slot]` (no inline data). */

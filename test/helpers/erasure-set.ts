@@ -29,11 +29,13 @@ export async function makeTestSet(options: {
   nowMs?: () => number;
   /** Where blocks are coded; the event loop when unset. */
   coding?: BlockCoding;
+  /** Capacity of each memfs drive (4 GiB when unset); writes past it fail with DriveFull. */
+  capacityBytes?: number;
 }): Promise<TestSet> {
   const root = options.backend === 'fs' ? await mkdtemp(join(tmpdir(), 'svc-set-')) : undefined;
   const inner: Drive[] = [];
   for (let slot = 0; slot < options.drives; slot += 1) {
-    const base = root ? await createFsDrive(join(root, `d${slot}`)) : createMemfsDrive({ endpoint: `mem${slot}`, capacityBytes: 4096 * MiB });
+    const base = root ? await createFsDrive(join(root, `d${slot}`)) : createMemfsDrive({ endpoint: `mem${slot}`, capacityBytes: options.capacityBytes ?? 4096 * MiB });
     inner.push(options.wrap ? options.wrap(base, slot) : base);
   }
   const faulty = inner.map((drive, slot) => createFaultyDrive(drive, { seed: slot + 1 }));
