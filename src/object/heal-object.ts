@@ -229,7 +229,9 @@ async function rebuild(config: SetConfig, bucket: string, key: string, assessmen
   if (removeDangling) for (const answer of assessment.answers) if (answer.state === 'found' && answer.meta.versions.some((version) => assessment.dangling.includes(version.versionId))) touched.add(answer.slot);
   // Copies the vote ruled against go first: their room is what a full drive needs for the rebuild.
   await Promise.all([...touched].map(async (slot) => {
-    for (const dataDir of supersededDataDirs(assessment, slot)) await config.drives[slot]?.deleteRecursive(dataDirPath(bucket, key, dataDir)).catch(() => undefined);
+    const drive = config.drives[slot];
+    if (!drive) return;
+    for (const dataDir of supersededDataDirs(assessment, slot)) await removeDataDir(drive, `${assessment.dir}/${dataDir}`).catch(() => undefined);
   }));
   /** Per slot, the rebuilt copy of each version (inline data included) to write into its xl.meta. */
   const rebuilt = new Map<number, Map<string, ObjectVersion>>();
