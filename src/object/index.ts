@@ -13,3 +13,4 @@ export type { HealObjectOptions, HealObjectResult, HealOutcome, SlotHealth } fro
 export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/coding.js';
 export { WorkerCoding } from './coding/worker-coding.js';
 export { digestAlgorithms, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
+export type { ObjectPlacement, SlotPlacement, ShardFile, ShardStatus } from './placement.js';
