@@ -1,31 +1,16 @@
 /** `rc admin object placement` and `rc admin simulate`, run as real processes against a real server. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { repoRoot, s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
+import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
+import { rcIn } from './helpers/rc-process.js';
 
 let root: string;
 let server: SvcProcess;
 
-function rc(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rc.ts', ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: root, RC_CONFIG_DIR: join(root, 'rc') } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function ok(...args: string[]): Promise<string> {
-  const run = await rc(...args);
-  expect(run.code, `rc ${args.join(' ')}\n${run.stderr}`).toBe(0);
-  return run.stdout;
-}
+const { rc, ok } = rcIn(() => root);
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-rc-explorer-'));
