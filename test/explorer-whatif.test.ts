@@ -97,7 +97,7 @@ describe('failure what-if', () => {
           expect({ readable: read, writable: written, deletable: deleted }, context).toEqual({ readable: verdict.readable, writable: verdict.writable, deletable: verdict.deletable });
         },
       ),
-      { numRuns: Number(process.env.WHATIF_RUNS ?? 60), seed },
+      { numRuns: Number(process.env.WHATIF_RUNS ?? 40), seed },
     );
   }, 240_000);
 
@@ -112,5 +112,16 @@ describe('failure what-if', () => {
     expect(standard!.quorums.delete.worked).toBe('N=4, K=2, M=2: floor(4/2) + 1 = 3');
     expect(rrs).toMatchObject({ dataShards: 3, parityShards: 1, readable: false, writable: false });
     expect(report.summary).toEqual({ readable: false, writable: false, deletable: false });
+  });
+
+  it('placement of an empty object and of an inline one verifies every shard ok', async () => {
+    current = await makeTestSet({ drives: 5, parity: 2 });
+    for (const [key, bytes] of [['empty', new Uint8Array(0)], ['small', patternBytes(100, 3)]] as const) {
+      await current.set.putObject('bucket', key, chunked(bytes), { storageClass: 'STANDARD', versioning: 'unversioned', sizeBytes: bytes.length });
+      const placed = await current.set.placeObject('bucket', key, { verify: true });
+      expect(placed.inline, key).toBe(true);
+      expect(placed.slots.map((slot) => slot.status), key).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+      expect(placed.slots.map((slot) => slot.shardIndex).sort(), key).toEqual([1, 2, 3, 4, 5]);
+    }
   });
 });
