@@ -205,5 +205,7 @@ describe('failure what-if on a running server', () => {
     expect((await ask({ nodes: ['elsewhere:1'] })).Code).toBe('InvalidArgument');
     expect((await ask({ drive: [] })).Message).toContain("unknown field 'drive'");
     expect((await ask({ scope: { bucket: 'absent-bucket' } })).Code).toBe('NoSuchBucket');
+    expect((await admin(server.url, 'POST', '/svc/admin/v4/simulate/failure', 'drives=x', { body: '{}' })).body.Code).toBe('InvalidQueryParameter');
+    expect((await admin(server.url, 'POST', '/svc/admin/v4/simulate/failure', '', { body: '[1]' })).body.Code).toBe('InvalidArgument');
   });
 });

@@ -2,7 +2,7 @@
 import { SvcError } from '../../errors/index.js';
 import type { PlacementRequest, SimulateRequest } from '../../ops/explorer.js';
 import type { AdminRequest } from './context.js';
-import { jsonBody, statusQuery } from './query.js';
+import { jsonBody, mutationQuery, statusQuery } from './query.js';
 
 export function placementQuery(request: AdminRequest): PlacementRequest {
   const query = statusQuery(request.rawQuery);
@@ -16,8 +16,9 @@ export function placementQuery(request: AdminRequest): PlacementRequest {
   return { bucket, key, ...(versionId ? { versionId } : {}), verify: verify === 'true' };
 }
 
-/** `{ "drives": [endpoint...], "nodes": [node...], "scope": { "bucket", "prefix" } }`; every field optional. */
+/** `{ "drives": [endpoint...], "nodes": [node...], "scope": { "bucket", "prefix" } }`; every field optional; no query parameters. */
 export function simulateBody(request: AdminRequest): SimulateRequest {
+  mutationQuery(request.rawQuery, []);
   const body = jsonBody(request, 'the failure what-if body');
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SvcError('InvalidArgument', 'the failure what-if body must be a JSON object');
   const record = body as Record<string, unknown>;
