@@ -15,6 +15,7 @@ import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type Po
 import { StateStore } from './ops/state-store.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
 import { HealManager } from './ops/heal.js';
+import { createExplorer, type SetView } from './ops/explorer.js';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 import { limits } from './util/limits.js';
@@ -174,7 +175,14 @@ export async function startAdminServices(options: {
       };
     });
 
+  const explorer = createExplorer({
+    objects: storage.objects,
+    sets: () => setViewsOf(config, storage, options.isOwn),
+    parities: (pool) => ({ standard: storage.storageClass.standardParity(pool), rrs: storage.storageClass.rrsParity(pool) }),
+  });
+
   const context: AdminContext = {
+    explorer,
     poolPatterns: config.layout.pools.map((pool) => pool.pattern),
     nowMs: () => Date.now(),
     slots: (pool) => slotsOf(config, storage, options.isOwn, pool),
@@ -202,7 +210,7 @@ export async function startAdminServices(options: {
     capabilities: () => ({
       server: 'svc',
       version: packageVersion(),
-      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery'] },
+      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery', 'object/placement', 'simulate/failure'] },
       driveBackends: ['fs', 'memfs', 'remote'],
       driveBackend: config.driveBackend,
       faultInjection: config.faultInjection,
@@ -296,6 +304,19 @@ async function slotsOf(config: ServerConfig, storage: StartedStorage, isOwn: Own
         usedBytes: online ? info.totalBytes - info.freeBytes : 0,
       };
     }),
+  );
+}
+
+/** Every set of every pool, its erasure set and its drives as the explorer sees them (state asked now). */
+async function setViewsOf(config: ServerConfig, storage: StartedStorage, isOwn: OwnEndpointTest): Promise<SetView[]> {
+  const pools = await Promise.all(config.layout.pools.map((pool) => slotsOf(config, storage, isOwn, pool.index)));
+  return storage.objects.pools.flatMap((pool) =>
+    pool.sets.map((erasureSet, set) => ({
+      pool: pool.index,
+      set,
+      erasureSet,
+      drives: pools[pool.index]!.filter((slot) => slot.set === set).map((slot) => ({ endpoint: slot.endpoint, node: hostOfEndpoint(slot.endpoint), driveId: slot.uuid, state: slot.state })),
+    })),
   );
 }
 

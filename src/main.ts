@@ -18,7 +18,8 @@ import { readServerConfig, type RequestTimeouts, type ServerConfig } from './clu
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { limits } from './util/limits.js';
 import { startStorage, type StartedStorage } from './cluster/startup.js';
-import { describeLayout, hostFailureWarning } from './cluster/layout.js';
+import { describeLayout } from './cluster/layout.js';
+import { configWarnings, redundancyWarnings } from './cluster/launch-plan.js';
 import type { Endpoint } from './cluster/endpoints.js';
 import type { ResolvedStorageClass } from './cluster/storage-class-config.js';
 import { ownEndpointTest, type OwnEndpointTest } from './cluster/own-endpoints.js';
@@ -183,22 +184,17 @@ function consoleOptions(config: ServerConfig, storage: StartedStorage, admin: ()
 }
 
 function announce(config: ServerConfig, log: Logger): void {
-  for (const notice of config.notices) log.warn({ conflict: notice }, 'both a SVC_ and a legacy variable are set; the SVC_ value is used');
-  if (config.credentialsFromDefault) log.warn({ accessKey: config.accessKey, secretKey: config.secretKey }, `SVC_ACCESS_KEY/SVC_SECRET_KEY are not set: using the development credentials ${config.accessKey} / ${config.secretKey}; set your own before storing real data`);
+  for (const warning of configWarnings(config)) log.warn(warning.fields, warning.message);
   log.info({ layout: describeLayout(config.layout, []) }, 'layout');
 }
 
 /**
  * Warnings that depend on the storage classes in force (the environment over the persisted
  * configuration): zero automatic parity, an inline block above 128 KiB, and for every multi-drive
- * pool how many hosts it may lose.
+ * pool how many hosts it may lose. `svc plan` reports the same list.
  */
 function warnAboutRedundancy(config: ServerConfig, storageClass: ResolvedStorageClass, log: Logger): void {
-  for (const warning of storageClass.warnings) log.warn({}, warning);
-  for (const pool of config.layout.pools) {
-    const warning = hostFailureWarning(pool, { standard: storageClass.standardParity(pool.index), rrs: storageClass.rrsParity(pool.index) });
-    if (warning) log.warn({ pool: pool.index, warning: 'host_failure_data_unavailable', hosts: warning.hosts, hostsMayLose: warning.hostsMayLose }, warning.message);
-  }
+  for (const warning of redundancyWarnings(config.layout, storageClass)) log.warn(warning.fields, warning.message);
 }
 
 /**

@@ -15,12 +15,14 @@ import type { RunningServer } from '../main.js';
 
 process.env.UV_THREADPOOL_SIZE ??= String(limits.ioThreadsDefault);
 
-const { isSvcError } = await import('../errors/index.js');
 const { startServer } = await import('../main.js');
 const { runHealthcheck } = await import('./healthcheck.js');
+const { runPlan } = await import('./plan.js');
+const { startupFailureLine } = await import('../cluster/launch-plan.js');
 
 const usage = `usage: svc server <endpoint-pattern> [<endpoint-pattern> ...]
        svc            (volumes from SVC_VOLUMES)
+       svc plan <endpoint-pattern>... [--drive-size 8TiB] [--json]  (the layout, offline)
        svc healthcheck  (exit 0 when this node's S3 and console health URLs answer 200)
 
 An endpoint pattern is a local path or http://<host>:<port>/<path>; {a...b} ranges expand,
@@ -38,6 +40,13 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = result.healthy ? 0 : 1;
     return;
   }
+  if (command === 'plan') {
+    const output = runPlan(rest, process.env);
+    process.stdout.write(output.stdout);
+    process.stderr.write(output.stderr);
+    process.exitCode = output.exitCode;
+    return;
+  }
   if (command !== undefined && command !== 'server') {
     console.error(`svc: unknown command '${command}'\n${usage}`);
     process.exitCode = 2;
@@ -47,8 +56,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     server = await startServer(command === undefined ? [] : rest, process.env);
   } catch (error) {
-    const code = isSvcError(error) ? error.code : 'StartupFailed';
-    console.error(`svc: ${code}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(startupFailureLine(error));
     process.exit(1);
   }
   let stopping = false;

@@ -124,7 +124,8 @@ export function hostsPoolMayLose(pool: PoolLayout, parity: number): number {
   return Math.min(...pool.sets.map((set) => hostsSetMayLose(set, parity)));
 }
 
-function hostsSetMayLose(set: Endpoint[], parity: number): number {
+/** How many hosts of one set may be lost with its objects at `parity` still readable. */
+export function hostsSetMayLose(set: Endpoint[], parity: number): number {
   const shardsPerHost = new Map<string, number>();
   for (const endpoint of set) shardsPerHost.set(hostOf(endpoint), (shardsPerHost.get(hostOf(endpoint)) ?? 0) + 1);
   let lostShards = 0;

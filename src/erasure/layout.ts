@@ -4,7 +4,7 @@
  */
 import { assert } from '../errors/index.js';
 import { xxh64 } from '../util/hashing.js';
-import { bitrotHashBytes } from './bitrot.js';
+import { bitrotHashBytes, unframeChunk } from './bitrot.js';
 
 export function shardSizeBytes(blockLengthBytes: number, dataShards: number): number {
   return Math.ceil(blockLengthBytes / dataShards);
@@ -86,4 +86,14 @@ export function blockRangeFor(offset: number, length: number, blockSizeBytes: nu
 export function distributionFor(key: string, setDriveCount: number): number[] {
   const start = Number(xxh64(key) % BigInt(setDriveCount));
   return Array.from({ length: setDriveCount }, (_, drive) => ((drive + setDriveCount - start) % setDriveCount) + 1);
+}
+
+/** Does every block's chunk of a shard file of a part of `partSizeBytes` pass its bitrot hash? */
+export function framesSound(bytes: Uint8Array, partSizeBytes: number, dataShards: number, blockSizeBytes: number): boolean {
+  const blocks = Math.ceil(partSizeBytes / blockSizeBytes);
+  for (let block = 0; block < blocks; block += 1) {
+    const chunk = chunkOffsetInShardFile(block, partSizeBytes, dataShards, blockSizeBytes);
+    if (!unframeChunk(bytes.subarray(chunk.offset, chunk.offset + chunk.lengthBytes))) return false;
+  }
+  return true;
 }

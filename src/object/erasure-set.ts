@@ -10,6 +10,7 @@ import { deleteObject } from './delete-object.js';
 import { updateVersionMetadata, type VersionUpdate } from './update-metadata.js';
 import { listAnyKeys, listSet, type ListEntry } from './list-objects.js';
 import { healObject, type HealObjectOptions, type HealObjectResult } from './heal-object.js';
+import { placeObject, type ObjectPlacement } from './placement.js';
 import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import type { WalkOptions } from './walk-keys.js';
 import type { DeleteObjectOptions, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions } from './types.js';
@@ -43,6 +44,11 @@ export class ErasureSet {
 
   healObject(bucket: string, key: string, options?: HealObjectOptions): Promise<HealObjectResult> {
     return healObject(this.config, bucket, key, options);
+  }
+
+  /** Where a version's shards are, read-only (with `verify`, each shard's bitrot hashes checked). */
+  placeObject(bucket: string, key: string, options: { versionId?: string; verify?: boolean } = {}): Promise<ObjectPlacement> {
+    return placeObject(this.config, bucket, key, options);
   }
 
   /** Keys held by any online drive, without a vote (heal). */

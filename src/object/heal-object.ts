@@ -21,7 +21,7 @@ import type { ObjectVersion, XlMeta } from '../format/xl-meta-types.js';
 import { encodeXlMeta } from '../format/xl-meta.js';
 import { codecFor } from '../erasure/codecs.js';
 import { frameChunk, unframeChunk } from '../erasure/bitrot.js';
-import { chunkOffsetInShardFile, shardFileSizeBytes } from '../erasure/layout.js';
+import { chunkOffsetInShardFile, framesSound, shardFileSizeBytes } from '../erasure/layout.js';
 import { objectResource } from './locks.js';
 import { readObjectMeta, removeDataDir } from './meta-io.js';
 import { partPathIn, xlMetaPathIn } from './paths.js';
@@ -181,15 +181,6 @@ async function shardsIntact(config: SetConfig, dir: string, version: ObjectVersi
   } catch {
     return false;
   }
-}
-
-function framesSound(bytes: Uint8Array, partSizeBytes: number, dataShards: number, blockSizeBytes: number): boolean {
-  const blocks = Math.ceil(partSizeBytes / blockSizeBytes);
-  for (let block = 0; block < blocks; block += 1) {
-    const chunk = chunkOffsetInShardFile(block, partSizeBytes, dataShards, blockSizeBytes);
-    if (!unframeChunk(bytes.subarray(chunk.offset, chunk.offset + chunk.lengthBytes))) return false;
-  }
-  return true;
 }
 
 /** Online slots to write, per version: those without a sound copy (every online slot with `recreate`). */

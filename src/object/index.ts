@@ -14,3 +14,4 @@ export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/c
 export { WorkerCoding } from './coding/worker-coding.js';
 export { digestAlgorithms, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
 export type { WritePrecondition } from './write-preconditions.js';
+export type { ObjectPlacement, SlotPlacement, ShardFile, ShardStatus } from './placement.js';

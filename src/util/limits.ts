@@ -150,4 +150,8 @@ export const limits = {
   formatSettleMs: 3_000,
   rpcMaxRetries: 3,
   rpcTokenTtlMs: 15 * 60 * 1000,
+  /** Objects a failure what-if reads the stored geometry of, at most, for its scope count. */
+  simulateScanMaxObjects: 10_000,
+  /** Drives plus nodes one failure what-if may name. */
+  simulateFailuresMax: 1_024,
 } as const;

@@ -2,6 +2,7 @@
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { HealManager } from '../../ops/heal.js';
+import type { Explorer } from '../../ops/explorer.js';
 
 export interface SlotInfo {
   set: number;
@@ -61,6 +62,8 @@ export interface AdminContext {
     set(drive: string, plan: unknown): { drive: string; faults: unknown };
   };
   capabilities(): Record<string, unknown>;
+  /** Object placement and the failure what-if. */
+  explorer: Explorer;
   serversInfo(): Promise<Record<string, unknown>>;
   nowMs(): number;
 }

@@ -55,3 +55,13 @@ export function requiredPool(query: Query): string {
   if (pool === undefined || pool === '') throw new SvcError('InvalidQueryParameter', 'the pool parameter is required', { parameter: 'pool' });
   return pool;
 }
+
+/** A request's JSON body; `{}` when it has none. */
+export function jsonBody(request: { body: Buffer }, what: string): unknown {
+  if (request.body.length === 0) return {};
+  try {
+    return JSON.parse(request.body.toString('utf8'));
+  } catch {
+    throw new SvcError('InvalidArgument', `${what} is not JSON`);
+  }
+}

@@ -1,8 +1,9 @@
 /** The admin routes: pools, decommission, rebalance, heal, inspection and faults. Thin: parse, call, shape. */
 import { SvcError } from '../../errors/index.js';
 import type { AdminContext, AdminRequest } from './context.js';
-import { byIdOf, mutationQuery, noQuery, requiredPool, resolvePool, statusQuery } from './query.js';
+import { byIdOf, jsonBody, mutationQuery, noQuery, requiredPool, resolvePool, statusQuery } from './query.js';
 import { heal } from './heal.js';
+import { placementQuery, simulateBody } from './explorer.js';
 
 export interface AdminRoute {
   method: 'GET' | 'POST';
@@ -29,6 +30,8 @@ export const adminRoutes: AdminRoute[] = [
   { method: 'GET', path: '/svc/admin/v4/heal/replacement-recovery', handle: async (context) => context.heal.replacementRecovery() },
   { method: 'GET', path: '/svc/admin/v4/cluster/snapshot', handle: async (context) => context.snapshot() },
   { method: 'GET', path: '/svc/admin/v4/runtime/capabilities', handle: async (context) => context.capabilities() },
+  { method: 'GET', path: '/svc/admin/v4/object/placement', handle: async (context, request) => context.explorer.placement(placementQuery(request)) },
+  { method: 'POST', path: '/svc/admin/v4/simulate/failure', handle: async (context, request) => context.explorer.simulate(simulateBody(request)) },
   { method: 'GET', path: `${v3}/info`, handle: async (context) => context.serversInfo() },
   {
     method: 'GET',
@@ -43,15 +46,7 @@ export const adminRoutes: AdminRoute[] = [
       const query = mutationQuery(request.rawQuery, ['drive']);
       const drive = query.get('drive');
       if (!drive) throw new SvcError('InvalidQueryParameter', 'the drive parameter (a drive path of this node) is required', { parameter: 'drive' });
-      let plan: unknown = {};
-      if (request.body.length > 0) {
-        try {
-          plan = JSON.parse(request.body.toString('utf8'));
-        } catch {
-          throw new SvcError('InvalidArgument', 'the fault plan is not JSON');
-        }
-      }
-      return faults.set(drive, plan);
+      return faults.set(drive, jsonBody(request, 'the fault plan'));
     },
   },
   {

@@ -40,7 +40,7 @@ export async function remoteTarget(context: RcContext, text: string): Promise<Ta
   return { aliasName: aliasName!, alias, ...(bucket ? { bucket } : {}), ...(rest.length > 0 && rest.join('/') !== '' ? { key: rest.join('/') } : {}) };
 }
 
-async function requireTarget(context: RcContext, text: string, needs: 'alias' | 'bucket' | 'key'): Promise<Target & { bucket: string; key: string }> {
+export async function requireTarget(context: RcContext, text: string, needs: 'alias' | 'bucket' | 'key'): Promise<Target & { bucket: string; key: string }> {
   const target = await remoteTarget(context, text);
   if (!target) throw new RcError(`'${text}' does not start with a known alias (rc alias list shows them)`);
   if (needs !== 'alias' && !target.bucket) throw new RcError(`'${text}' names no bucket: write ${target.aliasName}/<bucket>${needs === 'key' ? '/<key>' : ''}`, 2);

@@ -5,6 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createContext, RcError, table, type RcContext, type RcIo } from './context.js';
 import * as adminCommands from './admin.js';
+import * as explorer from './explorer.js';
 import * as objects from './objects.js';
 
 interface Command {
@@ -145,6 +146,26 @@ const commands: Record<string, Command> = {
     ]),
   ),
   'admin info cluster': { usage: 'rc admin info cluster <alias>', summary: 'nodes, pools and running operations', positionals: [1, 1], run: (context, [alias]) => adminCommands.info(context, 'cluster', alias!, false) },
+  'admin object placement': {
+    usage: 'rc admin object placement <alias>/<bucket>/<key> [--verify] [--version-id <id>]',
+    summary: 'which drive holds which shard of an object (--verify checks every shard\'s bitrot hashes); read-only',
+    options: { verify: { type: 'boolean' }, 'version-id': { type: 'string' } },
+    positionals: [1, 1],
+    run: (context, [target], values) => explorer.placement(context, target!, { verify: values.verify === true, ...(values['version-id'] ? { versionId: values['version-id'] as string } : {}) }),
+  },
+  'admin simulate': {
+    usage: 'rc admin simulate <alias> [--fail-drive <endpoint>]... [--fail-node <host:port>]... [--bucket <b> [--prefix <p>]]',
+    summary: 'what failing these drives or nodes would do to every set (and to the objects of a bucket); fails nothing',
+    options: { 'fail-drive': { type: 'string', multiple: true }, 'fail-node': { type: 'string', multiple: true }, bucket: { type: 'string' }, prefix: { type: 'string' } },
+    positionals: [1, 1],
+    run: (context, [alias], values) =>
+      explorer.simulate(context, alias!, {
+        drives: (values['fail-drive'] as string[] | undefined) ?? [],
+        nodes: (values['fail-node'] as string[] | undefined) ?? [],
+        ...(values.bucket !== undefined ? { bucket: values.bucket as string } : {}),
+        ...(values.prefix !== undefined ? { prefix: values.prefix as string } : {}),
+      }),
+  },
   'admin info disk': { usage: 'rc admin info disk <alias> [--offline]', summary: 'every drive (or only those not online)', options: { offline: { type: 'boolean' } }, positionals: [1, 1], run: (context, [alias], values) => adminCommands.info(context, 'disk', alias!, values.offline === true) },
 };
 
