@@ -254,7 +254,7 @@ function faultControl(drives: Map<string, Drive>): NonNullable<AdminContext['fau
   };
 }
 
-function hostOfEndpoint(endpoint: string): string {
+export function hostOfEndpoint(endpoint: string): string {
   return /^https?:\/\//.test(endpoint) ? new URL(endpoint).host : 'local';
 }
 
@@ -300,7 +300,7 @@ async function slotsOf(config: ServerConfig, storage: StartedStorage, isOwn: Own
 }
 
 /** Every other node of the deployment (distinct host:port of URL endpoints that are not ours). */
-function peersOf(config: ServerConfig, isOwn: OwnEndpointTest): Peer[] {
+export function peersOf(config: ServerConfig, isOwn: OwnEndpointTest): Peer[] {
   const peers = new Map<string, Peer>();
   for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
     if (endpoint.kind === 'url' && !isOwn(endpoint)) peers.set(`${endpoint.host}:${endpoint.port}`, { host: endpoint.host, port: endpoint.port });

@@ -5,6 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createContext, RcError, table, type RcContext, type RcIo } from './context.js';
 import * as adminCommands from './admin.js';
+import { prometheusGenerate } from './prometheus.js';
 import * as objects from './objects.js';
 
 interface Command {
@@ -144,6 +145,12 @@ const commands: Record<string, Command> = {
       },
     ]),
   ),
+  'admin prometheus generate': {
+    usage: 'rc admin prometheus generate <alias> [cluster|node]',
+    summary: 'a bearer token and a Prometheus scrape configuration for /svc/metrics/cluster (or /node)',
+    positionals: [1, 2],
+    run: (context, [alias, view]) => prometheusGenerate(context, alias!, view),
+  },
   'admin info cluster': { usage: 'rc admin info cluster <alias>', summary: 'nodes, pools and running operations', positionals: [1, 1], run: (context, [alias]) => adminCommands.info(context, 'cluster', alias!, false) },
   'admin info disk': { usage: 'rc admin info disk <alias> [--offline]', summary: 'every drive (or only those not online)', options: { offline: { type: 'boolean' } }, positionals: [1, 1], run: (context, [alias], values) => adminCommands.info(context, 'disk', alias!, values.offline === true) },
 };
