@@ -38,7 +38,7 @@ export function createLogger(config: Pick<ServerConfig, 'logLevel' | 'logDirecto
     return pino(options, pino.destination({ dest: join(config.logDirectory, 'svc.log'), sync: false }));
   }
   if (!logsArePretty(config, stdoutIsTerminal)) return pino(options);
-  return pino(options, pretty({ colorize: stdoutIsTerminal, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', sync: true }));
+  return pino(options, pretty({ colorize: stdoutIsTerminal, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true, sync: true }));
 }
 
 /** This node's name in the cluster view: its listen address, with the host name for a wildcard. */
