@@ -165,5 +165,8 @@ describe('metrics endpoints on a server', () => {
     expect(sampleValue(after, 'svc_s3_received_bytes_total', { api: 'PutObject' })).toBeGreaterThan(10_000 * 'body 0'.length);
     expect(sampleValue(after, 'svc_s3_request_duration_seconds_count', { api: 'PutObject' })).toBe(10_000);
     expect(sampleValue(after, 'svc_s3_in_flight_requests')).toBe(0);
+    expect(sampleValue(after, 'svc_s3_sent_bytes_total', { api: 'GetObject' })).toBeGreaterThan(2 * 'body 9999'.length);
+    const driveOperations = after.get('svc_drive_operation_duration_seconds')!.samples.filter((sample) => sample.name.endsWith('_count') && sample.labels.drive === join(home, 'drive1'));
+    expect(driveOperations.reduce((total, sample) => total + sample.value, 0)).toBeGreaterThanOrEqual(10_000);
   }, 240_000);
 });

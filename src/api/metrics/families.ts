@@ -10,13 +10,15 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 export const metricsPrefix = 'svc_';
 
 const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Drive operations are many (per drive and operation): fewer, coarser buckets keep their series few. */
+const driveBucketsSeconds = [0.0005, 0.002, 0.01, 0.05, 0.25, 1, 5];
 
 /** The families, each registered in `registry`. Label names are listed here, once. */
 export function createFamilies(registry: Registry) {
   const registers = [registry];
   const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name: metricsPrefix + name, help, labelNames, registers });
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name: metricsPrefix + name, help, labelNames, registers });
-  const histogram = (name: string, help: string, labelNames: string[] = []) => new Histogram({ name: metricsPrefix + name, help, labelNames, buckets: latencyBucketsSeconds, registers });
+  const histogram = (name: string, help: string, labelNames: string[] = [], buckets = latencyBucketsSeconds) => new Histogram({ name: metricsPrefix + name, help, labelNames, buckets, registers });
   return {
     s3Requests: counter('s3_requests_total', 'S3 requests answered, by API and status class (2xx, 3xx, 4xx, 5xx).', ['api', 'status_class']),
     s3RequestDuration: histogram('s3_request_duration_seconds', 'Time from the request line to the last byte of the answer, by API.', ['api']),
@@ -24,7 +26,7 @@ export function createFamilies(registry: Registry) {
     s3SentBytes: counter('s3_sent_bytes_total', 'Bytes written to S3 clients for their answers (headers and bodies), by API.', ['api']),
     s3InFlight: gauge('s3_in_flight_requests', 'S3 requests being served now.'),
 
-    driveOperationDuration: histogram('drive_operation_duration_seconds', 'Drive operations of this node, by drive and operation.', ['drive', 'operation']),
+    driveOperationDuration: histogram('drive_operation_duration_seconds', 'Drive operations of this node, by drive and operation.', ['drive', 'operation'], driveBucketsSeconds),
     driveOperationErrors: counter('drive_operation_errors_total', 'Drive operations that failed (a missing file is an answer, not an error), by drive and operation.', ['drive', 'operation']),
     driveTimeouts: counter('drive_timeouts_total', 'Drive operations that timed out, by drive.', ['drive']),
     driveState: gauge('drive_state', 'One per drive of this node: 1 for its current state (online, offline, healing), 0 for the others.', ['drive', 'pool', 'set', 'state']),
@@ -65,7 +67,7 @@ export function createFamilies(registry: Registry) {
 
     rpcCalls: counter('rpc_calls_total', 'Internode drive calls made to a peer.', ['peer']),
     rpcErrors: counter('rpc_errors_total', 'Internode drive calls to a peer that failed (unreachable, timed out, or a failed answer).', ['peer']),
-    rpcDuration: histogram('rpc_call_duration_seconds', 'Internode drive call latency, by peer.', ['peer']),
+    rpcDuration: histogram('rpc_call_duration_seconds', 'Internode drive call latency, by peer.', ['peer'], driveBucketsSeconds),
 
     nodeUptime: gauge('node_uptime_seconds', 'Seconds since this node started.'),
     nodeInfo: gauge('node_info', 'Always 1; the labels carry the version.', ['version']),
