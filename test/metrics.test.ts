@@ -13,7 +13,11 @@ import { generateScrapeConfig, parseExposition, sampleValue, type Family } from 
 import { createMetricsToken, metricsKeyFor, verifyMetricsToken } from '../src/util/metrics-token.js';
 import { mergeExpositions, withServerLabel } from '../src/api/metrics/cluster-view.js';
 import { readServerConfig } from '../src/cluster/server-config.js';
-import { isSvcError } from '../src/errors/index.js';
+import { isSvcError, SvcError } from '../src/errors/index.js';
+import type { Drive } from '../src/drive/index.js';
+import { instrumentDrive } from '../src/api/metrics/instrumented-drive.js';
+import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
+import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
 
 const dayMs = 24 * 60 * 60 * 1000;
 
@@ -58,6 +62,29 @@ describe('cluster view', () => {
     expect(merged.get('svc_x_total')!.samples.map((sample) => [sample.labels.server, sample.value])).toEqual([['a:1', 1], ['b:1', 2]]);
     expect(sampleValue(merged, 'svc_node_up', { server: 'c:1' })).toBe(0);
     expect(sampleValue(merged, 'svc_node_up', { server: 'b:1' })).toBe(1);
+  });
+});
+
+describe('instrumented drive', () => {
+  it('times operations, tells answers from errors, and keeps the fault-injection controls reachable', async () => {
+    const observed: [string, string][] = [];
+    const faulty = createFaultyDrive(createMemfsDrive({ endpoint: '/m1' }));
+    const drive = instrumentDrive(faulty, { observe: (operation, durationSeconds, outcome) => void observed.push([operation, durationSeconds >= 0 ? outcome : 'negative']) });
+    await drive.writeFile('b/k', new Uint8Array([1, 2, 3]));
+    await expect(drive.readFile('b/missing')).rejects.toThrow();
+    expect('setFaults' in drive).toBe(true);
+    drive.setFaults({ offline: true });
+    expect(faulty.faults.offline).toBe(true);
+    await expect(drive.readFile('b/k')).rejects.toThrow();
+    expect((await drive.diskInfo()).online).toBe(false);
+    expect(observed).toEqual([['writeFile', 'ok'], ['readFile', 'answer'], ['readFile', 'error'], ['diskInfo', 'ok']]);
+  });
+
+  it('counts a call that failed because internode RPC timed out as a timeout', async () => {
+    const outcomes: string[] = [];
+    const timingOut = { endpoint: 'http://peer:9000/d1', readFile: async () => Promise.reject(new SvcError('DriveOffline', 'drive is unreachable', {}, { cause: new Error('internode RPC timed out') })) } as unknown as Drive;
+    await expect(instrumentDrive(timingOut, { observe: (_operation, _seconds, outcome) => void outcomes.push(outcome) }).readFile('x')).rejects.toThrow();
+    expect(outcomes).toEqual(['timeout']);
   });
 });
 
