@@ -10,7 +10,7 @@ import type { Drive } from './drive/index.js';
 import type { ServerConfig } from './cluster/server-config.js';
 import type { StartedStorage } from './cluster/startup.js';
 import type { OwnEndpointTest } from './cluster/own-endpoints.js';
-import { callPeer, type Peer } from './cluster/peer-client.js';
+import { callPeer, type Peer, type PeerCallObserver } from './cluster/peer-client.js';
 import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type PoolMetaDocument } from './ops/decommission.js';
 import { StateStore } from './ops/state-store.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
@@ -43,9 +43,11 @@ export async function startAdminServices(options: {
   rpcKey: Buffer;
   launchHash: string;
   logger: Logger;
+  /** Told of every peer call (metrics). */
+  onPeerCall?: PeerCallObserver;
 }): Promise<AdminServices> {
   const { config, storage, logger } = options;
-  const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash };
+  const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash, ...(options.onPeerCall ? { onCall: options.onPeerCall } : {}) };
   const peers = peersOf(config, options.isOwn);
   const leaderPeer = leaderOf(config);
   const allDrives = () => storage.setDrives.flat(2);

@@ -16,7 +16,7 @@ import type { ServerConfig } from './cluster/server-config.js';
 import type { StartedStorage } from './cluster/startup.js';
 import type { OwnEndpointTest } from './cluster/own-endpoints.js';
 import { describeLayout } from './cluster/layout.js';
-import { callPeer } from './cluster/peer-client.js';
+import { callPeer, type PeerCallObserver } from './cluster/peer-client.js';
 import { hostOfEndpoint, peersOf, type AdminServices } from './admin-services.js';
 import { NodeMetrics } from './api/metrics/node-metrics.js';
 import type { SlotView } from './api/metrics/state.js';
@@ -52,6 +52,8 @@ export interface Observability {
   /** Wraps a drive as it is opened: local drives feed the drive families, remote ones the RPC families. */
   instrument(drive: Drive, local: boolean): Drive;
   pluginOptions: MetricsPluginOptions;
+  /** Peer RPC calls (admin forwarding, notices, the cluster view) feed the internode families. */
+  observePeerCall: PeerCallObserver;
   peerHandlers: PeerHandlers;
 }
 
@@ -76,9 +78,11 @@ export function createObservability(options: {
     version: packageVersion(),
   });
   const peers = peersOf(config, options.isOwn);
-  const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash, timeoutMs: limits.metricsPeerTimeoutMs };
+  const observePeerCall: PeerCallObserver = (peer, durationSeconds, failed) => metrics.observeInternodeCall(peer, durationSeconds, failed);
+  const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash, timeoutMs: limits.metricsPeerTimeoutMs, onCall: observePeerCall };
   return {
     metrics,
+    observePeerCall,
     instrument: (drive, local) => (local ? metrics.instrumentLocalDrive(drive) : metrics.instrumentRemoteDrive(drive, hostOfEndpoint(drive.endpoint))),
     pluginOptions: {
       metrics,

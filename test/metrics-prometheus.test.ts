@@ -113,6 +113,10 @@ describe.skipIf(missing !== undefined)('a real Prometheus scraping a two-node cl
     await waitFor('40 more PUTs', async () => ((await scalar(puts)) ?? 0) >= before + 40);
     expect(await scalar(puts)).toBe(before + 40);
     for (const url of cluster.urls) expect(await scalar(`sum(svc_s3_requests_total{job="svc-cluster",api="PutObject",server="${new URL(url).host}"})`)).toBeGreaterThanOrEqual(20);
+    // Each node wrote shards to the other's drives: internode calls, by peer.
+    const [first, second_] = cluster.urls.map((url) => new URL(url).host);
+    expect(await scalar(`sum(svc_rpc_calls_total{job="svc-cluster",server="${first}",peer="${second_}"})`)).toBeGreaterThan(0);
+    expect(await scalar(`sum(svc_rpc_calls_total{job="svc-cluster",server="${second_}",peer="${first}"})`)).toBeGreaterThan(0);
   }, 60_000);
 
   it('a drive taken offline shows offline, and its set degraded, in a scrape within two intervals; a heal moves the heal counters', async () => {

@@ -65,9 +65,9 @@ export function createFamilies(registry: Registry) {
     readRepairProcessed: counter('read_repair_processed_total', 'Read-repair requests processed.'),
     readRepairFailed: counter('read_repair_failed_total', 'Read-repair requests that failed.'),
 
-    rpcCalls: counter('rpc_calls_total', 'Internode drive calls made to a peer.', ['peer']),
-    rpcErrors: counter('rpc_errors_total', 'Internode drive calls to a peer that failed (unreachable, timed out, or a failed answer).', ['peer']),
-    rpcDuration: histogram('rpc_call_duration_seconds', 'Internode drive call latency, by peer.', ['peer'], driveBucketsSeconds),
+    rpcCalls: counter('rpc_calls_total', 'Internode calls made to a peer (remote drive operations and peer RPC).', ['peer']),
+    rpcErrors: counter('rpc_errors_total', 'Internode calls to a peer that failed (unreachable, timed out, or a failed answer).', ['peer']),
+    rpcDuration: histogram('rpc_call_duration_seconds', 'Internode call latency, by peer.', ['peer'], driveBucketsSeconds),
 
     nodeUptime: gauge('node_uptime_seconds', 'Seconds since this node started.'),
     nodeInfo: gauge('node_info', 'Always 1; the labels carry the version.', ['version']),

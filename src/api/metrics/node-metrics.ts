@@ -44,14 +44,15 @@ export class NodeMetrics {
 
   /** A drive on a peer: its calls are internode RPC, counted by peer. */
   instrumentRemoteDrive<T extends Drive>(drive: T, peer: string): T {
+    return instrumentDrive(drive, { observe: (_operation, durationSeconds, outcome) => this.observeInternodeCall(peer, durationSeconds, outcome === 'error' || outcome === 'timeout') });
+  }
+
+  /** One internode call (a remote drive's or a peer RPC) to `peer` (host:port). */
+  observeInternodeCall(peer: string, durationSeconds: number, failed: boolean): void {
     const f = this.families;
-    return instrumentDrive(drive, {
-      observe(_operation, durationSeconds, outcome) {
-        f.rpcCalls.inc({ peer });
-        f.rpcDuration.observe({ peer }, durationSeconds);
-        if (outcome === 'error' || outcome === 'timeout') f.rpcErrors.inc({ peer });
-      },
-    });
+    f.rpcCalls.inc({ peer });
+    f.rpcDuration.observe({ peer }, durationSeconds);
+    if (failed) f.rpcErrors.inc({ peer });
   }
 
   /** An S3 request began; the returned function is called once when its answer is finished. */
