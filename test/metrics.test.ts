@@ -16,6 +16,7 @@ import { readServerConfig } from '../src/cluster/server-config.js';
 import { isSvcError, SvcError } from '../src/errors/index.js';
 import type { Drive } from '../src/drive/index.js';
 import { instrumentDrive } from '../src/api/metrics/instrumented-drive.js';
+import { apiOf, isReserved } from '../src/api/metrics/request-metrics.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
 
@@ -85,6 +86,21 @@ describe('instrumented drive', () => {
     const timingOut = { endpoint: 'http://peer:9000/d1', readFile: async () => Promise.reject(new SvcError('DriveOffline', 'drive is unreachable', {}, { cause: new Error('internode RPC timed out') })) } as unknown as Drive;
     await expect(instrumentDrive(timingOut, { observe: (_operation, _seconds, outcome) => void outcomes.push(outcome) }).readFile('x')).rejects.toThrow();
     expect(outcomes).toEqual(['timeout']);
+  });
+});
+
+describe('S3 request classification', () => {
+  it('leaves the health, admin, RPC and metrics paths out, and buckets that merely start alike in', () => {
+    const reserved = ['/health', '/svc/'];
+    for (const url of ['/health', '/health/ready', '/health?x=1', '/svc/metrics/node', '/svc/rpc/v1/peer/metrics']) expect(isReserved(url, reserved), url).toBe(true);
+    for (const url of ['/', '/healthy/key', '/health-data', '/svcbucket/key', '/svc']) expect(isReserved(url, reserved), url).toBe(false);
+  });
+
+  it('names the API with the S3 router, and "Invalid" for what it refuses', () => {
+    expect(apiOf('PUT', '/photos/2026/cat.jpg', { host: 'h' })).toBe('PutObject');
+    expect(apiOf('GET', '/photos?list-type=2', { host: 'h' })).toBe('ListObjectsV2');
+    expect(apiOf('POST', '/photos/a?uploads', { host: 'h' })).toBe('CreateMultipartUpload');
+    expect(apiOf('PATCH', '/', { host: 'h' })).toBe('Invalid');
   });
 });
 

@@ -34,10 +34,17 @@ export function apiOf(method: string, rawUrl: string, headers: Record<string, st
   }
 }
 
+/** `/health` reserves `/health` and `/health/...` (not a bucket named `healthy`); `/svc/` reserves what is below it. */
+export function isReserved(rawUrl: string, reservedPrefixes: string[]): boolean {
+  const queryAt = rawUrl.indexOf('?');
+  const rawPath = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
+  return reservedPrefixes.some((prefix) => (prefix.endsWith('/') ? rawPath.startsWith(prefix) : rawPath === prefix || rawPath.startsWith(`${prefix}/`)));
+}
+
 export function installS3RequestMetrics(app: FastifyInstance, options: S3RequestMetricsOptions): void {
   app.addHook('onRequest', (request, reply, done) => {
     const rawUrl = request.raw.url ?? '/';
-    if (options.reservedPrefixes.some((prefix) => rawUrl.startsWith(prefix))) {
+    if (isReserved(rawUrl, options.reservedPrefixes)) {
       done();
       return;
     }
