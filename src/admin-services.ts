@@ -10,7 +10,7 @@ import type { Drive } from './drive/index.js';
 import type { ServerConfig } from './cluster/server-config.js';
 import type { StartedStorage } from './cluster/startup.js';
 import type { OwnEndpointTest } from './cluster/own-endpoints.js';
-import { callPeer, type Peer } from './cluster/peer-client.js';
+import { callPeer, type Peer, type PeerCallObserver } from './cluster/peer-client.js';
 import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type PoolMetaDocument } from './ops/decommission.js';
 import { StateStore } from './ops/state-store.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
@@ -44,9 +44,11 @@ export async function startAdminServices(options: {
   rpcKey: Buffer;
   launchHash: string;
   logger: Logger;
+  /** Told of every peer call (metrics). */
+  onPeerCall?: PeerCallObserver;
 }): Promise<AdminServices> {
   const { config, storage, logger } = options;
-  const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash };
+  const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash, ...(options.onPeerCall ? { onCall: options.onPeerCall } : {}) };
   const peers = peersOf(config, options.isOwn);
   const leaderPeer = leaderOf(config);
   const allDrives = () => storage.setDrives.flat(2);
@@ -262,7 +264,7 @@ function faultControl(drives: Map<string, Drive>): NonNullable<AdminContext['fau
   };
 }
 
-function hostOfEndpoint(endpoint: string): string {
+export function hostOfEndpoint(endpoint: string): string {
   return /^https?:\/\//.test(endpoint) ? new URL(endpoint).host : 'local';
 }
 
@@ -321,7 +323,7 @@ async function setViewsOf(config: ServerConfig, storage: StartedStorage, isOwn: 
 }
 
 /** Every other node of the deployment (distinct host:port of URL endpoints that are not ours). */
-function peersOf(config: ServerConfig, isOwn: OwnEndpointTest): Peer[] {
+export function peersOf(config: ServerConfig, isOwn: OwnEndpointTest): Peer[] {
   const peers = new Map<string, Peer>();
   for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
     if (endpoint.kind === 'url' && !isOwn(endpoint)) peers.set(`${endpoint.host}:${endpoint.port}`, { host: endpoint.host, port: endpoint.port });

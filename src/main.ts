@@ -3,11 +3,10 @@
  * object layer and the HTTP listeners, and owns the process lifecycle. Startup order (SPEC):
  * storage-class validation, local disks, lock clients, format quorum.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Drive } from './drive/index.js';
 import { LocalNamespaceLocker, mainThreadCoding, WorkerCoding, type BlockCoding, type NamespaceLocker } from './object/index.js';
 import { LockTable } from './cluster/lock-table.js';
@@ -42,6 +41,11 @@ import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { acquireOwnershipLock, type OwnershipLock } from '../backends/fs/ownership-lock.js';
 import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
+import { createLogger, createObservability, logsArePretty, startupBanner, type Observability } from './observability.js';
+import { metricsPlugin } from './api/metrics/metrics-plugin.js';
+import { installS3RequestMetrics } from './api/metrics/request-metrics.js';
+
+export { createLogger } from './observability.js';
 
 export interface RunningServer {
   config: ServerConfig;
@@ -52,12 +56,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export function createLogger(config: Pick<ServerConfig, 'logLevel' | 'logDirectory'>): Logger {
-  if (!config.logDirectory) return pino({ level: config.logLevel, base: { service: 'svc' } });
-  mkdirSync(config.logDirectory, { recursive: true });
-  return pino({ level: config.logLevel, base: { service: 'svc' } }, pino.destination({ dest: join(config.logDirectory, 'svc.log'), sync: false }));
-}
-
 export async function startServer(args: string[], env: Record<string, string | undefined>, logger?: Logger): Promise<RunningServer> {
   const config = readServerConfig(args, env);
   const log = logger ?? createLogger(config);
@@ -65,12 +63,13 @@ export async function startServer(args: string[], env: Record<string, string | u
   const rpcKey = rpcKeyFor(config.accessKey, config.secretKey);
   const launchHash = launchHashOf(config);
   const isOwn = await ownEndpointTest(config.address, config.layout.pools.flatMap((pool) => pool.endpoints));
-  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log);
+  let storage: StartedStorage | undefined;
+  let admin: AdminServices | undefined;
+  const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
+  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log, observability);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, rpcKey, launchHash, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
-  let storage: StartedStorage | undefined;
-  let admin: AdminServices | undefined;
   let stopping = false;
   const state: HealthState = { ready: () => storage !== undefined, stopping: () => stopping };
   const context: S3Context = {
@@ -82,11 +81,14 @@ export async function startServer(args: string[], env: Record<string, string | u
     nowMs: () => Date.now(),
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
+  const reservedPrefixes = ['/health', '/svc/'];
   const s3 = await listen(config.address, config.requestTimeouts, async (app) => {
+    installS3RequestMetrics(app, { metrics: observability.metrics, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log });
     await app.register(healthPlugin, { state });
+    await app.register(metricsPlugin, observability.pluginOptions);
     await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
     await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
-    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => admin?.peerHandlers ?? {} });
+    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...admin?.peerHandlers, ...observability.peerHandlers }) });
     await app.register(adminPlugin, {
       context: () => {
         if (!admin) throw new SvcError('SlowDown', 'the server is still starting (waiting for format quorum)');
@@ -96,12 +98,12 @@ export async function startServer(args: string[], env: Record<string, string | u
       rootAccessKey: config.accessKey,
       logger: log,
     });
-    await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes: ['/health', '/svc/'], virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
+    await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
   });
   try {
     const localDrives = new Set<Drive>(localByPath.values());
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding });
-    admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log });
+    admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, onPeerCall: observability.observePeerCall });
     storage = ready;
   } catch (error) {
     await s3.close();
@@ -119,6 +121,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       })
     : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
+  if (process.stdout.isTTY === true && logsArePretty(config, true)) process.stdout.write(`\n${startupBanner(config, started)}\n`);
   return {
     config,
     storage: started,
@@ -238,12 +241,12 @@ interface OpenedDrives {
 }
 
 /** Opens every endpoint: local ones (with exclusive ownership) and, over RPC, the peers' drives. */
-async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: Buffer, launchHash: string, log: Logger): Promise<OpenedDrives> {
+async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: Buffer, launchHash: string, log: Logger, observability: Observability): Promise<OpenedDrives> {
   const locks: OwnershipLock[] = [];
   const localByPath = new Map<string, Drive>();
   try {
     const drives = await Promise.all(
-      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, rpcKey, launchHash, log })))),
+      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, rpcKey, launchHash, log, observability })))),
     );
     const first = config.layout.pools[0]!.endpoints[0]!;
     return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwn(first) };
@@ -256,10 +259,10 @@ async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: 
 async function openDrive(
   config: ServerConfig,
   endpoint: Endpoint,
-  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger },
+  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger; observability: Observability },
 ): Promise<Drive | undefined> {
   if (endpoint.kind === 'url' && !context.isOwn(endpoint)) {
-    return createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey, launchHash: context.launchHash });
+    return context.observability.instrument(createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey, launchHash: context.launchHash }), false);
   }
   let drive: Drive;
   if (config.driveBackend === 'memfs') {
@@ -269,7 +272,7 @@ async function openDrive(
     context.locks.push(await acquireOwnershipLock(path));
     drive = await createFsDrive(path, { endpoint: endpoint.raw });
   }
-  const wrapped = config.faultInjection ? createFaultyDrive(drive, {}) : drive;
+  const wrapped = context.observability.instrument(config.faultInjection ? createFaultyDrive(drive, {}) : drive, true);
   context.localByPath.set(endpoint.path, wrapped);
   return wrapped;
 }

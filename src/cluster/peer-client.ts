@@ -7,7 +7,23 @@ export interface Peer {
   port: number;
 }
 
-export async function callPeer(peer: Peer, op: string, body: Record<string, unknown>, options: { rpcKey: Buffer; launchHash?: string; timeoutMs?: number }): Promise<Record<string, unknown>> {
+/** Told of every call once it ends (metrics): the peer as host:port, how long, whether it failed. */
+export type PeerCallObserver = (peer: string, durationSeconds: number, failed: boolean) => void;
+
+export async function callPeer(peer: Peer, op: string, body: Record<string, unknown>, options: { rpcKey: Buffer; launchHash?: string; timeoutMs?: number; onCall?: PeerCallObserver }): Promise<Record<string, unknown>> {
+  if (!options.onCall) return callPeerOnce(peer, op, body, options);
+  const startedAt = performance.now();
+  let failed = true;
+  try {
+    const answer = await callPeerOnce(peer, op, body, options);
+    failed = false;
+    return answer;
+  } finally {
+    options.onCall(`${peer.host}:${peer.port}`, (performance.now() - startedAt) / 1000, failed);
+  }
+}
+
+async function callPeerOnce(peer: Peer, op: string, body: Record<string, unknown>, options: { rpcKey: Buffer; launchHash?: string; timeoutMs?: number }): Promise<Record<string, unknown>> {
   let response: Response;
   try {
     response = await fetch(`http://${peer.host.includes(':') ? `[${peer.host}]` : peer.host}:${peer.port}/svc/rpc/v1/peer/${op}`, {

@@ -35,6 +35,10 @@ export interface ServerConfig {
   credentialsFromDefault: boolean;
   logLevel: string;
   logDirectory?: string;
+  /** Log lines: `auto` (pretty on a terminal, JSON otherwise), `json` or `pretty` (SVC_OBS_LOG_FORMAT). */
+  logFormat: 'auto' | 'json' | 'pretty';
+  /** Who may read /svc/metrics/*: a bearer token (`jwt`, the default) or anyone (`public`). */
+  prometheusAuthType: 'jwt' | 'public';
   listQuorum: ListQuorumMode;
   driveBackend: 'fs' | 'memfs';
   driveRoot?: string;
@@ -95,6 +99,8 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     credentialsFromDefault: accessKey === undefined,
     logLevel: values.SVC_OBS_LOGGER_LEVEL ?? 'info',
     ...(values.SVC_OBS_LOG_DIRECTORY ? { logDirectory: values.SVC_OBS_LOG_DIRECTORY } : {}),
+    logFormat: oneOf(values, 'SVC_OBS_LOG_FORMAT', ['auto', 'json', 'pretty'] as const),
+    prometheusAuthType: oneOf(values, 'SVC_PROMETHEUS_AUTH_TYPE', ['jwt', 'public'] as const),
     listQuorum: listQuorumOf(values.SVC_LIST_OBJECTS_QUORUM),
     driveBackend: backendOf(values.SVC_DRIVE_BACKEND),
     ...(values.SVC_DRIVE_ROOT ? { driveRoot: values.SVC_DRIVE_ROOT } : {}),
@@ -107,6 +113,14 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     requestTimeouts: requestTimeoutsOf(values),
     notices: conflicts,
   };
+}
+
+/** One of the allowed words (the first is the default when unset or empty), else InvalidConfiguration. */
+function oneOf<const T extends readonly string[]>(values: Record<string, string | undefined>, name: string, allowed: T): T[number] {
+  const raw = values[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return allowed[0]!;
+  if (!allowed.includes(raw)) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(values[name])} is not one of ${allowed.join(', ')}`, { variable: name });
+  return raw as T[number];
 }
 
 function requestTimeoutsOf(values: Record<string, string | undefined>): RequestTimeouts {

@@ -201,6 +201,11 @@ export class HealManager {
     };
   }
 
+  /** Every sequence still known (running, and the latest ended ones), for metrics. */
+  sequenceList(): HealSequenceStatus[] {
+    return [...this.sequences.values()].map((sequence) => sequence.status);
+  }
+
   replacementRecovery(): { instances: ReplacementRecord[] } {
     return { instances: this.replacements.map((record) => ({ ...record })) };
   }

@@ -154,4 +154,10 @@ export const limits = {
   simulateScanMaxObjects: 10_000,
   /** Drives plus nodes one failure what-if may name. */
   simulateFailuresMax: 1_024,
+  /** A metrics bearer token from `rc admin prometheus generate` is valid this long (about 100 years, as a scrape configuration is written once). */
+  metricsTokenTtlMs: 100 * 365 * 24 * 60 * 60 * 1000,
+  /** A drive that does not answer a metrics scrape's capacity question this fast is counted offline. */
+  metricsDriveInfoTimeoutMs: 2_000,
+  /** How long the cluster metrics view waits for a peer's view. */
+  metricsPeerTimeoutMs: 5_000,
 } as const;

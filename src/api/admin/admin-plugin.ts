@@ -45,7 +45,7 @@ async function handle(options: AdminPluginOptions, request: FastifyRequest, repl
     await reply.code(200).header('content-type', 'application/json').send(JSON.stringify(result ?? {}));
   } catch (error) {
     const known = isSvcError(error) ? error : new SvcError('InternalError', undefined, {}, { cause: error });
-    if (!isSvcError(error)) options.logger?.warn({ error: String(error), path: rawPath }, 'admin request failed');
+    if (!isSvcError(error)) options.logger?.warn({ requestId, error: String(error), path: rawPath }, 'admin request failed');
     await reply
       .code(known.httpStatus)
       .header('content-type', 'application/json')

@@ -236,7 +236,7 @@ async function sendError(options: S3PluginOptions, reply: FastifyReply, error: u
   // the connection closes unless the body ended.
   if (!body.complete && !(await body.drain({ maxBytes: limits.errorBodyDrainBytes, maxMs: limits.errorBodyDrainMs }))) reply.header('connection', 'close');
   const known = isSvcError(error) ? error : undefined;
-  if (!known) options.logger?.error({ error: String(error), stack: (error as Error)?.stack }, 'unexpected error in an S3 request');
+  if (!known) options.logger?.error({ requestId, error: String(error), stack: (error as Error)?.stack }, 'unexpected error in an S3 request');
   const code = known?.code ?? 'InternalError';
   const status = known?.httpStatus ?? 500;
   const extraHeaders = (known?.details.responseHeaders ?? {}) as Record<string, string>;

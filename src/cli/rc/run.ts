@@ -6,6 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createContext, RcError, table, type RcContext, type RcIo } from './context.js';
 import * as adminCommands from './admin.js';
 import * as explorer from './explorer.js';
+import { prometheusGenerate } from './prometheus.js';
 import * as objects from './objects.js';
 
 interface Command {
@@ -145,6 +146,12 @@ const commands: Record<string, Command> = {
       },
     ]),
   ),
+  'admin prometheus generate': {
+    usage: 'rc admin prometheus generate <alias> [cluster|node]',
+    summary: 'a bearer token and a Prometheus scrape configuration for /svc/metrics/cluster (or /node)',
+    positionals: [1, 2],
+    run: (context, [alias, view]) => prometheusGenerate(context, alias!, view),
+  },
   'admin info cluster': { usage: 'rc admin info cluster <alias>', summary: 'nodes, pools and running operations', positionals: [1, 1], run: (context, [alias]) => adminCommands.info(context, 'cluster', alias!, false) },
   'admin object placement': {
     usage: 'rc admin object placement <alias>/<bucket>/<key> [--verify] [--version-id <id>]',
