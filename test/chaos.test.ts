@@ -36,10 +36,13 @@ describe(`chaos scenarios (seed ${seed}, size ${size})`, () => {
     }, 300_000);
   }
 
-  it('the same seed replays the same fault schedule', async () => {
-    const events = async () => (await runScenario('fill-drive-during-put', 77)).timeline.map((line) => line.replace(/^\+\S+ /, '')).filter((line) => !line.startsWith('heal:'));
-    const first = await events();
-    expect(first.some((line) => line.includes('ENOSPC'))).toBe(true);
-    expect(await events()).toEqual(first);
-  }, 300_000);
+  // Fault points are write indices and corrupted shards are picked in key order: both replay.
+  for (const [name, marker] of [['fill-drive-during-put', 'ENOSPC'], ['corrupt-shards-during-heal', 'corrupted']] as const) {
+    it(`${name}: the same seed replays the same fault schedule`, async () => {
+      const events = async () => (await runScenario(name, 77)).timeline.map((line) => line.replace(/^\+\S+ /, '')).filter((line) => !line.startsWith('heal:'));
+      const first = await events();
+      expect(first.some((line) => line.includes(marker))).toBe(true);
+      expect(await events()).toEqual(first);
+    }, 300_000);
+  }
 });

@@ -1,7 +1,8 @@
 /**
  * `npm run chaos -- --scenario NAME|all [--seed N] [--size N] [--managed process]`: runs chaos
  * scenarios on clusters it starts itself. A failure prints the seed and the fault timeline; the
- * same seed replays the same fault schedule.
+ * same seed replays the same traffic and faults at the same points of it (scenarios.ts says what
+ * a seed does not fix).
  */
 import { parseArgs } from 'node:util';
 import { runScenario, scenarios } from './scenarios.js';
