@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { presignGet } from '../src/console/presign.js';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
@@ -27,6 +28,7 @@ import { proxyToolsMissing, resolvingAgent, startAcmeCa, startCaddy, startConnec
 
 const run = promisify(execFile);
 const skipReason = proxyToolsMissing();
+const chromiumPath = '/usr/bin/chromium';
 if (skipReason) console.warn(`skipping the reverse-proxy deployment test: ${skipReason}`);
 
 /** Caddy's address: ports 80 and 443 of a loopback address no other test uses. */
@@ -218,6 +220,62 @@ ${noStickyHost} {
     expect((failure as { name?: string }).name).toBe('SignatureDoesNotMatch');
     // The same request through the host that passes the path through is accepted.
     expect((await s3.send(new ListObjectsV2Command({ Bucket: 'proxied' }))).KeyCount).toBe(2);
+  });
+
+  describe.skipIf(!existsSync(chromiumPath))('console sign-in with SSO through the proxy, in Chromium', () => {
+    let browser: import('playwright-core').Browser;
+    beforeAll(async () => {
+      const { chromium } = await import('playwright-core');
+      // The test names resolve to Caddy's address inside this browser only. Certificate trust is
+      // shown above with pebble's root; Chromium reads trust from an NSS store, so here it is waived.
+      browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', `--host-resolver-rules=MAP *.svc.test ${proxyIp}`] });
+    }, 60_000);
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    /** A fresh browser signs in as `user` from the console at `host`; answers the page it ends on. */
+    async function ssoSignIn(host: string, user: string) {
+      const context = await browser.newContext({ ignoreHTTPSErrors: true });
+      const page = await context.newPage();
+      await page.goto(`https://${host}/svc/console/`);
+      await page.getByRole('link', { name: 'Sign in with SSO' }).click();
+      await page.waitForURL(`${idp.issuer}/interaction/**`);
+      await page.getByLabel('User').fill(user);
+      await page.getByRole('button', { name: 'Sign in at the IdP' }).click();
+      await page.waitForURL(`https://${host}/svc/console/**`);
+      await page.waitForLoadState('networkidle');
+      return { context, page };
+    }
+
+    it('signs in with the sticky cookie rustfs_console (secure, HTTP-only) and the usual session', async () => {
+      const { context, page } = await ssoSignIn(consoleHost, 'alice');
+      await expect.poll(() => page.locator('.who').textContent(), { timeout: 10_000 }).toBe('sso:alice');
+      const cookies = await context.cookies(`https://${consoleHost}/svc/console/`);
+      const sticky = cookies.find((cookie) => cookie.name === 'rustfs_console');
+      expect(sticky).toMatchObject({ secure: true, httpOnly: true, path: '/' });
+      expect(cookies.find((cookie) => cookie.name === 'svc_console_session')).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Strict' });
+      await context.close();
+    }, 60_000);
+
+    it('without stickiness, a callback on the other node shows the page naming the cause and signs nothing in', async () => {
+      const { context, page } = await ssoSignIn(noStickyHost, 'alice');
+      expect(page.url()).toContain('/svc/console/api/sso/callback');
+      await expect.poll(() => page.locator('#code').textContent()).toBe('ConsoleSsoWrongNode');
+      expect(await page.locator('#reason').textContent()).toContain('sticky sessions');
+      const cookies = await context.cookies(`https://${noStickyHost}/svc/console/`);
+      expect(cookies.find((cookie) => cookie.name === 'svc_console_session')).toBeUndefined();
+      await context.close();
+    }, 60_000);
+
+    it('refuses an account outside the admin group, saying so', async () => {
+      const { context, page } = await ssoSignIn(consoleHost, 'bob');
+      await expect.poll(() => page.locator('#code').textContent()).toBe('ConsoleSsoNotAdmitted');
+      expect(await page.locator('#reason').textContent()).toContain("the 'groups' claim does not contain 'svc-admins'");
+      const cookies = await context.cookies(`https://${consoleHost}/svc/console/`);
+      expect(cookies.find((cookie) => cookie.name === 'svc_console_session')).toBeUndefined();
+      await context.close();
+    }, 60_000);
   });
 
   it('takes a killed node out of rotation within 15 s while S3 traffic keeps succeeding, and takes it back', async () => {
