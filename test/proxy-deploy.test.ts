@@ -293,6 +293,7 @@ ${noStickyHost} {
     // A client as shipped: the SDK's standard retries (a write in flight on the dying node fails
     // once and is sent again; reads the proxy itself tries on the other node).
     const client = new S3Client({ endpoint: `https://${s3Host}`, region: 'us-east-1', forcePathStyle: true, credentials: testCredentials, requestHandler: new NodeHttpHandler({ httpsAgent: agent }) });
+    await client.send(new CreateBucketCommand({ Bucket: 'failover' }));
     const killedAtMs = Date.now();
     await nodes[1]!.kill();
     nodes[1] = undefined;
@@ -300,8 +301,8 @@ ${noStickyHost} {
     let retried = 0;
     while (Date.now() - killedAtMs < 16_000) {
       const key = `during-${requests}`;
-      const put = await client.send(new PutObjectCommand({ Bucket: 'proxied', Key: key, Body: key }));
-      const got = await client.send(new GetObjectCommand({ Bucket: 'proxied', Key: key }));
+      const put = await client.send(new PutObjectCommand({ Bucket: 'failover', Key: key, Body: key })).catch(explain('put', key));
+      const got = await client.send(new GetObjectCommand({ Bucket: 'failover', Key: key })).catch(explain('get', key));
       expect(await got.Body!.transformToString()).toBe(key);
       retried += (put.$metadata.attempts ?? 1) - 1 + (got.$metadata.attempts ?? 1) - 1;
       requests += 1;
@@ -319,13 +320,20 @@ ${noStickyHost} {
     await nodes[0]!.kill();
     nodes[0] = undefined;
     for (let index = 0; index < 5; index += 1) {
-      const got = await client.send(new GetObjectCommand({ Bucket: 'proxied', Key: `during-${index}` }));
+      const got = await client.send(new GetObjectCommand({ Bucket: 'failover', Key: `during-${index}` }));
       expect(await got.Body!.transformToString()).toBe(`during-${index}`);
     }
     await startNode(0);
     await waitReady(nodes[0]!, 60_000);
   }, 120_000);
 });
+
+/** A failed call with what the proxy and the nodes said, for the failure message. */
+function explain(operation: string, key: string) {
+  return (error: { name?: string; message?: string; $metadata?: { httpStatusCode?: number; attempts?: number }; $response?: { body?: unknown } }): never => {
+    throw new Error(`${operation} ${key}: ${error.name} ${error.message} (HTTP ${error.$metadata?.httpStatusCode}, ${error.$metadata?.attempts} attempts)\n--- caddy\n${caddy.logs().slice(-3000)}\n--- node 1\n${nodes[0]?.logs().slice(-3000)}`);
+  };
+}
 
 /** When Caddy's active health check first logged a failure for `host` after `sinceMs`. */
 function healthFailureAfter(logs: string, host: string, sinceMs: number): number | undefined {
