@@ -99,7 +99,7 @@ describe('sign-in with SSO', () => {
     const page = await refused.text();
     expect(page).toContain('ConsoleSsoNotAdmitted');
     expect(page).toContain('bob signed in at the OpenID provider, but the &#39;groups&#39; claim does not contain &#39;svc-admins&#39;');
-    expect(server.logs()).toContain('ConsoleSsoNotAdmitted');
+    await expect.poll(() => server.logs(), { timeout: 5_000 }).toContain('ConsoleSsoNotAdmitted');
   });
 
   it('names a callback carrying another node\'s state (no sticky session) and one from another browser', async () => {
@@ -201,7 +201,7 @@ describe('configuration', () => {
       const start = await fetch(`${url}/svc/console/api/sso/start`, { redirect: 'manual' });
       expect(start.status).toBe(503);
       expect(await start.text()).toContain('ConsoleSsoUnavailable');
-      expect(lonely.logs()).toContain('console SSO unavailable');
+      await expect.poll(() => lonely.logs(), { timeout: 5_000 }).toContain('console SSO unavailable');
     } finally {
       await lonely.kill();
     }
