@@ -37,6 +37,7 @@ import { systemClock } from './util/clock.js';
 import { consolePlugin } from './console/console-plugin.js';
 import { loadConsoleAssets } from './console/assets.js';
 import { SessionSealer } from './console/session.js';
+import { OpenIdSignIn } from './console/openid.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { acquireOwnershipLock, type OwnershipLock } from '../backends/fs/ownership-lock.js';
@@ -175,6 +176,7 @@ function consoleOptions(config: ServerConfig, storage: StartedStorage, admin: ()
       objects: () => storage.objects,
       admin: () => admin().context,
       sealer: new SessionSealer(credentials, { idleMs: config.consoleSessionIdleMs, maxMs: config.consoleSessionMaxMs }),
+      ...(config.openId ? { openId: startOpenId(config.openId, log) } : {}),
       ...(config.serverUrl ? { serverUrl: config.serverUrl } : {}),
       s3Port: config.address.port,
       credentials,
@@ -184,6 +186,13 @@ function consoleOptions(config: ServerConfig, storage: StartedStorage, admin: ()
     assets,
     trustedProxies: config.consoleTrustedProxies,
   };
+}
+
+/** SSO for the console: the provider is discovered in the background (unreachable, the button is disabled). */
+function startOpenId(settings: NonNullable<ServerConfig['openId']>, log: Logger): OpenIdSignIn {
+  const openId = new OpenIdSignIn(settings, log, () => Date.now());
+  void openId.refresh();
+  return openId;
 }
 
 function announce(config: ServerConfig, log: Logger): void {

@@ -9,6 +9,7 @@ import { limits } from '../util/limits.js';
 import { planLayout, type DeploymentLayout } from './layout.js';
 import { effectiveEnv, readStorageClassEnv, validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
 import type { ListQuorumMode } from '../object/index.js';
+import { readOpenIdSettings, type OpenIdSettings } from './openid-config.js';
 
 export interface ListenAddress {
   host: string;
@@ -28,6 +29,8 @@ export interface ServerConfig {
   consoleSessionMaxMs: number;
   /** Peers whose X-Forwarded-For/-Proto/-Host the console believes (SVC_CONSOLE_TRUSTED_PROXIES; loopback by default). */
   consoleTrustedProxies: string[];
+  /** Console sign-in with OpenID Connect (SVC_IDENTITY_OPENID_*), when configured. */
+  openId?: OpenIdSettings;
   /** The S3 API's public URL for console share links (SVC_SERVER_URL); unset, it is derived from the console request's host. */
   serverUrl?: string;
   accessKey: string;
@@ -93,6 +96,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     consoleEnabled: (values.SVC_CONSOLE_ENABLE ?? 'true').toLowerCase() !== 'false',
     ...consoleSessionOf(values),
     consoleTrustedProxies: trustedProxiesOf(values.SVC_CONSOLE_TRUSTED_PROXIES ?? '127.0.0.0/8,::1'),
+    ...openIdOf(values),
     ...(values.SVC_SERVER_URL ? { serverUrl: serverUrlOf(values.SVC_SERVER_URL) } : {}),
     accessKey: accessKey ?? developmentAccessKey,
     secretKey: secretKey ?? developmentSecretKey,
@@ -220,4 +224,9 @@ function backendOf(value: string | undefined): 'fs' | 'memfs' {
   if (value === undefined || value === '' || value === 'fs') return 'fs';
   if (value === 'memfs') return 'memfs';
   throw new SvcError('InvalidConfiguration', `SVC_DRIVE_BACKEND=${JSON.stringify(value)} must be fs or memfs`, { variable: 'SVC_DRIVE_BACKEND' });
+}
+
+function openIdOf(values: Record<string, string | undefined>): { openId?: OpenIdSettings } {
+  const openId = readOpenIdSettings(values);
+  return openId ? { openId } : {};
 }

@@ -13,6 +13,7 @@ import { clientOrigin, trustedProxyList } from './client-origin.js';
 import { cookieValue, sessionCookie, sessionCookieName } from './session.js';
 import { RevokedSessions, setRequestState } from './request-state.js';
 import { sessionRoutes } from './routes-session.js';
+import { ssoRoutes } from './routes-sso.js';
 import { bucketRoutes } from './routes-buckets.js';
 import { objectRoutes } from './routes-objects.js';
 import { uploadRoutes } from './routes-uploads.js';
@@ -78,6 +79,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     setRequestState(request, origin, session);
   });
   await app.register(sessionRoutes, { context, revoked });
+  await app.register(ssoRoutes, { context });
   await app.register(bucketRoutes, { context });
   await app.register(objectRoutes, { context });
   await app.register(uploadRoutes, { context });

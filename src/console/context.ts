@@ -3,6 +3,7 @@ import type { ObjectLayer } from '../object/index.js';
 import type { AdminContext } from '../api/admin/context.js';
 import type { SessionSealer } from './session.js';
 import type { ClientOrigin } from './client-origin.js';
+import type { OpenIdSignIn } from './openid.js';
 
 export interface ConsoleContext {
   /** The object layer (throws SlowDown while the server is still starting). */
@@ -10,6 +11,8 @@ export interface ConsoleContext {
   /** The admin services, the same the admin API calls. */
   admin(): AdminContext;
   sealer: SessionSealer;
+  /** Sign-in with SSO, when SVC_IDENTITY_OPENID_CONFIG_URL is set. */
+  openId?: OpenIdSignIn;
   /** The S3 API's public URL (SVC_SERVER_URL), when configured. */
   serverUrl?: string;
   /** The S3 listener's port: share links go to the console's host name at this port when no SVC_SERVER_URL is set. */

@@ -44,8 +44,9 @@ export class SessionSealer {
     return keyOk && secretOk;
   }
 
-  issue(nowMs: number): Session {
-    return { id: randomBytes(16).toString('base64url'), accessKey: this.credentials.accessKey, issuedAtMs: nowMs, lastSeenMs: nowMs };
+  /** A new session for the root credentials, or for `who` signed in with SSO (shown as `sso:who`). */
+  issue(nowMs: number, who?: string): Session {
+    return { id: randomBytes(16).toString('base64url'), accessKey: who === undefined ? this.credentials.accessKey : `sso:${who}`, issuedAtMs: nowMs, lastSeenMs: nowMs };
   }
 
   seal(session: Session): string {
@@ -98,7 +99,12 @@ export class SessionSealer {
 
 /** Set-Cookie for a session (or, with `undefined`, one that removes it). */
 export function sessionCookie(value: string | undefined, options: { maxAgeMs: number; secure: boolean }): string {
-  const parts = [`${sessionCookieName}=${value ?? ''}`, 'Path=/svc/console/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${value === undefined ? 0 : Math.floor(options.maxAgeMs / 1000)}`];
+  return cookieHeader(sessionCookieName, value, { ...options, path: '/svc/console/', sameSite: 'Strict' });
+}
+
+/** A Set-Cookie header value: HTTP-only always; `undefined` removes the cookie. */
+export function cookieHeader(name: string, value: string | undefined, options: { maxAgeMs: number; secure: boolean; path: string; sameSite: 'Strict' | 'Lax' }): string {
+  const parts = [`${name}=${value ?? ''}`, `Path=${options.path}`, 'HttpOnly', `SameSite=${options.sameSite}`, `Max-Age=${value === undefined ? 0 : Math.floor(options.maxAgeMs / 1000)}`];
   if (options.secure) parts.push('Secure');
   return parts.join('; ');
 }

@@ -81,6 +81,15 @@ export const errorCatalogue = {
   ConsoleSignInFailed: { httpStatus: 401, message: 'The access key or secret key is wrong.' },
   InvalidCsrfToken: { httpStatus: 403, message: 'The request lacks the session\'s CSRF token (x-csrf-token header); nothing was changed.' },
   TooManySignInAttempts: { httpStatus: 429, message: 'Too many failed sign-ins from this address; wait and try again.' },
+  ConsoleSsoUnavailable: { httpStatus: 503, message: 'Sign-in with SSO is not available: the OpenID provider is not configured or cannot be reached.' },
+  ConsoleSsoBusy: { httpStatus: 503, message: 'Too many SSO sign-ins are in progress on this node; try again in a minute.' },
+  ConsoleSsoWrongNode: { httpStatus: 409, message: 'The SSO sign-in was started on another console node: the proxy must keep a browser on one node (sticky sessions); nothing was signed in.' },
+  ConsoleSsoStateUnknown: { httpStatus: 400, message: 'This node knows no SSO sign-in with this state (the node restarted, or the callback reached another node); nothing was signed in.' },
+  ConsoleSsoStateUsed: { httpStatus: 400, message: 'This SSO sign-in was already completed: a state is used once; nothing was signed in.' },
+  ConsoleSsoStateExpired: { httpStatus: 400, message: 'This SSO sign-in took longer than 10 minutes; start again.' },
+  ConsoleSsoBrowserMismatch: { httpStatus: 400, message: 'This SSO sign-in was started in another browser; nothing was signed in.' },
+  ConsoleSsoProviderError: { httpStatus: 502, message: 'The OpenID provider refused the sign-in or its answer could not be verified; nothing was signed in.' },
+  ConsoleSsoNotAdmitted: { httpStatus: 403, message: 'The account signed in at the OpenID provider is not admitted to this console (the required claim is missing).' },
   ConfirmationRequired: { httpStatus: 400, message: 'This action deletes data: confirm it by typing the name asked for.' },
 
   // Drive-level and internal codes (never sent to S3 clients as-is; mapped or wrapped)

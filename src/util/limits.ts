@@ -81,6 +81,13 @@ export const limits = {
   consoleSessionMaxDefaultMs: 12 * 60 * 60 * 1000,
   /** Signed-out console sessions remembered by the node (until their absolute expiry). */
   consoleRevokedSessionsMax: 10_000,
+  /** Console OpenID Connect sign-ins in progress on one node at most, and how long one may take. */
+  consoleLoginStatesMax: 1_000,
+  consoleLoginStateTtlMs: 10 * 60 * 1000,
+  /** An unreachable OpenID provider is asked again at most this often. */
+  consoleOpenIdRetryMs: 30_000,
+  /** Discovery, token and key requests to the OpenID provider give up after this long. */
+  consoleOpenIdTimeoutSeconds: 5,
   /** Console object listing: entries per page at most. */
   consoleListPageMax: 1000,
   /** Console batch delete: keys per request at most. */

@@ -1,7 +1,7 @@
 /** The console app: sign-in, then the pages, routed by the URL's fragment (#/buckets, ...). */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, setCsrfToken, whenSignedOut } from './api';
+import { api, ApiError, apiUrl, setCsrfToken, whenSignedOut } from './api';
 import { ErrorNotice } from './components';
 import { OverviewPage } from './page-overview';
 import { BucketsPage } from './page-buckets';
@@ -65,8 +65,43 @@ function SignIn(props: { onSignedIn: (session: SessionInfo) => void }) {
         <button class="button primary wide" type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
+        <SsoButton />
       </form>
     </main>
+  );
+}
+
+interface SsoStatus {
+  configured: boolean;
+  enabled: boolean;
+  reason?: string;
+}
+
+/** "Sign in with SSO" beside the key sign-in when OpenID Connect is configured; disabled, with the reason, while the provider is unreachable. */
+function SsoButton() {
+  const [status, setStatus] = useState<SsoStatus | undefined>(undefined);
+  useEffect(() => {
+    api<SsoStatus>('GET', 'sso', { quietSignOut: true }).then(setStatus, () => setStatus(undefined));
+  }, []);
+  if (!status?.configured) return null;
+  return (
+    <div class="sso">
+      <div class="sso-or muted">or</div>
+      {status.enabled ? (
+        <a class="button wide" href={apiUrl('sso/start')}>
+          Sign in with SSO
+        </a>
+      ) : (
+        <>
+          <button class="button wide" type="button" disabled aria-describedby="sso-reason">
+            Sign in with SSO
+          </button>
+          <p id="sso-reason" class="muted small">
+            SSO is unavailable: {status.reason}
+          </p>
+        </>
+      )}
+    </div>
   );
 }
 
