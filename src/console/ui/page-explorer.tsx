@@ -157,12 +157,14 @@ function ObjectPlacement(props: { bucket: string; objectKey: string }) {
                 data-endpoint={shard.drive.endpoint}
                 data-state={state}
                 aria-pressed={drives.includes(shard.drive.endpoint)}
-                aria-label={`Drive ${shard.drive.endpoint}: ${shard.role} shard ${shard.index + 1}, ${state}`}
+                aria-label={`Drive ${shard.drive.endpoint}: ${shard.role} shard ${shard.index}, ${state}`}
                 onClick={() => setDrives(toggled(drives, shard.drive.endpoint))}
               >
-                <span class="shard-role">{shard.status === 'missing' ? 'no shard' : `${shard.role} ${shard.index + 1}`}</span>
+                <span class="shard-role">{shard.status === 'missing' ? 'no shard' : `${shard.role} ${shard.index}`}</span>
                 <span class="mono small break">{shard.drive.endpoint}</span>
-                <span class="small">slot {shard.slot} · {state}</span>
+                <span class="small">
+                  slot {shard.slot} <Badge state={state} />
+                </span>
               </button>
             );
           })}
@@ -206,7 +208,7 @@ function FateCard(props: { title: string; fate: ClassFate; failed: number; setDr
 
 function SetsCard(props: { simulation: Simulation }) {
   return (
-    <Card title="Every set" actions={<Badge state={props.simulation.summary.readable ? 'readable' : 'not readable'} />}>
+    <Card title="Every set, every storage class" actions={<span class="muted small">all readable: {props.simulation.summary.readable ? 'yes' : 'no'}</span>}>
       <table class="table">
         <thead>
           <tr>
@@ -223,10 +225,10 @@ function SetsCard(props: { simulation: Simulation }) {
             set.classes.map((entry) => (
               <tr key={`${set.pool}/${set.set}/${entry.storageClass}`}>
                 <td class="nowrap">
-                  {set.pool}/{set.set}
+                  pool {set.pool}, set {set.set}
                 </td>
-                <td class="nowrap">
-                  EC {entry.dataShards}+{entry.parityShards}
+                <td>
+                  {entry.storageClass} <span class="muted nowrap">EC {entry.dataShards}+{entry.parityShards}</span>
                 </td>
                 <td class="num">
                   {set.failedSlots.length}/{set.setDriveCount}
