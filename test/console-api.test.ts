@@ -410,7 +410,12 @@ describe('the work', () => {
     expect(placement.body.geometry).toMatchObject({ setDriveCount: 4, dataShards: 2, parityShards: 2 });
     const drives = (placement.body.shards as { drive: { endpoint: string } }[]).map((shard) => shard.drive.endpoint);
     const twoFailed = await session.call('POST', 'admin/v4/simulate/failure', { body: { drives: drives.slice(0, 2) } });
-    expect(twoFailed.body.summary).toEqual({ readable: true, writable: false, deletable: false });
+    // STANDARD (EC 2+2) still reads with two of four drives failed; REDUCED_REDUNDANCY (EC 3+1) does not.
+    const classes = twoFailed.body.sets[0].classes as { storageClass: string; readable: boolean; writable: boolean; deletable: boolean }[];
+    expect(classes.map((entry) => [entry.storageClass, entry.readable, entry.writable, entry.deletable])).toEqual([
+      ['STANDARD', true, false, false],
+      ['REDUCED_REDUNDANCY', false, false, false],
+    ]);
     const accepted = await session.call('POST', 'plan', { body: { patterns: ['http://h{1...2}:9000/d{1...4}'], driveSize: '1TiB' } });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
     expect(accepted.body).toMatchObject({ accepted: true, pools: [{ drives: 8, hosts: 2, setCount: 1, setDriveCount: 8 }], rawBytes: 8 * 2 ** 40 });
