@@ -118,7 +118,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   const consoleApp = config.consoleEnabled
     ? await listen(config.consoleAddress, config.requestTimeouts, async (app) => {
         await app.register(consoleHealthPlugin, { state });
-        await app.register(consolePlugin, consoleOptions(config, started, () => admin!, log));
+        await app.register(consolePlugin, consoleOptions(config, env, started, () => admin!, log));
       })
     : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
@@ -167,7 +167,7 @@ function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number,
 }
 
 /** The web console: the same object layer and admin services as the S3 and admin APIs. */
-function consoleOptions(config: ServerConfig, storage: StartedStorage, admin: () => AdminServices, log: Logger): Parameters<typeof consolePlugin>[1] {
+function consoleOptions(config: ServerConfig, env: Record<string, string | undefined>, storage: StartedStorage, admin: () => AdminServices, log: Logger): Parameters<typeof consolePlugin>[1] {
   const credentials = { accessKey: config.accessKey, secretKey: config.secretKey };
   const assets = loadConsoleAssets();
   if (!assets.directory) log.warn({}, 'the console is not built (no dist/console-ui): run `npm run build`');
@@ -180,6 +180,7 @@ function consoleOptions(config: ServerConfig, storage: StartedStorage, admin: ()
       ...(config.serverUrl ? { serverUrl: config.serverUrl } : {}),
       s3Port: config.address.port,
       credentials,
+      launchEnv: env,
       nowMs: () => Date.now(),
       logger: log,
     },

@@ -59,6 +59,7 @@ const routes = (): { method: string; path: string; body?: unknown; raw?: Buffer 
   { method: 'GET', path: 'admin/v3/rebalance/status' },
   { method: 'POST', path: 'admin/v3/heal/kept', body: { recursive: true } },
   { method: 'POST', path: 'admin/v3/pools/decommission?pool=0&by-id=true' },
+  { method: 'POST', path: 'plan', body: { patterns: ['/plan/d{1...4}'] } },
 ];
 
 /** A GET with the Host header of the caller's choosing (fetch will not send one). */
@@ -242,6 +243,9 @@ describe('bad input', () => {
       ['POST', 'admin/v3/rebalance/start', undefined, 'NotImplemented'],
       ['POST', 'admin/v3/pools/decommission?pool=7&by-id=true', undefined, 'NoSuchPool'],
       ['POST', 'admin/v4/faults?drive=x', {}, 'NotImplemented'],
+      ['POST', 'plan', { patterns: [] }, 'InvalidArgument'],
+      ['POST', 'plan', { patterns: '/d{1...4}' }, 'InvalidArgument'],
+      ['POST', 'plan', { patterns: ['/d{1...4}'], driveSize: '8 parsecs' }, 'InvalidArgument'],
       ['GET', 'nothing-here', undefined, 'NotImplemented'],
     ];
     for (const [method, path, body, code] of cases) {
@@ -398,6 +402,26 @@ describe('the work', () => {
     const overview = await session.call('GET', 'overview');
     expect(overview.body.pools[0].sets[0].drives).toHaveLength(4);
     expect(typeof overview.body.deploymentId).toBe('string');
+  });
+
+  it('shows an object\'s placement, a failure what-if, and the layout planner\'s answer or rejection with its rule', async () => {
+    const placement = await session.call('GET', 'admin/v4/object/placement?bucket=kept&key=k');
+    expect(placement.status, JSON.stringify(placement.body)).toBe(200);
+    expect(placement.body.geometry).toMatchObject({ setDriveCount: 4, dataShards: 2, parityShards: 2 });
+    const drives = (placement.body.shards as { drive: { endpoint: string } }[]).map((shard) => shard.drive.endpoint);
+    const twoFailed = await session.call('POST', 'admin/v4/simulate/failure', { body: { drives: drives.slice(0, 2) } });
+    // STANDARD (EC 2+2) still reads with two of four drives failed; REDUCED_REDUNDANCY (EC 3+1) does not.
+    const classes = twoFailed.body.sets[0].classes as { storageClass: string; readable: boolean; writable: boolean; deletable: boolean }[];
+    expect(classes.map((entry) => [entry.storageClass, entry.readable, entry.writable, entry.deletable])).toEqual([
+      ['STANDARD', true, false, false],
+      ['REDUCED_REDUNDANCY', false, false, false],
+    ]);
+    const accepted = await session.call('POST', 'plan', { body: { patterns: ['http://h{1...2}:9000/d{1...4}'], driveSize: '1TiB' } });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    expect(accepted.body).toMatchObject({ accepted: true, pools: [{ drives: 8, hosts: 2, setCount: 1, setDriveCount: 8 }], rawBytes: 8 * 2 ** 40 });
+    const rejected = await session.call('POST', 'plan', { body: { patterns: ['/d{1...17}'] } });
+    expect(rejected.status).toBe(200);
+    expect(rejected.body).toMatchObject({ accepted: false, rejection: { code: 'InvalidLayout', rule: 'no-valid-set-width' } });
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The web console in a real browser (Debian's Chromium, headless, driven by playwright-core)
  * against a real server: sign-in, buckets, uploads (multipart and folders), prefix navigation,
- * download, delete, versions and delete markers, a heal, a drive taken offline by fault
+ * download, delete, versions and delete markers, a heal, an object's placement and failure what-if, a drive taken offline by fault
  * injection, and a hostile key rendered as text. Every page is saved as a screenshot under
  * test-output/console/ (1280×800 and 390 px wide).
  */
@@ -35,9 +35,9 @@ const dialogs: string[] = [];
 const pageErrors: string[] = [];
 const bigFile = randomBytes(20 * 1024 * 1024);
 
-async function shot(name: string): Promise<void> {
+async function shot(name: string, fullPage = false): Promise<void> {
   await page.waitForTimeout(300);
-  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
+  await page.screenshot({ path: join(shots, `${name}.png`), fullPage });
 }
 
 async function go(hash: string): Promise<void> {
@@ -238,9 +238,51 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
     expect(((await s3.send(new ListBucketsCommand({}))).Buckets ?? []).map((bucket) => bucket.Name)).toEqual(['photos']);
   });
 
+  it('explores an object on four drives at EC:2: failed drives flip its verdicts at the quorums, the planner names a rejection\'s rule', async () => {
+    await go('browse/photos/');
+    await page.getByRole('button', { name: 'big.bin' }).click();
+    await page.getByRole('complementary', { name: 'Object details' }).getByRole('link', { name: 'Show placement' }).click();
+    await page.getByRole('heading', { name: 'Explorer' }).waitFor();
+    const grid = page.getByRole('group', { name: 'Drives of set 0' });
+    await expect.poll(() => grid.getByRole('button').count()).toBe(4);
+    expect(await grid.locator('.shard.data').count()).toBe(2);
+    expect(await grid.locator('.shard.parity').count()).toBe(2);
+    const verdict = (name: string) => page.locator(`.fate-row[data-verdict="${name}"]`).getAttribute('data-value');
+    const verdicts = async () => [await verdict('readable'), await verdict('writable'), await verdict('deletable')];
+    await expect.poll(verdicts).toEqual(['true', 'true', 'true']);
+    await expect.poll(() => page.getByTestId('object-fate').textContent()).toContain('K = M, so K + 1 = 3');
+    const drives = grid.getByRole('button');
+    // The first by pointer, the second from the keyboard (Space on the focused drive button).
+    await drives.nth(0).click();
+    await expect.poll(verdicts).toEqual(['true', 'true', 'true']);
+    await drives.nth(1).focus();
+    await page.keyboard.press('Space');
+    await expect.poll(verdicts).toEqual(['true', 'false', 'false']);
+    expect(await page.getByTestId('object-fate').textContent()).toContain('0 more failure(s) tolerated');
+    expect(await drives.nth(1).getAttribute('aria-pressed')).toBe('true');
+    await page.getByLabel('Launch patterns (space separated)').fill('/data/d{1...17}');
+    await page.getByRole('button', { name: 'Plan', exact: true }).click();
+    await expect.poll(() => page.getByTestId('plan-answer').textContent()).toContain('no-valid-set-width');
+    await page.evaluate('window.scrollTo(0, 0)');
+    await shot('explorer', true);
+    await drives.nth(2).click();
+    await expect.poll(verdicts).toEqual(['false', 'false', 'false']);
+    await drives.nth(2).click();
+    await expect.poll(verdicts).toEqual(['true', 'false', 'false']);
+    await page.getByRole('button', { name: 'Fail node local' }).click();
+    await expect.poll(verdicts).toEqual(['false', 'false', 'false']);
+    await page.getByRole('button', { name: 'Clear failures' }).click();
+    await expect.poll(verdicts).toEqual(['true', 'true', 'true']);
+    await page.getByLabel('Launch patterns (space separated)').fill('http://h{1...2}:9000/d{1...4}');
+    await page.getByLabel('Drive size (optional)').fill('1TiB');
+    await page.getByRole('button', { name: 'Plan', exact: true }).click();
+    await expect.poll(() => page.getByTestId('plan-answer').getAttribute('data-accepted')).toBe('true');
+    expect(await page.getByTestId('plan-answer').textContent()).toContain('8 drive(s) on 2 host(s): 1 set(s) of 8');
+  });
+
   it('reads at a 390 px wide viewport, and signs out', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [hash, name] of [['overview', 'narrow-overview'], ['browse/photos/', 'narrow-browser'], ['cluster', 'narrow-cluster']] as const) {
+    for (const [hash, name] of [['overview', 'narrow-overview'], ['browse/photos/', 'narrow-browser'], ['cluster', 'narrow-cluster'], ['explorer/photos/big.bin', 'narrow-explorer']] as const) {
       await go(hash);
       await page.locator('h1').first().waitFor();
       await page.waitForTimeout(500);

@@ -18,6 +18,7 @@ import { bucketRoutes } from './routes-buckets.js';
 import { objectRoutes } from './routes-objects.js';
 import { uploadRoutes } from './routes-uploads.js';
 import { clusterRoutes } from './routes-cluster.js';
+import { planRoutes } from './routes-plan.js';
 import type { ConsoleAssets } from './assets.js';
 
 export const consolePrefix = '/svc/console/';
@@ -84,6 +85,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(objectRoutes, { context });
   await app.register(uploadRoutes, { context });
   await app.register(clusterRoutes, { context });
+  await app.register(planRoutes, { context });
 }
 
 function refresh(context: ConsoleContext, reply: FastifyReply, session: Parameters<ConsoleContext['sealer']['seal']>[0], secure: boolean, nowMs: number): void {

@@ -19,6 +19,8 @@ export interface ConsoleContext {
   s3Port: number;
   /** Root credentials sign share links. */
   credentials: { accessKey: string; secretKey: string };
+  /** The environment the server was started with: the layout planner reads storage-class settings from it, as `svc plan` does. */
+  launchEnv: Record<string, string | undefined>;
   nowMs(): number;
   logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
 }

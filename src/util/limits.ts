@@ -92,6 +92,9 @@ export const limits = {
   consoleListPageMax: 1000,
   /** Console batch delete: keys per request at most. */
   consoleDeleteBatchMax: 1000,
+  /** Console layout planner: launch patterns per request, and characters per pattern, at most. */
+  consolePlanPatternsMax: 32,
+  consolePlanPatternCharsMax: 1024,
   /** Derived SigV4 signing keys kept (one per access key, day, region and service in use). */
   signingKeyCacheEntries: 64,
   /** Erasure blocks of one PUT in flight at once: one received, one coded, one written. */

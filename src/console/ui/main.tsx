@@ -8,6 +8,7 @@ import { BucketsPage } from './page-buckets';
 import { BrowserPage } from './page-browser';
 import { ClusterPage } from './page-cluster';
 import { OperationsPage } from './page-operations';
+import { ExplorerPage } from './page-explorer';
 
 interface SessionInfo {
   accessKey: string;
@@ -110,6 +111,7 @@ const pages: { id: string; label: string }[] = [
   { id: 'buckets', label: 'Buckets' },
   { id: 'cluster', label: 'Cluster' },
   { id: 'operations', label: 'Operations' },
+  { id: 'explorer', label: 'Explorer' },
 ];
 
 function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
@@ -168,6 +170,8 @@ function pageFor(route: string[]) {
       return <ClusterPage />;
     case 'operations':
       return <OperationsPage />;
+    case 'explorer':
+      return <ExplorerPage bucket={route[1] ?? ''} objectKey={route.slice(2).join('/')} />;
     default:
       return <OverviewPage />;
   }

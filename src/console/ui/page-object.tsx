@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, apiUrl } from './api';
 import { Badge, ConfirmDialog, ErrorNotice, usePoll } from './components';
 import { bytes, when } from './format';
+import { explorerHash } from './page-explorer';
 
 export interface ObjectVersion {
   key: string;
@@ -97,6 +98,13 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
               </>
             ) : null}
           </dl>
+          {latest ? (
+            <p>
+              <a class="button small" href={explorerHash(props.bucket, props.objectKey)}>
+                Show placement
+              </a>
+            </p>
+          ) : null}
           {latest ? <Share bucket={props.bucket} objectKey={props.objectKey} /> : null}
           <h3>Versions ({data.versions.length})</h3>
           <ul class="versions">
