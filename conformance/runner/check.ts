@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { jsonOrRaw, sendSigned } from '../../src/cli/rc/signed-request.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
+import { rawS3, type RawAnswer, type RawRequest } from './http.js';
+import type { Capability } from './capabilities.js';
 
 export class CheckFailure extends Error {
   constructor(message: string) {
@@ -27,6 +29,10 @@ export interface TargetOptions {
   accessKey: string;
   secretKey: string;
   seed: number;
+  /** Model-based runs: how many random command sequences (default 20). */
+  runs?: number;
+  /** Model-based runs: stop starting new sequences after this long. */
+  budgetMs?: number;
 }
 
 export interface AdminAnswer {
@@ -66,25 +72,35 @@ export class Target {
 
   /** Removes every version of every object in the buckets this run made, then the buckets. */
   async cleanup(): Promise<string[]> {
-    const { ListObjectVersionsCommand, DeleteObjectCommand, DeleteBucketCommand, ListMultipartUploadsCommand, AbortMultipartUploadCommand } = await import('@aws-sdk/client-s3');
     const problems: string[] = [];
-    for (const bucket of this.buckets) {
+    for (const bucket of [...this.buckets]) {
       try {
-        for (;;) {
-          const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
-          const all = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
-          if (all.length === 0) break;
-          for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
-        }
-        const uploads = await this.s3.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
-        for (const upload of uploads.Uploads ?? []) await this.s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key!, UploadId: upload.UploadId! }));
-        await this.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
-        this.buckets.delete(bucket);
+        await this.dropBucket(bucket);
       } catch (error) {
         problems.push(`${bucket}: ${(error as Error).message}`);
       }
     }
     return problems;
+  }
+
+  /** Empties one bucket of this run (versions, delete markers, open uploads) and deletes it. */
+  async dropBucket(bucket: string): Promise<void> {
+    const { ListObjectVersionsCommand, DeleteObjectCommand, DeleteBucketCommand, ListMultipartUploadsCommand, AbortMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+    for (;;) {
+      const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
+      const all = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
+      if (all.length === 0) break;
+      for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
+    }
+    const uploads = await this.s3.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+    for (const upload of uploads.Uploads ?? []) await this.s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key!, UploadId: upload.UploadId! }));
+    await this.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
+    this.buckets.delete(bucket);
+  }
+
+  /** A raw S3 request (signed unless `unsigned`), answered with status, headers and the error code. */
+  raw(request: RawRequest): Promise<RawAnswer> {
+    return rawS3(this.options, request);
   }
 
   /** A SigV4-signed admin request (or unsigned with `unsigned`). */
@@ -97,9 +113,11 @@ export class Target {
 export interface Check {
   /** Stable id, e.g. `s3.storage-class.reject`. */
   id: string;
-  /** The SPEC.md section it verifies. */
+  /** The SPEC.md section, or the S3 operation (`S3 GetObject`), it verifies. */
   spec: string;
   title: string;
+  /** What the target must offer for the check to apply (probed before the run). */
+  needs?: Capability[];
   /** Changes cluster-wide state (rebalance, decommission): runs only with --allow-admin-mutations. */
   mutates?: boolean;
   run(target: Target): Promise<void>;
