@@ -46,6 +46,7 @@ export class Target {
   readonly prng: Prng;
   private readonly buckets = new Set<string>();
   private readonly runId: string;
+  private made = 0;
 
   constructor(readonly options: TargetOptions) {
     this.s3 = this.clientWith(options.secretKey);
@@ -59,7 +60,9 @@ export class Target {
 
   /** A bucket name owned by this run (created by the caller through `makeBucket`). */
   bucketName(purpose: string): string {
-    return `conf-${this.runId}-${purpose}`.toLowerCase().slice(0, 63);
+    this.made += 1;
+    const name = `conf-${this.runId}-${this.made}-${purpose}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 63);
+    return name.replace(/-+$/, '');
   }
 
   async makeBucket(purpose: string): Promise<string> {
