@@ -24,6 +24,9 @@ export class Skip extends Error {
   }
 }
 
+/** How long one S3 request may take before the check fails: a target that never answers fails its check, not the run. */
+const requestTimeoutMs = 30_000;
+
 export interface TargetOptions {
   endpoint: string;
   accessKey: string;
@@ -55,7 +58,7 @@ export class Target {
   }
 
   clientWith(secretKey: string): S3Client {
-    return new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: this.options.accessKey, secretAccessKey: secretKey }, maxAttempts: 1 });
+    return new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: this.options.accessKey, secretAccessKey: secretKey }, maxAttempts: 1, requestHandler: { requestTimeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs } });
   }
 
   /** A bucket name owned by this run (created by the caller through `makeBucket`). */
@@ -88,17 +91,26 @@ export class Target {
 
   /** Empties one bucket of this run (versions, delete markers, open uploads) and deletes it. */
   async dropBucket(bucket: string): Promise<void> {
-    const { ListObjectVersionsCommand, DeleteObjectCommand, DeleteBucketCommand, ListMultipartUploadsCommand, AbortMultipartUploadCommand } = await import('@aws-sdk/client-s3');
-    for (;;) {
-      const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
-      const all = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
-      if (all.length === 0) break;
-      for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
-    }
-    const uploads = await this.s3.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+    const { DeleteBucketCommand, ListMultipartUploadsCommand, AbortMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+    await this.deleteEveryVersion(bucket);
+    const uploads = await this.s3.send(new ListMultipartUploadsCommand({ Bucket: bucket })).catch(() => ({ Uploads: [] }));
     for (const upload of uploads.Uploads ?? []) await this.s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key!, UploadId: upload.UploadId! }));
     await this.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
     this.buckets.delete(bucket);
+  }
+
+  /** Deletes every version and delete marker; on a target without ListObjectVersions, every listed key. */
+  private async deleteEveryVersion(bucket: string): Promise<void> {
+    const { ListObjectVersionsCommand, ListObjectsV2Command, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
+    for (let round = 0; round < 1000; round += 1) {
+      const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: bucket })).catch(async () => {
+        const listed = await this.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+        return { Versions: (listed.Contents ?? []).map((object) => ({ Key: object.Key, VersionId: undefined })), DeleteMarkers: [] };
+      });
+      const all = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
+      if (all.length === 0) return;
+      for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
+    }
   }
 
   /** A raw S3 request (signed unless `unsigned`), answered with status, headers and the error code. */

@@ -74,7 +74,7 @@ export async function rawS3(credentials: Credentials, request: RawRequest): Prom
 /** Sends a prepared request with node:http, exactly as given. */
 export function send(url: URL, method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest({ host: url.hostname, port: url.port, method, path, headers, timeout: 60_000 }, (response) => {
+    const outgoing = httpRequest({ host: url.hostname, port: url.port, method, path, headers, timeout: 30_000 }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => resolve(answerOf(response.statusCode ?? 0, response.headers as Record<string, string>, Buffer.concat(chunks))));

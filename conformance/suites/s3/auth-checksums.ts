@@ -91,6 +91,19 @@ async function headerSignedPut(target: Target, purpose: string, payloadHash: (bo
 
 const sigv4Checks: Check[] = [
   {
+    id: 's3.sigv4.chunked-never-stored-raw',
+    spec: 'S3 SigV4 (aws-chunked)',
+    title: 'an aws-chunked PUT is stored decoded or refused, never stored with its chunk framing',
+    async run(target) {
+      const bucket = await target.makeBucket('chunkraw');
+      const payload = Buffer.from('decoded payload');
+      const answer = await chunkedPut(target.options, { mode: 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD', path: `/${bucket}/framed`, payload, chunkBytes: 8192 });
+      if (answer.status >= 400) return;
+      const stored = await bodyOf(target, bucket, 'framed');
+      expectThat(stored.equals(payload), `an accepted aws-chunked PUT stored ${JSON.stringify(stored.subarray(0, 40).toString())}`);
+    },
+  },
+  {
     id: 's3.sigv4.unsigned-payload',
     spec: 'S3 SigV4',
     title: 'a header-signed PUT with x-amz-content-sha256: UNSIGNED-PAYLOAD is stored',
