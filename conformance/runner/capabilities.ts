@@ -6,10 +6,9 @@
  */
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, PutBucketVersioningCommand, PutObjectCommand, UploadPartCommand } from '@aws-sdk/client-s3';
 import { chunkedPut, presignedUrl } from './http.js';
-import type { Target } from './check.js';
+import { capabilityNames, type Capability, type Target } from './check.js';
 
-export const capabilityNames = ['admin', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned'] as const;
-export type Capability = (typeof capabilityNames)[number];
+export { capabilityNames, type Capability };
 
 export interface CapabilityState {
   present: boolean;
@@ -26,8 +25,10 @@ const text = async (target: Target, bucket: string, key: string) => new TextDeco
 const probes: Record<Exclude<Capability, 'multi-pool'>, Probe> = {
   async admin(target) {
     const answer = await target.admin('GET', '/svc/admin/v3/pools/list');
-    if (answer.status !== 200 || !Array.isArray(answer.body.pools)) return { present: false, detail: `GET /svc/admin/v3/pools/list answered ${answer.status}` };
-    return `${answer.body.pools.length} pool(s)`;
+    if (answer.status === 200 && Array.isArray(answer.body.pools)) return `${answer.body.pools.length} pool(s)`;
+    // An admin API that refuses these credentials is there: its checks run (and fail), they are not "not applicable".
+    if (typeof answer.body.Code === 'string' && answer.status !== 404 && answer.status !== 501) return `pools/list refused: ${answer.status} ${answer.body.Code}`;
+    return { present: false, detail: `GET /svc/admin/v3/pools/list answered ${answer.status}` };
   },
   async versioning(target, bucket) {
     await target.s3.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
@@ -79,7 +80,7 @@ export async function probeCapabilities(target: Target): Promise<Capabilities> {
     }
   }
   const pools = /^(\d+) pool/.exec(found.admin.detail)?.[1];
-  found['multi-pool'] = found.admin.present ? { present: Number(pools) > 1, detail: `${pools} pool(s)` } : { present: false, detail: 'no admin API' };
+  found['multi-pool'] = pools !== undefined ? { present: Number(pools) > 1, detail: `${pools} pool(s)` } : { present: false, detail: found.admin.present ? 'pool count unknown' : 'no admin API' };
   return found;
 }
 

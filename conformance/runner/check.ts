@@ -8,7 +8,10 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { jsonOrRaw, sendSigned } from '../../src/cli/rc/signed-request.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
 import { rawS3, type RawAnswer, type RawRequest } from './http.js';
-import type { Capability } from './capabilities.js';
+
+/** What a target may or may not offer; probed before a run (capabilities.ts). */
+export const capabilityNames = ['admin', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned'] as const;
+export type Capability = (typeof capabilityNames)[number];
 
 export class CheckFailure extends Error {
   constructor(message: string) {
