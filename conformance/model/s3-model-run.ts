@@ -30,8 +30,8 @@ interface Real {
 
 type Command = fc.AsyncCommand<BucketModel, Real>;
 
-const keys = ['a', 'a/b', 'a/b/c', 'ab', 'b', 'c/d/e', 'c/d', 'é/x', 'z z'];
-const prefixes = ['', 'a', 'a/', 'c/', 'c/d', 'é', 'zz'];
+const keys = ['a', 'a/b', 'a/b/c', 'ab', 'c/d/e', 'c/d', 'é/x'];
+const prefixes = ['', '', 'a', 'a/', 'c/', 'é', 'zz'];
 const delimiters = ['', '/', 'b', 'd/'];
 
 const megabyte = 1024 * 1024;
@@ -204,16 +204,21 @@ class ListVersions implements Command {
 }
 
 const key = fc.constantFrom(...keys);
+const put = fc.tuple(key, fc.nat(9999), fc.constantFrom(0, 1, 7, 1000, 70_000, 300_000)).map(([name, tag, size]) => new Put(name, tag, size));
+const list = fc.tuple(fc.constantFrom(...prefixes), fc.constantFrom(...delimiters), fc.constantFrom(1, 2, 3, 1000)).map(([prefix, delimiter, size]) => new List(prefix, delimiter, size));
+/** Puts and listings are drawn more often than the rest, so that listings have something to page through. */
 const commands = [
-  fc.tuple(key, fc.nat(9999), fc.constantFrom(0, 1, 7, 1000, 70_000, 300_000)).map(([name, tag, size]) => new Put(name, tag, size)),
-  fc.tuple(key, fc.nat(9999), fc.constantFrom(1, 100, 70_000)).map(([name, tag, size]) => new Put(name, tag, size)),
+  put,
+  put,
+  put,
+  list,
+  list,
   fc.tuple(key, fc.option(fc.tuple(fc.double({ min: 0, max: 0.99, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true })), { nil: undefined })).map(([name, range]) => new Get(name, range)),
   fc.tuple(key, key).map(([from, to]) => new Copy(from, to)),
   key.map((name) => new Delete(name)),
   fc.tuple(key, fc.nat(20)).map(([name, pick]) => new DeleteVersion(name, pick)),
   fc.tuple(key, fc.nat(9999), fc.constantFrom(1, 1, 1, 2), fc.constantFrom(0, 1, 5000)).map(([name, tag, parts, last]) => new Multipart(name, tag, parts, last)),
   fc.constantFrom<'Enabled' | 'Suspended'>('Enabled', 'Suspended').map((status) => new SetVersioning(status)),
-  fc.tuple(fc.constantFrom(...prefixes), fc.constantFrom(...delimiters), fc.constantFrom(1, 2, 3, 1000)).map(([prefix, delimiter, size]) => new List(prefix, delimiter, size)),
   fc.constant(new ListVersions()),
 ];
 
@@ -231,7 +236,7 @@ export interface ModelRunOptions {
 export async function runS3Model(options: ModelRunOptions): Promise<number> {
   let count = 0;
   const details = await fc.check(
-    fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands ?? 25 }), async (sequence) => {
+    fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands ?? 25, size: 'max' }), async (sequence) => {
       count += 1;
       const real = await options.bucket();
       try {

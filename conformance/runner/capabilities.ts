@@ -20,6 +20,9 @@ export type Capabilities = Record<Capability, CapabilityState>;
 
 type Probe = (target: Target, bucket: string) => Promise<string | CapabilityState>;
 
+/** Errors that say the request was not allowed, not that the feature is missing: the checks then run and fail. */
+const refusals = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'RequestTimeTooSkewed']);
+
 const text = async (target: Target, bucket: string, key: string) => new TextDecoder().decode(await (await target.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToByteArray());
 
 const probes: Record<Exclude<Capability, 'multi-pool'>, Probe> = {
@@ -72,11 +75,12 @@ export async function probeCapabilities(target: Target): Promise<Capabilities> {
   const found = {} as Capabilities;
   for (const [name, probe] of Object.entries(probes) as [Exclude<Capability, 'multi-pool'>, Probe][]) {
     try {
-      const bucket = await target.makeBucket(`probe-${name}`);
+      const bucket = name === 'admin' ? '' : await target.makeBucket(`probe-${name}`);
       const outcome = await probe(target, bucket);
       found[name] = typeof outcome === 'string' ? { present: true, detail: outcome } : outcome;
     } catch (error) {
-      found[name] = { present: false, detail: `${(error as Error).name}: ${(error as Error).message}`.slice(0, 200) };
+      const detail = `${(error as Error).name}: ${(error as Error).message}`.slice(0, 200);
+      found[name] = { present: refusals.has((error as Error).name), detail: refusals.has((error as Error).name) ? `unknown, the probe was refused (${detail})` : detail };
     }
   }
   const pools = /^(\d+) pool/.exec(found.admin.detail)?.[1];

@@ -19,6 +19,13 @@ async function versionedBucket(target: Target, purpose: string, status: 'Enabled
   return bucket;
 }
 
+async function markedKey(target: Target, purpose: string): Promise<string> {
+  const bucket = await versionedBucket(target, purpose);
+  await put(target, bucket, 'doc', 'x');
+  await target.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'doc' }));
+  return bucket;
+}
+
 const versionChecks: Check[] = [
   {
     id: 's3.versioning.status',
@@ -117,13 +124,24 @@ const versionChecks: Check[] = [
   {
     id: 's3.versioning.current-is-marker',
     spec: 'S3 GetObject (versioning)',
-    title: 'GET of a key whose latest version is a delete marker answers 404 with x-amz-delete-marker: true',
+    title: 'GET and HEAD of a key whose latest version is a delete marker answer 404 (NoSuchKey on GET)',
     async run(target) {
-      const bucket = await versionedBucket(target, 'vmarkerhead');
-      await put(target, bucket, 'doc', 'x');
-      await target.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'doc' }));
-      const answer = await target.raw({ method: 'GET', path: `/${bucket}/doc` });
-      expectThat(answer.status === 404 && answer.code === 'NoSuchKey' && answer.headers['x-amz-delete-marker'] === 'true', `GET answered ${answer.status} ${answer.code}, delete-marker header ${answer.headers['x-amz-delete-marker']}`);
+      const bucket = await markedKey(target, 'vmarkerget404');
+      const get = await target.raw({ method: 'GET', path: `/${bucket}/doc` });
+      const head = await target.raw({ method: 'HEAD', path: `/${bucket}/doc` });
+      expectThat(get.status === 404 && get.code === 'NoSuchKey' && head.status === 404, `GET answered ${get.status} ${get.code}, HEAD ${head.status}`);
+    },
+  },
+  {
+    id: 's3.versioning.current-is-marker-header',
+    spec: 'S3 GetObject (versioning)',
+    title: 'that 404 carries x-amz-delete-marker: true on GET and HEAD, so a client can tell deleted from never written',
+    async run(target) {
+      const bucket = await markedKey(target, 'vmarkerheader');
+      for (const method of ['GET', 'HEAD']) {
+        const answer = await target.raw({ method, path: `/${bucket}/doc` });
+        expectThat(answer.headers['x-amz-delete-marker'] === 'true', `${method} of a deleted key answered ${answer.status} without x-amz-delete-marker: true`);
+      }
     },
   },
   {
