@@ -28,7 +28,8 @@ const blackBox = [
  * part-order rules, broken single-byte and suffix ranges, no If-Match / If-Unmodified-Since or copy
  * preconditions, no ListParts, abort or UploadPartCopy, listings that count and page wrongly with
  * delimiters and accept only '/', no signature checks (anonymous and forged requests succeed),
- * aws-chunked bodies stored with their framing, 500s on keys it cannot store.
+ * aws-chunked bodies stored with their framing, 500s on keys it cannot store, and (found by the
+ * model-based run) a 500 when paging a listing one key at a time.
  */
 const s3rverFailures: Record<string, number> = {
   'Endpoints': 1,
@@ -58,6 +59,7 @@ const s3rverFailures: Record<string, number> = {
   'S3 SigV4 (aws-chunked)': 1,
   'S3 SigV4': 1,
   'S3 presigned URLs': 3,
+  'S3 model-based runs': 1,
 };
 
 const credentials = { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey };

@@ -6,17 +6,9 @@
  */
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, PutBucketVersioningCommand, PutObjectCommand, UploadPartCommand } from '@aws-sdk/client-s3';
 import { chunkedPut, presignedUrl } from './http.js';
-import { capabilityNames, type Capability, type Target } from './check.js';
+import { capabilityNames, type Capabilities, type Capability, type CapabilityState, type Target } from './check.js';
 
-export { capabilityNames, type Capability };
-
-export interface CapabilityState {
-  present: boolean;
-  /** What the probe saw. */
-  detail: string;
-}
-
-export type Capabilities = Record<Capability, CapabilityState>;
+export { capabilityNames, type Capabilities, type Capability, type CapabilityState };
 
 type Probe = (target: Target, bucket: string) => Promise<string | CapabilityState>;
 

@@ -13,6 +13,14 @@ import { rawS3, type RawAnswer, type RawRequest } from './http.js';
 export const capabilityNames = ['admin', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned'] as const;
 export type Capability = (typeof capabilityNames)[number];
 
+export interface CapabilityState {
+  present: boolean;
+  /** What the probe saw. */
+  detail: string;
+}
+
+export type Capabilities = Record<Capability, CapabilityState>;
+
 export class CheckFailure extends Error {
   constructor(message: string) {
     super(message);
@@ -35,6 +43,8 @@ export interface TargetOptions {
   accessKey: string;
   secretKey: string;
   seed: number;
+  /** Finds what the target offers (capabilities.ts `probeCapabilities`; kept apart to keep imports one-way). */
+  probe?: (target: Target) => Promise<Capabilities>;
   /** Model-based runs: how many random command sequences (default 20). */
   runs?: number;
   /** Model-based runs: stop starting new sequences after this long. */
@@ -53,6 +63,7 @@ export class Target {
   private readonly buckets = new Set<string>();
   private readonly runId: string;
   private made = 0;
+  private probed: Promise<Capabilities> | undefined;
 
   constructor(readonly options: TargetOptions) {
     this.s3 = this.clientWith(options.secretKey);
@@ -114,6 +125,14 @@ export class Target {
       if (all.length === 0) return;
       for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
     }
+  }
+
+  /** What the target offers, probed once (runSuites probes before the first check). */
+  capabilities(): Promise<Capabilities> {
+    const probe = this.options.probe;
+    if (!probe) return Promise.reject(new Error('this target was made without a capability probe'));
+    this.probed ??= probe(this);
+    return this.probed;
   }
 
   /** A raw S3 request (signed unless `unsigned`), answered with status, headers and the error code. */

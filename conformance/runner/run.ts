@@ -12,10 +12,10 @@ export interface SuiteRun {
 
 export async function runSuites(options: TargetOptions & { allowAdminMutations: boolean; progress?: (line: string) => void }, suites: SuiteRun[]): Promise<Report> {
   const started = Date.now();
-  const target = new Target(options);
+  const target = new Target({ probe: probeCapabilities, ...options });
   const results: CheckResult[] = [];
   const notes: string[] = [];
-  const capabilities = await probeCapabilities(target);
+  const capabilities = await target.capabilities();
   for (const [name, state] of Object.entries(capabilities)) options.progress?.(`probe ${name}: ${state.present ? 'yes' : 'no'} (${state.detail})`);
   const total = suites.reduce((sum, suite) => sum + suite.checks.length, 0);
   let index = 0;
