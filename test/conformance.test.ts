@@ -157,7 +157,7 @@ describe('conformance (black-box)', () => {
 describe('model-based runs', () => {
   it('catch a listing that drops the last key of every truncated page, shrink it, and replay it from the seed', async () => {
     const { Target } = await import('../conformance/runner/check.js');
-    const target = new Target({ endpoint: cluster.urls[0]!, ...credentials, seed: 11 });
+    const target = new Target({ endpoint: cluster.urls[0]!, ...credentials, seed: 12 });
     target.s3.middlewareStack.add(
       (next, context) => async (args) => {
         const result = await next(args);
@@ -169,9 +169,9 @@ describe('model-based runs', () => {
     );
     let made = 0;
     const options = {
-      seed: 11,
-      runs: 40,
-      maxCommands: 15,
+      seed: 12,
+      runs: 60,
+      maxCommands: 20,
       bucket: async () => {
         const bucket = await target.makeBucket(`model-${(made += 1)}`);
         return { s3: target.s3, bucket, drop: () => target.dropBucket(bucket) };
@@ -180,7 +180,7 @@ describe('model-based runs', () => {
     const first = await runS3Model(options).then(() => 'no difference', (error: Error) => error.message);
     expect(first).toMatch(/the target and the model disagree: listed keys/);
     expect(first).toMatch(/shrunk sequence: .*list\(prefix .*max-keys [123]\)/s);
-    expect(first).toContain('replay with --seed 11');
+    expect(first).toContain('replay with --seed 12');
     const replayed = await runS3Model(options).then(() => 'no difference', (error: Error) => error.message);
     expect(replayed).toBe(first);
     expect(await target.cleanup()).toEqual([]);
