@@ -1,37 +1,68 @@
 /**
- * `npm run conformance -- --endpoint URL --access-key K --secret-key S [--suite s3,admin]
- *   [--seed N] [--junit FILE] [--json FILE] [--allow-admin-mutations] [--managed process|container]`
+ * `npm run conformance -- --endpoint URL --access-key K --secret-key S [--suite s3,admin,model]
+ *   [--seed N] [--runs N] [--budget 60s] [--junit FILE] [--json FILE] [--html FILE]
+ *   [--allow-admin-mutations] [--managed process|container]`, or `--compare a.json b.json`.
  *
  * Black-box: checks a deployment it did not start. Managed: starts its own cluster, runs the
  * black-box suites against it with mutations allowed, then the managed suites that need control of
  * drives and nodes.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { s3Checks } from './suites/s3.js';
 import { adminChecks } from './suites/admin.js';
 import { runSuites, type SuiteRun } from './runner/run.js';
-import { junitXml, summaryTable, type Report } from './runner/report.js';
+import { compareReports, htmlReport, junitXml, summaryTable, type Report } from './runner/report.js';
+import { modelChecks } from './model/s3-model-run.js';
 import { managedSuites } from './managed/suites.js';
 
 const usage = `usage: npm run conformance -- --endpoint <url> --access-key <key> --secret-key <secret>
-         [--suite s3,admin] [--seed <n>] [--junit <file>] [--json <file>] [--allow-admin-mutations]
+         [--suite s3,admin,model] [--seed <n>] [--runs <n>] [--budget <duration>]
+         [--junit <file>] [--json <file>] [--html <file>] [--allow-admin-mutations]
        npm run conformance -- --managed process|container [--suite ...] [--seed <n>] [--junit <file>] [--json <file>]
+       npm run conformance -- --compare <a.json> <b.json>
 
 Suites: s3 (S3 semantics), admin (admin API semantics; checks that start or stop rebalance or
-decommission run only with --allow-admin-mutations), and with --managed also quorum, inline,
-layout, recovery.`;
+decommission run only with --allow-admin-mutations), model (random S3 command sequences against
+an in-memory model: --runs sequences, default 20, within --budget such as 90s, 10m or 1h), and
+with --managed also quorum, inline, layout, recovery.`;
 
 export const blackBoxSuites: Record<string, SuiteRun> = {
   s3: { suite: 's3', checks: s3Checks },
   admin: { suite: 'admin', checks: adminChecks },
+  model: { suite: 'model', checks: modelChecks },
 };
+
+/** `90s`, `10m`, `1h` or plain seconds, in milliseconds; NaN when malformed. */
+export function parseDurationMs(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) return NaN;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  return Number(match[1]) * unit;
+}
+
+async function compareFiles(paths: string[]): Promise<number> {
+  if (paths.length !== 2) {
+    console.error(`conformance: --compare takes two JSON reports\n${usage}`);
+    return 2;
+  }
+  try {
+    const [left, right] = await Promise.all(paths.map(async (path) => JSON.parse(await readFile(path, 'utf8')) as Report));
+    console.log(compareReports(left!, right!));
+    return 0;
+  } catch (error) {
+    console.error(`conformance: cannot compare: ${(error as Error).message}`);
+    return 2;
+  }
+}
 
 export async function main(argv: string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       args: argv,
+      allowPositionals: true,
       options: {
         endpoint: { type: 'string' },
         'access-key': { type: 'string' },
@@ -40,6 +71,10 @@ export async function main(argv: string[]): Promise<number> {
         seed: { type: 'string' },
         junit: { type: 'string' },
         json: { type: 'string' },
+        html: { type: 'string' },
+        runs: { type: 'string' },
+        budget: { type: 'string' },
+        compare: { type: 'boolean' },
         'allow-admin-mutations': { type: 'boolean' },
         managed: { type: 'string' },
         help: { type: 'boolean' },
@@ -53,6 +88,17 @@ export async function main(argv: string[]): Promise<number> {
   if (values.help) {
     console.log(usage);
     return 0;
+  }
+  if (values.compare) return compareFiles(positionals);
+  if (positionals.length > 0) {
+    console.error(`conformance: unexpected argument '${positionals[0]}'\n${usage}`);
+    return 2;
+  }
+  const runs = values.runs === undefined ? undefined : Number(values.runs);
+  const budgetMs = values.budget === undefined ? undefined : parseDurationMs(values.budget as string);
+  if ((runs !== undefined && !(Number.isSafeInteger(runs) && runs > 0)) || (budgetMs !== undefined && !(budgetMs > 0))) {
+    console.error(`conformance: --runs is a positive integer and --budget a duration such as 90s, 10m or 1h\n${usage}`);
+    return 2;
   }
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
   if (!Number.isSafeInteger(seed)) {
@@ -86,12 +132,13 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     report = await runSuites(
-      { endpoint: (values.endpoint as string).replace(/\/$/, ''), accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string, seed, allowAdminMutations: values['allow-admin-mutations'] === true, progress },
+      { endpoint: (values.endpoint as string).replace(/\/$/, ''), accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string, seed, ...(runs ? { runs } : {}), ...(budgetMs ? { budgetMs } : {}), allowAdminMutations: values['allow-admin-mutations'] === true, progress },
       names.map((name) => blackBoxSuites[name]!),
     );
   }
   console.log(summaryTable(report));
   if (values.junit) await writeFile(values.junit as string, junitXml(report));
+  if (values.html) await writeFile(values.html as string, htmlReport(report));
   if (values.json) await writeFile(values.json as string, `${JSON.stringify(report, null, 2)}\n`);
   return report.results.some((result) => result.outcome === 'failed') ? 1 : 0;
 }

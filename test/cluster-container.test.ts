@@ -36,7 +36,7 @@ describe.skipIf(skipReason !== undefined)('container cluster: 4 containers x 4 d
     ]);
     const failed = report.results.filter((result) => result.outcome === 'failed');
     expect(failed.map((result) => `${result.id}: ${result.message}`)).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 
   it('the image health check passes on a serving node', async () => {
     const container = cluster!.containers[0]!;

@@ -7,6 +7,19 @@ import { randomBytes } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { jsonOrRaw, sendSigned } from '../../src/cli/rc/signed-request.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
+import { rawS3, type RawAnswer, type RawRequest } from './http.js';
+
+/** What a target may or may not offer; probed before a run (capabilities.ts). */
+export const capabilityNames = ['admin', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned'] as const;
+export type Capability = (typeof capabilityNames)[number];
+
+export interface CapabilityState {
+  present: boolean;
+  /** What the probe saw. */
+  detail: string;
+}
+
+export type Capabilities = Record<Capability, CapabilityState>;
 
 export class CheckFailure extends Error {
   constructor(message: string) {
@@ -22,11 +35,20 @@ export class Skip extends Error {
   }
 }
 
+/** How long one S3 request may take before the check fails: a target that never answers fails its check, not the run. */
+const requestTimeoutMs = 30_000;
+
 export interface TargetOptions {
   endpoint: string;
   accessKey: string;
   secretKey: string;
   seed: number;
+  /** Finds what the target offers (capabilities.ts `probeCapabilities`; kept apart to keep imports one-way). */
+  probe?: (target: Target) => Promise<Capabilities>;
+  /** Model-based runs: how many random command sequences (default 20). */
+  runs?: number;
+  /** Model-based runs: stop starting new sequences after this long. */
+  budgetMs?: number;
 }
 
 export interface AdminAnswer {
@@ -40,6 +62,8 @@ export class Target {
   readonly prng: Prng;
   private readonly buckets = new Set<string>();
   private readonly runId: string;
+  private made = 0;
+  private probed: Promise<Capabilities> | undefined;
 
   constructor(readonly options: TargetOptions) {
     this.s3 = this.clientWith(options.secretKey);
@@ -48,12 +72,14 @@ export class Target {
   }
 
   clientWith(secretKey: string): S3Client {
-    return new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: this.options.accessKey, secretAccessKey: secretKey }, maxAttempts: 1 });
+    return new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: this.options.accessKey, secretAccessKey: secretKey }, maxAttempts: 1, requestHandler: { requestTimeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs } });
   }
 
   /** A bucket name owned by this run (created by the caller through `makeBucket`). */
   bucketName(purpose: string): string {
-    return `conf-${this.runId}-${purpose}`.toLowerCase().slice(0, 63);
+    this.made += 1;
+    const name = `conf-${this.runId}-${this.made}-${purpose}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 63);
+    return name.replace(/-+$/, '');
   }
 
   async makeBucket(purpose: string): Promise<string> {
@@ -66,25 +92,52 @@ export class Target {
 
   /** Removes every version of every object in the buckets this run made, then the buckets. */
   async cleanup(): Promise<string[]> {
-    const { ListObjectVersionsCommand, DeleteObjectCommand, DeleteBucketCommand, ListMultipartUploadsCommand, AbortMultipartUploadCommand } = await import('@aws-sdk/client-s3');
     const problems: string[] = [];
-    for (const bucket of this.buckets) {
+    for (const bucket of [...this.buckets]) {
       try {
-        for (;;) {
-          const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
-          const all = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
-          if (all.length === 0) break;
-          for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
-        }
-        const uploads = await this.s3.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
-        for (const upload of uploads.Uploads ?? []) await this.s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key!, UploadId: upload.UploadId! }));
-        await this.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
-        this.buckets.delete(bucket);
+        await this.dropBucket(bucket);
       } catch (error) {
         problems.push(`${bucket}: ${(error as Error).message}`);
       }
     }
     return problems;
+  }
+
+  /** Empties one bucket of this run (versions, delete markers, open uploads) and deletes it. */
+  async dropBucket(bucket: string): Promise<void> {
+    const { DeleteBucketCommand, ListMultipartUploadsCommand, AbortMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+    await this.deleteEveryVersion(bucket);
+    const uploads = await this.s3.send(new ListMultipartUploadsCommand({ Bucket: bucket })).catch(() => ({ Uploads: [] }));
+    for (const upload of uploads.Uploads ?? []) await this.s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key!, UploadId: upload.UploadId! }));
+    await this.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
+    this.buckets.delete(bucket);
+  }
+
+  /** Deletes every version and delete marker; on a target without ListObjectVersions, every listed key. */
+  private async deleteEveryVersion(bucket: string): Promise<void> {
+    const { ListObjectVersionsCommand, ListObjectsV2Command, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
+    for (let round = 0; round < 1000; round += 1) {
+      const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: bucket })).catch(async () => {
+        const listed = await this.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+        return { Versions: (listed.Contents ?? []).map((object) => ({ Key: object.Key, VersionId: undefined })), DeleteMarkers: [] };
+      });
+      const all = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
+      if (all.length === 0) return;
+      for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
+    }
+  }
+
+  /** What the target offers, probed once (runSuites probes before the first check). */
+  capabilities(): Promise<Capabilities> {
+    const probe = this.options.probe;
+    if (!probe) return Promise.reject(new Error('this target was made without a capability probe'));
+    this.probed ??= probe(this);
+    return this.probed;
+  }
+
+  /** A raw S3 request (signed unless `unsigned`), answered with status, headers and the error code. */
+  raw(request: RawRequest): Promise<RawAnswer> {
+    return rawS3(this.options, request);
   }
 
   /** A SigV4-signed admin request (or unsigned with `unsigned`). */
@@ -97,9 +150,11 @@ export class Target {
 export interface Check {
   /** Stable id, e.g. `s3.storage-class.reject`. */
   id: string;
-  /** The SPEC.md section it verifies. */
+  /** The SPEC.md section, or the S3 operation (`S3 GetObject`), it verifies. */
   spec: string;
   title: string;
+  /** What the target must offer for the check to apply (probed before the run). */
+  needs?: Capability[];
   /** Changes cluster-wide state (rebalance, decommission): runs only with --allow-admin-mutations. */
   mutates?: boolean;
   run(target: Target): Promise<void>;

@@ -1,6 +1,9 @@
 /** Runs checks against a target, one after another, with progress, and builds the report. */
 import { CheckFailure, Skip, Target, type Check, type TargetOptions } from './check.js';
 import type { CheckResult, Report } from './report.js';
+import { notApplicableReason, probeCapabilities } from './capabilities.js';
+
+const outcomeLabel: Record<CheckResult['outcome'], string> = { passed: 'pass', failed: 'FAIL', skipped: 'skip', 'not-applicable': 'n/a ' };
 
 export interface SuiteRun {
   suite: string;
@@ -9,9 +12,11 @@ export interface SuiteRun {
 
 export async function runSuites(options: TargetOptions & { allowAdminMutations: boolean; progress?: (line: string) => void }, suites: SuiteRun[]): Promise<Report> {
   const started = Date.now();
-  const target = new Target(options);
+  const target = new Target({ probe: probeCapabilities, ...options });
   const results: CheckResult[] = [];
   const notes: string[] = [];
+  const capabilities = await target.capabilities();
+  for (const [name, state] of Object.entries(capabilities)) options.progress?.(`probe ${name}: ${state.present ? 'yes' : 'no'} (${state.detail})`);
   const total = suites.reduce((sum, suite) => sum + suite.checks.length, 0);
   let index = 0;
   for (const suite of suites) {
@@ -20,7 +25,11 @@ export async function runSuites(options: TargetOptions & { allowAdminMutations: 
       const begun = Date.now();
       let outcome: CheckResult['outcome'] = 'passed';
       let message: string | undefined;
-      if (check.mutates && !options.allowAdminMutations) {
+      const lacking = notApplicableReason(check.needs, capabilities);
+      if (lacking) {
+        outcome = 'not-applicable';
+        message = lacking;
+      } else if (check.mutates && !options.allowAdminMutations) {
         outcome = 'skipped';
         message = 'changes cluster-wide state; run with --allow-admin-mutations';
       } else {
@@ -37,9 +46,9 @@ export async function runSuites(options: TargetOptions & { allowAdminMutations: 
         }
       }
       results.push({ id: check.id, spec: check.spec, title: check.title, suite: suite.suite, outcome, ...(message !== undefined ? { message } : {}), durationMs: Date.now() - begun });
-      options.progress?.(`[${index}/${total}] ${outcome === 'passed' ? 'pass' : outcome === 'failed' ? 'FAIL' : 'skip'}  ${check.id}${message ? ` — ${message}` : ''}`);
+      options.progress?.(`[${index}/${total}] ${outcomeLabel[outcome]}  ${check.id}${message ? ` — ${message}` : ''}`);
     }
   }
   for (const problem of await target.cleanup()) notes.push(`cleanup: ${problem}`);
-  return { target: options.endpoint, seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, notes };
+  return { target: options.endpoint, seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, notes, capabilities };
 }

@@ -17,6 +17,12 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { CheckFailure, errorOf, expectThat, type Check, type Target } from '../runner/check.js';
 import { checkKeyNamespace } from '../checkers/key-namespace.js';
+import { bucketChecks } from './s3/buckets.js';
+import { objectChecks } from './s3/objects.js';
+import { readChecks } from './s3/reads.js';
+import { copyMultipartChecks } from './s3/copy-multipart.js';
+import { versionListingChecks } from './s3/versions-listing.js';
+import { authChecksumChecks } from './s3/auth-checksums.js';
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('hex');
 
@@ -25,7 +31,7 @@ async function bodyOf(target: Target, bucket: string, key: string, versionId?: s
   return object.Body!.transformToByteArray();
 }
 
-export const s3Checks: Check[] = [
+const coreChecks: Check[] = [
   {
     id: 's3.health',
     spec: 'Endpoints',
@@ -112,6 +118,7 @@ export const s3Checks: Check[] = [
     id: 's3.versioning.delete-markers',
     spec: 'Versioning',
     title: 'versions get ids, DELETE adds a delete marker, older versions stay readable by id',
+    needs: ['versioning'],
     async run(target) {
       const bucket = await target.makeBucket('versions');
       await target.s3.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
@@ -132,6 +139,7 @@ export const s3Checks: Check[] = [
     id: 's3.multipart.commit-rules',
     spec: 'Limits (multipart)',
     title: 'an uploaded part is not an object; parts under 5 MiB but the last are refused at completion; the ETag is md5-of-md5s-N',
+    needs: ['multipart'],
     async run(target) {
       const bucket = await target.makeBucket('multipart');
       const small = await target.s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'small' }));
@@ -158,6 +166,7 @@ export const s3Checks: Check[] = [
     id: 's3.presigned.expiry',
     spec: 'Authentication',
     title: 'a presigned GET works until it expires and is refused afterwards',
+    needs: ['presigned'],
     async run(target) {
       const bucket = await target.makeBucket('presign');
       await target.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'shared', Body: 'presigned body' }));
@@ -221,3 +230,5 @@ export const s3Checks: Check[] = [
     },
   },
 ];
+
+export const s3Checks: Check[] = [...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks];

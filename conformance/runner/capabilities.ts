@@ -1,0 +1,87 @@
+/**
+ * Capability probing: before the checks run, a few cheap requests find out what the target offers.
+ * A check that needs something the target lacks is reported "not applicable" with the probe's
+ * reason instead of failing, so a store without versioning is measured on what it does serve.
+ * Each probe works in a bucket of its own and must see the feature work, not merely be accepted.
+ */
+import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, PutBucketVersioningCommand, PutObjectCommand, UploadPartCommand } from '@aws-sdk/client-s3';
+import { chunkedPut, presignedUrl } from './http.js';
+import { capabilityNames, type Capabilities, type Capability, type CapabilityState, type Target } from './check.js';
+
+export { capabilityNames, type Capabilities, type Capability, type CapabilityState };
+
+type Probe = (target: Target, bucket: string) => Promise<string | CapabilityState>;
+
+/** Errors that say the request was not allowed, not that the feature is missing: the checks then run and fail. */
+const refusals = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'RequestTimeTooSkewed']);
+
+const text = async (target: Target, bucket: string, key: string) => new TextDecoder().decode(await (await target.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToByteArray());
+
+const probes: Record<Exclude<Capability, 'multi-pool'>, Probe> = {
+  async admin(target) {
+    const answer = await target.admin('GET', '/svc/admin/v3/pools/list');
+    if (answer.status === 200 && Array.isArray(answer.body.pools)) return `${answer.body.pools.length} pool(s)`;
+    // An admin API that refuses these credentials is there: its checks run (and fail), they are not "not applicable".
+    if (typeof answer.body.Code === 'string' && answer.status !== 404 && answer.status !== 501) return `pools/list refused: ${answer.status} ${answer.body.Code}`;
+    return { present: false, detail: `GET /svc/admin/v3/pools/list answered ${answer.status}` };
+  },
+  async versioning(target, bucket) {
+    await target.s3.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+    const ids = [];
+    for (const body of ['1', '2']) ids.push((await target.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'versioned', Body: body }))).VersionId);
+    if (!ids[0] || ids[0] === 'null' || ids[0] === ids[1]) return { present: false, detail: `two PUTs on a versioning-enabled bucket got version ids ${JSON.stringify(ids)}` };
+    return 'version ids assigned';
+  },
+  async multipart(target, bucket) {
+    const { UploadId } = await target.s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'mp' }));
+    const { ETag } = await target.s3.send(new UploadPartCommand({ Bucket: bucket, Key: 'mp', UploadId, PartNumber: 1, Body: 'part' }));
+    await target.s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mp', UploadId, MultipartUpload: { Parts: [{ ETag, PartNumber: 1 }] } }));
+    return (await text(target, bucket, 'mp')) === 'part' ? 'a one-part upload completes' : { present: false, detail: 'a completed one-part upload does not read back' };
+  },
+  async checksums(target, bucket) {
+    const answer = await target.raw({ method: 'PUT', path: `/${bucket}/crc`, body: 'checksummed', headers: { 'x-amz-checksum-crc32': 'AAAAAA==' } });
+    if (answer.status === 200) return { present: false, detail: 'a PUT with a wrong x-amz-checksum-crc32 was stored' };
+    return `a wrong checksum is refused (${answer.code || answer.status})`;
+  },
+  async 'aws-chunked'(target, bucket) {
+    const answer = await chunkedPut(target.options, { mode: 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD', path: `/${bucket}/chunked`, payload: Buffer.from('chunked body'), chunkBytes: 8192 });
+    if (answer.status !== 200) return { present: false, detail: `a signed aws-chunked PUT answered ${answer.status} ${answer.code}` };
+    const stored = await text(target, bucket, 'chunked');
+    return stored === 'chunked body' ? 'signed chunks decoded' : { present: false, detail: `a signed aws-chunked PUT stored ${JSON.stringify(stored.slice(0, 40))}` };
+  },
+  async 'aws-chunked-trailer'(target, bucket) {
+    const answer = await chunkedPut(target.options, { mode: 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', path: `/${bucket}/trailer`, payload: Buffer.from('abc'), chunkBytes: 8192, trailer: { name: 'x-amz-checksum-crc32', value: 'NSRBwg==' } });
+    if (answer.status !== 200) return { present: false, detail: `an aws-chunked PUT with a checksum trailer answered ${answer.status} ${answer.code}` };
+    const stored = await text(target, bucket, 'trailer');
+    return stored === 'abc' ? 'trailers decoded' : { present: false, detail: `an aws-chunked PUT with a trailer stored ${JSON.stringify(stored.slice(0, 40))}` };
+  },
+  async presigned(target, bucket) {
+    await target.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'shared', Body: 'shared' }));
+    const response = await fetch(await presignedUrl(target.options, 'GET', `/${bucket}/shared`));
+    return response.status === 200 && (await response.text()) === 'shared' ? 'a presigned GET reads' : { present: false, detail: `a presigned GET answered ${response.status}` };
+  },
+};
+
+/** Probes every capability; a probe that throws counts as absent, with the error as the reason. */
+export async function probeCapabilities(target: Target): Promise<Capabilities> {
+  const found = {} as Capabilities;
+  for (const [name, probe] of Object.entries(probes) as [Exclude<Capability, 'multi-pool'>, Probe][]) {
+    try {
+      const bucket = name === 'admin' ? '' : await target.makeBucket(`probe-${name}`);
+      const outcome = await probe(target, bucket);
+      found[name] = typeof outcome === 'string' ? { present: true, detail: outcome } : outcome;
+    } catch (error) {
+      const detail = `${(error as Error).name}: ${(error as Error).message}`.slice(0, 200);
+      found[name] = { present: refusals.has((error as Error).name), detail: refusals.has((error as Error).name) ? `unknown, the probe was refused (${detail})` : detail };
+    }
+  }
+  const pools = /^(\d+) pool/.exec(found.admin.detail)?.[1];
+  found['multi-pool'] = pools !== undefined ? { present: Number(pools) > 1, detail: `${pools} pool(s)` } : { present: false, detail: found.admin.present ? 'pool count unknown' : 'no admin API' };
+  return found;
+}
+
+/** Why a check cannot apply to this target, or undefined when everything it needs is there. */
+export function notApplicableReason(needs: Capability[] | undefined, capabilities: Capabilities): string | undefined {
+  const missing = (needs ?? []).filter((name) => !capabilities[name].present);
+  return missing.length === 0 ? undefined : `target lacks ${missing.map((name) => `${name} (${capabilities[name].detail})`).join(', ')}`;
+}
