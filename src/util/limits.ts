@@ -35,6 +35,8 @@ export const limits = {
   /** POST Object (browser form upload): the fields before the file, and one part's headers. */
   maxFormFieldsBytes: 64 * KiB,
   maxFormPartHeaderBytes: 8 * KiB,
+  /** A policy document (user or bucket policy), as AWS limits bucket policies. */
+  maxPolicyBytes: 20 * KiB,
   /** CORS rules of one bucket, as AWS limits them. */
   maxCorsRules: 100,
   /**
