@@ -2,6 +2,7 @@
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { HealManager } from '../../ops/heal.js';
+import type { IamStore } from '../../ops/iam-store.js';
 
 export interface SlotInfo {
   set: number;
@@ -60,6 +61,8 @@ export interface AdminContext {
     list(): { drive: string; endpoint: string; faults: unknown }[];
     set(drive: string, plan: unknown): { drive: string; faults: unknown };
   };
+  /** Users and policies; undefined on a server built without them. */
+  iam?: Pick<IamStore, 'listUsers' | 'addUser' | 'removeUser' | 'setEnabled' | 'listPolicies' | 'createPolicy' | 'attach' | 'detach'>;
   capabilities(): Record<string, unknown>;
   serversInfo(): Promise<Record<string, unknown>>;
   nowMs(): number;
