@@ -41,9 +41,11 @@ export function anonymousAuth(): AuthResult {
   return { accessKeyId: '', region: '', scope: '', amzDate: '', signingKey: Buffer.alloc(0), seedSignature: '', payload: { kind: 'unsigned' } };
 }
 
-export function permissionsOf(endpoint: S3Endpoint, query: URLSearchParams): Permission[] {
+/** The permissions a request needs; `per-key` when its handler checks each key (DeleteObjects). */
+export function permissionsOf(endpoint: S3Endpoint, query: URLSearchParams): Permission[] | 'per-key' {
   const versioned = query.has('versionId');
   switch (endpoint.kind) {
+    case 'DeleteObjects': return 'per-key';
     case 'ListBuckets': return [{ action: 's3:ListAllMyBuckets' }];
     case 'CopyObject':
     case 'UploadPartCopy':
@@ -85,8 +87,6 @@ const bucketActions: Partial<Record<S3Endpoint['kind'], string>> = {
   ListObjectsV1: 's3:ListBucket',
   ListObjectsV2: 's3:ListBucket',
   ListObjectVersions: 's3:ListBucketVersions',
-  // Each key of a DeleteObjects request is judged on its own (s3:DeleteObject) by the handler.
-  DeleteObjects: 's3:DeleteObject',
   ListMultipartUploads: 's3:ListBucketMultipartUploads',
   GetBucketAcl: 's3:GetBucketAcl',
   PutBucketAcl: 's3:PutBucketAcl',

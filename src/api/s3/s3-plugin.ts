@@ -111,7 +111,8 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     guardRequest(endpoint, request.headers, auth.accessKeyId);
     const caller: Caller = { accessKeyId: anonymous ? undefined : auth.accessKeyId, sourceIp: request.ip, query };
     const access = options.access;
-    if (access) await authorize(options.context, access, caller, permissionsOf(endpoint, query));
+    const needed = permissionsOf(endpoint, query);
+    if (access && needed !== 'per-key') await authorize(options.context, access, caller, needed);
     let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
     if (auth.payload.kind.startsWith('streaming')) {
