@@ -5,7 +5,7 @@
  * readers and nothing else, and all of it survives a restart of both nodes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,8 @@ import {
   GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketPolicyCommand, PutObjectCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { startProcessCluster, type ProcessCluster } from './helpers/process-cluster.js';
-import { repoRoot, s3ClientFor, testCredentials } from './helpers/server-process.js';
+import { s3ClientFor, testCredentials } from './helpers/server-process.js';
+import { runRc } from './helpers/rc-process.js';
 import { withClusterLogs } from './helpers/cluster.js';
 import { missingTool } from './helpers/external-tools.js';
 
@@ -37,16 +38,7 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-function rc(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rc.ts', ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc') } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const rc = (...args: string[]) => runRc(home, args);
 async function ok(...args: string[]): Promise<string> {
   const run = await rc(...args);
   expect(run.code, `rc ${args.join(' ')}\n${run.stderr}`).toBe(0);

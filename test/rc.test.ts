@@ -1,31 +1,18 @@
 /** The `rc` client run as a real process against a two-node cluster with two pools. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { repoRoot, testCredentials } from './helpers/server-process.js';
+import { testCredentials } from './helpers/server-process.js';
+import { runRc, type RcRun } from './helpers/rc-process.js';
 import { startProcessCluster, type ProcessCluster } from './helpers/process-cluster.js';
 
 let cluster: ProcessCluster;
 let home: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function rc(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rc.ts', ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc'), RC_WATCH_INTERVAL_MS: '200' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function rc(...args: string[]): Promise<RcRun> {
+  return runRc(home, args, { RC_WATCH_INTERVAL_MS: '200' });
 }
 
 async function ok(...args: string[]): Promise<string> {
