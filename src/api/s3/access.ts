@@ -58,11 +58,16 @@ export function permissionsOf(endpoint: S3Endpoint, query: URLSearchParams): Per
     case 'NotImplemented':
       return [];
     default:
-      return 'key' in endpoint ? [objectPermission(objectActions[endpoint.kind]!, endpoint)] : [{ action: bucketActions[endpoint.kind]!, bucket: endpoint.bucket }];
+      return 'key' in endpoint ? [objectPermission(objectActions[endpoint.kind], endpoint)] : [{ action: bucketActions[endpoint.kind], bucket: endpoint.bucket }];
   }
 }
 
-const objectActions: Partial<Record<S3Endpoint['kind'], string>> = {
+type Special = 'ListBuckets' | 'CopyObject' | 'UploadPartCopy' | 'GetObject' | 'HeadObject' | 'DeleteObject' | 'NotImplemented' | 'DeleteObjects';
+type ObjectKind = Exclude<Extract<S3Endpoint, { key: string }>['kind'], Special>;
+type BucketKind = Exclude<S3Endpoint['kind'], ObjectKind | Special>;
+
+// Total over the router's endpoints: a new endpoint does not compile until it names its action.
+const objectActions: Record<ObjectKind, string> = {
   PutObject: 's3:PutObject',
   CreateMultipartUpload: 's3:PutObject',
   UploadPart: 's3:PutObject',
@@ -77,7 +82,7 @@ const objectActions: Partial<Record<S3Endpoint['kind'], string>> = {
   GetObjectAttributes: 's3:GetObjectAttributes',
 };
 
-const bucketActions: Partial<Record<S3Endpoint['kind'], string>> = {
+const bucketActions: Record<BucketKind, string> = {
   CreateBucket: 's3:CreateBucket',
   DeleteBucket: 's3:DeleteBucket',
   HeadBucket: 's3:ListBucket',
