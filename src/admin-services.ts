@@ -15,6 +15,7 @@ import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type Po
 import { StateStore } from './ops/state-store.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
 import { HealManager } from './ops/heal.js';
+import type { NamespaceLocker } from './object/locks.js';
 import { IamStore, validateIamDocument, type IamDocument } from './ops/iam-store.js';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
@@ -46,6 +47,8 @@ export async function startAdminServices(options: {
   rpcKey: Buffer;
   launchHash: string;
   logger: Logger;
+  /** The cluster-wide namespace locker (users and policies change under it). */
+  locker?: NamespaceLocker;
 }): Promise<AdminServices> {
   const { config, storage, logger } = options;
   const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash };
@@ -104,6 +107,7 @@ export async function startAdminServices(options: {
     nowMs: () => Date.now(),
     // Answered once every reachable peer has reloaded: a disabled user is refused everywhere from then on.
     announce: async () => void (await Promise.all(peers.map((peer) => callPeer(peer, 'iam-changed', {}, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)))),
+    ...(options.locker ? { lock: () => options.locker!.acquire('.svc.sys/iam.bin', 'write') } : {}),
   });
   await iam.reload();
   const iamFollower = setInterval(() => void iam.reload().catch(() => undefined), limits.iamReloadIntervalMs);

@@ -103,7 +103,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   try {
     const localDrives = new Set<Drive>(localByPath.values());
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding });
-    admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log });
+    admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, locker });
     storage = ready;
   } catch (error) {
     await s3.close();

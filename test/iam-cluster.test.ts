@@ -16,6 +16,7 @@ import {
 import { startProcessCluster, type ProcessCluster } from './helpers/process-cluster.js';
 import { s3ClientFor, testCredentials } from './helpers/server-process.js';
 import { runRc } from './helpers/rc-process.js';
+import { admin } from './helpers/admin-client.js';
 import { withClusterLogs } from './helpers/cluster.js';
 import { missingTool } from './helpers/external-tools.js';
 
@@ -145,6 +146,24 @@ describe('users and policies', () => {
       // A user cannot use the admin API.
       const listed = await fetch(`${cluster.urls[0]}/svc/admin/v4/iam/users`);
       expect(listed.status).toBe(403);
+    }));
+
+  it('users added at once through both nodes are all kept (changes take turns under the cluster lock)', () =>
+    withClusterLogs(cluster, async () => {
+      const names = Array.from({ length: 6 }, (_, index) => `racer${index}`);
+      const answers = await Promise.all(names.map((name, index) => admin(cluster.urls[index % 2]!, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: name, secretKey: `${name}-secret`, policies: ['readonly'] }) })));
+      expect(answers.map((answer) => answer.status)).toEqual(names.map(() => 200));
+      for (const url of cluster.urls) {
+        const listed = await admin(url, 'GET', '/svc/admin/v4/iam/users');
+        expect((listed.body.users as { accessKey: string }[]).map((user) => user.accessKey).filter((name) => name.startsWith('racer'))).toEqual(names);
+      }
+      const refused = await admin(cluster.urls[1]!, 'POST', '/svc/admin/v4/iam/user/remove', 'accessKey=nobody');
+      expect([refused.status, refused.body.Code]).toEqual([404, 'NoSuchUser']);
+      const malformed = await admin(cluster.urls[0]!, 'POST', '/svc/admin/v4/iam/policy/create', 'name=x', { body: '{"Version":"2012-10-17"' });
+      expect([malformed.status, malformed.body.Code]).toEqual([400, 'MalformedPolicy']);
+      const asUser = await admin(cluster.urls[0]!, 'GET', '/svc/admin/v4/iam/users', '', { credentials: alice });
+      expect([asUser.status, asUser.body.Code]).toEqual([403, 'AccessDenied']);
+      for (const name of names) await admin(cluster.urls[0]!, 'POST', '/svc/admin/v4/iam/user/remove', `accessKey=${name}`);
     }));
 
   it('a bucket policy makes one prefix publicly readable by unsigned requests, and nothing else', () =>

@@ -57,6 +57,8 @@ export class IamStore {
       nowMs(): number;
       /** Tells the other nodes to reload (after a save). */
       announce(): Promise<void>;
+      /** The cluster-wide lock that makes changes from different nodes take turns (releases when called back). */
+      lock?: () => Promise<() => void>;
     },
   ) {
     this.sealKey = Buffer.from(hkdfSync('sha256', options.root.secretKey, options.root.accessKey, 'svc iam secrets v1', 32));
@@ -150,17 +152,22 @@ export class IamStore {
     });
   }
 
-  /** Changes run one at a time on this node, on the newest stored document; then peers are told. */
+  /** Changes run one at a time (on this node, and across nodes under the lock), on the newest stored document; then peers are told. */
   private change<T>(mutate: (document: IamDocument) => T): Promise<T> {
     const run = async (): Promise<T> => {
-      await this.reload();
-      const next = structuredClone(this.document);
-      const result = mutate(next);
-      next.generation = this.document.generation + 1;
-      await this.options.store.save(next);
-      this.adopt(next);
-      await this.options.announce();
-      return result;
+      const release = await this.options.lock?.();
+      try {
+        await this.reload();
+        const next = structuredClone(this.document);
+        const result = mutate(next);
+        next.generation = this.document.generation + 1;
+        await this.options.store.save(next);
+        this.adopt(next);
+        await this.options.announce();
+        return result;
+      } finally {
+        release?.();
+      }
     };
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);
