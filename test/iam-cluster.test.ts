@@ -13,6 +13,7 @@ import {
   CreateBucketCommand, DeleteBucketPolicyCommand, DeleteObjectCommand, DeleteObjectsCommand, GetBucketPolicyCommand, GetBucketPolicyStatusCommand,
   GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketPolicyCommand, PutObjectCommand, type S3Client,
 } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { startProcessCluster, type ProcessCluster } from './helpers/process-cluster.js';
 import { s3ClientFor, testCredentials } from './helpers/server-process.js';
 import { runRc } from './helpers/rc-process.js';
@@ -78,8 +79,16 @@ describe('users and policies', () => {
         const batch = await client.send(new DeleteObjectsCommand({ Bucket: 'shared', Delete: { Objects: [{ Key: 'docs/a.txt' }] } }));
         expect(batch.Errors?.map((error) => error.Code)).toEqual(['AccessDenied']);
       }
+      // A browser form upload signed by the readonly user is judged the same way.
+      const post = await createPresignedPost(s3ClientFor(cluster.urls[0]!, { credentials: alice }), { Bucket: 'shared', Key: 'docs/form.txt', Expires: 300 });
+      const form = new FormData();
+      for (const [name, value] of Object.entries(post.fields)) form.append(name, value);
+      form.append('file', new Blob(['form body']), 'form.txt');
+      const posted = await fetch(post.url, { method: 'POST', body: form });
+      expect(posted.status).toBe(403);
+      expect(await posted.text()).toContain('<Code>AccessDenied</Code>');
       expect(await body(root, 'docs/a.txt')).toBe('original');
-      expect(await codeOf(root.send(new HeadObjectCommand({ Bucket: 'shared', Key: 'docs/new.txt' })))).toBe('NotFound');
+      for (const Key of ['docs/new.txt', 'docs/form.txt']) expect(await codeOf(root.send(new HeadObjectCommand({ Bucket: 'shared', Key })))).toBe('NotFound');
     }));
 
   it.skipIf(missingAws !== undefined)('the aws CLI as the readonly user: ls and cp down work, cp up is AccessDenied', () =>
