@@ -224,7 +224,7 @@ export async function startAdminServices(options: {
     capabilities: () => ({
       server: 'svc',
       version: packageVersion(),
-      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery'] },
+      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery', 'iam'] },
       driveBackends: ['fs', 'memfs', 'remote'],
       driveBackend: config.driveBackend,
       faultInjection: config.faultInjection,
