@@ -1,18 +1,20 @@
 /**
  * Import-direction rules (README "Layout of the code"). Layers may import only downwards:
- *   cli/main -> api/* console -> ops -> cluster -> object -> erasure format -> drive -> errors util
+ *   cli/main -> api/* console -> ops -> cluster -> object -> erasure format iam -> drive -> errors util
+ * iam/ (policies and their evaluator) is pure code like format/.
  * Backends and fault injection implement Drive and see only drive, errors and util.
  */
 const layer = (name) => `^src/${name}/`;
 const below = {
-  'api': ['ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util', 'api'],
+  'api': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util', 'api'],
   // The console runs the admin API's own routes in-process (the same validation and errors).
-  'console': ['ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin'],
-  'ops': ['ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
-  'cluster': ['cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
-  'object': ['object', 'erasure', 'format', 'drive', 'errors', 'util'],
+  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin'],
+  'ops': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
+  'cluster': ['iam', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
+  'object': ['iam', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'erasure': ['erasure', 'errors', 'util'],
   'format': ['format', 'errors', 'util'],
+  'iam': ['iam', 'errors', 'util'],
   'drive': ['drive', 'errors', 'util'],
   'errors': ['errors'],
   'util': ['util', 'errors'],
@@ -34,6 +36,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(erasure|format)/' },
       to: { dependencyTypes: ['core'], path: '^(fs|node:fs|fs/promises|node:fs/promises|net|node:net|http|node:http)$' },
+    },
+    {
+      name: 'iam-is-pure',
+      comment: 'src/iam judges policies: no file or network I/O (node:net only for its address helpers)',
+      severity: 'error',
+      from: { path: '^src/iam/' },
+      to: { dependencyTypes: ['core'], path: '^(fs|node:fs|fs/promises|node:fs/promises|http|node:http)$' },
     },
     {
       name: 'backends-see-drive-only',

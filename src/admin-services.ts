@@ -16,6 +16,8 @@ import { StateStore } from './ops/state-store.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
 import { HealManager } from './ops/heal.js';
 import { createExplorer, type SetView } from './ops/explorer.js';
+import type { NamespaceLocker } from './object/locks.js';
+import { IamStore, validateIamDocument, type IamDocument } from './ops/iam-store.js';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 import { limits } from './util/limits.js';
@@ -29,6 +31,8 @@ export interface AdminServices {
   decommission: DecommissionManager;
   rebalance: RebalanceManager;
   heal: HealManager;
+  /** Users and policies, the same on every node. */
+  iam: IamStore;
   close(): Promise<void>;
 }
 
@@ -46,6 +50,8 @@ export async function startAdminServices(options: {
   logger: Logger;
   /** Told of every peer call (metrics). */
   onPeerCall?: PeerCallObserver;
+  /** The cluster-wide namespace locker (users and policies change under it). */
+  locker?: NamespaceLocker;
 }): Promise<AdminServices> {
   const { config, storage, logger } = options;
   const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash, ...(options.onPeerCall ? { onCall: options.onPeerCall } : {}) };
@@ -98,6 +104,17 @@ export async function startAdminServices(options: {
   storage.objects.onBucketsChanged(async (bucket) => {
     await Promise.all(peers.map((peer) => callPeer(peer, 'buckets-changed', { bucket }, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)));
   });
+  const iam = new IamStore({
+    store: new StateStore<IamDocument>({ name: 'iam.bin', magic: 'SVIA', drives: allDrives, validate: validateIamDocument }),
+    root: { accessKey: config.accessKey, secretKey: config.secretKey },
+    nowMs: () => Date.now(),
+    // Answered once every reachable peer has reloaded: a disabled user is refused everywhere from then on.
+    announce: async () => void (await Promise.all(peers.map((peer) => callPeer(peer, 'iam-changed', {}, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)))),
+    ...(options.locker ? { lock: () => options.locker!.acquire('.svc.sys/iam.bin', 'write') } : {}),
+  });
+  await iam.reload();
+  const iamFollower = setInterval(() => void iam.reload().catch(() => undefined), limits.iamReloadIntervalMs);
+  iamFollower.unref();
   const follower = options.leader ? undefined : setInterval(() => void Promise.all([manager.reload(), rebalancer.reload()]).catch(() => undefined), followIntervalMs);
   follower?.unref();
 
@@ -134,6 +151,10 @@ export async function startAdminServices(options: {
       if (body.op === 'start') return rebalancer.start();
       if (body.op === 'stop') return rebalancer.stop();
       return rebalancer.status();
+    },
+    'iam-changed': async () => {
+      await iam.reload();
+      return { reloaded: true };
     },
     'buckets-changed': async () => {
       storage.objects.invalidateBuckets();
@@ -195,6 +216,7 @@ export async function startAdminServices(options: {
     decommission,
     rebalance: rebalanceControl,
     heal,
+    iam,
     setCounts: config.layout.pools.map((pool) => pool.setCount),
     ...(config.faultInjection ? { faults: faultControl(options.localDrives) } : {}),
     snapshot: async () => {
@@ -212,7 +234,7 @@ export async function startAdminServices(options: {
     capabilities: () => ({
       server: 'svc',
       version: packageVersion(),
-      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery', 'object/placement', 'simulate/failure'] },
+      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery', 'object/placement', 'simulate/failure', 'iam'] },
       driveBackends: ['fs', 'memfs', 'remote'],
       driveBackend: config.driveBackend,
       faultInjection: config.faultInjection,
@@ -241,7 +263,9 @@ export async function startAdminServices(options: {
     decommission: manager,
     rebalance: rebalancer,
     heal,
+    iam,
     close: async () => {
+      clearInterval(iamFollower);
       if (follower) clearInterval(follower);
       await Promise.all([manager.close(), rebalancer.close(), heal.close()]);
     },

@@ -99,12 +99,15 @@ export async function startServer(args: string[], env: Record<string, string | u
       rootAccessKey: config.accessKey,
       logger: log,
     });
-    await app.register(s3Plugin, { context, credentials: staticCredentials(config.accessKey, config.secretKey), reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
+    // Root keys, then the users of iam.bin (known once storage is up); every request is authorised against their policies.
+    const credentials = { secretFor: (id: string) => (id === config.accessKey ? config.secretKey : admin?.iam.secretFor(id)) };
+    const access = { rootAccessKey: config.accessKey, userPolicies: (id: string) => admin?.iam.userPolicies(id) };
+    await app.register(s3Plugin, { context, credentials, access, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
   });
   try {
     const localDrives = new Set<Drive>(localByPath.values());
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding });
-    admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, onPeerCall: observability.observePeerCall });
+    admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, onPeerCall: observability.observePeerCall, locker });
     storage = ready;
   } catch (error) {
     await s3.close();

@@ -36,7 +36,11 @@ describe('S3 router (examples from the S3 API reference)', () => {
       kind: 'CopyObject', bucket: 'bucket', key: 'dst', source: { bucket: 'source-bucket', key: 'key with space', versionId: 'abc' },
     });
     expect(route('PUT', '/bucket/dst?partNumber=2&uploadId=u', { 'x-amz-copy-source': 'src/k' })).toMatchObject({ kind: 'UploadPartCopy', partNumber: 2, source: { bucket: 'src', key: 'k' } });
-    expect(route('GET', '/bucket?policy')).toMatchObject({ kind: 'NotImplemented' });
+    expect(route('GET', '/bucket?policy')).toEqual({ kind: 'GetBucketPolicy', bucket: 'bucket' });
+    expect(route('PUT', '/bucket?policy')).toEqual({ kind: 'PutBucketPolicy', bucket: 'bucket' });
+    expect(route('DELETE', '/bucket?policy')).toEqual({ kind: 'DeleteBucketPolicy', bucket: 'bucket' });
+    expect(route('GET', '/bucket?policyStatus')).toEqual({ kind: 'GetBucketPolicyStatus', bucket: 'bucket' });
+    expect(route('GET', '/bucket?lifecycle')).toMatchObject({ kind: 'NotImplemented' });
     expect(route('GET', '/bucket?acl')).toEqual({ kind: 'GetBucketAcl', bucket: 'bucket' });
     expect(route('PUT', '/bucket/key?acl')).toEqual({ kind: 'PutObjectAcl', bucket: 'bucket', key: 'key' });
     expect(route('GET', '/bucket/key?retention')).toMatchObject({ kind: 'NotImplemented' });

@@ -14,6 +14,8 @@ export const errorCatalogue = {
   InvalidPartNumber: { httpStatus: 416, message: 'The requested partnumber is not satisfiable.' },
   AuthorizationQueryParametersError: { httpStatus: 400, message: 'Error parsing the X-Amz-Credential parameter or another presigned URL parameter.' },
   AccessControlListNotSupported: { httpStatus: 400, message: 'The bucket does not allow ACLs: this server has one user, the owner, who holds FULL_CONTROL; grants to anyone else are refused.' },
+  MalformedPolicy: { httpStatus: 400, message: 'The policy is not valid: it must be JSON with Version, Statement, Effect, Action, Resource and supported conditions.' },
+  NoSuchBucketPolicy: { httpStatus: 404, message: 'The bucket policy does not exist.' },
   AccessDenied: { httpStatus: 403, message: 'Access Denied.' },
   BadDigest: { httpStatus: 400, message: 'The Content-MD5 or checksum you specified did not match what we received.' },
   BucketAlreadyExists: { httpStatus: 409, message: 'The requested bucket name is not available.' },
@@ -75,6 +77,11 @@ export const errorCatalogue = {
   HealAlreadyRunning: { httpStatus: 409, message: 'A heal of this path is already running.' },
   NoSuchHealSequence: { httpStatus: 404, message: 'No heal with this client token is known.' },
   RebalancePropagationFailed: { httpStatus: 503, message: 'Rebalance start did not reach every node; it was rolled back.' },
+
+  NoSuchUser: { httpStatus: 404, message: 'The user does not exist.' },
+  NoSuchPolicy: { httpStatus: 404, message: 'The policy does not exist: give a built-in policy (readonly, readwrite, writeonly, consoleAdmin) or one created earlier.' },
+  PolicyIsBuiltIn: { httpStatus: 409, message: 'A built-in policy cannot be replaced.' },
+  InvalidUserCredentials: { httpStatus: 400, message: 'The access key must be 3 to 128 characters of letters, digits and -_.=@, the secret key 8 to 128 characters, and neither may be the root access key.' },
 
   // Console API (same JSON shape as the admin API)
   ConsoleSignInRequired: { httpStatus: 401, message: 'Sign in to the console first (no valid session cookie).' },

@@ -17,6 +17,8 @@ export interface BucketRecord {
   updatedMs: number;
   /** The bucket's CORS configuration (PutBucketCors); absent when it has none. */
   cors?: CorsRule[];
+  /** The bucket policy as PutBucketPolicy gave it (JSON text, validated); absent when it has none. */
+  policy?: string;
 }
 
 /** One CORS rule, as PutBucketCors gives it. */
@@ -47,6 +49,7 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
     throw new SvcError('CorruptFormat', 'bucket record has invalid fields');
   }
   if (record.cors !== undefined && !Array.isArray(record.cors)) throw new SvcError('CorruptFormat', 'bucket record has an invalid cors field');
+  if (record.policy !== undefined && typeof record.policy !== 'string') throw new SvcError('CorruptFormat', 'bucket record has an invalid policy field');
   return record as BucketRecord;
 }
 

@@ -154,6 +154,11 @@ export class ObjectLayer {
     await this.changeBucketRecord(bucket, ({ cors: _old, ...record }) => (rules ? { ...record, cors: rules } : record));
   }
 
+  /** Sets (or, with undefined, removes) the bucket's policy (JSON text, validated by the caller). */
+  async setBucketPolicy(bucket: string, policy: string | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ policy: _old, ...record }) => (policy === undefined ? record : { ...record, policy }));
+  }
+
   private async changeBucketRecord(bucket: string, change: (record: BucketRecord) => BucketRecord): Promise<void> {
     const record = await this.requireBucket(bucket);
     const next: BucketRecord = { ...change(record), updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };

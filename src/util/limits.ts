@@ -35,6 +35,12 @@ export const limits = {
   /** POST Object (browser form upload): the fields before the file, and one part's headers. */
   maxFormFieldsBytes: 64 * KiB,
   maxFormPartHeaderBytes: 8 * KiB,
+  /** A policy document (user or bucket policy), as AWS limits bucket policies. */
+  maxPolicyBytes: 20 * KiB,
+  /** Parsed bucket policies kept in memory per node (the cache starts over when full). */
+  maxCachedBucketPolicies: 256,
+  /** A node reloads users and policies from the drives this often (a peer's change notice is sooner). */
+  iamReloadIntervalMs: 5_000,
   /** CORS rules of one bucket, as AWS limits them. */
   maxCorsRules: 100,
   /**

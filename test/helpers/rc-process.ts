@@ -1,4 +1,4 @@
-/** Runs the `rc` client as a real process with its own HOME and configuration directory. */
+/** Runs the `rc` client as a real process (through tsx) with its own HOME and configuration directory. */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -10,16 +10,20 @@ export interface RcRun {
   stderr: string;
 }
 
+export function runRc(home: string, args: string[], env: Record<string, string> = {}): Promise<RcRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rc.ts', ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc'), ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `rc` and `ok` (which expects exit 0 and returns stdout) for a home directory known later. */
 export function rcIn(home: () => string): { rc(...args: string[]): Promise<RcRun>; ok(...args: string[]): Promise<string> } {
-  const rc = (...args: string[]): Promise<RcRun> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rc.ts', ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home(), RC_CONFIG_DIR: join(home(), 'rc'), RC_WATCH_INTERVAL_MS: '200' } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  const rc = (...args: string[]): Promise<RcRun> => runRc(home(), args, { RC_WATCH_INTERVAL_MS: '200' });
   const ok = async (...args: string[]): Promise<string> => {
     const run = await rc(...args);
     expect(run.code, `rc ${args.join(' ')}\n${run.stderr}`).toBe(0);

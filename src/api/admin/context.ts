@@ -3,6 +3,7 @@ import type { DecommissionStatus } from '../../ops/decommission.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { HealManager } from '../../ops/heal.js';
 import type { Explorer } from '../../ops/explorer.js';
+import type { IamStore } from '../../ops/iam-store.js';
 
 export interface SlotInfo {
   set: number;
@@ -61,6 +62,8 @@ export interface AdminContext {
     list(): { drive: string; endpoint: string; faults: unknown }[];
     set(drive: string, plan: unknown): { drive: string; faults: unknown };
   };
+  /** Users and policies; undefined on a server built without them. */
+  iam?: Pick<IamStore, 'listUsers' | 'addUser' | 'removeUser' | 'setEnabled' | 'listPolicies' | 'createPolicy' | 'attach' | 'detach'>;
   capabilities(): Record<string, unknown>;
   /** Object placement and the failure what-if. */
   explorer: Explorer;

@@ -4,6 +4,7 @@ import type { AdminContext, AdminRequest } from './context.js';
 import { byIdOf, jsonBody, mutationQuery, noQuery, requiredPool, resolvePool, statusQuery } from './query.js';
 import { heal } from './heal.js';
 import { placementQuery, simulateBody } from './explorer.js';
+import { iamRoutes } from './iam.js';
 
 export interface AdminRoute {
   method: 'GET' | 'POST';
@@ -16,6 +17,7 @@ export interface AdminRoute {
 const v3 = '/svc/admin/v3';
 
 export const adminRoutes: AdminRoute[] = [
+  ...iamRoutes,
   { method: 'POST', path: `${v3}/heal/`, subtree: true, handle: (context, request, rest) => heal(context, request, rest) },
   // Without the trailing slash: the root heal.
   { method: 'POST', path: `${v3}/heal`, handle: (context, request) => heal(context, request, '') },

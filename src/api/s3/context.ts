@@ -13,6 +13,8 @@ export interface S3Request {
   auth: AuthResult;
   rawHeaders: Record<string, string | string[] | undefined>;
   trailers?: Map<string, string>;
+  /** Checks one more permission of the caller (a key of DeleteObjects); AccessDenied when it is not held. */
+  authorize?: (action: string, bucket: string, key: string) => Promise<void>;
 }
 
 /**

@@ -41,6 +41,10 @@ export type S3Endpoint =
   | { kind: 'GetBucketCors'; bucket: string }
   | { kind: 'PutBucketCors'; bucket: string }
   | { kind: 'DeleteBucketCors'; bucket: string }
+  | { kind: 'GetBucketPolicy'; bucket: string }
+  | { kind: 'PutBucketPolicy'; bucket: string }
+  | { kind: 'DeleteBucketPolicy'; bucket: string }
+  | { kind: 'GetBucketPolicyStatus'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -81,6 +85,8 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('delete') && method === 'POST') return { kind: 'DeleteObjects', bucket };
   if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
   if (has('cors')) return routeCors(method, bucket);
+  if (has('policy')) return routePolicy(method, bucket);
+  if (has('policyStatus')) return method === 'GET' ? { kind: 'GetBucketPolicyStatus', bucket } : notAllowed();
   if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
   const sub = bucketSubresources.find(has);
   if (sub) return { kind: 'NotImplemented', bucket, what: `bucket ?${sub}` };
@@ -127,6 +133,13 @@ function routeCors(method: string, bucket: string): S3Endpoint {
   if (method === 'GET') return { kind: 'GetBucketCors', bucket };
   if (method === 'PUT') return { kind: 'PutBucketCors', bucket };
   if (method === 'DELETE') return { kind: 'DeleteBucketCors', bucket };
+  return notAllowed();
+}
+
+function routePolicy(method: string, bucket: string): S3Endpoint {
+  if (method === 'GET') return { kind: 'GetBucketPolicy', bucket };
+  if (method === 'PUT') return { kind: 'PutBucketPolicy', bucket };
+  if (method === 'DELETE') return { kind: 'DeleteBucketPolicy', bucket };
   return notAllowed();
 }
 

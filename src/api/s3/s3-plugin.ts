@@ -26,6 +26,8 @@ import * as bucketCors from './handlers/bucket-cors.js';
 import { postObject } from './handlers/post-object.js';
 import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
+import * as bucketPolicy from './handlers/bucket-policy.js';
+import { anonymousAuth, authorize, isUnsigned, permissionsOf, type AccessPolicies, type Caller } from './access.js';
 
 export interface S3PluginOptions {
   context: S3Context;
@@ -36,6 +38,8 @@ export interface S3PluginOptions {
   logger?: { warn(fields: Record<string, unknown>, message: string): void; error(fields: Record<string, unknown>, message: string): void };
   /** A body that sends nothing for this long is answered RequestTimeout (0: no limit). */
   bodyIdleTimeoutMs?: number;
+  /** Users' policies: with it every request is authorised (src/api/s3/access.ts) and unsigned ones are judged as anonymous; without it any signed request is allowed. */
+  access?: AccessPolicies;
 }
 
 export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): Promise<void> {
@@ -95,12 +99,20 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const query = new URLSearchParams(rawQuery);
     if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
       // Signed by its POST policy, not by an Authorization header.
-      await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket), false);
+      const mayPut = async (accessKeyId: string, key: string): Promise<void> => {
+        if (options.access) await authorize(options.context, options.access, { accessKeyId, sourceIp: request.ip, query }, [{ action: 's3:PutObject', bucket, key }]);
+      };
+      await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPut), false);
       return;
     }
-    const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
+    const anonymous = options.access !== undefined && isUnsigned(request.headers, query);
+    const auth = anonymous ? anonymousAuth() : verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
     guardRequest(endpoint, request.headers, auth.accessKeyId);
+    const caller: Caller = { accessKeyId: anonymous ? undefined : auth.accessKeyId, sourceIp: request.ip, query };
+    const access = options.access;
+    const needed = permissionsOf(endpoint, query);
+    if (access && needed !== 'per-key') await authorize(options.context, access, caller, needed);
     let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
     if (auth.payload.kind.startsWith('streaming')) {
@@ -110,6 +122,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
       trailers = chunked.trailers;
     }
     const s3Request: S3Request = { method: request.method, query, headers: request.headers, rawHeaders: request.headers, body, auth, ...(trailers ? { trailers } : {}) };
+    if (access) s3Request.authorize = (action, bucket, key) => authorize(options.context, access, caller, [{ action, bucket, key }]);
     const response = await dispatch(options.context, s3Request, endpoint);
     await send(reply, response, request.method === 'HEAD');
   } catch (error) {
@@ -166,6 +179,10 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'GetBucketCors': return bucketCors.getBucketCors(context, request, endpoint.bucket);
     case 'PutBucketCors': return bucketCors.putBucketCors(context, request, endpoint.bucket);
     case 'DeleteBucketCors': return bucketCors.deleteBucketCors(context, request, endpoint.bucket);
+    case 'GetBucketPolicy': return bucketPolicy.getBucketPolicy(context, request, endpoint.bucket);
+    case 'PutBucketPolicy': return bucketPolicy.putBucketPolicy(context, request, endpoint.bucket);
+    case 'DeleteBucketPolicy': return bucketPolicy.deleteBucketPolicy(context, request, endpoint.bucket);
+    case 'GetBucketPolicyStatus': return bucketPolicy.getBucketPolicyStatus(context, request, endpoint.bucket);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

@@ -7,6 +7,7 @@ import { createContext, RcError, table, type RcContext, type RcIo } from './cont
 import * as adminCommands from './admin.js';
 import * as explorer from './explorer.js';
 import { prometheusGenerate } from './prometheus.js';
+import * as iamCommands from './admin-iam.js';
 import * as objects from './objects.js';
 
 interface Command {
@@ -173,6 +174,22 @@ const commands: Record<string, Command> = {
         ...(values.prefix !== undefined ? { prefix: values.prefix as string } : {}),
       }),
   },
+  'admin user add': { usage: 'rc admin user add <alias> <access-key> <secret-key> [--policy p1,p2]', summary: 'add a user (or give an existing one a new secret)', options: { policy: { type: 'string' } }, positionals: [3, 3], run: (context, [alias, key, secret], values) => iamCommands.user(context, 'add', alias!, key, secret, values.policy as string | undefined) },
+  ...Object.fromEntries(
+    (['remove', 'enable', 'disable'] as const).map((action): [string, Command] => [
+      `admin user ${action}`,
+      { usage: `rc admin user ${action} <alias> <access-key>`, summary: `${action} a user`, positionals: [2, 2], run: (context, [alias, key]) => iamCommands.user(context, action, alias!, key, undefined, undefined) },
+    ]),
+  ),
+  'admin user list': { usage: 'rc admin user list <alias>', summary: 'users, their state and policies', positionals: [1, 1], run: (context, [alias]) => iamCommands.user(context, 'list', alias!, undefined, undefined, undefined) },
+  'admin policy create': { usage: 'rc admin policy create <alias> <name> <policy.json>', summary: 'create (or replace) a policy from a JSON file', positionals: [3, 3], run: (context, [alias, name, file]) => iamCommands.policy(context, 'create', alias!, name, file) },
+  ...Object.fromEntries(
+    (['attach', 'detach'] as const).map((action): [string, Command] => [
+      `admin policy ${action}`,
+      { usage: `rc admin policy ${action} <alias> <policy> <access-key>`, summary: `${action} a policy ${action === 'attach' ? 'to' : 'from'} a user`, positionals: [3, 3], run: (context, [alias, name, key]) => iamCommands.policy(context, action, alias!, name, key) },
+    ]),
+  ),
+  'admin policy list': { usage: 'rc admin policy list <alias>', summary: 'built-in and created policies', positionals: [1, 1], run: (context, [alias]) => iamCommands.policy(context, 'list', alias!, undefined, undefined) },
   'admin info disk': { usage: 'rc admin info disk <alias> [--offline]', summary: 'every drive (or only those not online)', options: { offline: { type: 'boolean' } }, positionals: [1, 1], run: (context, [alias], values) => adminCommands.info(context, 'disk', alias!, values.offline === true) },
 };
 

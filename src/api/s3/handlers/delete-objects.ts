@@ -32,6 +32,7 @@ export async function deleteObjects(context: S3Context, request: S3Request, buck
   const errors: Record<string, unknown>[] = [];
   for (const target of targets) {
     try {
+      await request.authorize?.(target.versionId === undefined ? 's3:DeleteObject' : 's3:DeleteObjectVersion', bucket, target.key);
       const result = await context.objects.deleteObject(bucket, target.key, target.versionId);
       if (quiet) continue;
       deleted.push({

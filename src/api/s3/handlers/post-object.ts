@@ -21,7 +21,7 @@ interface LengthRange {
   max: number;
 }
 
-export async function postObject(context: S3Context, credentials: CredentialStore, headers: Record<string, string | string[] | undefined>, body: AsyncIterable<Uint8Array>, bucket: string): Promise<S3Response> {
+export async function postObject(context: S3Context, credentials: CredentialStore, headers: Record<string, string | string[] | undefined>, body: AsyncIterable<Uint8Array>, bucket: string, mayPut: (accessKeyId: string, key: string) => Promise<void>): Promise<S3Response> {
   await context.objects.requireBucket(bucket);
   const form = await readForm(body, boundaryOf(headerValue(headers, 'content-type')));
   const fields = form.fields;
@@ -35,6 +35,7 @@ export async function postObject(context: S3Context, credentials: CredentialStor
   if (keyField === undefined || keyField === '') throw new SvcError('InvalidArgument', 'The form has no key field.');
   const key = keyField.replaceAll('${filename}', form.fileName);
   fields.set('key', key);
+  await mayPut(accessKeyId, key);
   const range = checkPolicy(decodePolicy(policyText, context.nowMs()), fields, bucket);
   const asHeaders = formHeaders(fields, form);
   refuseEncryption(asHeaders);

@@ -1,0 +1,172 @@
+/**
+ * Who may do what: every routed S3 request names the IAM actions and resources it needs, and is
+ * allowed only when the caller's policies (a user's attached policies, the bucket's policy) allow
+ * every one of them and none denies. The root credentials are the super-user and skip the
+ * policies; an unsigned request is anonymous and only a bucket policy can let it in.
+ */
+import { SvcError } from '../../errors/index.js';
+import { limits } from '../../util/limits.js';
+import { evaluatePolicies, normaliseIp, parsePolicy, s3ResourcePrefix, type Policy } from '../../iam/index.js';
+import type { S3Endpoint, CopySource } from './router.js';
+import type { S3Context } from './context.js';
+import type { AuthResult } from './auth/sigv4.js';
+
+export interface Permission {
+  action: string;
+  bucket?: string;
+  key?: string;
+}
+
+/** What the access check needs to know about users (the IAM store, behind an interface). */
+export interface AccessPolicies {
+  rootAccessKey: string;
+  /** The policies attached to a user; undefined when the key is not an enabled user. */
+  userPolicies(accessKey: string): Policy[] | undefined;
+}
+
+export interface Caller {
+  /** undefined: anonymous (unsigned). */
+  accessKeyId: string | undefined;
+  sourceIp: string;
+  query: URLSearchParams;
+}
+
+/** No Authorization header and no presigned query: an anonymous request. */
+export function isUnsigned(headers: Record<string, string | string[] | undefined>, query: URLSearchParams): boolean {
+  return headers.authorization === undefined && !query.has('X-Amz-Signature') && !query.has('X-Amz-Credential') && !query.has('AWSAccessKeyId') && !query.has('Signature');
+}
+
+/** The authentication result of an anonymous request: no key, a body taken as sent. */
+export function anonymousAuth(): AuthResult {
+  return { accessKeyId: '', region: '', scope: '', amzDate: '', signingKey: Buffer.alloc(0), seedSignature: '', payload: { kind: 'unsigned' } };
+}
+
+/** The permissions a request needs; `per-key` when its handler checks each key (DeleteObjects). */
+export function permissionsOf(endpoint: S3Endpoint, query: URLSearchParams): Permission[] | 'per-key' {
+  const versioned = query.has('versionId');
+  switch (endpoint.kind) {
+    case 'DeleteObjects': return 'per-key';
+    case 'ListBuckets': return [{ action: 's3:ListAllMyBuckets' }];
+    case 'CopyObject':
+    case 'UploadPartCopy':
+      return [objectPermission('s3:PutObject', endpoint), readPermission(endpoint.source)];
+    case 'GetObject':
+    case 'HeadObject':
+      return [objectPermission(versioned ? 's3:GetObjectVersion' : 's3:GetObject', endpoint)];
+    case 'DeleteObject':
+      return [objectPermission(versioned ? 's3:DeleteObjectVersion' : 's3:DeleteObject', endpoint)];
+    case 'NotImplemented':
+      return [];
+    default:
+      return 'key' in endpoint ? [objectPermission(objectActions[endpoint.kind], endpoint)] : [{ action: bucketActions[endpoint.kind], bucket: endpoint.bucket }];
+  }
+}
+
+type Special = 'ListBuckets' | 'CopyObject' | 'UploadPartCopy' | 'GetObject' | 'HeadObject' | 'DeleteObject' | 'NotImplemented' | 'DeleteObjects';
+type ObjectKind = Exclude<Extract<S3Endpoint, { key: string }>['kind'], Special>;
+type BucketKind = Exclude<S3Endpoint['kind'], ObjectKind | Special>;
+
+// Total over the router's endpoints: a new endpoint does not compile until it names its action.
+const objectActions: Record<ObjectKind, string> = {
+  PutObject: 's3:PutObject',
+  CreateMultipartUpload: 's3:PutObject',
+  UploadPart: 's3:PutObject',
+  CompleteMultipartUpload: 's3:PutObject',
+  AbortMultipartUpload: 's3:AbortMultipartUpload',
+  ListParts: 's3:ListMultipartUploadParts',
+  GetObjectAcl: 's3:GetObjectAcl',
+  PutObjectAcl: 's3:PutObjectAcl',
+  GetObjectTagging: 's3:GetObjectTagging',
+  PutObjectTagging: 's3:PutObjectTagging',
+  DeleteObjectTagging: 's3:DeleteObjectTagging',
+  GetObjectAttributes: 's3:GetObjectAttributes',
+};
+
+const bucketActions: Record<BucketKind, string> = {
+  CreateBucket: 's3:CreateBucket',
+  DeleteBucket: 's3:DeleteBucket',
+  HeadBucket: 's3:ListBucket',
+  GetBucketLocation: 's3:GetBucketLocation',
+  GetBucketVersioning: 's3:GetBucketVersioning',
+  PutBucketVersioning: 's3:PutBucketVersioning',
+  ListObjectsV1: 's3:ListBucket',
+  ListObjectsV2: 's3:ListBucket',
+  ListObjectVersions: 's3:ListBucketVersions',
+  ListMultipartUploads: 's3:ListBucketMultipartUploads',
+  GetBucketAcl: 's3:GetBucketAcl',
+  PutBucketAcl: 's3:PutBucketAcl',
+  GetBucketCors: 's3:GetBucketCORS',
+  PutBucketCors: 's3:PutBucketCORS',
+  DeleteBucketCors: 's3:PutBucketCORS',
+  GetBucketPolicy: 's3:GetBucketPolicy',
+  PutBucketPolicy: 's3:PutBucketPolicy',
+  DeleteBucketPolicy: 's3:DeleteBucketPolicy',
+  GetBucketPolicyStatus: 's3:GetBucketPolicyStatus',
+};
+
+function objectPermission(action: string, endpoint: { bucket: string; key: string }): Permission {
+  return { action, bucket: endpoint.bucket, key: endpoint.key };
+}
+
+function readPermission(source: CopySource): Permission {
+  return { action: source.versionId === undefined ? 's3:GetObject' : 's3:GetObjectVersion', bucket: source.bucket, key: source.key };
+}
+
+export function resourceOf(permission: Permission): string {
+  if (permission.bucket === undefined) return `${s3ResourcePrefix}*`;
+  return `${s3ResourcePrefix}${permission.bucket}${permission.key === undefined ? '' : `/${permission.key}`}`;
+}
+
+/** Throws AccessDenied unless the caller holds every permission. */
+export async function authorize(context: S3Context, access: AccessPolicies, caller: Caller, permissions: Permission[]): Promise<void> {
+  if (caller.accessKeyId === access.rootAccessKey) return;
+  if (caller.accessKeyId === undefined && permissions.length === 0) deny(caller, undefined);
+  const identity = caller.accessKeyId === undefined ? [] : access.userPolicies(caller.accessKeyId);
+  if (identity === undefined) deny(caller, undefined);
+  for (const permission of permissions) {
+    const bucketPolicy = permission.bucket === undefined ? undefined : await bucketPolicyOf(context, permission.bucket);
+    const decision = evaluatePolicies(bucketPolicy ? [...identity, bucketPolicy] : identity, {
+      action: permission.action,
+      resource: resourceOf(permission),
+      ...(caller.accessKeyId === undefined ? {} : { principal: caller.accessKeyId }),
+      context: conditionContext(caller),
+    });
+    if (decision !== 'Allow') deny(caller, permission);
+  }
+}
+
+function conditionContext(caller: Caller): Record<string, string | undefined> {
+  const param = (name: string): string | undefined => caller.query.get(name) ?? undefined;
+  return {
+    'aws:SourceIp': normaliseIp(caller.sourceIp),
+    'aws:SecureTransport': 'false',
+    'aws:username': caller.accessKeyId,
+    'aws:userid': caller.accessKeyId,
+    's3:prefix': param('prefix'),
+    's3:delimiter': param('delimiter'),
+    's3:max-keys': param('max-keys'),
+  };
+}
+
+function deny(caller: Caller, permission: Permission | undefined): never {
+  const who = caller.accessKeyId === undefined ? 'anonymous requests' : `user ${caller.accessKeyId}`;
+  const what = permission ? `${permission.action} on ${resourceOf(permission)}` : 'this request';
+  throw new SvcError('AccessDenied', `Access Denied: no policy allows ${who} ${what}.`, { action: permission?.action });
+}
+
+/** Parsed bucket policies by bucket and text (they were validated when stored). */
+const parsedPolicies = new Map<string, Policy>();
+
+async function bucketPolicyOf(context: S3Context, bucket: string): Promise<Policy | undefined> {
+  const record = await context.objects.bucketRecord(bucket).catch(() => undefined);
+  const text = record?.policy;
+  if (text === undefined) return undefined;
+  const cacheKey = `${bucket}\n${text}`;
+  let policy = parsedPolicies.get(cacheKey);
+  if (!policy) {
+    policy = parsePolicy(text, { bucket });
+    if (parsedPolicies.size >= limits.maxCachedBucketPolicies) parsedPolicies.clear();
+    parsedPolicies.set(cacheKey, policy);
+  }
+  return policy;
+}

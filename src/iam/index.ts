@@ -1,0 +1,3 @@
+export * from './policy.js';
+export * from './evaluate.js';
+export * from './builtin.js';
