@@ -5,6 +5,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { XMLParser } from 'fast-xml-parser';
@@ -71,10 +72,11 @@ export async function rawS3(credentials: Credentials, request: RawRequest): Prom
   return send(url, request.method, `${request.path}${query ? `?${query}` : ''}`, { ...headers, ...request.unsignedHeaders, 'content-length': String(body.length) }, body);
 }
 
-/** Sends a prepared request with node:http, exactly as given. */
+/** Sends a prepared request with node:http (or node:https for an https endpoint), exactly as given. */
 export function send(url: URL, method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest({ host: url.hostname, port: url.port, method, path, headers, timeout: 30_000 }, (response) => {
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const outgoing = request({ host: url.hostname, port: url.port, method, path, headers, timeout: 30_000 }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => resolve(answerOf(response.statusCode ?? 0, response.headers as Record<string, string>, Buffer.concat(chunks))));
