@@ -340,6 +340,10 @@ describe('the work', () => {
     expect(hidden.body.objects[0].key).toBe('k01');
     const shown = await session.call('GET', 'buckets/many/objects?limit=1&deleted=true');
     expect(shown.body.objects[0]).toMatchObject({ key: 'k00', deleteMarker: true });
+    await s3.send(new PutObjectCommand({ Bucket: 'many', Key: 'zz/gone', Body: 'x' }));
+    await session.call('POST', 'buckets/many/delete', { body: { objects: [{ key: 'zz/gone' }] } });
+    expect((await session.call('GET', 'buckets/many/objects')).body.folders).toEqual(['sub/']);
+    expect((await session.call('GET', 'buckets/many/objects?deleted=true')).body.folders).toEqual(['sub/', 'zz/']);
     const versions = await session.call('GET', 'buckets/many/object?key=k00');
     expect(versions.body.versions.map((version: { deleteMarker: boolean }) => version.deleteMarker)).toEqual([true, false]);
   });

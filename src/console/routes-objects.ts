@@ -88,12 +88,13 @@ interface ListPage {
   next?: string;
 }
 
-/** Keys whose newest version is a delete marker are left out unless `withDeleted`. */
+/** Keys whose newest version is a delete marker, and folders holding only such keys, are left out unless `withDeleted`. */
 async function listPage(objects: ObjectLayer, bucket: string, options: { prefix: string; after: string | undefined; limit: number; withDeleted: boolean }): Promise<ListPage> {
   const { prefix, after, limit } = options;
   const page: ListPage = { prefix, folders: [], objects: [] };
   let last: string | undefined;
-  for await (const entry of objects.list(bucket, { prefix, delimiter: '/', ...(after !== undefined ? { startAfter: after } : {}) })) {
+  const walk = { prefix, delimiter: '/', ...(after !== undefined ? { startAfter: after } : {}), livePrefixesOnly: !options.withDeleted };
+  for await (const entry of objects.list(bucket, walk)) {
     if (entry.kind === 'object' && entry.versions[0]!.deleteMarker && !options.withDeleted) continue;
     if (page.folders.length + page.objects.length >= limit) {
       if (last !== undefined) page.next = last;

@@ -39,6 +39,14 @@ export interface ObjectLayerOptions {
 
 export type PutOptions = Omit<PutObjectOptions, 'versioning'>;
 
+/** One pool's answer for a key: its version, or the delete marker that is its newest version. */
+interface PoolAnswer {
+  poolIndex: number;
+  modTimeMs: number;
+  info?: ObjectInfo;
+  marker?: SvcError;
+}
+
 export class ObjectLayer {
   private readonly seed: bigint;
   private readonly bucketCache = new Map<string, BucketRecord>();
@@ -258,13 +266,20 @@ export class ObjectLayer {
     });
   }
 
-  /** Every key (with all its versions) or common prefix across all pools and sets, in key order. */
-  async *list(bucket: string, options: { prefix: string; startAfter?: string; delimiter?: string }): AsyncGenerator<ListEntry> {
-    await this.requireBucket(bucket);
-    const sources = this.allSets().map((set) => set.list(bucket, options));
+  /**
+   * Every key (with all its versions) or common prefix across all pools and sets, in key order.
+   * With `livePrefixesOnly`, a common prefix is listed only when some key below it has a current
+   * version that is not a delete marker (what ListObjects shows); in a bucket that was never
+   * versioned every key is live, so nothing is checked there.
+   */
+  async *list(bucket: string, options: { prefix: string; startAfter?: string; delimiter?: string; livePrefixesOnly?: boolean }): AsyncGenerator<ListEntry> {
+    const record = await this.requireBucket(bucket);
+    const { livePrefixesOnly, ...walk } = options;
+    const checkPrefixes = livePrefixesOnly === true && record.versioning !== 'unversioned';
+    const sources = this.allSets().map((set) => set.list(bucket, walk));
     for await (const [key, group] of mergeSorted(sources, (entry) => entry.key)) {
       if (group.some((entry) => entry.kind === 'prefix')) {
-        yield { kind: 'prefix', key };
+        if (!checkPrefixes || (await this.hasLiveKey(bucket, key))) yield { kind: 'prefix', key };
         continue;
       }
       const versions = group.flatMap((entry) => (entry.kind === 'object' ? entry.versions : []));
@@ -272,6 +287,18 @@ export class ObjectLayer {
       versions.forEach((version, index) => (version.isLatest = index === 0));
       yield { kind: 'object', key, versions };
     }
+  }
+
+  /**
+   * Does any key below `prefix` have a current version that is not a delete marker? Walks the
+   * prefix in key order and stops at the first such key, so the cost is the run of deleted keys
+   * before it (all of them when there is none).
+   */
+  private async hasLiveKey(bucket: string, prefix: string): Promise<boolean> {
+    for await (const entry of this.list(bucket, { prefix })) {
+      if (entry.kind === 'object' && entry.versions[0]?.deleteMarker !== true) return true;
+    }
+    return false;
   }
 
   bucketVersioning(record: BucketRecord): BucketVersioning {
@@ -358,42 +385,44 @@ export class ObjectLayer {
   /** The pool that holds any version of the object, when one does. */
   async poolHolding(bucket: string, key: string): Promise<number | undefined> {
     if (this.options.pools.length === 1) return this.options.pools[0]!.index;
-    const found = await this.probePools(bucket, key, undefined, { includeDeleteMarkers: true });
-    return found?.poolIndex;
+    return (await this.probePools(bucket, key, undefined))?.poolIndex;
   }
 
+  /**
+   * The pool and version a read answers from. With several pools, the pool holding the key's
+   * newest version decides, exactly as one pool would: when that version is a delete marker, its
+   * NoSuchKey (or MethodNotAllowed by version id) is thrown with the marker's details.
+   */
   private async locate(bucket: string, key: string, versionId?: string): Promise<{ poolIndex: number; info: ObjectInfo }> {
     if (this.options.pools.length === 1) {
       const poolIndex = this.options.pools[0]!.index;
       return { poolIndex, info: await this.setFor(poolIndex, key).headObject(bucket, key, versionId) };
     }
-    const found = await this.probePools(bucket, key, versionId, { includeDeleteMarkers: false });
+    const found = await this.probePools(bucket, key, versionId);
     if (!found) throw new SvcError(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion', undefined, { bucket, key });
-    return found;
+    if (found.marker) throw found.marker;
+    return { poolIndex: found.poolIndex, info: found.info! };
   }
 
   /**
-   * Asks every pool in parallel; the newest version found wins. A pool that cannot answer
-   * (below read quorum) makes the whole lookup fail closed rather than guess.
+   * Asks every pool in parallel; the newest version found (a delete marker included) wins. A pool
+   * that cannot answer (below read quorum) makes the whole lookup fail closed rather than guess.
    */
-  private async probePools(bucket: string, key: string, versionId: string | undefined, options: { includeDeleteMarkers: boolean }) {
+  private async probePools(bucket: string, key: string, versionId: string | undefined): Promise<PoolAnswer | undefined> {
     const answers = await Promise.all(
-      this.options.pools.map(async (pool) => {
+      this.options.pools.map(async (pool): Promise<PoolAnswer | undefined> => {
         try {
-          return { poolIndex: pool.index, info: await this.setFor(pool.index, key).headObject(bucket, key, versionId) };
+          const info = await this.setFor(pool.index, key).headObject(bucket, key, versionId);
+          return { poolIndex: pool.index, modTimeMs: info.modTimeMs, info };
         } catch (error) {
-          if (options.includeDeleteMarkers && isSvcError(error) && error.details.deleteMarker === true) {
-            return { poolIndex: pool.index, info: { modTimeMs: Number(error.details.modTimeMs ?? 0), deleteMarker: true } as ObjectInfo };
-          }
+          if (isSvcError(error) && error.details.deleteMarker === true) return { poolIndex: pool.index, modTimeMs: Number(error.details.modTimeMs ?? 0), marker: error };
           if (isSvcError(error, 'NoSuchKey') || isSvcError(error, 'NoSuchVersion')) return undefined;
-          if (isSvcError(error, 'MethodNotAllowed') && !options.includeDeleteMarkers) throw error;
-          if (isSvcError(error, 'MethodNotAllowed')) return { poolIndex: pool.index, info: { modTimeMs: 0 } as ObjectInfo };
           throw error;
         }
       }),
     );
-    let best: { poolIndex: number; info: ObjectInfo } | undefined;
-    for (const answer of answers) if (answer && (!best || answer.info.modTimeMs > best.info.modTimeMs)) best = answer;
+    let best: PoolAnswer | undefined;
+    for (const answer of answers) if (answer && (!best || answer.modTimeMs > best.modTimeMs)) best = answer;
     return best;
   }
 

@@ -30,12 +30,20 @@ function paramsOf(query: URLSearchParams): ListParams {
   };
 }
 
-/** Entries after `startAfter`, with common prefixes rolled up for any delimiter. */
-async function* entries(context: S3Context, bucket: string, params: ListParams, startAfter: string | undefined): AsyncGenerator<ListEntry> {
+const latestLive = (entry: ListEntry): ObjectInfo | undefined => (entry.kind === 'object' && !entry.versions[0]!.deleteMarker ? entry.versions[0] : undefined);
+
+/**
+ * Entries after `startAfter`, with common prefixes rolled up for any delimiter. With `livePrefixesOnly`
+ * (ListObjects), a common prefix stands only for keys whose current version is not a delete
+ * marker, as in AWS S3: a "folder" whose keys were all deleted is not listed.
+ */
+async function* entries(context: S3Context, bucket: string, params: ListParams, startAfter: string | undefined, livePrefixesOnly = false): AsyncGenerator<ListEntry> {
   const walkDelimiter = params.delimiter === '/' ? '/' : undefined;
   let lastPrefix: string | undefined;
-  for await (const entry of context.objects.list(bucket, { prefix: params.prefix, ...(startAfter !== undefined ? { startAfter } : {}), ...(walkDelimiter ? { delimiter: walkDelimiter } : {}) })) {
+  const options = { prefix: params.prefix, ...(startAfter !== undefined ? { startAfter } : {}), ...(walkDelimiter ? { delimiter: walkDelimiter } : {}), livePrefixesOnly };
+  for await (const entry of context.objects.list(bucket, options)) {
     if (entry.kind === 'object' && params.delimiter !== '' && params.delimiter !== '/') {
+      if (livePrefixesOnly && !latestLive(entry)) continue;
       const at = entry.key.indexOf(params.delimiter, params.prefix.length);
       if (at >= 0) {
         const prefix = entry.key.slice(0, at + params.delimiter.length);
@@ -47,8 +55,6 @@ async function* entries(context: S3Context, bucket: string, params: ListParams, 
     yield entry;
   }
 }
-
-const latestLive = (entry: ListEntry): ObjectInfo | undefined => (entry.kind === 'object' && !entry.versions[0]!.deleteMarker ? entry.versions[0] : undefined);
 
 function contents(info: ObjectInfo, params: ListParams, owner?: string): Record<string, unknown> {
   return {
@@ -71,7 +77,7 @@ interface Page {
 async function collectPage(context: S3Context, bucket: string, params: ListParams, startAfter: string | undefined): Promise<Page> {
   const page: Page = { objects: [], prefixes: [], truncated: false };
   if (params.maxKeys === 0) return page;
-  for await (const entry of entries(context, bucket, params, startAfter)) {
+  for await (const entry of entries(context, bucket, params, startAfter, true)) {
     const live = latestLive(entry);
     if (entry.kind === 'object' && !live) continue;
     if (page.objects.length + page.prefixes.length >= params.maxKeys) {
