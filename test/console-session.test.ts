@@ -31,10 +31,10 @@ describe('session sealing', () => {
   it('expires when idle and at the absolute limit', () => {
     const sealer = new SessionSealer(root, settings);
     const session = sealer.issue(0);
-    expect(sealer.open(sealer.seal(session), settings.idleMs)).toBeDefined();
+    expect(sealer.open(sealer.seal(session), settings.idleMs)).toEqual(session);
     expect(sealer.open(sealer.seal(session), settings.idleMs + 1)).toBeUndefined();
     const kept = { ...session, lastSeenMs: settings.maxMs };
-    expect(sealer.open(sealer.seal(kept), settings.maxMs)).toBeDefined();
+    expect(sealer.open(sealer.seal(kept), settings.maxMs)).toEqual(kept);
     expect(sealer.open(sealer.seal({ ...session, lastSeenMs: settings.maxMs + 1 }), settings.maxMs + 1)).toBeUndefined();
     expect(sealer.remainingMs(session, 10_000)).toBe(settings.idleMs - 10_000);
   });
