@@ -43,7 +43,13 @@ describe('S3 router (examples from the S3 API reference)', () => {
     expect(route('GET', '/bucket?lifecycle')).toMatchObject({ kind: 'NotImplemented' });
     expect(route('GET', '/bucket?acl')).toEqual({ kind: 'GetBucketAcl', bucket: 'bucket' });
     expect(route('PUT', '/bucket/key?acl')).toEqual({ kind: 'PutObjectAcl', bucket: 'bucket', key: 'key' });
-    expect(route('GET', '/bucket/key?retention')).toMatchObject({ kind: 'NotImplemented' });
+    expect(route('GET', '/bucket/key?retention')).toEqual({ kind: 'GetObjectRetention', bucket: 'bucket', key: 'key' });
+    expect(route('PUT', '/bucket/key?retention&versionId=v')).toEqual({ kind: 'PutObjectRetention', bucket: 'bucket', key: 'key' });
+    expect(route('GET', '/bucket/key?legal-hold')).toEqual({ kind: 'GetObjectLegalHold', bucket: 'bucket', key: 'key' });
+    expect(route('PUT', '/bucket/key?legal-hold')).toEqual({ kind: 'PutObjectLegalHold', bucket: 'bucket', key: 'key' });
+    expect(route('GET', '/bucket?object-lock')).toEqual({ kind: 'GetObjectLockConfiguration', bucket: 'bucket' });
+    expect(route('PUT', '/bucket?object-lock')).toEqual({ kind: 'PutObjectLockConfiguration', bucket: 'bucket' });
+    expect(route('GET', '/bucket/key?torrent')).toMatchObject({ kind: 'NotImplemented' });
     expect(route('DELETE', '/bucket/key?tagging')).toEqual({ kind: 'DeleteObjectTagging', bucket: 'bucket', key: 'key' });
   });
 

@@ -8,6 +8,7 @@ import { systemDir, type Drive } from '../drive/index.js';
 import type { BucketVersioning } from './types.js';
 import type { ErasureSet } from './erasure-set.js';
 import { majority } from './set-context.js';
+import { decodeBucketObjectLock, type BucketObjectLock } from './object-lock.js';
 
 export interface BucketRecord {
   version: 1;
@@ -19,6 +20,8 @@ export interface BucketRecord {
   cors?: CorsRule[];
   /** The bucket policy as PutBucketPolicy gave it (JSON text, validated); absent when it has none. */
   policy?: string;
+  /** Object lock (created with it, or PutObjectLockConfiguration on a versioned bucket); absent when off. Never removed once set. */
+  objectLock?: BucketObjectLock;
 }
 
 /** One CORS rule, as PutBucketCors gives it. */
@@ -50,6 +53,10 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
   }
   if (record.cors !== undefined && !Array.isArray(record.cors)) throw new SvcError('CorruptFormat', 'bucket record has an invalid cors field');
   if (record.policy !== undefined && typeof record.policy !== 'string') throw new SvcError('CorruptFormat', 'bucket record has an invalid policy field');
+  if (record.objectLock !== undefined) {
+    record.objectLock = decodeBucketObjectLock(record.objectLock);
+    if (record.versioning !== 'enabled') throw new SvcError('CorruptFormat', 'bucket record has object lock without versioning enabled');
+  }
   return record as BucketRecord;
 }
 

@@ -7,6 +7,7 @@ import type { ObjectVersion, XlMeta } from '../format/xl-meta-types.js';
 import { findVersion, removeVersion, upsertVersion } from '../format/xl-meta.js';
 import { objectResource } from './locks.js';
 import { changeMeta } from './meta-io.js';
+import { checkRemovable } from './object-lock.js';
 import { checkObjectKey } from './paths.js';
 import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import type { DeleteObjectOptions, DeleteObjectResult } from './types.js';
@@ -18,18 +19,37 @@ export async function deleteObject(config: SetConfig, bucket: string, key: strin
   const release = options.lockHeld ? () => undefined : await config.locker.acquire(objectResource(bucket, key), 'write');
   try {
     if (options.marker) return await addDeleteMarker(config, bucket, key, options.marker.versionId, quorum, options.marker.modTimeMs);
-    if (options.versionId !== undefined) return await removeOneVersion(config, bucket, key, options.versionId, quorum);
-    if (options.versioning === 'unversioned') return await removeOneVersion(config, bucket, key, 'null', quorum);
+    const removal = { quorum, bypassGovernance: options.bypassGovernance === true, ignoreObjectLock: options.ignoreObjectLock === true };
+    if (options.versionId !== undefined) return await removeOneVersion(config, bucket, key, options.versionId, removal);
+    if (options.versioning === 'unversioned') return await removeOneVersion(config, bucket, key, 'null', removal);
     return await addDeleteMarker(config, bucket, key, options.versioning === 'enabled' ? config.newId() : 'null', quorum);
   } finally {
     release();
   }
 }
 
-/** Removes one version everywhere it is stored; absent versions are not an error (S3 semantics). */
-async function removeOneVersion(config: SetConfig, bucket: string, key: string, versionId: string, quorum: number): Promise<DeleteObjectResult> {
+interface Removal {
+  quorum: number;
+  bypassGovernance: boolean;
+  ignoreObjectLock: boolean;
+}
+
+/**
+ * Removes one version everywhere it is stored; absent versions are not an error (S3 semantics).
+ * A version that object lock protects on any drive's copy is refused with AccessDenied before
+ * anything is written, unless the removal is data movement (the version lives on elsewhere).
+ */
+async function removeOneVersion(config: SetConfig, bucket: string, key: string, versionId: string, removal: Removal): Promise<DeleteObjectResult> {
   let removedMarker = false;
+  const nowMs = config.clock.nowMs();
   await changeMeta(config, bucket, key, onlineSlots(config), {
+    check: (metas: XlMeta[]) => {
+      if (removal.ignoreObjectLock) return;
+      for (const meta of metas) {
+        const copy = findVersion(meta, versionId);
+        if (copy) checkRemovable(copy, nowMs, removal.bypassGovernance);
+      }
+    },
     apply: (meta: XlMeta) => {
       const existing = findVersion(meta, versionId);
       if (!existing) return { meta: meta.versions.length > 0 ? meta : undefined };
@@ -37,7 +57,7 @@ async function removeOneVersion(config: SetConfig, bucket: string, key: string, 
       const next = removeVersion(meta, versionId);
       return { meta: next.versions.length > 0 ? next : undefined, garbageDataDirs: existing.dataDir ? [existing.dataDir] : [] };
     },
-  }, quorum);
+  }, removal.quorum);
   return { versionId, deleteMarker: removedMarker };
 }
 

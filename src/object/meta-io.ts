@@ -72,6 +72,11 @@ export interface MetaChange {
    */
   prepare?(newestModTimeMs: number): void;
   /**
+   * Called once with every reachable drive's current metadata, before `apply`: throwing refuses
+   * the change with nothing written (a version that object lock protects).
+   */
+  check?(metas: XlMeta[]): void;
+  /**
    * Applies the change to one drive's metadata. Returns the new metadata (undefined = remove
    * xl.meta), and optional work to do on that drive before the metadata is published (moving
    * shard data into place), plus the data dirs that become garbage once the change commits.
@@ -103,6 +108,7 @@ export async function changeMeta(
   const dir = await objectDirOf(config, bucket, key);
   const path = xlMetaPathIn(dir);
   const snapshots = await Promise.all(slots.map((slot) => snapshotOf(config, slot, path)));
+  change.check?.(snapshots.flatMap((snapshot) => (snapshot ? [snapshot.meta] : [])));
   change.prepare?.(Math.max(-1, ...snapshots.flatMap((snapshot) => snapshot?.meta.versions.map((version) => version.modTimeMs) ?? [])));
   const garbage = new Map<number, string[]>();
   const outcomes = await Promise.all(

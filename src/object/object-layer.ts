@@ -21,6 +21,7 @@ import type { VersionUpdate } from './update-metadata.js';
 import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
+import { withBucketLock, type BucketObjectLock } from './object-lock.js';
 
 export interface PoolSets {
   index: number;
@@ -112,12 +113,15 @@ export class ObjectLayer {
 
   // --- buckets -------------------------------------------------------------------------
 
-  async makeBucket(bucket: string): Promise<void> {
+  /** Creates a bucket; with `objectLock` it has object lock, and versioning on for good. */
+  async makeBucket(bucket: string, options: { objectLock?: boolean } = {}): Promise<void> {
     checkBucketName(bucket);
     if (await this.bucketRecord(bucket)) throw new SvcError('BucketAlreadyOwnedByYou', undefined, { bucket });
     const now = this.options.clock.nowMs();
     await Promise.all(this.allSets().map((set) => set.makeBucketDir(bucket)));
-    const record: BucketRecord = { version: 1, name: bucket, createdMs: now, updatedMs: now, versioning: 'unversioned' };
+    const record: BucketRecord = options.objectLock
+      ? { version: 1, name: bucket, createdMs: now, updatedMs: now, versioning: 'enabled', objectLock: { enabled: true } }
+      : { version: 1, name: bucket, createdMs: now, updatedMs: now, versioning: 'unversioned' };
     await writeBucketRecord(this.allSets(), record);
     this.bucketCache.set(bucket, record);
     await this.bucketsChanged(bucket);
@@ -154,7 +158,21 @@ export class ObjectLayer {
   }
 
   async setBucketVersioning(bucket: string, status: 'enabled' | 'suspended'): Promise<void> {
-    await this.changeBucketRecord(bucket, (record) => ({ ...record, versioning: status }));
+    await this.changeBucketRecord(bucket, (record) => {
+      if (record.objectLock && status !== 'enabled') throw new SvcError('InvalidBucketState', 'An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.', { bucket });
+      return { ...record, versioning: status };
+    });
+  }
+
+  /**
+   * Sets the bucket's object lock configuration (its default retention). Object lock can be
+   * turned on for a bucket whose versioning is enabled, and never off.
+   */
+  async setBucketObjectLock(bucket: string, lock: BucketObjectLock): Promise<void> {
+    await this.changeBucketRecord(bucket, (record) => {
+      if (!record.objectLock && record.versioning !== 'enabled') throw new SvcError('InvalidBucketState', 'Versioning must be \'Enabled\' on the bucket to apply a Object Lock configuration', { bucket });
+      return { ...record, objectLock: lock };
+    });
   }
 
   /** Sets (or, with undefined, removes) the bucket's CORS rules. */
@@ -217,7 +235,8 @@ export class ObjectLayer {
     if (options.precondition) options.precondition(await this.currentVersion(bucket, key));
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
     this.refuseSuspended(poolIndex, bucket, key);
-    return this.setFor(poolIndex, key).putObject(bucket, key, body, { ...options, versioning: record.versioning });
+    const systemMetadata = withBucketLock(record.objectLock, options.systemMetadata ?? {}, this.options.clock.nowMs());
+    return this.setFor(poolIndex, key).putObject(bucket, key, body, { ...options, systemMetadata, versioning: record.versioning });
   }
 
   async headObject(bucket: string, key: string, versionId?: string): Promise<ObjectInfo> {
@@ -252,7 +271,11 @@ export class ObjectLayer {
     return this.setFor(poolIndex, key).updateVersionMetadata(bucket, key, versionId, update);
   }
 
-  async deleteObject(bucket: string, key: string, versionId?: string): Promise<DeleteObjectResult> {
+  /**
+   * Removes a version (by id) or adds a delete marker. A version that object lock protects is
+   * refused (AccessDenied); `bypassGovernance` lets GOVERNANCE retention give way.
+   */
+  async deleteObject(bucket: string, key: string, versionId?: string, options: { bypassGovernance?: boolean } = {}): Promise<DeleteObjectResult> {
     checkObjectKey(key);
     const record = await this.requireBucket(bucket);
     const holding = await this.poolHolding(bucket, key);
@@ -263,6 +286,7 @@ export class ObjectLayer {
     return this.setFor(poolIndex, key).deleteObject(bucket, key, {
       versioning: record.versioning,
       ...(versionId !== undefined ? { versionId } : {}),
+      ...(options.bypassGovernance ? { bypassGovernance: true } : {}),
     });
   }
 
@@ -309,7 +333,9 @@ export class ObjectLayer {
 
   async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId'>): Promise<string> {
     checkObjectKey(key);
-    await this.requireBucket(bucket);
+    const bucketRecord = await this.requireBucket(bucket);
+    // Lock fields on a bucket without object lock are refused now; the default retention is applied at completion.
+    withBucketLock(bucketRecord.objectLock, options.systemMetadata ?? {}, this.options.clock.nowMs());
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
     this.refuseSuspended(poolIndex, bucket, key);
     const uploadId = Buffer.from(`${poolIndex}.${randomUUID()}`).toString('base64url');
@@ -326,7 +352,8 @@ export class ObjectLayer {
     const bucketRecord = await this.requireBucket(bucket);
     try {
       const { config, record } = await this.upload(bucket, key, uploadId);
-      return await completeUpload(config, record, parts, bucketRecord.versioning, precondition);
+      const systemMetadata = withBucketLock(bucketRecord.objectLock, record.systemMetadata, this.options.clock.nowMs());
+      return await completeUpload(config, { ...record, systemMetadata }, parts, bucketRecord.versioning, precondition);
     } catch (error) {
       // NoSuchUpload: completed earlier; InvalidPart: completed by a twin request while this one waited for the lock.
       if (!isSvcError(error, 'NoSuchUpload') && !isSvcError(error, 'InvalidPart')) throw error;

@@ -83,6 +83,13 @@ export interface DeleteObjectOptions {
   marker?: { versionId: string; modTimeMs: number };
   /** The caller already holds the object's write lock (data movement). */
   lockHeld?: boolean;
+  /** Removing a version under GOVERNANCE retention is allowed (the caller asked for and may bypass it). */
+  bypassGovernance?: boolean;
+  /**
+   * Data movement only (rebalance, decommission): the version was copied to another pool and
+   * this removes the source copy, so object lock does not refuse it. Never set for a user's delete.
+   */
+  ignoreObjectLock?: boolean;
 }
 
 export interface DeleteObjectResult {

@@ -80,6 +80,10 @@ const objectActions: Record<ObjectKind, string> = {
   PutObjectTagging: 's3:PutObjectTagging',
   DeleteObjectTagging: 's3:DeleteObjectTagging',
   GetObjectAttributes: 's3:GetObjectAttributes',
+  GetObjectRetention: 's3:GetObjectRetention',
+  PutObjectRetention: 's3:PutObjectRetention',
+  GetObjectLegalHold: 's3:GetObjectLegalHold',
+  PutObjectLegalHold: 's3:PutObjectLegalHold',
 };
 
 const bucketActions: Record<BucketKind, string> = {
@@ -102,6 +106,8 @@ const bucketActions: Record<BucketKind, string> = {
   PutBucketPolicy: 's3:PutBucketPolicy',
   DeleteBucketPolicy: 's3:DeleteBucketPolicy',
   GetBucketPolicyStatus: 's3:GetBucketPolicyStatus',
+  GetObjectLockConfiguration: 's3:GetBucketObjectLockConfiguration',
+  PutObjectLockConfiguration: 's3:PutBucketObjectLockConfiguration',
 };
 
 function objectPermission(action: string, endpoint: { bucket: string; key: string }): Permission {

@@ -14,7 +14,7 @@ export interface S3Request {
   rawHeaders: Record<string, string | string[] | undefined>;
   trailers?: Map<string, string>;
   /** Checks one more permission of the caller (a key of DeleteObjects); AccessDenied when it is not held. */
-  authorize?: (action: string, bucket: string, key: string) => Promise<void>;
+  authorize?: (action: string, bucket: string, key?: string) => Promise<void>;
 }
 
 /**

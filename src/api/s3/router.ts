@@ -45,6 +45,12 @@ export type S3Endpoint =
   | { kind: 'PutBucketPolicy'; bucket: string }
   | { kind: 'DeleteBucketPolicy'; bucket: string }
   | { kind: 'GetBucketPolicyStatus'; bucket: string }
+  | { kind: 'GetObjectLockConfiguration'; bucket: string }
+  | { kind: 'PutObjectLockConfiguration'; bucket: string }
+  | { kind: 'GetObjectRetention'; bucket: string; key: string }
+  | { kind: 'PutObjectRetention'; bucket: string; key: string }
+  | { kind: 'GetObjectLegalHold'; bucket: string; key: string }
+  | { kind: 'PutObjectLegalHold'; bucket: string; key: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -88,6 +94,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('policy')) return routePolicy(method, bucket);
   if (has('policyStatus')) return method === 'GET' ? { kind: 'GetBucketPolicyStatus', bucket } : notAllowed();
   if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
+  if (has('object-lock')) return method === 'GET' ? { kind: 'GetObjectLockConfiguration', bucket } : method === 'PUT' ? { kind: 'PutObjectLockConfiguration', bucket } : notAllowed();
   const sub = bucketSubresources.find(has);
   if (sub) return { kind: 'NotImplemented', bucket, what: `bucket ?${sub}` };
   switch (method) {
@@ -110,6 +117,8 @@ function routeObject(method: string, bucket: string, key: string, request: Routa
   if (request.query.has('tagging')) return routeTagging(method, bucket, key);
   if (request.query.has('attributes')) return method === 'GET' ? { kind: 'GetObjectAttributes', bucket, key } : notAllowed();
   if (request.query.has('acl')) return method === 'GET' ? { kind: 'GetObjectAcl', bucket, key } : method === 'PUT' ? { kind: 'PutObjectAcl', bucket, key } : notAllowed();
+  if (request.query.has('retention')) return method === 'GET' ? { kind: 'GetObjectRetention', bucket, key } : method === 'PUT' ? { kind: 'PutObjectRetention', bucket, key } : notAllowed();
+  if (request.query.has('legal-hold')) return method === 'GET' ? { kind: 'GetObjectLegalHold', bucket, key } : method === 'PUT' ? { kind: 'PutObjectLegalHold', bucket, key } : notAllowed();
   const sub = objectSubresources.find((name) => request.query.has(name));
   if (sub) return { kind: 'NotImplemented', bucket, key, what: `object ?${sub}` };
   switch (method) {

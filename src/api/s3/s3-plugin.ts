@@ -27,6 +27,7 @@ import { postObject } from './handlers/post-object.js';
 import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
 import * as bucketPolicy from './handlers/bucket-policy.js';
+import * as objectLock from './handlers/object-lock.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, type AccessPolicies, type Caller } from './access.js';
 
 export interface S3PluginOptions {
@@ -122,7 +123,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
       trailers = chunked.trailers;
     }
     const s3Request: S3Request = { method: request.method, query, headers: request.headers, rawHeaders: request.headers, body, auth, ...(trailers ? { trailers } : {}) };
-    if (access) s3Request.authorize = (action, bucket, key) => authorize(options.context, access, caller, [{ action, bucket, key }]);
+    if (access) s3Request.authorize = (action, bucket, key) => authorize(options.context, access, caller, [{ action, bucket, ...(key === undefined ? {} : { key }) }]);
     const response = await dispatch(options.context, s3Request, endpoint);
     await send(reply, response, request.method === 'HEAD');
   } catch (error) {
@@ -183,6 +184,12 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'PutBucketPolicy': return bucketPolicy.putBucketPolicy(context, request, endpoint.bucket);
     case 'DeleteBucketPolicy': return bucketPolicy.deleteBucketPolicy(context, request, endpoint.bucket);
     case 'GetBucketPolicyStatus': return bucketPolicy.getBucketPolicyStatus(context, request, endpoint.bucket);
+    case 'GetObjectLockConfiguration': return objectLock.getObjectLockConfiguration(context, request, endpoint.bucket);
+    case 'PutObjectLockConfiguration': return objectLock.putObjectLockConfiguration(context, request, endpoint.bucket);
+    case 'GetObjectRetention': return objectLock.getObjectRetention(context, request, endpoint.bucket, endpoint.key);
+    case 'PutObjectRetention': return objectLock.putObjectRetention(context, request, endpoint.bucket, endpoint.key);
+    case 'GetObjectLegalHold': return objectLock.getObjectLegalHold(context, request, endpoint.bucket, endpoint.key);
+    case 'PutObjectLegalHold': return objectLock.putObjectLegalHold(context, request, endpoint.bucket, endpoint.key);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

@@ -2,7 +2,7 @@
 import { SvcError } from '../../../errors/index.js';
 import { isValidBucketName } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
-import { readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
+import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 
 const ok = (headers: Record<string, string> = {}): S3Response => ({ status: 200, headers });
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
@@ -26,7 +26,12 @@ export async function createBucket(context: S3Context, request: S3Request, bucke
       throw new SvcError('InvalidArgument', `LocationConstraint '${String(location)}' does not match this server's region '${context.region}'`);
     }
   }
-  await context.objects.makeBucket(bucket);
+  const objectLock = headerValue(request.headers, 'x-amz-bucket-object-lock-enabled')?.toLowerCase() === 'true';
+  if (objectLock) {
+    await request.authorize?.('s3:PutBucketObjectLockConfiguration', bucket);
+    await request.authorize?.('s3:PutBucketVersioning', bucket);
+  }
+  await context.objects.makeBucket(bucket, { objectLock });
   return ok({ location: `/${bucket}` });
 }
 

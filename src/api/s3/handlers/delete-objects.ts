@@ -4,6 +4,7 @@ import { SvcError, isSvcError } from '../../../errors/index.js';
 import { limits } from '../../../util/limits.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
+import { governanceBypass } from './object-lock.js';
 
 interface Target {
   key: string;
@@ -33,7 +34,8 @@ export async function deleteObjects(context: S3Context, request: S3Request, buck
   for (const target of targets) {
     try {
       await request.authorize?.(target.versionId === undefined ? 's3:DeleteObject' : 's3:DeleteObjectVersion', bucket, target.key);
-      const result = await context.objects.deleteObject(bucket, target.key, target.versionId);
+      const bypassGovernance = target.versionId !== undefined && (await governanceBypass(request, bucket, target.key));
+      const result = await context.objects.deleteObject(bucket, target.key, target.versionId, { bypassGovernance });
       if (quiet) continue;
       deleted.push({
         Key: target.key,

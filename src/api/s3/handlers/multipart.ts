@@ -6,12 +6,15 @@ import { headerValue, readAll, type S3Context, type S3Request, type S3Response }
 import type { CopySource } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from './objects.js';
+import { lockFieldsFromHeaders } from './object-lock.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
 
 export async function createMultipartUpload(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const storageClass = storageClassOf(request.headers);
-  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadataOf(request.headers) });
+  const metadata = metadataOf(request.headers);
+  const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...metadata.systemMetadata, ...lockFields } });
   return xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
 }
 

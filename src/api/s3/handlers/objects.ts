@@ -8,6 +8,8 @@ import { headerValue, type S3Context, type S3Request, type S3Response } from '..
 import type { CopySource } from '../router.js';
 import { toXml } from '../xml.js';
 import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tagging.js';
+import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader } from './object-lock.js';
+import { withoutLockFields } from '../../../object/index.js';
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
 
@@ -58,10 +60,13 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
   if (request.auth.payload.kind === 'sha256') expectations.sha256Hex = request.auth.payload.expectedHex;
   const verifier = new PayloadVerifier(expectations);
   const precondition = writePreconditionOf(request.headers);
+  const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
+  if (Object.keys(lockFields).length > 0 || (await context.objects.bucketRecord(bucket))?.objectLock?.defaultRetention) requireIntegrityHeader(request.headers);
   const info = await context.objects.putObject(bucket, key, request.body, {
     digests: verifier.algorithms,
     storageClass,
     ...metadata,
+    systemMetadata: { ...metadata.systemMetadata, ...lockFields },
     ...(precondition ? { precondition } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
     beforeCommit: (received) => verifier.verify(received),
@@ -246,7 +251,8 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
 
 export async function deleteObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const versionId = request.query.get('versionId') ?? undefined;
-  const result = await context.objects.deleteObject(bucket, key, versionId);
+  const bypassGovernance = versionId !== undefined && (await governanceBypass(request, bucket, key));
+  const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance });
   const headers: Record<string, string> = {};
   if (result.deleteMarker) headers['x-amz-delete-marker'] = 'true';
   if (result.versionId !== 'null' || versionId !== undefined) headers['x-amz-version-id'] = result.versionId;
@@ -267,7 +273,9 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
   const metadata = directive === 'REPLACE'
     ? metadataOf(request.headers)
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
-  metadata.systemMetadata = withTags(metadata.systemMetadata, copiedTags(request, sourceInfo));
+  // A copy is a new version: it takes the locks its request asks for (or the bucket's default), never its source's.
+  const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
+  metadata.systemMetadata = { ...withoutLockFields(withTags(metadata.systemMetadata, copiedTags(request, sourceInfo))), ...lockFields };
   const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
