@@ -134,7 +134,7 @@ describe('conformance (black-box)', () => {
       const failures = Object.fromEntries([...countsBySection(report)].filter(([, counts]) => counts.failed > 0).map(([section, counts]) => [section, counts.failed]));
       expect(failures, describeFailures(report)).toEqual(s3rverFailures);
       const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
-      expect(absent.sort()).toEqual(['admin', 'multi-pool', 'versioning', 'checksums', 'aws-chunked', 'aws-chunked-trailer'].sort());
+      expect(absent.sort()).toEqual(['admin', 'multi-pool', 'versioning', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'object-lock'].sort());
       expect(Object.keys(report.capabilities!).sort()).toEqual([...capabilityNames].sort());
       expect(report.results.filter((result) => result.outcome === 'not-applicable').every((result) => /^target lacks /.test(result.message!))).toBe(true);
     } finally {

@@ -128,7 +128,7 @@ describe('a rebalance moves locked versions with their locks', () => {
     const written = new Map<string, { versionId: string; systemMetadata: Record<string, string> }>();
     for (let index = 0; index < 12; index += 1) {
       const key = `locked-${index}`;
-      const lock = index % 3 === 0 ? { [legalHoldKey]: 'ON' } : { [lockModeKey]: index % 3 === 1 ? 'GOVERNANCE' : 'COMPLIANCE', [lockRetainUntilKey]: until };
+      const lock: Record<string, string> = index % 3 === 0 ? { [legalHoldKey]: 'ON' } : { [lockModeKey]: index % 3 === 1 ? 'GOVERNANCE' : 'COMPLIANCE', [lockRetainUntilKey]: until };
       const info = await objects.putObject('vault', key, body(`${key} `.repeat(12_000)), { storageClass: 'STANDARD', systemMetadata: lock });
       written.set(key, { versionId: info.versionId, systemMetadata: info.systemMetadata });
     }

@@ -4,7 +4,17 @@
  * reason instead of failing, so a store without versioning is measured on what it does serve.
  * Each probe works in a bucket of its own and must see the feature work, not merely be accepted.
  */
-import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, PutBucketVersioningCommand, PutObjectCommand, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  GetObjectLockConfigurationCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  PutObjectLegalHoldCommand,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { chunkedPut, presignedUrl } from './http.js';
 import { capabilityNames, type Capabilities, type Capability, type CapabilityState, type Target } from './check.js';
 
@@ -60,6 +70,15 @@ const probes: Record<Exclude<Capability, 'multi-pool'>, Probe> = {
     const response = await fetch(await presignedUrl(target.options, 'GET', `/${bucket}/shared`));
     return response.status === 200 && (await response.text()) === 'shared' ? 'a presigned GET reads' : { present: false, detail: `a presigned GET answered ${response.status}` };
   },
+  /** The bucket was created with object lock: it must say so, and a legal hold must refuse a delete. */
+  async 'object-lock'(target, bucket) {
+    const config = await target.s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket }));
+    if (config.ObjectLockConfiguration?.ObjectLockEnabled !== 'Enabled') return { present: false, detail: 'a bucket created with object lock does not report it' };
+    const { VersionId } = await target.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'held', Body: 'held', ObjectLockLegalHoldStatus: 'ON' }));
+    const refused = await target.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'held', VersionId })).then(() => false, () => true);
+    await target.s3.send(new PutObjectLegalHoldCommand({ Bucket: bucket, Key: 'held', VersionId, LegalHold: { Status: 'OFF' } }));
+    return refused ? 'a legal hold refuses a delete' : { present: false, detail: 'a version under legal hold was deleted' };
+  },
 };
 
 /** Probes every capability; a probe that throws counts as absent, with the error as the reason. */
@@ -67,7 +86,7 @@ export async function probeCapabilities(target: Target): Promise<Capabilities> {
   const found = {} as Capabilities;
   for (const [name, probe] of Object.entries(probes) as [Exclude<Capability, 'multi-pool'>, Probe][]) {
     try {
-      const bucket = name === 'admin' ? '' : await target.makeBucket(`probe-${name}`);
+      const bucket = name === 'admin' ? '' : await target.makeBucket(`probe-${name}`, { objectLock: name === 'object-lock' });
       const outcome = await probe(target, bucket);
       found[name] = typeof outcome === 'string' ? { present: true, detail: outcome } : outcome;
     } catch (error) {

@@ -10,7 +10,7 @@ import { createPrng, type Prng } from '../../src/util/prng.js';
 import { rawS3, type RawAnswer, type RawRequest } from './http.js';
 
 /** What a target may or may not offer; probed before a run (capabilities.ts). */
-export const capabilityNames = ['admin', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned'] as const;
+export const capabilityNames = ['admin', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned', 'object-lock'] as const;
 export type Capability = (typeof capabilityNames)[number];
 
 export interface CapabilityState {
@@ -82,10 +82,11 @@ export class Target {
     return name.replace(/-+$/, '');
   }
 
-  async makeBucket(purpose: string): Promise<string> {
+  /** With `objectLock`, the bucket is created with object lock (and so versioning) enabled. */
+  async makeBucket(purpose: string, options: { objectLock?: boolean } = {}): Promise<string> {
     const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
     const name = this.bucketName(purpose);
-    await this.s3.send(new CreateBucketCommand({ Bucket: name }));
+    await this.s3.send(new CreateBucketCommand({ Bucket: name, ...(options.objectLock ? { ObjectLockEnabledForBucket: true } : {}) }));
     this.buckets.add(name);
     return name;
   }
@@ -113,7 +114,10 @@ export class Target {
     this.buckets.delete(bucket);
   }
 
-  /** Deletes every version and delete marker; on a target without ListObjectVersions, every listed key. */
+  /**
+   * Deletes every version and delete marker; on a target without ListObjectVersions, every listed
+   * key. GOVERNANCE retention is bypassed (the checks never leave COMPLIANCE or a legal hold behind).
+   */
   private async deleteEveryVersion(bucket: string): Promise<void> {
     const { ListObjectVersionsCommand, ListObjectsV2Command, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
     for (let round = 0; round < 1000; round += 1) {
@@ -123,7 +127,7 @@ export class Target {
       });
       const all = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
       if (all.length === 0) return;
-      for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId }));
+      for (const version of all) await this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: version.Key!, VersionId: version.VersionId, ...(version.VersionId ? { BypassGovernanceRetention: true } : {}) }));
     }
   }
 
