@@ -40,6 +40,7 @@ const missingAws = missingTool('aws', 'awscli');
 const dayMs = 24 * 60 * 60 * 1000;
 const noBypass = { accessKeyId: 'no-bypass', secretAccessKey: 'no-bypass-secret' };
 const mayBypass = { accessKeyId: 'may-bypass', secretAccessKey: 'may-bypass-secret' };
+const reader = { accessKeyId: 'reader', secretAccessKey: 'reader-secret' };
 
 let root: string;
 let server: SvcProcess;
@@ -88,7 +89,7 @@ beforeAll(async () => {
     ],
   });
   expect((await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=all-but-bypass', { body: policy })).status).toBe(200);
-  for (const [user, policies] of [[noBypass, ['all-but-bypass']], [mayBypass, ['readwrite']]] as const) {
+  for (const [user, policies] of [[noBypass, ['all-but-bypass']], [mayBypass, ['readwrite']], [reader, ['readonly']]] as const) {
     const added = await admin(server.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: user.accessKeyId, secretKey: user.secretAccessKey, policies }) });
     expect(added.status, JSON.stringify(added.body)).toBe(200);
   }
@@ -248,6 +249,11 @@ describe('object lock', () => {
     await s3.send(new PutObjectLegalHoldCommand({ Bucket: bucket, Key: 'held', VersionId: versionId, LegalHold: { Status: 'ON' } }));
     expect((await s3.send(new GetObjectLegalHoldCommand({ Bucket: bucket, Key: 'held', VersionId: versionId }))).LegalHold?.Status).toBe('ON');
     expect((await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'held' }))).ObjectLockLegalHoldStatus).toBe('ON');
+    // A reader without s3:GetObjectLegalHold reads the object but not its legal hold, as on AWS.
+    const asReader = s3ClientFor(server.url, { credentials: reader });
+    expect((await asReader.send(new HeadObjectCommand({ Bucket: bucket, Key: 'held' }))).ObjectLockLegalHoldStatus).toBeUndefined();
+    const read = await asReader.send(new GetObjectCommand({ Bucket: bucket, Key: 'held' }));
+    expect([read.ObjectLockLegalHoldStatus, await read.Body!.transformToString()]).toEqual([undefined, 'held']);
     expect(await outcome(s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'held', VersionId: versionId, BypassGovernanceRetention: true })))).toBe('AccessDenied 403');
     expect(await text(s3, bucket, 'held', versionId)).toBe('held');
     await s3.send(new PutObjectLegalHoldCommand({ Bucket: bucket, Key: 'held', VersionId: versionId, LegalHold: { Status: 'OFF' } }));

@@ -100,6 +100,29 @@ export async function lockFieldsFromHeaders(request: S3Request, bucket: string, 
   return fields;
 }
 
+/**
+ * A GET or HEAD shows a version's retention only to a caller who may read it
+ * (s3:GetObjectRetention), and its legal hold likewise (s3:GetObjectLegalHold), as S3 does.
+ */
+export async function withoutHiddenLockHeaders(request: S3Request, bucket: string, key: string, headers: Record<string, string | number>): Promise<Record<string, string | number>> {
+  const may = async (action: string): Promise<boolean> => {
+    try {
+      await request.authorize?.(action, bucket, key);
+      return true;
+    } catch (error) {
+      if (isSvcError(error, 'AccessDenied')) return false;
+      throw error;
+    }
+  };
+  const shown = { ...headers };
+  if (lockModeKey in shown && !(await may('s3:GetObjectRetention'))) {
+    delete shown[lockModeKey];
+    delete shown[lockRetainUntilKey];
+  }
+  if (legalHoldKey in shown && !(await may('s3:GetObjectLegalHold'))) delete shown[legalHoldKey];
+  return shown;
+}
+
 function parseDate(text: string, code: 'InvalidArgument' | 'MalformedXML'): number {
   const ms = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : NaN;
   if (!Number.isFinite(ms)) throw new SvcError(code, `The retain until date must be an ISO 8601 date and time, not '${text}'.`);

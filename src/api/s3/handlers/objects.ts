@@ -8,7 +8,7 @@ import { headerValue, type S3Context, type S3Request, type S3Response } from '..
 import type { CopySource } from '../router.js';
 import { toXml } from '../xml.js';
 import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tagging.js';
-import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader } from './object-lock.js';
+import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader, withoutHiddenLockHeaders } from './object-lock.js';
 import { withoutLockFields } from '../../../object/index.js';
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
@@ -226,7 +226,8 @@ export async function headObject(context: S3Context, request: S3Request, bucket:
   checkConditions(request.headers, info);
   const range = readRangeOf(request, info);
   const answer = rangeHeaders(info, range);
-  return { status: answer.status, headers: { ...objectHeaders(info), ...requestedChecksums(request, info, range), ...answer.headers } };
+  const headers = await withoutHiddenLockHeaders(request, bucket, key, objectHeaders(info));
+  return { status: answer.status, headers: { ...headers, ...requestedChecksums(request, info, range), ...answer.headers } };
 }
 
 export async function getObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
@@ -244,7 +245,11 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
   );
   const info = reader.info;
   const answer = rangeHeaders(info, range);
-  const headers = { ...objectHeaders(info), ...requestedChecksums(request, info, range), ...answer.headers };
+  const shown = await withoutHiddenLockHeaders(request, bucket, key, objectHeaders(info)).catch(async (error: unknown) => {
+    await reader.body[Symbol.asyncIterator]().return?.(); // releases the read lock
+    throw error;
+  });
+  const headers = { ...shown, ...requestedChecksums(request, info, range), ...answer.headers };
   for (const [name, value] of request.query) if (name.startsWith('response-')) headers[name.slice('response-'.length)] = value;
   return { status: answer.status, headers, body: { chunks: reader.body, release: (chunk) => reader.release(chunk) } };
 }
