@@ -86,7 +86,7 @@ describe('conformance (black-box)', () => {
     const { S3Client, ListBucketsCommand } = await import('@aws-sdk/client-s3');
     const left = await new S3Client({ endpoint: cluster.urls[0], region: 'us-east-1', forcePathStyle: true, credentials: testCredentials }).send(new ListBucketsCommand({}));
     expect((left.Buckets ?? []).filter((bucket) => bucket.Name!.startsWith('conf-'))).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 
   it('skips the mutation checks unless they are allowed', async () => {
     const report = await runSuites({ endpoint: cluster.urls[0]!, ...credentials, seed: 1, allowAdminMutations: false }, [{ suite: 'admin', checks: adminChecks }]);
