@@ -14,7 +14,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
@@ -22,7 +21,7 @@ import { buildImages, buildProxyImage } from '../scripts/build-image.js';
 import { missingTool } from './helpers/external-tools.js';
 import { repoRoot, testCredentials } from './helpers/server-process.js';
 import { dockerUnavailable } from './helpers/container-cluster.js';
-import { proxyToolsMissing, resolvingAgent, startAcmeCa, waitFor, type AcmeCa } from './helpers/proxy-stack.js';
+import { httpsGet, proxyToolsMissing, resolvingAgent, startAcmeCa, waitFor, type AcmeCa } from './helpers/proxy-stack.js';
 
 const run = promisify(execFile);
 const skipReason = (await dockerUnavailable()) ?? missingTool('docker-compose', 'docker-compose') ?? proxyToolsMissing();
@@ -44,18 +43,6 @@ let composeEnv: NodeJS.ProcessEnv;
 function compose(...args: string[]): Promise<{ stdout: string }> {
   const files = ['-f', join(repoRoot, 'docker-compose.yml'), '-f', join(repoRoot, 'deploy/docker-compose.proxy.yml'), '-f', join(dir, 'test-override.yml')];
   return run('docker-compose', ['-p', project, '--project-directory', repoRoot, ...files, ...args], { env: composeEnv, maxBuffer: 16 * 1024 * 1024 });
-}
-
-function httpsGet(url: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    httpsRequest(url, { agent }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    })
-      .on('error', reject)
-      .end();
-  });
 }
 
 /** The mode bits and names of the files under `path` in the proxy container (a tar stream from `docker cp`). */
@@ -113,8 +100,8 @@ describe.skipIf(skipReason !== undefined)('deploy/docker-compose.proxy.yml: Cadd
     const rootPem = await ca.rootPem();
     agent = resolvingAgent(proxyIp, rootPem, [s3Host, consoleHost]);
     const logs = () => ca!.programs.map((program) => program.logs()).join('\n');
-    await waitFor('S3 through the proxy over HTTPS', async () => (await httpsGet(`https://${s3Host}/health/ready`)).status === 200 || undefined, 150_000, logs);
-    await waitFor('the console through the proxy over HTTPS', async () => (await httpsGet(`https://${consoleHost}/svc/console/health`)).status === 200 || undefined, 60_000, logs);
+    await waitFor('S3 through the proxy over HTTPS', async () => (await httpsGet(`https://${s3Host}/health/ready`, agent)).status === 200 || undefined, 150_000, logs);
+    await waitFor('the console through the proxy over HTTPS', async () => (await httpsGet(`https://${consoleHost}/svc/console/health`, agent)).status === 200 || undefined, 60_000, logs);
   }, 400_000);
 
   afterAll(async () => {
@@ -163,7 +150,7 @@ describe.skipIf(skipReason !== undefined)('deploy/docker-compose.proxy.yml: Cadd
   }, 120_000);
 
   it('serves the console with the sticky cookie, Secure and HTTP-only', async () => {
-    const page = await httpsGet(`https://${consoleHost}/svc/console/`);
+    const page = await httpsGet(`https://${consoleHost}/svc/console/`, agent);
     expect(page.status).toBe(200);
     const cookies = ([] as string[]).concat(page.headers['set-cookie'] ?? []);
     const sticky = cookies.find((cookie) => cookie.startsWith('rustfs_console='));

@@ -14,13 +14,12 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { presignGet } from '../src/console/presign.js';
 import { freePort, repoRoot, startSvc, testCredentials, waitReady, type SvcProcess } from './helpers/server-process.js';
-import { resolvingAgent, startProgram, waitFor, type Program } from './helpers/proxy-stack.js';
+import { httpsGet, resolvingAgent, startProgram, waitFor, type Program } from './helpers/proxy-stack.js';
 
 const run = promisify(execFile);
 const nginxBinary = '/usr/sbin/nginx';
@@ -50,18 +49,6 @@ const nodes: SvcProcess[] = [];
 function replaceAll(text: string, from: string, to: string): string {
   if (!text.includes(from)) throw new Error(`deploy/nginx-s3.conf no longer contains ${JSON.stringify(from)}: update this test`);
   return text.split(from).join(to);
-}
-
-function httpsGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    httpsRequest(url, { agent, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks) }));
-    })
-      .on('error', reject)
-      .end();
-  });
 }
 
 describe.skipIf(skipReason !== undefined)('deploy/nginx-s3.conf with nginx in front of two nodes', () => {
@@ -110,7 +97,7 @@ describe.skipIf(skipReason !== undefined)('deploy/nginx-s3.conf with nginx in fr
     await run(nginxBinary, ['-t', '-c', join(dir, 'nginx.conf'), '-p', dir]);
     nginx = startProgram(nginxBinary, ['-c', join(dir, 'nginx.conf'), '-p', dir]);
     agent = resolvingAgent(proxyIp, certificatePem, [s3Host]);
-    await waitFor('S3 through nginx', async () => (await httpsGet(`https://${s3Host}/health/ready`)).status === 200 || undefined, 20_000, () => nginx.logs());
+    await waitFor('S3 through nginx', async () => (await httpsGet(`https://${s3Host}/health/ready`, agent)).status === 200 || undefined, 20_000, () => nginx.logs());
     s3 = new S3Client({ endpoint: `https://${s3Host}`, region: 'us-east-1', forcePathStyle: true, credentials: testCredentials, maxAttempts: 3, requestHandler: new NodeHttpHandler({ httpsAgent: agent }) });
   }, 120_000);
 
@@ -157,7 +144,7 @@ describe.skipIf(skipReason !== undefined)('deploy/nginx-s3.conf with nginx in fr
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'nginx' }));
     expect(listed.Contents?.map((entry) => entry.Key).sort()).toEqual([...keys, 'multi'].sort());
     const url = await presignGet({ base: `https://${s3Host}`, bucket: 'nginx', key: 'dir/one', expiresSeconds: 300, credentials: { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey }, nowMs: Date.now() });
-    const presigned = await httpsGet(url);
+    const presigned = await httpsGet(url, agent);
     expect(presigned.status).toBe(200);
     expect(presigned.body.equals(body)).toBe(true);
   }, 60_000);

@@ -7,7 +7,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -163,6 +163,19 @@ export function resolvingAgent(ip: string, ca: string, names: string[]): HttpsAg
       if (options?.all) callback(null, [{ address, family: 4 }]);
       else callback(null, address, 4);
     }) as never,
+  });
+}
+
+/** One HTTPS GET through `agent` (which resolves the test names and trusts the test CA). */
+export function httpsGet(url: string, agent: HttpsAgent, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpsRequest(url, { agent, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
