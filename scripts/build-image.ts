@@ -5,6 +5,8 @@
  *                            binary and the shared libraries `ldd` lists for it, /etc basics, /tmp.
  *   svc:latest               the project on that base (Dockerfile): dist/ and production
  *                            node_modules, installed in a staging directory.
+ *   svc-caddy:latest         Debian's Caddy binary the same way, for the proxy kit
+ *                            (deploy/docker-compose.proxy.yml); skipped when Caddy is missing.
  *
  * Run with `npm run image` (after `npm run build`); the container tests call buildImages().
  * A base image that already exists is reused; the staging directory's node_modules is reused
@@ -44,6 +46,38 @@ export async function buildImages(options: BuildOptions = {}): Promise<{ base: s
   return { base: baseImage, project: projectImage };
 }
 
+/** Debian's Caddy, for deploy/docker-compose.proxy.yml; absent when /usr/bin/caddy is. */
+export const proxyImage = 'svc-caddy:latest';
+const caddyBinary = '/usr/bin/caddy';
+
+/**
+ * `svc-caddy:<version>`, tagged `svc-caddy:latest`: the Caddy binary of this machine (Debian's
+ * package) with its libraries and the CA bundle, so the proxy kit runs with no registry. Reused
+ * when that version's image exists. Undefined (and nothing built) when Caddy is not installed.
+ */
+export async function buildProxyImage(log: (line: string) => void = (line) => console.log(line)): Promise<string | undefined> {
+  if (!existsSync(caddyBinary)) {
+    log(`${caddyBinary} is missing (Debian package caddy): no proxy image`);
+    return undefined;
+  }
+  const { stdout } = await run(caddyBinary, ['version']);
+  const version = /v?(\d+\.\d+\.\d+)/.exec(stdout)?.[1] ?? 'unknown';
+  const versioned = `svc-caddy:${version}`;
+  if (await imageExists(versioned)) log(`${versioned}: present`);
+  else {
+    log(`importing ${versioned}: ${caddyBinary}`);
+    await importRootfsImage({
+      image: versioned,
+      binaries: [{ from: await realpath(caddyBinary), to: 'usr/bin/caddy' }],
+      hostFiles: ['/etc/ssl/certs/ca-certificates.crt', '/etc/mime.types'],
+      dirs: ['tmp', 'root', 'data', 'config', 'etc/caddy'],
+      changes: ['ENV PATH=/usr/bin:/bin', 'ENV XDG_DATA_HOME=/data', 'ENV XDG_CONFIG_HOME=/config', 'ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt', 'EXPOSE 80 443', 'CMD ["caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile"]'],
+    });
+  }
+  await docker(['tag', versioned, proxyImage]);
+  return proxyImage;
+}
+
 async function imageExists(name: string): Promise<boolean> {
   return run('docker', ['image', 'inspect', name]).then(
     () => true,
@@ -62,38 +96,58 @@ async function sharedLibraries(binary: string): Promise<string[]> {
   return [...paths];
 }
 
+/** One program of a root filesystem: the binary at `from`, placed at `to`, with its libraries. */
+interface RootfsImage {
+  image: string;
+  binaries: { from: string; to: string }[];
+  /** Host files copied under the same path (e.g. the CA bundle), when they exist. */
+  hostFiles?: string[];
+  /** Directories to create (mode 755; /tmp gets 1777). */
+  dirs: string[];
+  /** `docker import --change` instructions (ENV, CMD, ...). */
+  changes: string[];
+}
+
 async function importBaseImage(log: (line: string) => void): Promise<void> {
+  const node = await realpath(process.execPath);
+  log(`importing ${baseImage}: node ${process.versions.node}`);
+  await importRootfsImage({ image: baseImage, binaries: [{ from: node, to: 'usr/local/bin/node' }], dirs: ['tmp', 'root', 'data'], changes: ['ENV PATH=/usr/local/bin:/usr/bin:/bin'] });
+}
+
+/** A minimal image made of binaries and the shared libraries `ldd` lists for them, with /etc basics. */
+async function importRootfsImage(spec: RootfsImage): Promise<void> {
   const rootfs = await mkdtemp(join(tmpdir(), 'svc-rootfs-'));
   try {
-    const node = await realpath(process.execPath);
-    await mkdir(join(rootfs, 'usr/local/bin'), { recursive: true });
-    await cp(node, join(rootfs, 'usr/local/bin/node'));
-    const libraries = await sharedLibraries(node);
-    for (const library of libraries) {
-      // Copy the file the name resolves to, under the name the loader looks for.
-      await mkdir(join(rootfs, dirname(library)), { recursive: true });
-      await cp(await realpath(library), join(rootfs, library));
+    const libraries = new Set<string>();
+    for (const binary of spec.binaries) {
+      await mkdir(join(rootfs, dirname(binary.to)), { recursive: true });
+      await cp(binary.from, join(rootfs, binary.to));
+      for (const library of await sharedLibraries(binary.from)) libraries.add(library);
+    }
+    for (const file of [...libraries, ...(spec.hostFiles ?? []).filter((path) => existsSync(path))]) {
+      // Copy the file the name resolves to, under the name the loader (or the program) looks for.
+      await mkdir(join(rootfs, dirname(file)), { recursive: true });
+      await cp(await realpath(file), join(rootfs, file));
     }
     await mkdir(join(rootfs, 'etc'), { recursive: true });
     await writeFile(join(rootfs, 'etc/passwd'), 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n');
     await writeFile(join(rootfs, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
     await writeFile(join(rootfs, 'etc/nsswitch.conf'), 'hosts: files dns\n');
-    for (const dir of ['tmp', 'root', 'data']) await mkdir(join(rootfs, dir), { recursive: true, mode: dir === 'tmp' ? 0o1777 : 0o755 });
-    log(`importing ${baseImage}: node ${process.versions.node} and ${libraries.length} libraries`);
-    await pipeTarIntoImport(rootfs);
+    for (const dir of spec.dirs) await mkdir(join(rootfs, dir), { recursive: true, mode: dir === 'tmp' ? 0o1777 : 0o755 });
+    await pipeTarIntoImport(rootfs, spec.image, spec.changes);
   } finally {
     await rm(rootfs, { recursive: true, force: true });
   }
 }
 
-async function pipeTarIntoImport(rootfs: string): Promise<void> {
+async function pipeTarIntoImport(rootfs: string, image: string, changes: string[]): Promise<void> {
   const tar = spawn('tar', ['-C', rootfs, '--numeric-owner', '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const importer = spawn('docker', ['import', '--change', 'ENV PATH=/usr/local/bin:/usr/bin:/bin', '-', baseImage], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const importer = spawn('docker', ['import', ...changes.flatMap((change) => ['--change', change]), '-', image], { stdio: ['pipe', 'ignore', 'pipe'] });
   let stderr = '';
   importer.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   tar.stdout.pipe(importer.stdin);
   const [tarCode, importCode] = await Promise.all([exitOf(tar), exitOf(importer)]);
-  if (tarCode !== 0 || importCode !== 0) throw new Error(`docker import failed (tar ${tarCode}, import ${importCode}): ${stderr}`);
+  if (tarCode !== 0 || importCode !== 0) throw new Error(`docker import of ${image} failed (tar ${tarCode}, import ${importCode}): ${stderr}`);
 }
 
 function exitOf(child: ReturnType<typeof spawn>): Promise<number | null> {
@@ -136,4 +190,6 @@ async function docker(args: string[], env: Record<string, string> = {}): Promise
 if (process.argv[1] && (await realpath(process.argv[1])) === (await realpath(fileURLToPath(import.meta.url)))) {
   const built = await buildImages();
   console.log(`built ${built.project} on ${built.base}`);
+  const proxy = await buildProxyImage();
+  if (proxy) console.log(`built ${proxy} (deploy/docker-compose.proxy.yml)`);
 }

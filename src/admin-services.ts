@@ -10,11 +10,12 @@ import type { Drive } from './drive/index.js';
 import type { ServerConfig } from './cluster/server-config.js';
 import type { StartedStorage } from './cluster/startup.js';
 import type { OwnEndpointTest } from './cluster/own-endpoints.js';
+import type { Endpoint } from './cluster/endpoints.js';
 import { callPeer, type Peer, type PeerCallObserver } from './cluster/peer-client.js';
 import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type PoolMetaDocument } from './ops/decommission.js';
 import { StateStore } from './ops/state-store.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
-import { HealManager } from './ops/heal.js';
+import { HealManager, type HealPath, type HealSequenceStatus } from './ops/heal.js';
 import { createExplorer, type SetView } from './ops/explorer.js';
 import type { NamespaceLocker } from './object/locks.js';
 import { IamStore, validateIamDocument, type IamDocument } from './ops/iam-store.js';
@@ -98,7 +99,10 @@ export async function startAdminServices(options: {
   });
   await rebalance.load();
   const rebalancer = rebalance;
-  const heal = new HealManager({ storage, nodeName: `${config.address.host}-${config.address.port}`, nowMs: () => Date.now(), logger });
+  // Nodes in launch order (the same list on every node): a heal's client token names its node.
+  const nodes = nodeEndpointsOf(config);
+  const ownNode = nodes.findIndex((endpoint) => options.isOwn(endpoint));
+  const heal = new HealManager({ storage, nodeName: `${config.address.host}-${config.address.port}`, ...(nodes.length > 1 && ownNode >= 0 ? { tokenSuffix: `@${ownNode}` } : {}), nowMs: () => Date.now(), logger });
   await heal.start();
   // A peer that cannot be told (down) has an empty cache when it comes back.
   storage.objects.onBucketsChanged(async (bucket) => {
@@ -140,7 +144,20 @@ export async function startAdminServices(options: {
         stop: async () => (await callPeer(leaderPeer!, 'rebalance', { op: 'stop' }, rpc)) as unknown as RebalanceStatus,
       };
 
+  /** A heal by client token: here, or on the node its token names. */
+  const healSequence = async (clientToken: string, path: HealPath, stop: boolean): Promise<HealSequenceStatus> => {
+    const owner = /@(\d+)$/.exec(clientToken);
+    if (!owner || Number(owner[1]) === ownNode) return heal.sequenceFor(clientToken, path, stop);
+    const node = nodes[Number(owner[1])];
+    if (!node) throw new SvcError('NoSuchHealSequence', undefined, { clientToken });
+    return (await callPeer({ host: node.host, port: node.port }, 'heal-sequence', { clientToken, path, stop }, rpc)) as unknown as HealSequenceStatus;
+  };
+
   const peerHandlers: PeerHandlers = {
+    'heal-sequence': async (body) => {
+      const path = (typeof body.path === 'object' && body.path !== null ? body.path : {}) as HealPath;
+      return heal.sequenceFor(String(body.clientToken), path, body.stop === true);
+    },
     'rebalance-event': async () => {
       // The admission fence: this node now knows the rebalance (and refuses what conflicts with it).
       await rebalancer.reload();
@@ -216,6 +233,7 @@ export async function startAdminServices(options: {
     decommission,
     rebalance: rebalanceControl,
     heal,
+    healSequence,
     iam,
     setCounts: config.layout.pools.map((pool) => pool.setCount),
     ...(config.faultInjection ? { faults: faultControl(options.localDrives) } : {}),
@@ -346,13 +364,22 @@ async function setViewsOf(config: ServerConfig, storage: StartedStorage, isOwn: 
   );
 }
 
+type UrlEndpoint = Extract<Endpoint, { kind: 'url' }>;
+
+/** One URL endpoint per node (distinct host:port), in launch order. */
+function nodeEndpointsOf(config: ServerConfig): UrlEndpoint[] {
+  const nodes = new Map<string, UrlEndpoint>();
+  for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
+    if (endpoint.kind === 'url' && !nodes.has(`${endpoint.host}:${endpoint.port}`)) nodes.set(`${endpoint.host}:${endpoint.port}`, endpoint);
+  }
+  return [...nodes.values()];
+}
+
 /** Every other node of the deployment (distinct host:port of URL endpoints that are not ours). */
 export function peersOf(config: ServerConfig, isOwn: OwnEndpointTest): Peer[] {
-  const peers = new Map<string, Peer>();
-  for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
-    if (endpoint.kind === 'url' && !isOwn(endpoint)) peers.set(`${endpoint.host}:${endpoint.port}`, { host: endpoint.host, port: endpoint.port });
-  }
-  return [...peers.values()];
+  return nodeEndpointsOf(config)
+    .filter((endpoint) => !isOwn(endpoint))
+    .map((endpoint) => ({ host: endpoint.host, port: endpoint.port }));
 }
 
 function leaderOf(config: ServerConfig): Peer | undefined {

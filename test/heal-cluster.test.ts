@@ -97,4 +97,29 @@ describe('heal in a four-node cluster', () => {
       // Acknowledged writes read back identical; unacknowledged ones are whole or absent.
       expect(await checker.verify(s3ClientFor(cluster.urls[2]!))).toEqual([]);
     }), 180_000);
+
+  it('a heal started on one node is followed and stopped through the others: its client token names its node', () =>
+    withClusterLogs(cluster, async () => {
+      const started = await admin(cluster.urls[2]!, 'POST', '/svc/admin/v3/heal/cluster', '', { body: JSON.stringify({ scanMode: 'deep', dryRun: true }) });
+      expect(started.status, JSON.stringify(started.body)).toBe(200);
+      const token = String(started.body.clientToken);
+      expect(token).toMatch(/@2$/);
+      const query = `clientToken=${encodeURIComponent(token)}`;
+      const elsewhere = await admin(cluster.urls[0]!, 'POST', '/svc/admin/v3/heal/cluster', query);
+      expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(200);
+      expect(elsewhere.body).toMatchObject({ clientToken: token, path: { bucket: 'cluster' } });
+      // The root path finds it too; another path is refused as on its own node.
+      expect((await admin(cluster.urls[3]!, 'POST', '/svc/admin/v3/heal/', query)).body.clientToken).toBe(token);
+      // Unencoded in the query ('@' may stand as it is), it is the same token.
+      expect((await admin(cluster.urls[3]!, 'POST', '/svc/admin/v3/heal/cluster', `clientToken=${token}`)).body.clientToken).toBe(token);
+      const otherPath = await admin(cluster.urls[1]!, 'POST', '/svc/admin/v3/heal/cluster/o1', query);
+      expect([otherPath.status, otherPath.body.Code]).toEqual([400, 'InvalidArgument']);
+      const stopped = await admin(cluster.urls[1]!, 'POST', '/svc/admin/v3/heal/cluster', `${query}&forceStop=true`);
+      expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
+      expect(stopped.body.status).not.toBe('running');
+      expect((await admin(cluster.urls[2]!, 'POST', '/svc/admin/v3/heal/cluster', query)).body.status).toBe(stopped.body.status);
+      // A token naming no node of the cluster is unknown, not an error of the cluster.
+      const unknown = await admin(cluster.urls[0]!, 'POST', '/svc/admin/v3/heal/cluster', `clientToken=${encodeURIComponent('nothing@9')}`);
+      expect([unknown.status, unknown.body.Code]).toEqual([404, 'NoSuchHealSequence']);
+    }), 60_000);
 });

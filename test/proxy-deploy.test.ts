@@ -15,7 +15,6 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
@@ -24,7 +23,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { freePort, repoRoot, startSvc, testCredentials, waitReady, type SvcProcess } from './helpers/server-process.js';
 import { missingTool } from './helpers/external-tools.js';
 import { startTestIdp, type TestIdp } from './helpers/oidc-idp.js';
-import { proxyToolsMissing, resolvingAgent, startAcmeCa, startCaddy, startConnectProxy, storedCertificate, waitFor, type AcmeCa, type Caddy } from './helpers/proxy-stack.js';
+import { httpsGet, proxyToolsMissing, resolvingAgent, startAcmeCa, startCaddy, startConnectProxy, storedCertificate, waitFor, type AcmeCa, type Caddy } from './helpers/proxy-stack.js';
 
 const run = promisify(execFile);
 const skipReason = proxyToolsMissing();
@@ -61,19 +60,6 @@ async function startNode(index: number): Promise<SvcProcess> {
 
 function clientFor(endpoint: string): S3Client {
   return new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: testCredentials, maxAttempts: 1, requestHandler: new NodeHttpHandler({ httpsAgent: agent }) });
-}
-
-/** One HTTPS GET through the proxy with the test names resolved. */
-function httpsGet(url: string): Promise<{ status: number; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    httpsRequest(url, { agent }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks) }));
-    })
-      .on('error', reject)
-      .end();
-  });
 }
 
 describe.skipIf(skipReason !== undefined)('the reverse-proxy deployment (Caddy, ACME HTTP-01, two nodes)', () => {
@@ -121,7 +107,7 @@ ${noStickyHost} {
     rootPem = await ca.rootPem();
     agent = resolvingAgent(proxyIp, rootPem, names);
     s3 = clientFor(`https://${s3Host}`);
-    await waitFor('S3 through the proxy', async () => (await httpsGet(`https://${s3Host}/health/ready`)).status === 200 || undefined, 30_000, () => caddy.logs());
+    await waitFor('S3 through the proxy', async () => (await httpsGet(`https://${s3Host}/health/ready`, agent)).status === 200 || undefined, 30_000, () => caddy.logs());
   }, 180_000);
 
   afterAll(async () => {
@@ -175,7 +161,7 @@ ${noStickyHost} {
     expect(listed.Contents?.map((entry) => [entry.Key, entry.Size])).toEqual([['dir/one', body.length], ['multi', part1.length + part2.length]]);
     const url = await presignGet({ base: `https://${s3Host}`, bucket: 'proxied', key: 'dir/one', expiresSeconds: 300, credentials: { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey }, nowMs: Date.now() });
     expect(url.startsWith(`https://${s3Host}/proxied/dir/one?`)).toBe(true);
-    const presigned = await httpsGet(url);
+    const presigned = await httpsGet(url, agent);
     expect(presigned.status).toBe(200);
     expect(presigned.body.equals(body)).toBe(true);
   }, 60_000);
@@ -208,7 +194,7 @@ ${noStickyHost} {
       const presigned = (await aws('s3', 'presign', 's3://cli/small.txt', '--expires-in', '300')).stdout.trim();
       expect(presigned.startsWith(`https://${s3Host}/cli/small.txt?`)).toBe(true);
       expect(presigned).toContain('X-Amz-Signature=');
-      expect((await httpsGet(presigned)).body.toString()).toBe(rootPem);
+      expect((await httpsGet(presigned, agent)).body.toString()).toBe(rootPem);
     } finally {
       await tunnel.close();
     }

@@ -1,14 +1,23 @@
 /**
  * Bucket records: a bucket is a directory on every drive of every pool, plus a small record
- * `.svc.sys/buckets/<bucket>.json` on every drive (versioning state, creation time). Written
- * atomically to every drive, needing a majority in every set; read by majority vote.
+ * `.svc.sys/buckets/<bucket>.json` on every drive (versioning state, creation time). Like all
+ * `.svc.sys` metadata it has parity N/2: written atomically to every drive, needing a majority
+ * (N/2 + 1) in every set; read by vote among the drives that answer, needing N - N/2 of them
+ * (the read quorum K of parity N/2): the newest record that K drives hold identically wins, as
+ * an object's metadata is voted.
  */
 import { isSvcError, SvcError } from '../errors/index.js';
 import { systemDir, type Drive } from '../drive/index.js';
 import type { BucketVersioning } from './types.js';
 import type { ErasureSet } from './erasure-set.js';
-import { majority } from './set-context.js';
+import { systemMetadataParity } from '../erasure/geometry.js';
+import { majority, type SetConfig } from './set-context.js';
 import { decodeBucketObjectLock, type BucketObjectLock } from './object-lock.js';
+
+/** Votes a record needs within a set: K of `.svc.sys` metadata (parity N/2). */
+function recordReadQuorum(config: SetConfig): number {
+  return config.drives.length - systemMetadataParity(config.drives.length);
+}
 
 export interface BucketRecord {
   version: 1;
@@ -81,7 +90,7 @@ export async function deleteBucketRecord(sets: ErasureSet[], bucket: string): Pr
 }
 
 /**
- * Reads the record by vote: within each set the newest record held by a majority wins; across
+ * Reads the record by vote: within each set the newest record held by K drives wins; across
  * sets the newest such record wins (a pool added later may not hold the bucket yet). Undefined
  * when every set that answered positively lacks it; ErasureReadQuorum when no set can answer.
  */
@@ -90,7 +99,7 @@ export async function readBucketRecord(sets: ErasureSet[], bucket: string): Prom
   let decided = 0;
   for (const set of sets) {
     const answers = await Promise.all(set.drives.map((drive) => readOne(drive, bucket)));
-    const needed = majority(set.config);
+    const needed = recordReadQuorum(set.config);
     const votes = new Map<string, { record: BucketRecord; count: number }>();
     for (const answer of answers) {
       if (typeof answer !== 'object') continue;
@@ -126,7 +135,7 @@ async function attempt(drive: Drive | undefined, action: (drive: Drive) => Promi
   }
 }
 
-/** Bucket names present on a majority of a set's drives (the bucket listing). */
+/** Bucket names present on K (read quorum of parity N/2) of a set's drives: the bucket listing. */
 export async function listBucketRecords(set: ErasureSet): Promise<BucketRecord[]> {
   const counts = new Map<string, { record: BucketRecord; count: number }>();
   await Promise.all(
@@ -143,6 +152,6 @@ export async function listBucketRecords(set: ErasureSet): Promise<BucketRecord[]
       }
     }),
   );
-  const needed = majority(set.config);
+  const needed = recordReadQuorum(set.config);
   return [...counts.values()].filter((entry) => entry.count >= needed).map((entry) => entry.record).sort((a, b) => (a.name < b.name ? -1 : 1));
 }

@@ -129,6 +129,11 @@ export class HealManager {
       storage: StartedStorage;
       /** This node's name, for its MRF file. */
       nodeName: string;
+      /**
+       * Appended to the client tokens this node mints (`@<node index>` in a cluster of several
+       * nodes), so that any node can tell which node runs a heal and forward to it.
+       */
+      tokenSuffix?: string;
       nowMs: () => number;
       logger: HealLogger;
     },
@@ -175,13 +180,23 @@ export class HealManager {
       throw new SvcError('HealAlreadyRunning', `a heal of this path is running (client token ${running.status.clientToken}); pass forceStart to replace it`, { clientToken: running.status.clientToken });
     }
     if (running) running.abort.abort();
-    return this.launch(control.clientToken ?? randomUUID(), path, options, false, { pool: 0, set: 0 }).status;
+    return this.launch(control.clientToken ?? `${randomUUID()}${this.options.tokenSuffix ?? ''}`, path, options, false, { pool: 0, set: 0 }).status;
   }
 
   sequenceStatus(clientToken: string): HealSequenceStatus {
     const sequence = this.sequences.get(clientToken);
     if (!sequence) throw new SvcError('NoSuchHealSequence', undefined, { clientToken });
     return sequence.status;
+  }
+
+  /**
+   * The heal with this client token, stopped first when `stop`. The root path finds any heal by
+   * its token; any other path must be the heal's own.
+   */
+  async sequenceFor(clientToken: string, path: HealPath, stop: boolean): Promise<HealSequenceStatus> {
+    const status = this.sequenceStatus(clientToken);
+    if (path.bucket !== undefined && !samePath(status.path, path)) throw new SvcError('InvalidArgument', 'the clientToken belongs to a heal of another path');
+    return stop ? this.stopSequence(clientToken) : status;
   }
 
   async stopSequence(clientToken: string): Promise<HealSequenceStatus> {

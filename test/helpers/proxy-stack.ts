@@ -7,7 +7,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -77,14 +77,17 @@ export interface AcmeCa {
   programs: Program[];
 }
 
-/** Pebble validating HTTP-01 on `ip`:80, its DNS answered by challtestsrv with `ip` for every name. */
-export async function startAcmeCa(dir: string, ip: string): Promise<AcmeCa> {
-  const [acmePort, managementPort, dnsPort, challManagementPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+/**
+ * Pebble validating HTTP-01 on `ip`:80, its DNS answered by challtestsrv with `ip` for every name.
+ * Its ACME directory listens on `listenIp` (127.0.0.1 unless a container must reach it).
+ */
+export async function startAcmeCa(dir: string, ip: string, listenIp = '127.0.0.1'): Promise<AcmeCa> {
+  const [acmePort, managementPort, dnsPort, challManagementPort] = [await freePort(listenIp), await freePort(), await freePort(), await freePort()];
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=svc test pebble listener CA', '-keyout', join(dir, 'listener-ca.key'), '-out', join(dir, 'listener-ca.pem')], { stdio: 'ignore' });
   execFileSync('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', join(dir, 'listener.key'), '-out', join(dir, 'listener.csr')], { stdio: 'ignore' });
-  await writeFile(join(dir, 'listener.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await writeFile(join(dir, 'listener.ext'), `subjectAltName=IP:127.0.0.1,IP:${listenIp},DNS:localhost\n`);
   execFileSync('openssl', ['x509', '-req', '-in', join(dir, 'listener.csr'), '-CA', join(dir, 'listener-ca.pem'), '-CAkey', join(dir, 'listener-ca.key'), '-CAcreateserial', '-days', '2', '-extfile', join(dir, 'listener.ext'), '-out', join(dir, 'listener.pem')], { stdio: 'ignore' });
-  await writeFile(join(dir, 'pebble.json'), JSON.stringify({ pebble: { listenAddress: `127.0.0.1:${acmePort}`, managementListenAddress: `127.0.0.1:${managementPort}`, certificate: join(dir, 'listener.pem'), privateKey: join(dir, 'listener.key'), httpPort: 80, tlsPort: 443, ocspResponderURL: '', externalAccountBindingRequired: false } }));
+  await writeFile(join(dir, 'pebble.json'), JSON.stringify({ pebble: { listenAddress: `${listenIp}:${acmePort}`, managementListenAddress: `127.0.0.1:${managementPort}`, certificate: join(dir, 'listener.pem'), privateKey: join(dir, 'listener.key'), httpPort: 80, tlsPort: 443, ocspResponderURL: '', externalAccountBindingRequired: false } }));
   const dns = startProgram('/usr/bin/pebble-challtestsrv', ['-defaultIPv4', ip, '-defaultIPv6', '', '-dns01', `127.0.0.1:${dnsPort}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-management', `127.0.0.1:${challManagementPort}`]);
   const pebble = startProgram('/usr/bin/pebble', ['-config', join(dir, 'pebble.json'), '-dnsserver', `127.0.0.1:${dnsPort}`], { PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0', PEBBLE_AUTHZREUSE: '0' });
   const listenerCa = await readFile(join(dir, 'listener-ca.pem'), 'utf8');
@@ -100,7 +103,7 @@ export async function startAcmeCa(dir: string, ip: string): Promise<AcmeCa> {
       );
     });
   await waitFor('pebble listening', () => fetchManaged('/roots/0'), 15_000, () => pebble.logs() + dns.logs());
-  return { directory: `https://127.0.0.1:${acmePort}/dir`, listenerCaFile: join(dir, 'listener-ca.pem'), rootPem: () => fetchManaged('/roots/0'), programs: [dns, pebble] };
+  return { directory: `https://${listenIp}:${acmePort}/dir`, listenerCaFile: join(dir, 'listener-ca.pem'), rootPem: () => fetchManaged('/roots/0'), programs: [dns, pebble] };
 }
 
 export interface CaddySites {
@@ -160,6 +163,19 @@ export function resolvingAgent(ip: string, ca: string, names: string[]): HttpsAg
       if (options?.all) callback(null, [{ address, family: 4 }]);
       else callback(null, address, 4);
     }) as never,
+  });
+}
+
+/** One HTTPS GET through `agent` (which resolves the test names and trusts the test CA). */
+export function httpsGet(url: string, agent: HttpsAgent, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpsRequest(url, { agent, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+    })
+      .on('error', reject)
+      .end();
   });
 }
 

@@ -1,7 +1,7 @@
 /** What the admin handlers are given by the composition root. */
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
-import type { HealManager } from '../../ops/heal.js';
+import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.js';
 import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
 
@@ -53,7 +53,9 @@ export interface AdminContext {
   decommission: DecommissionControl;
   rebalance: RebalanceControl;
   /** Heal sequences run on the node that received the request. */
-  heal: Pick<HealManager, 'startSequence' | 'sequenceStatus' | 'stopSequence' | 'backgroundStatus' | 'replacementRecovery'>;
+  heal: Pick<HealManager, 'startSequence' | 'backgroundStatus' | 'replacementRecovery'>;
+  /** A heal's status by client token (stopped first when `stop`), from whichever node runs it. */
+  healSequence(clientToken: string, path: HealPath, stop: boolean): Promise<HealSequenceStatus>;
   /** Set count of each pool. */
   setCounts: number[];
   snapshot(): Promise<Record<string, unknown>>;

@@ -1,7 +1,9 @@
 /**
  * POST /svc/admin/v3/heal/[<bucket>[/<prefix>]] (SPEC "Endpoint rules" 3): the body is the heal
  * request JSON, the query `clientToken`, `forceStart`, `forceStop`. Without a client token a heal
- * starts; with one, its status is returned (or, with forceStop, it is stopped).
+ * starts; with one, its status is returned (or, with forceStop, it is stopped). A heal runs on the
+ * node that started it; its token names that node, so status and stop work through any node
+ * (behind a load balancer, for instance).
  */
 import { SvcError } from '../../errors/index.js';
 import type { HealOptions, HealPath } from '../../ops/heal.js';
@@ -22,11 +24,8 @@ export async function heal(context: AdminContext, request: AdminRequest, rest: s
   const clientToken = query.get('clientToken');
   if (clientToken !== undefined && clientToken !== '') {
     if (forceStart) throw new SvcError('InvalidArgument', 'forceStart starts a new heal and takes no clientToken');
-    const status = context.heal.sequenceStatus(clientToken);
-    // The root path finds any heal by its token; any other path must be the heal's own.
-    const rootLookup = path.bucket === undefined;
-    if (!rootLookup && (status.path.bucket !== path.bucket || (status.path.prefix ?? '') !== (path.prefix ?? ''))) throw new SvcError('InvalidArgument', 'the clientToken belongs to a heal of another path');
-    return forceStop ? context.heal.stopSequence(clientToken) : status;
+    // Any node answers: a heal started on another node is asked for there.
+    return context.healSequence(clientToken, path, forceStop);
   }
   if (forceStop) throw new SvcError('InvalidArgument', 'forceStop needs the clientToken of the heal to stop');
   const options = optionsOf(context, path, body);
