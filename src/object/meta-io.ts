@@ -133,7 +133,8 @@ export async function changeMeta(
   const committedSlots = snapshots.filter((s, index) => s && outcomes[index]).map((s) => s!.slot);
   const failedSlots = slots.filter((slot) => !committedSlots.includes(slot));
   if (committedSlots.length < quorum) {
-    await rollback(snapshots.filter((s) => s && committedSlots.includes(s.slot)) as Snapshot[], dir, change);
+    const unrestored = await rollback(snapshots.filter((s) => s && committedSlots.includes(s.slot)) as Snapshot[], dir, change);
+    if (unrestored.length > 0) config.onRepairNeeded?.({ bucket, key, reason: 'rollback-incomplete', slots: unrestored });
     throw new SvcError('ErasureWriteQuorum', undefined, { bucket, key, succeeded: committedSlots.length, needed: quorum });
   }
   await Promise.all(
@@ -163,19 +164,30 @@ async function snapshotOf(config: SetConfig, slot: number, path: string): Promis
   }
 }
 
-async function rollback(snapshots: Snapshot[], dir: string, change: MetaChange): Promise<void> {
+/**
+ * Puts every drive that took a failed change back as it was. Restoring the old bytes needs room
+ * for a new file; where that fails (a full drive, say) the drive's xl.meta is removed instead,
+ * which needs none: a drive without a copy only lowers the object's redundancy until heal, while
+ * a drive left with the change could let it win a tied vote and show a write that was refused.
+ * Returns the slots not restored to their old bytes (heal must visit them).
+ */
+async function rollback(snapshots: Snapshot[], dir: string, change: MetaChange): Promise<number[]> {
   const path = xlMetaPathIn(dir);
+  const unrestored: number[] = [];
   await Promise.all(
     snapshots.map(async (snapshot) => {
       try {
         if (snapshot.before) await snapshot.drive.writeFileAtomic(path, snapshot.before);
         else await removeMetaFile(snapshot.drive, path);
-        if (change.undoBeforePublish) await change.undoBeforePublish(snapshot.drive, dir);
       } catch {
-        // The drive failed again; its stale copy loses the next quorum vote and heal repairs it.
+        unrestored.push(snapshot.slot);
+        // The old bytes cannot go back: take the change off this drive the one way left.
+        await snapshot.drive.deleteFile(path).catch(() => undefined);
       }
+      if (change.undoBeforePublish) await change.undoBeforePublish(snapshot.drive, dir).catch(() => undefined);
     }),
   );
+  return unrestored;
 }
 
 /**

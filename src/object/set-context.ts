@@ -21,7 +21,7 @@ export interface RepairRequest {
   bucket: string;
   key: string;
   versionId?: string;
-  reason: 'read-missing-shards' | 'read-corrupt-shards' | 'write-partial';
+  reason: 'read-missing-shards' | 'read-corrupt-shards' | 'write-partial' | 'rollback-incomplete';
   slots: number[];
 }
 
