@@ -109,8 +109,10 @@ function routedOperations(): { operations: string[]; refused: string[] } {
   const router = read('src/api/s3/router.ts');
   const union = /export type S3Endpoint =([\s\S]*?);\n/.exec(router)![1]!;
   const operations = [...union.matchAll(/kind: '(\w+)'/g)].map((match) => match[1]!).filter((kind) => kind !== 'NotImplemented');
-  const refused = [...router.matchAll(/const (?:bucket|object)Subresources = \[([^\]]*)\]/g)].flatMap((match) => [...match[1]!.matchAll(/'([\w-]+)'/g)].map((name) => name[1]!));
-  return { operations, refused };
+  const listed = [...router.matchAll(/const (?:bucket|object)Subresources = \[([^\]]*)\]/g)].flatMap((match) => [...match[1]!.matchAll(/'([\w-]+)'/g)].map((name) => name[1]!));
+  // A listed subresource the router checks for by name first has an operation of its own.
+  const routed = new Set([...router.matchAll(/\bhas\('([\w-]+)'\)/g)].map((match) => match[1]!));
+  return { operations, refused: [...new Set(listed)].filter((name) => !routed.has(name)) };
 }
 
 describe('S3 compatibility reference', () => {

@@ -40,7 +40,10 @@ export function fencedBlocks(text: string): FencedBlock[] {
     const marker = open[2]!;
     let end = index + 1;
     while (end < lines.length && !lines[end]!.trim().startsWith(marker)) end += 1;
-    blocks.push({ info: open[3]!.trim(), body: lines.slice(index + 1, end).join('\n'), line: index + 1, endLine: end + 1 });
+    // A block inside a list item is indented with it; its lines lose that indentation.
+    const indent = open[1]!.length;
+    const body = lines.slice(index + 1, end).map((text) => text.replace(new RegExp(`^ {0,${indent}}`), ''));
+    blocks.push({ info: open[3]!.trim(), body: body.join('\n'), line: index + 1, endLine: end + 1 });
     index = end;
   }
   return blocks;
