@@ -119,7 +119,7 @@ describe('S3 compatibility reference', () => {
   it('docs/s3-compatibility.md has a row for every operation the router dispatches, and names every subresource it refuses', () => {
     const { operations, refused } = routedOperations();
     expect(operations.length).toBeGreaterThan(30);
-    expect(refused).toContain('lifecycle');
+    expect(refused).toContain('website');
     const rows = withoutCode(read('docs/s3-compatibility.md'))
       .split('\n')
       .filter((line) => line.startsWith('|'))

@@ -64,7 +64,14 @@ export function openDocShell(): DocShell {
         return false;
       }
     };
-    const signal = (name: NodeJS.Signals) => groups.filter(alive).forEach((group) => alive(group) && process.kill(-group, name));
+    const signal = (name: NodeJS.Signals) =>
+      groups.forEach((group) => {
+        try {
+          process.kill(-group, name);
+        } catch {
+          // the group has ended
+        }
+      });
     signal('SIGTERM');
     for (let waited = 0; waited < 10_000 && groups.some(alive); waited += 100) await new Promise((done) => setTimeout(done, 100));
     signal('SIGKILL');
