@@ -82,6 +82,18 @@ export class IamStore {
     return user.policies.map((name) => builtInPolicies.get(name) ?? this.parsed.get(name)).filter((policy): policy is Policy => policy !== undefined);
   }
 
+  /** The named policies that exist (built-in or created), and the names that do not. */
+  policiesNamed(names: readonly string[]): { policies: Policy[]; unknown: string[] } {
+    const policies: Policy[] = [];
+    const unknown: string[] = [];
+    for (const name of names) {
+      const policy = builtInPolicies.get(name) ?? this.parsed.get(name);
+      if (policy) policies.push(policy);
+      else unknown.push(name);
+    }
+    return { policies, unknown };
+  }
+
   listUsers(): UserInfo[] {
     return Object.entries(this.document.users)
       .map(([accessKey, user]) => ({ accessKey, enabled: user.enabled, policies: [...user.policies], createdMs: user.createdMs }))
@@ -93,14 +105,15 @@ export class IamStore {
     return [...builtInPolicyNames.map((name) => ({ name, builtIn: true, document: builtInPolicyDocument(name) })), ...created.sort((a, b) => (a.name < b.name ? -1 : 1))];
   }
 
-  /** Adds a user, or replaces the secret of an existing one (its policies and state stay). */
-  async addUser(accessKey: string, secretKey: string, policies: string[] = []): Promise<UserInfo> {
+  /** Adds a user, or replaces the secret of an existing one (its policies and state stay); with `onlyNew`, an existing one is UserAlreadyExists. */
+  async addUser(accessKey: string, secretKey: string, policies: string[] = [], options: { onlyNew?: boolean } = {}): Promise<UserInfo> {
     if (!accessKeyPattern.test(accessKey) || secretKey.length < 8 || secretKey.length > 128 || accessKey === this.options.root.accessKey) {
       throw new SvcError('InvalidUserCredentials', undefined, { accessKey });
     }
     return this.change((document) => {
       for (const name of policies) this.requirePolicy(document, name);
       const existing = document.users[accessKey];
+      if (existing && options.onlyNew === true) throw new SvcError('UserAlreadyExists', `a user with the access key ${accessKey} exists already`, { accessKey });
       document.users[accessKey] = {
         sealedSecret: this.seal(secretKey),
         enabled: existing?.enabled ?? true,
@@ -131,6 +144,17 @@ export class IamStore {
     validatePolicy(document);
     await this.change((stored) => {
       stored.policies[name] = document;
+    });
+  }
+
+  /** Removes a created policy; refused while a user has it attached (PolicyInUse). */
+  async removePolicy(name: string): Promise<void> {
+    if (isBuiltInPolicy(name)) throw new SvcError('PolicyIsBuiltIn', `${name} is a built-in policy and cannot be removed.`, { policy: name });
+    await this.change((document) => {
+      this.requirePolicy(document, name);
+      const holders = Object.entries(document.users).filter(([, user]) => user.policies.includes(name)).map(([accessKey]) => accessKey);
+      if (holders.length > 0) throw new SvcError('PolicyInUse', `the policy ${name} is attached to ${holders.join(', ')}: detach it first`, { policy: name, users: holders.join(',') });
+      delete document.policies[name];
     });
   }
 
