@@ -86,11 +86,18 @@ export class ConsoleAccess {
   }
 }
 
-/** The policies a session acts with now; throws ConsoleSignInRequired when its user is disabled or removed. */
+/**
+ * The policies a session acts with now; throws ConsoleSignInRequired when its user is disabled or
+ * removed, or was enabled again, added again or given a new secret after the session began.
+ */
 export function sessionPolicies(context: ConsoleContext, session: Session): Policy[] | undefined {
   if (session.kind === 'root') return undefined;
   if (session.kind === 'sso') return context.iam().policiesNamed(session.policies).policies;
-  const policies = context.iam().userPolicies(session.accessKey);
-  if (policies === undefined) throw new SvcError('ConsoleSignInRequired', `the user ${session.accessKey} is disabled or removed: its console session has ended`, { accessKey: session.accessKey });
+  const iam = context.iam();
+  const policies = iam.userPolicies(session.accessKey);
+  const fromMs = iam.sessionsFromMs(session.accessKey);
+  if (policies === undefined || fromMs === undefined || session.issuedAtMs < fromMs) {
+    throw new SvcError('ConsoleSignInRequired', `the user ${session.accessKey} was disabled, removed or given a new secret: its console session has ended; sign in again`, { accessKey: session.accessKey });
+  }
   return policies;
 }

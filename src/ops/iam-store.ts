@@ -17,6 +17,8 @@ export interface StoredUser {
   enabled: boolean;
   policies: string[];
   createdMs: number;
+  /** Console sessions of this user signed in before this instant are over (set when it is added, given a new secret or enabled again). */
+  sessionsFromMs?: number;
 }
 
 export interface IamDocument {
@@ -75,6 +77,12 @@ export class IamStore {
     return this.document.users[accessKey]?.enabled ? this.secrets.get(accessKey) : undefined;
   }
 
+  /** When an enabled user's console sessions may have begun at the earliest; undefined when the key is not an enabled user. */
+  sessionsFromMs(accessKey: string): number | undefined {
+    const user = this.document.users[accessKey];
+    return user?.enabled ? (user.sessionsFromMs ?? 0) : undefined;
+  }
+
   /** The policies attached to an enabled user; undefined when the key is not one. */
   userPolicies(accessKey: string): Policy[] | undefined {
     const user = this.document.users[accessKey];
@@ -119,6 +127,7 @@ export class IamStore {
         enabled: existing?.enabled ?? true,
         policies: [...new Set([...(existing?.policies ?? []), ...policies])],
         createdMs: existing?.createdMs ?? this.options.nowMs(),
+        sessionsFromMs: this.options.nowMs(),
       };
       return this.infoOf(document, accessKey);
     });
@@ -133,7 +142,9 @@ export class IamStore {
 
   async setEnabled(accessKey: string, enabled: boolean): Promise<UserInfo> {
     return this.change((document) => {
-      this.requireUser(document, accessKey).enabled = enabled;
+      const user = this.requireUser(document, accessKey);
+      if (enabled && !user.enabled) user.sessionsFromMs = this.options.nowMs();
+      user.enabled = enabled;
       return this.infoOf(document, accessKey);
     });
   }
