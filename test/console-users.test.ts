@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor } from './helpers/server-process.js';
 import { consoleCall, signIn, startConsoleServer, type ConsoleServer, type ConsoleSession } from './helpers/console-client.js';
+import { admin as signedAdmin } from './helpers/admin-client.js';
 
 let root: string;
 let running: ConsoleServer;
@@ -102,7 +103,7 @@ describe('a readonly user in the console', () => {
       const answer = await session.call(method, path, options);
       expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBe(403);
       expect(answer.body.Code).toBe('AccessDenied');
-      expect(answer.body.Message).toMatch(/no policy allows user reader s3:\w+ on arn:aws:s3:::/);
+      expect(answer.body.Message).toMatch(/^No policy allows user reader s3:\w+ on arn:aws:s3:::/);
     }
     expect(await (await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'cat.jpg' }))).Body!.transformToString()).toBe('meow');
     await expect(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'dog.jpg' }))).rejects.toThrow();
@@ -141,6 +142,20 @@ describe('a user with a narrower policy', () => {
     expect((await admin.call('DELETE', 'users/teammate')).status).toBe(200);
     expect((await session.call('GET', 'buckets')).body.Code).toBe('ConsoleSignInRequired');
     expect((await admin.call('DELETE', 'policies/team')).body).toEqual({ removed: 'team' });
+    expect(await createdPolicies()).toEqual([]);
+  });
+});
+
+describe('the admin API', () => {
+  it('removes a created policy no user holds, like the console', async () => {
+    const document = JSON.stringify(teamPolicy);
+    expect((await signedAdmin(running.server.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=short-lived', { body: document })).status).toBe(200);
+    expect((await signedAdmin(running.server.url, 'POST', '/svc/admin/v4/iam/policy/attach', 'policy=short-lived&accessKey=reader')).status).toBe(200);
+    const inUse = await signedAdmin(running.server.url, 'POST', '/svc/admin/v4/iam/policy/remove', 'name=short-lived');
+    expect([inUse.status, inUse.body.Code]).toEqual([409, 'PolicyInUse']);
+    expect((await signedAdmin(running.server.url, 'POST', '/svc/admin/v4/iam/policy/detach', 'policy=short-lived&accessKey=reader')).status).toBe(200);
+    expect((await signedAdmin(running.server.url, 'POST', '/svc/admin/v4/iam/policy/remove', 'name=short-lived')).body).toEqual({ removed: 'short-lived' });
+    expect((await signedAdmin(running.server.url, 'POST', '/svc/admin/v4/iam/policy/remove', 'name=readonly')).body.Code).toBe('PolicyIsBuiltIn');
     expect(await createdPolicies()).toEqual([]);
   });
 });

@@ -60,12 +60,19 @@ export class ConsoleAccess {
   async require(permissions: Permission[], query: Record<string, string> = {}): Promise<void> {
     if (this.policies === undefined || permissions.length === 0) return;
     const policies = this.policies;
-    await authorize(
-      { objects: this.context.objects(), region: 'us-east-1', nowMs: this.context.nowMs },
-      { rootAccessKey: '', userPolicies: () => [...policies] },
-      { accessKeyId: this.session.accessKey, sourceIp: this.origin.address, query: new URLSearchParams(query) },
-      permissions,
-    );
+    try {
+      await authorize(
+        { objects: this.context.objects(), region: 'us-east-1', nowMs: this.context.nowMs },
+        { rootAccessKey: '', userPolicies: () => [...policies] },
+        { accessKeyId: this.session.accessKey, sourceIp: this.origin.address, query: new URLSearchParams(query) },
+        permissions,
+      );
+    } catch (error) {
+      // The page already shows the code: the message says only what is missing ("No policy allows user ... s3:PutObject on ...").
+      if (!(error instanceof SvcError) || error.code !== 'AccessDenied') throw error;
+      const reason = error.message.replace(/^Access Denied: n/, 'N');
+      throw new SvcError('AccessDenied', reason, { ...error.details });
+    }
   }
 
   async allows(permissions: Permission[], query: Record<string, string> = {}): Promise<boolean> {
