@@ -66,7 +66,7 @@ describe.skipIf(!haveChromium)('the Users page in Chromium', () => {
     await signInAs(testCredentials.accessKeyId, testCredentials.secretAccessKey);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Users' }).click();
-    await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
     await page.getByText('No users yet').waitFor();
     await page.getByLabel('Access key').fill(viewer.accessKey);
     await page.getByLabel('Secret key').fill('short');
@@ -95,6 +95,11 @@ describe.skipIf(!haveChromium)('the Users page in Chromium', () => {
     await page.getByRole('button', { name: 'Save policy' }).click();
     await page.getByRole('region', { name: /^Policies/ }).getByRole('row').filter({ hasText: 'photos-only' }).waitFor();
     await shot('users-policies');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.evaluate('window.scrollTo(0, 0)');
+    expect((await page.evaluate('document.documentElement.scrollWidth')) as number, 'the Users page scrolls sideways').toBeLessThanOrEqual(390);
+    await shot('users-narrow', true);
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it('signs in as the new user, who is offered only its buckets and sees its upload and delete refused', async () => {

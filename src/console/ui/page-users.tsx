@@ -117,7 +117,7 @@ function UserTable(props: { users: UserRow[]; policyNames: string[]; run: (work:
   const { run } = props;
   return (
     <>
-      <table class="table">
+      <table class="table users-table">
         <thead>
           <tr>
             <th>Access key</th>
@@ -240,18 +240,18 @@ function Policies(props: { data: PolicyRow[] | undefined; error: unknown; onChan
             <tr>
               <th>Name</th>
               <th>Kind</th>
-              <th>Users</th>
+              <th class="hide-narrow">Users</th>
               <ActionsHead />
             </tr>
           </thead>
           <tbody>
             {props.data.map((policy) => (
               <tr key={policy.name}>
-                <td class="strong break">{policy.name}</td>
+                <td class="strong">{policy.name}</td>
                 <td>
                   <Badge state={policy.builtIn ? 'built-in' : 'created'} />
                 </td>
-                <td class="break">{policy.users.length === 0 ? <span class="muted">none</span> : policy.users.join(', ')}</td>
+                <td class="break hide-narrow">{policy.users.length === 0 ? <span class="muted">none</span> : policy.users.join(', ')}</td>
                 <td class="actions-col">
                   <button class="button small" type="button" onClick={() => open(policy)}>
                     {policy.builtIn ? 'View' : 'Edit'}
