@@ -475,7 +475,7 @@ describe('operations on a deployment of two pools', () => {
 });
 
 describe('a cluster of two nodes', () => {
-  it('accepts a session signed in on one node on the other, and both see the same deployment', async () => {
+  it('accepts a session signed in on one node on the other, both see the same deployment, and a disabled user is refused on both', async () => {
     const cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, env: { SVC_CONSOLE_ENABLE: 'true', SVC_DRIVE_BACKEND: 'memfs' } });
     try {
       const consoles = await Promise.all(cluster.nodes.map((node) => consoleUrlOf(node!.logs)));
@@ -486,6 +486,12 @@ describe('a cluster of two nodes', () => {
       const overview = await onSecond('GET', 'overview');
       expect(overview.body.nodes.map((node: { state: string }) => node.state)).toEqual(['online', 'online']);
       expect(overview.body.deploymentId).toBe((await first.call('GET', 'overview')).body.deploymentId);
+      // A user added and disabled through the first node's console loses its session on the second at once.
+      expect((await first.call('POST', 'users', { body: { accessKey: 'roamer', secretKey: 'roamer-secret', policies: ['readonly'] } })).status).toBe(200);
+      const roamer = await signIn(consoles[1]!, { accessKey: 'roamer', secretKey: 'roamer-secret' });
+      expect((await consoleCall(consoles[0]!, 'GET', 'buckets', { cookie: roamer.cookie })).status).toBe(200);
+      expect((await first.call('PUT', 'users/roamer/enabled', { body: { enabled: false } })).status).toBe(200);
+      for (const url of consoles) expect((await consoleCall(url, 'GET', 'buckets', { cookie: roamer.cookie })).body.Code).toBe('ConsoleSignInRequired');
     } finally {
       await cluster.destroy();
     }
