@@ -8,6 +8,7 @@ import { SvcError } from '../errors/index.js';
 import type { ConsoleContext } from './context.js';
 import { sessionCookie, type SessionIdentity } from './session.js';
 import { SignInThrottle } from './sign-in-throttle.js';
+import { limits } from '../util/limits.js';
 import { requestAccess, requestOrigin, requestSession, type RevokedSessions } from './request-state.js';
 import { ConsoleAccess, sessionPolicies } from './access.js';
 
@@ -30,7 +31,7 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
       throw new SvcError('ConsoleSignInFailed');
     }
     throttle.succeeded(origin.address);
-    const session = context.sealer.issue(nowMs, identity === 'root' ? undefined : identity);
+    const session = context.sealer.issue(issueAtMs(context, identity, nowMs), identity === 'root' ? undefined : identity);
     context.logger.info({ client: origin.address, accessKey: session.accessKey, kind: session.kind }, 'console sign-in');
     return sessionAnswer(context, reply, new ConsoleAccess(context, session, sessionPolicies(context, session), origin), nowMs);
   });
@@ -57,6 +58,17 @@ function signInIdentity(context: ConsoleContext, accessKey: string, secretKey: s
   const secret = context.iam().secretFor(accessKey);
   if (secret === undefined || !context.sealer.sameText(secretKey, secret)) return undefined;
   return { kind: 'user', accessKey };
+}
+
+/**
+ * A user's session begins no earlier than the user's `sessionsFromMs`, which another node's clock
+ * may have set a little ahead of this one's (at most 30 s is bridged; the sealer refuses sessions
+ * seen more than a minute in the future).
+ */
+function issueAtMs(context: ConsoleContext, identity: 'root' | SessionIdentity, nowMs: number): number {
+  if (identity === 'root' || identity.kind !== 'user') return nowMs;
+  const fromMs = context.iam().sessionsFromMs(identity.accessKey) ?? nowMs;
+  return Math.max(nowMs, Math.min(fromMs, nowMs + limits.consoleClockSkewBridgedMs));
 }
 
 async function sessionAnswer(context: ConsoleContext, reply: FastifyReply, access: ConsoleAccess, nowMs: number): Promise<Record<string, unknown>> {
