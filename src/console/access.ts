@@ -52,10 +52,6 @@ export class ConsoleAccess {
     readonly origin: ClientOrigin,
   ) {}
 
-  get isRoot(): boolean {
-    return this.policies === undefined;
-  }
-
   /** Throws AccessDenied unless every permission is held. `query` carries condition keys such as `prefix`. */
   async require(permissions: Permission[], query: Record<string, string> = {}): Promise<void> {
     if (this.policies === undefined || permissions.length === 0) return;

@@ -24,7 +24,7 @@ const adminCallActions: [pattern: RegExp, action: string][] = [
   [/\/pools\/(decommission|cancel|clear)$/, adminActions.decommission],
 ];
 
-export function adminActionOf(path: string): string {
+function adminActionOf(path: string): string {
   return adminCallActions.find(([pattern]) => pattern.test(path))?.[1] ?? adminActions.serverInfo;
 }
 
