@@ -4,11 +4,12 @@
  * iam/ (policies and their evaluator) is pure code like format/.
  * Backends and fault injection implement Drive and see only drive, errors and util.
  */
-const layer = (name) => `^src/${name}/`;
+const layer = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`);
 const below = {
   'api': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util', 'api'],
-  // The console runs the admin API's own routes in-process (the same validation and errors).
-  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin'],
+  // The console runs the admin API's own routes in-process (the same validation and errors), and
+  // judges a session's permissions with the S3 API's own access check (api/s3/access.ts).
+  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin', 'api/s3/access.ts'],
   'ops': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'cluster': ['iam', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'object': ['iam', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],

@@ -178,6 +178,7 @@ function consoleOptions(config: ServerConfig, env: Record<string, string | undef
     context: {
       objects: () => storage.objects,
       admin: () => admin().context,
+      iam: () => admin().iam,
       sealer: new SessionSealer(credentials, { idleMs: config.consoleSessionIdleMs, maxMs: config.consoleSessionMaxMs }),
       ...(config.openId ? { openId: startOpenId(config.openId, log) } : {}),
       ...(config.serverUrl ? { serverUrl: config.serverUrl } : {}),

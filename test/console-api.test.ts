@@ -22,6 +22,7 @@ let s3: S3Client;
 let session: ConsoleSession;
 let uploadId: string;
 const objectBody = randomBytes(64 * 1024);
+const keptPolicy = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::kept/*'] }] };
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-console-api-'));
@@ -31,6 +32,8 @@ beforeAll(async () => {
   await s3.send(new PutObjectCommand({ Bucket: 'kept', Key: 'k', Body: objectBody }));
   uploadId = (await s3.send(new CreateMultipartUploadCommand({ Bucket: 'kept', Key: 'm' }))).UploadId!;
   session = await signIn(running.consoleUrl);
+  expect((await session.call('POST', 'users', { body: { accessKey: 'kept-user', secretKey: 'kept-user-secret', policies: ['readonly'] } })).status).toBe(200);
+  expect((await session.call('PUT', 'policies/kept-policy', { body: { document: JSON.stringify(keptPolicy) } })).status).toBe(200);
 }, 120_000);
 afterAll(async () => {
   await running?.server.kill();
@@ -60,6 +63,15 @@ const routes = (): { method: string; path: string; body?: unknown; raw?: Buffer 
   { method: 'POST', path: 'admin/v3/heal/kept', body: { recursive: true } },
   { method: 'POST', path: 'admin/v3/pools/decommission?pool=0&by-id=true' },
   { method: 'POST', path: 'plan', body: { patterns: ['/plan/d{1...4}'] } },
+  { method: 'GET', path: 'users' },
+  { method: 'POST', path: 'users', body: { accessKey: 'sneaky', secretKey: 'sneaky-secret', policies: ['consoleAdmin'] } },
+  { method: 'DELETE', path: 'users/kept-user' },
+  { method: 'PUT', path: 'users/kept-user/enabled', body: { enabled: false } },
+  { method: 'PUT', path: 'users/kept-user/policies/consoleAdmin' },
+  { method: 'DELETE', path: 'users/kept-user/policies/readonly' },
+  { method: 'GET', path: 'policies' },
+  { method: 'PUT', path: 'policies/sneaky', body: { document: JSON.stringify(keptPolicy) } },
+  { method: 'DELETE', path: 'policies/kept-policy' },
 ];
 
 /** A GET with the Host header of the caller's choosing (fetch will not send one). */
@@ -87,6 +99,10 @@ async function expectUnchanged(): Promise<void> {
   expect(uploads.map((upload) => upload.Key)).toEqual(['m']);
   const overview = await session.call('GET', 'overview');
   expect(overview.body.operations.decommission).toEqual([]);
+  const users = (await session.call('GET', 'users')).body.users;
+  expect(users.map((user: { accessKey: string; enabled: boolean; policies: string[] }) => [user.accessKey, user.enabled, user.policies])).toEqual([['kept-user', true, ['readonly']]]);
+  const policies = (await session.call('GET', 'policies')).body.policies.filter((policy: { builtIn: boolean }) => !policy.builtIn);
+  expect(policies).toEqual([{ name: 'kept-policy', builtIn: false, document: keptPolicy, users: [] }]);
 }
 
 describe('the console listener', () => {
@@ -459,7 +475,7 @@ describe('operations on a deployment of two pools', () => {
 });
 
 describe('a cluster of two nodes', () => {
-  it('accepts a session signed in on one node on the other, and both see the same deployment', async () => {
+  it('accepts a session signed in on one node on the other, both see the same deployment, and a disabled user is refused on both', async () => {
     const cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, env: { SVC_CONSOLE_ENABLE: 'true', SVC_DRIVE_BACKEND: 'memfs' } });
     try {
       const consoles = await Promise.all(cluster.nodes.map((node) => consoleUrlOf(node!.logs)));
@@ -470,6 +486,12 @@ describe('a cluster of two nodes', () => {
       const overview = await onSecond('GET', 'overview');
       expect(overview.body.nodes.map((node: { state: string }) => node.state)).toEqual(['online', 'online']);
       expect(overview.body.deploymentId).toBe((await first.call('GET', 'overview')).body.deploymentId);
+      // A user added and disabled through the first node's console loses its session on the second at once.
+      expect((await first.call('POST', 'users', { body: { accessKey: 'roamer', secretKey: 'roamer-secret', policies: ['readonly'] } })).status).toBe(200);
+      const roamer = await signIn(consoles[1]!, { accessKey: 'roamer', secretKey: 'roamer-secret' });
+      expect((await consoleCall(consoles[0]!, 'GET', 'buckets', { cookie: roamer.cookie })).status).toBe(200);
+      expect((await first.call('PUT', 'users/roamer/enabled', { body: { enabled: false } })).status).toBe(200);
+      for (const url of consoles) expect((await consoleCall(url, 'GET', 'buckets', { cookie: roamer.cookie })).body.Code).toBe('ConsoleSignInRequired');
     } finally {
       await cluster.destroy();
     }

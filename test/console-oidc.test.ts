@@ -49,12 +49,12 @@ afterAll(async () => {
 });
 
 /** A browser signing in at the provider as `user`, up to (not including) the console's callback. */
-async function untilCallback(jar: CookieJar, user: string): Promise<string> {
-  const atIdp = await jar.follow(`${consoleUrl}/svc/console/api/sso/start`);
-  expect(atIdp.url.startsWith(`${idp.issuer}/interaction/`), await atIdp.response.clone().text()).toBe(true);
+async function untilCallback(jar: CookieJar, user: string, target = { consoleUrl, issuer: idp.issuer }): Promise<string> {
+  const atIdp = await jar.follow(`${target.consoleUrl}/svc/console/api/sso/start`);
+  expect(atIdp.url.startsWith(`${target.issuer}/interaction/`), await atIdp.response.clone().text()).toBe(true);
   expect(await atIdp.response.text()).toContain('Sign in at the IdP');
-  const back = await jar.follow(`${atIdp.url}/login`, (next) => next.startsWith(`${consoleUrl}${callbackPath}`), { method: 'POST', body: new URLSearchParams({ login: user }) });
-  expect(back.url.startsWith(`${consoleUrl}${callbackPath}?`)).toBe(true);
+  const back = await jar.follow(`${atIdp.url}/login`, (next) => next.startsWith(`${target.consoleUrl}${callbackPath}`), { method: 'POST', body: new URLSearchParams({ login: user }) });
+  expect(back.url.startsWith(`${target.consoleUrl}${callbackPath}?`)).toBe(true);
   return back.url;
 }
 
@@ -78,6 +78,8 @@ describe('sign-in with SSO', () => {
     const session = await consoleCall(consoleUrl, 'GET', 'session', { cookie: `svc_console_session=${jar.get(consoleUrl, 'svc_console_session')}` });
     expect(session.status).toBe(200);
     expect(session.body.accessKey).toBe('sso:alice');
+    // Without a policy claim configured, an admitted account administers the deployment.
+    expect(session.body).toMatchObject({ kind: 'sso', policies: ['consoleAdmin'], pages: ['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users'] });
     const buckets = await consoleCall(consoleUrl, 'GET', 'buckets', { cookie: `svc_console_session=${jar.get(consoleUrl, 'svc_console_session')}` });
     expect(buckets.status).toBe(200);
 
@@ -134,6 +136,75 @@ describe('sign-in with SSO', () => {
   });
 });
 
+describe('policies from the policy claim (SVC_IDENTITY_OPENID_CLAIM_POLICY) with the admission claim', () => {
+  let policyIdp: TestIdp;
+  let policyServer: SvcProcess;
+  let target: { consoleUrl: string; issuer: string };
+  beforeAll(async () => {
+    const consolePort = await freePort();
+    const url = `http://127.0.0.1:${consolePort}`;
+    policyIdp = await startTestIdp([`${url}${callbackPath}`]);
+    const env = { ...openIdEnv(policyIdp.issuer, policyIdp.clientId, policyIdp.clientSecret), SVC_IDENTITY_OPENID_CLAIM_VALUES: 'staff', SVC_IDENTITY_OPENID_CLAIM_POLICY: 'policy' };
+    policyServer = await startSvc({ args: [join(root, 'p{1...4}')], env: { SVC_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`, ...env } });
+    target = { consoleUrl: url, issuer: policyIdp.issuer };
+  }, 60_000);
+  afterAll(async () => {
+    await policyServer?.kill();
+    await policyIdp?.close();
+  });
+
+  /** Signs `user` in; answers the session cookie, or the refusal page. */
+  async function signInAs(user: string): Promise<{ status: number; cookie?: string; page: string }> {
+    const jar = new CookieJar();
+    const done = await jar.fetch(await untilCallback(jar, user, target));
+    const value = jar.get(target.consoleUrl, 'svc_console_session');
+    return { status: done.status, ...(sessionCookieOf(done) && value ? { cookie: `svc_console_session=${value}` } : {}), page: await done.text() };
+  }
+
+  it('gives a readonly account exactly readonly: it lists buckets, cannot write and is offered no admin page', async () => {
+    const signed = await signInAs('carol');
+    expect(signed.status).toBe(302);
+    const me = await consoleCall(target.consoleUrl, 'GET', 'session', { cookie: signed.cookie! });
+    expect(me.body).toMatchObject({ accessKey: 'sso:carol', kind: 'sso', policies: ['readonly'], pages: ['buckets'] });
+    const csrfToken = String(me.body.csrfToken);
+    expect((await consoleCall(target.consoleUrl, 'GET', 'buckets', { cookie: signed.cookie! })).status).toBe(200);
+    const create = await consoleCall(target.consoleUrl, 'POST', 'buckets', { cookie: signed.cookie!, csrfToken, body: { name: 'carols-bucket' } });
+    expect(create.status).toBe(403);
+    expect(create.body.Message).toContain('No policy allows user sso:carol s3:CreateBucket');
+    expect((await consoleCall(target.consoleUrl, 'GET', 'users', { cookie: signed.cookie! })).status).toBe(403);
+    expect((await consoleCall(target.consoleUrl, 'GET', 'overview', { cookie: signed.cookie! })).status).toBe(403);
+  });
+
+  it('gives a consoleAdmin account every page; an unknown name beside it is ignored and logged', async () => {
+    const signed = await signInAs('dave');
+    expect(signed.status).toBe(302);
+    const me = await consoleCall(target.consoleUrl, 'GET', 'session', { cookie: signed.cookie! });
+    expect(me.body).toMatchObject({ policies: ['consoleAdmin'], pages: ['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users'] });
+    const created = await consoleCall(target.consoleUrl, 'POST', 'buckets', { cookie: signed.cookie!, csrfToken: String(me.body.csrfToken), body: { name: 'daves-bucket' } });
+    expect(created.status).toBe(200);
+    expect((await consoleCall(target.consoleUrl, 'GET', 'users', { cookie: signed.cookie! })).status).toBe(200);
+    await expect.poll(() => policyServer.logs(), { timeout: 5_000 }).toMatch(/the policy claim names policies this deployment does not have[^\n]*no-such-policy|no-such-policy[^\n]*the policy claim names policies this deployment does not have/);
+  });
+
+  it('refuses an account whose claim names no known policy, or none at all, with a page that says so', async () => {
+    const unknown = await signInAs('erin');
+    expect(unknown.status).toBe(403);
+    expect(unknown.cookie).toBeUndefined();
+    expect(unknown.page).toContain('ConsoleSsoNoPolicy');
+    expect(unknown.page).toContain('erin signed in at the OpenID provider, but its &#39;policy&#39; claim names &#39;no-such-policy&#39;, none of them a policy of this deployment');
+    const none = await signInAs('bob');
+    expect(none.status).toBe(403);
+    expect(none.page).toContain('bob signed in at the OpenID provider, but it has no &#39;policy&#39; claim naming a policy');
+  });
+
+  it('still applies the admission claim: an account outside it is refused whatever its policies', async () => {
+    const outside = await signInAs('frank');
+    expect(outside.status).toBe(403);
+    expect(outside.cookie).toBeUndefined();
+    expect(outside.page).toContain('ConsoleSsoNotAdmitted');
+  });
+});
+
 describe('login state', () => {
   it('is used once, bound to the browser, expires after 10 minutes and is bounded', () => {
     let nowMs = 0;
@@ -180,6 +251,14 @@ describe('configuration', () => {
     expect(configError({ ...good, SVC_IDENTITY_OPENID_SCOPES: 'profile email' })).toMatch(/SVC_IDENTITY_OPENID_SCOPES: must include 'openid'/);
     expect(configError({ ...good, SVC_IDENTITY_OPENID_REDIRECT_URI: 'ftp://x/cb' })).toMatch(/SVC_IDENTITY_OPENID_REDIRECT_URI: .*not an http\(s\) URL/);
     expect(configError({ SVC_IDENTITY_OPENID_CLIENT_ID: 'svc' })).toMatch(/SVC_IDENTITY_OPENID_CLIENT_ID: SVC_IDENTITY_OPENID_CONFIG_URL is not set/);
+    // A policy claim alone is enough; without it the admission claim is required; values need their claim.
+    const { SVC_IDENTITY_OPENID_CLAIM_NAME: _name, SVC_IDENTITY_OPENID_CLAIM_VALUES: _values, ...bare } = good;
+    expect(configError({ ...bare, SVC_IDENTITY_OPENID_CLAIM_POLICY: 'policy' })).toBe('accepted');
+    expect(readServerConfig([], { ...base, ...bare, SVC_IDENTITY_OPENID_CLAIM_POLICY: 'policy' }).openId).toMatchObject({ claimPolicy: 'policy', claimValues: [] });
+    expect(configError(bare)).toMatch(/SVC_IDENTITY_OPENID_CLAIM_NAME: is required \(or SVC_IDENTITY_OPENID_CLAIM_POLICY\)/);
+    expect(configError({ ...bare, SVC_IDENTITY_OPENID_CLAIM_VALUES: 'staff', SVC_IDENTITY_OPENID_CLAIM_POLICY: 'policy' })).toMatch(/SVC_IDENTITY_OPENID_CLAIM_NAME: is required with SVC_IDENTITY_OPENID_CLAIM_VALUES/);
+    expect(configError({ ...good, SVC_IDENTITY_OPENID_CLAIM_POLICY: 'two words' })).toMatch(/SVC_IDENTITY_OPENID_CLAIM_POLICY: 'two words' is not a claim name/);
+    expect(configError({ SVC_IDENTITY_OPENID_CLAIM_POLICY: 'policy' })).toMatch(/SVC_IDENTITY_OPENID_CLAIM_POLICY: SVC_IDENTITY_OPENID_CONFIG_URL is not set/);
 
     // And the server itself: it exits with the named error before it listens.
     const bad = await startSvc({ args: [join(root, 'bad{1...4}')], env: { ...good, SVC_IDENTITY_OPENID_CLAIM_NAME: '' }, waitReady: false });

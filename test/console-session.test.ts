@@ -28,6 +28,15 @@ describe('session sealing', () => {
     expect(node1.open('not a cookie', 2_000)).toBeUndefined();
   });
 
+  it('keeps whom a session acts for: the root keys, a user, or an SSO account with its policies', () => {
+    const sealer = new SessionSealer(root, settings);
+    const user = sealer.issue(1_000, { kind: 'user', accessKey: 'alice' });
+    const sso = sealer.issue(1_000, { kind: 'sso', who: 'carol', policies: ['readonly', 'team'] });
+    expect(sealer.open(sealer.seal(user), 2_000)).toMatchObject({ accessKey: 'alice', kind: 'user', policies: [] });
+    expect(sealer.open(sealer.seal(sso), 2_000)).toMatchObject({ accessKey: 'sso:carol', kind: 'sso', policies: ['readonly', 'team'] });
+    expect(sealer.issue(1_000)).toMatchObject({ accessKey: 'root', kind: 'root', policies: [] });
+  });
+
   it('expires when idle and at the absolute limit', () => {
     const sealer = new SessionSealer(root, settings);
     const session = sealer.issue(0);

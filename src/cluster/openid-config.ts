@@ -14,13 +14,15 @@ export interface OpenIdSettings {
   scopes: string[];
   /** Unset: derived per request from the (forwarded) scheme and host. */
   redirectUri?: URL;
-  /** Who may sign in: the ID token's claim `claimName` must hold one of `claimValues`. */
-  claimName: string;
+  /** Who may sign in: the ID token's claim `claimName` must hold one of `claimValues` (unset: the policy claim alone decides). */
+  claimName?: string;
   claimValues: string[];
+  /** The claim naming the account's policies (an array or a comma-separated string); unset: an admitted account gets consoleAdmin. */
+  claimPolicy?: string;
 }
 
 const prefix = 'SVC_IDENTITY_OPENID_';
-const known = ['CONFIG_URL', 'CLIENT_ID', 'CLIENT_SECRET', 'SCOPES', 'REDIRECT_URI', 'CLAIM_NAME', 'CLAIM_VALUES'].map((name) => prefix + name);
+const known = ['CONFIG_URL', 'CLIENT_ID', 'CLIENT_SECRET', 'SCOPES', 'REDIRECT_URI', 'CLAIM_NAME', 'CLAIM_VALUES', 'CLAIM_POLICY'].map((name) => prefix + name);
 
 function invalid(variable: string, message: string): SvcError {
   return new SvcError('InvalidConfiguration', `${variable}: ${message}`, { variable });
@@ -58,8 +60,9 @@ export function readOpenIdSettings(values: Record<string, string | undefined>): 
   if (clientId === undefined) throw invalid(`${prefix}CLIENT_ID`, 'is required with SVC_IDENTITY_OPENID_CONFIG_URL');
   const claimName = value('CLAIM_NAME');
   const claimValues = listOf(value('CLAIM_VALUES') ?? '', /,/);
-  if (claimName === undefined) throw invalid(`${prefix}CLAIM_NAME`, 'is required: without it every account at the provider could administer this deployment');
-  if (claimValues.length === 0) throw invalid(`${prefix}CLAIM_VALUES`, `is required: the values of the '${claimName}' claim that may sign in, comma-separated`);
+  const claimPolicy = value('CLAIM_POLICY')?.trim();
+  if (claimPolicy !== undefined && !/^[\w.:/-]{1,256}$/.test(claimPolicy)) throw invalid(`${prefix}CLAIM_POLICY`, `'${claimPolicy}' is not a claim name`);
+  checkAdmission(claimName, claimValues, claimPolicy);
   const scopes = listOf(value('SCOPES') ?? 'openid profile email', /[\s,]+/);
   if (!scopes.includes('openid')) throw invalid(`${prefix}SCOPES`, "must include 'openid'");
   const secret = value('CLIENT_SECRET');
@@ -70,7 +73,19 @@ export function readOpenIdSettings(values: Record<string, string | undefined>): 
     ...(secret !== undefined ? { clientSecret: secret } : {}),
     scopes,
     ...(redirect !== undefined ? { redirectUri: urlOf(`${prefix}REDIRECT_URI`, redirect) } : {}),
-    claimName,
+    ...(claimName !== undefined ? { claimName } : {}),
     claimValues,
+    ...(claimPolicy !== undefined ? { claimPolicy } : {}),
   };
+}
+
+/**
+ * The admission claim (CLAIM_NAME with CLAIM_VALUES) is required without a policy claim, since
+ * every admitted account then administers the deployment; with one it is optional, and when
+ * given both must hold.
+ */
+function checkAdmission(claimName: string | undefined, claimValues: string[], claimPolicy: string | undefined): void {
+  if (claimName === undefined && claimValues.length > 0) throw invalid(`${prefix}CLAIM_NAME`, `is required with ${prefix}CLAIM_VALUES: the claim whose values they are`);
+  if (claimName === undefined && claimPolicy === undefined) throw invalid(`${prefix}CLAIM_NAME`, `is required (or ${prefix}CLAIM_POLICY): without either every account at the provider could administer this deployment`);
+  if (claimName !== undefined && claimValues.length === 0) throw invalid(`${prefix}CLAIM_VALUES`, `is required: the values of the '${claimName}' claim that may sign in, comma-separated`);
 }

@@ -3,7 +3,8 @@
  * browser app (static assets built from src/console/ui), and `/svc/console/api/` is its JSON API.
  * The browser talks to nothing else: the server does the work in-process through the object layer
  * and the admin services. Every API route but sign-in needs the session cookie, and every call
- * that changes state also the CSRF token header (`x-csrf-token`).
+ * that changes state also the CSRF token header (`x-csrf-token`); each route then checks the
+ * session's identity against its policies (access.ts) before it reads or changes anything.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../errors/index.js';
@@ -12,6 +13,7 @@ import { asSvcError, sendError } from './errors.js';
 import { clientOrigin, trustedProxyList } from './client-origin.js';
 import { cookieValue, sessionCookie, sessionCookieName } from './session.js';
 import { RevokedSessions, setRequestState } from './request-state.js';
+import { ConsoleAccess, sessionPolicies } from './access.js';
 import { sessionRoutes } from './routes-session.js';
 import { ssoRoutes } from './routes-sso.js';
 import { bucketRoutes } from './routes-buckets.js';
@@ -19,6 +21,7 @@ import { objectRoutes } from './routes-objects.js';
 import { uploadRoutes } from './routes-uploads.js';
 import { clusterRoutes } from './routes-cluster.js';
 import { planRoutes } from './routes-plan.js';
+import { userRoutes } from './routes-users.js';
 import type { ConsoleAssets } from './assets.js';
 
 export const consolePrefix = '/svc/console/';
@@ -76,8 +79,9 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     const session = cookie === undefined ? undefined : context.sealer.open(cookie, nowMs);
     if (!session || revoked.has(session)) throw new SvcError('ConsoleSignInRequired');
     if (!isSafe(request) && !context.sealer.csrfTokenMatches(session, headerText(request, 'x-csrf-token'))) throw new SvcError('InvalidCsrfToken');
+    const policies = sessionPolicies(context, session);
     if (nowMs - session.lastSeenMs > refreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
-    setRequestState(request, origin, session);
+    setRequestState(request, origin, new ConsoleAccess(context, session, policies, origin));
   });
   await app.register(sessionRoutes, { context, revoked });
   await app.register(ssoRoutes, { context });
@@ -86,6 +90,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(uploadRoutes, { context });
   await app.register(clusterRoutes, { context });
   await app.register(planRoutes, { context });
+  await app.register(userRoutes, { context });
 }
 
 function refresh(context: ConsoleContext, reply: FastifyReply, session: Parameters<ConsoleContext['sealer']['seal']>[0], secure: boolean, nowMs: number): void {

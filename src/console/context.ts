@@ -4,12 +4,18 @@ import type { AdminContext } from '../api/admin/context.js';
 import type { SessionSealer } from './session.js';
 import type { ClientOrigin } from './client-origin.js';
 import type { OpenIdSignIn } from './openid.js';
+import type { IamStore } from '../ops/iam-store.js';
+
+/** The users and policies the console signs in, judges and manages (the IAM store every node shares). */
+export type ConsoleIam = Pick<IamStore, 'secretFor' | 'userPolicies' | 'sessionsFromMs' | 'policiesNamed' | 'listUsers' | 'addUser' | 'removeUser' | 'setEnabled' | 'listPolicies' | 'createPolicy' | 'removePolicy' | 'attach' | 'detach'>;
 
 export interface ConsoleContext {
   /** The object layer (throws SlowDown while the server is still starting). */
   objects(): ObjectLayer;
   /** The admin services, the same the admin API calls. */
   admin(): AdminContext;
+  /** Users and policies (throws SlowDown while the server is still starting). */
+  iam(): ConsoleIam;
   sealer: SessionSealer;
   /** Sign-in with SSO, when SVC_IDENTITY_OPENID_CONFIG_URL is set. */
   openId?: OpenIdSignIn;
@@ -17,7 +23,7 @@ export interface ConsoleContext {
   serverUrl?: string;
   /** The S3 listener's port: share links go to the console's host name at this port when no SVC_SERVER_URL is set. */
   s3Port: number;
-  /** Root credentials sign share links. */
+  /** Root credentials sign share links (a user's share links are signed with its own keys). */
   credentials: { accessKey: string; secretKey: string };
   /** The environment the server was started with: the layout planner reads storage-class settings from it, as `svc plan` does. */
   launchEnv: Record<string, string | undefined>;

@@ -10,6 +10,7 @@ export function asSvcError(error: unknown): SvcError {
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError)) return new SvcError('InvalidArgument', 'the request body is not valid JSON');
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new SvcError('EntityTooLarge', 'console request bodies other than uploads are at most 1 MiB');
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new SvcError('InvalidRequest', 'unsupported content type');
+  if (code === 'FST_ERR_VALIDATION') return validationError(error as ValidationFailure);
   return new SvcError('InternalError', undefined, {}, { cause: error });
 }
 
@@ -19,4 +20,16 @@ export async function sendError(reply: FastifyReply, error: SvcError, resource: 
     .code(error.httpStatus)
     .header('content-type', 'application/json; charset=utf-8')
     .send(JSON.stringify({ Code: error.code, Message: error.message, Resource: resource, RequestId: requestId, ...(Object.keys(error.details).length > 0 ? { Details: error.details } : {}) }));
+}
+
+interface ValidationFailure {
+  message: string;
+  validation?: { instancePath?: string; params?: { missingProperty?: string } }[];
+}
+
+/** A request that does not fit its route's JSON schema: InvalidArgument naming the field ("body/enabled must be boolean"). */
+function validationError(error: ValidationFailure): SvcError {
+  const first = error.validation?.[0];
+  const field = first?.params?.missingProperty ?? first?.instancePath?.split('/').filter((part) => part !== '').join('.') ?? '';
+  return new SvcError('InvalidArgument', error.message, field === '' ? {} : { field });
 }

@@ -67,9 +67,10 @@ export class OpenIdSignIn {
   /**
    * Completes the sign-in the callback's query answers: the login state (once, from the browser
    * that started it), the code exchanged and the ID token verified, then the admission claim.
-   * Answers the user's display name.
+   * Answers the user's display name and the policy names its policy claim holds (undefined
+   * without SVC_IDENTITY_OPENID_CLAIM_POLICY).
    */
-  async finish(query: URLSearchParams, binding: string | undefined): Promise<string> {
+  async finish(query: URLSearchParams, binding: string | undefined): Promise<{ who: string; claimedPolicies?: string[] }> {
     const state = query.get('state');
     if (!state) throw new SvcError('ConsoleSsoStateUnknown', 'the callback has no state parameter; nothing was signed in');
     const login = this.states.take(state, binding);
@@ -89,11 +90,13 @@ export class OpenIdSignIn {
     if (!claims) throw new SvcError('ConsoleSsoProviderError', 'the OpenID provider returned no ID token; nothing was signed in');
     const who = String(claims.preferred_username ?? claims.email ?? claims.sub);
     this.admit(claims, who);
-    return who;
+    const { claimPolicy } = this.settings;
+    return claimPolicy === undefined ? { who } : { who, claimedPolicies: policyNamesOf(claims[claimPolicy]) };
   }
 
   private admit(claims: Record<string, unknown>, who: string): void {
     const { claimName, claimValues } = this.settings;
+    if (claimName === undefined) return;
     const held = claims[claimName];
     const values = Array.isArray(held) ? held.map(String) : held === undefined || held === null ? [] : [String(held)];
     if (values.some((value) => claimValues.includes(value))) return;
@@ -122,6 +125,13 @@ export class OpenIdSignIn {
       this.logger.warn({ configUrl: configUrl.href, error: describe(error) }, 'console SSO unavailable: the sign-in page shows the SSO button disabled');
     }
   }
+}
+
+/** A policy claim's names: an array of names, or one string of comma-separated names. */
+export function policyNamesOf(held: unknown): string[] {
+  const items = Array.isArray(held) ? held : typeof held === 'string' ? held.split(',') : [];
+  const names = items.filter((item): item is string => typeof item === 'string').map((item) => item.trim());
+  return [...new Set(names.filter((name) => name !== '' && name.length <= 128))].slice(0, limits.consoleSsoPoliciesMax);
 }
 
 function describe(error: unknown): string {

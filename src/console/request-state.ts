@@ -1,18 +1,19 @@
 /**
  * Per-request console state set by the plugin's hook: the client origin and, on routes that need
- * it, the checked session. Signed-out sessions are remembered here until they would expire.
+ * it, the checked session with what it may do. Signed-out sessions are remembered here until they would expire.
  */
 import type { FastifyRequest } from 'fastify';
 import type { ClientOrigin } from './client-origin.js';
 import type { Session } from './session.js';
+import type { ConsoleAccess } from './access.js';
 import { limits } from '../util/limits.js';
 
 const origins = new WeakMap<FastifyRequest, ClientOrigin>();
-const sessions = new WeakMap<FastifyRequest, Session>();
+const accesses = new WeakMap<FastifyRequest, ConsoleAccess>();
 
-export function setRequestState(request: FastifyRequest, origin: ClientOrigin, session?: Session): void {
+export function setRequestState(request: FastifyRequest, origin: ClientOrigin, access?: ConsoleAccess): void {
   origins.set(request, origin);
-  if (session) sessions.set(request, session);
+  if (access) accesses.set(request, access);
 }
 
 export function requestOrigin(request: FastifyRequest): ClientOrigin {
@@ -22,9 +23,14 @@ export function requestOrigin(request: FastifyRequest): ClientOrigin {
 }
 
 export function requestSession(request: FastifyRequest): Session {
-  const session = sessions.get(request);
-  if (!session) throw new Error('console request without a session: the route must not be public');
-  return session;
+  return requestAccess(request).session;
+}
+
+/** The checked session's identity and what it may do. */
+export function requestAccess(request: FastifyRequest): ConsoleAccess {
+  const access = accesses.get(request);
+  if (!access) throw new Error('console request without a session: the route must not be public');
+  return access;
 }
 
 /** Session ids signed out on this node, kept until their absolute expiry. */

@@ -1,24 +1,31 @@
 /**
  * Buckets: list, create, versioning, delete. Deleting a bucket that still holds objects needs
  * `?force=true` and the bucket's name typed again (`&confirm=<name>`); then every version and unfinished
- * upload is removed first, through the object layer, and the bucket last.
+ * upload is removed first, through the object layer, and the bucket last. A session without
+ * `s3:ListAllMyBuckets` sees the buckets it may list (`s3:ListBucket`).
  */
 import type { FastifyInstance } from 'fastify';
 import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, bucketParam } from './input.js';
+import { requestAccess } from './request-state.js';
 
 export async function bucketRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/buckets', async () => {
+  app.get('/buckets', async (request) => {
+    const access = requestAccess(request);
     const records = await context.objects().listBuckets();
-    return { buckets: records.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning })) };
+    const all = await access.allows([{ action: 's3:ListAllMyBuckets' }]);
+    const shown = [];
+    for (const record of records) if (all || (await access.allows([{ action: 's3:ListBucket', bucket: record.name }]))) shown.push(record);
+    return { buckets: shown.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning })) };
   });
   app.post('/buckets', async (request) => {
     const body = bodyRecord(request.body);
     const name = typeof body.name === 'string' ? body.name : '';
     checkNewBucketName(name);
+    await requestAccess(request).require([{ action: 's3:CreateBucket', bucket: name }]);
     await context.objects().makeBucket(name);
     return { name };
   });
@@ -26,6 +33,7 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     const bucket = bucketParam(request.params);
     const status = bodyRecord(request.body).status;
     if (status !== 'enabled' && status !== 'suspended') throw new SvcError('InvalidArgument', "status must be 'enabled' or 'suspended'", { field: 'status' });
+    await requestAccess(request).require([{ action: 's3:PutBucketVersioning', bucket }]);
     await context.objects().setBucketVersioning(bucket, status);
     return { name: bucket, versioning: status };
   });
@@ -35,6 +43,8 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     const objects = context.objects();
     await objects.requireBucket(bucket);
     if (query.force !== undefined && query.force !== 'true' && query.force !== 'false') throw new SvcError('InvalidArgument', 'force must be true or false', { field: 'force' });
+    const emptying = query.force === 'true' ? [{ action: 's3:DeleteObjectVersion', bucket, key: '*' }, { action: 's3:AbortMultipartUpload', bucket, key: '*' }] : [];
+    await requestAccess(request).require([{ action: 's3:DeleteBucket', bucket }, ...emptying]);
     if (query.force === 'true') {
       if (query.confirm !== bucket) throw new SvcError('ConfirmationRequired', `type the bucket's name '${bucket}' to delete it with everything in it`, { bucket });
       const removed = await emptyBucket(objects, bucket);

@@ -1,7 +1,8 @@
 /**
  * Browsing objects: a page of keys and folders under a prefix, one object's details with every
  * version and delete marker, a streamed download of any version, deleting a selection (delete
- * markers on versioned buckets, unless a version is named) and share links (presigned GET).
+ * markers on versioned buckets, unless a version is named) and share links (presigned GET). Each
+ * needs the S3 permission the same S3 request would.
  */
 import type { FastifyInstance } from 'fastify';
 import { Readable } from 'node:stream';
@@ -11,7 +12,8 @@ import { limits } from '../util/limits.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, boundedInteger, bucketParam, optionalVersionId, queryOf, requiredKey } from './input.js';
 import { presignGet, s3BaseUrl } from './presign.js';
-import { requestOrigin } from './request-state.js';
+import { requestAccess, requestOrigin } from './request-state.js';
+import type { Session } from './session.js';
 
 export async function objectRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
@@ -22,21 +24,27 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const prefix = query.prefix ?? '';
     const after = query.after === '' ? undefined : query.after;
     if (query.deleted !== undefined && query.deleted !== 'true' && query.deleted !== 'false') throw new SvcError('InvalidArgument', 'deleted must be true or false', { field: 'deleted' });
+    await requestAccess(request).require([{ action: query.deleted === 'true' ? 's3:ListBucketVersions' : 's3:ListBucket', bucket }], { prefix, delimiter: '/' });
     return listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: query.deleted === 'true' });
   });
   app.get('/buckets/:bucket/object', async (request) => {
     const bucket = bucketParam(request.params);
     const key = requiredKey(queryOf(request).key);
+    const access = requestAccess(request);
+    await access.require([{ action: 's3:GetObject', bucket, key }]);
     const objects = context.objects();
     const versions = await versionsOf(objects, bucket, key);
     if (versions.length === 0) throw new SvcError('NoSuchKey', undefined, { bucket, key });
-    return { bucket, key, versioning: (await objects.requireBucket(bucket)).versioning, versions: versions.map(describe) };
+    // Earlier versions and delete markers are a version listing.
+    const shown = (await access.allows([{ action: 's3:ListBucketVersions', bucket }], { prefix: key })) ? versions : versions.filter((version) => version.isLatest);
+    return { bucket, key, versioning: (await objects.requireBucket(bucket)).versioning, versions: shown.map(describe) };
   });
   app.get('/buckets/:bucket/download', async (request, reply) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const key = requiredKey(query.key);
     const versionId = optionalVersionId(query.versionId);
+    await requestAccess(request).require([{ action: versionId === undefined ? 's3:GetObject' : 's3:GetObjectVersion', bucket, key }]);
     const reader = await context.objects().getObject(bucket, key, versionId === undefined ? {} : { versionId });
     const name = key.split('/').filter((part) => part !== '').at(-1) ?? 'download';
     reply
@@ -49,6 +57,8 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
   app.post('/buckets/:bucket/delete', async (request) => {
     const bucket = bucketParam(request.params);
     const items = deleteItems(bodyRecord(request.body).objects);
+    // All or nothing: a selection with one key the session may not delete deletes none.
+    await requestAccess(request).require(items.map((item) => ({ action: item.versionId === undefined ? 's3:DeleteObject' : 's3:DeleteObjectVersion', bucket, key: item.key })));
     const objects = context.objects();
     await objects.requireBucket(bucket);
     const results = [];
@@ -72,12 +82,22 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     if (!Number.isInteger(expiresSeconds) || expiresSeconds < 1 || expiresSeconds > limits.maxPresignExpirySeconds) {
       throw new SvcError('InvalidArgument', `expiresSeconds must be a whole number from 1 to ${limits.maxPresignExpirySeconds} (7 days)`, { field: 'expiresSeconds' });
     }
+    const access = requestAccess(request);
+    await access.require([{ action: versionId === undefined ? 's3:GetObject' : 's3:GetObjectVersion', bucket, key }]);
     await context.objects().headObject(bucket, key, versionId);
     const base = context.serverUrl ?? s3BaseUrl(requestOrigin(request), context.s3Port);
     const nowMs = context.nowMs();
-    const url = await presignGet({ base, bucket, key, ...(versionId !== undefined ? { versionId } : {}), expiresSeconds, credentials: context.credentials, nowMs });
+    const url = await presignGet({ base, bucket, key, ...(versionId !== undefined ? { versionId } : {}), expiresSeconds, credentials: signingCredentials(context, access.session), nowMs });
     return { url, expiresAt: new Date(nowMs + expiresSeconds * 1000).toISOString() };
   });
+}
+
+/** A user's share link is signed with its own keys, so it stops working when the user is disabled; root and SSO links with the root keys. */
+function signingCredentials(context: ConsoleContext, session: Session): { accessKey: string; secretKey: string } {
+  const secretKey = session.kind === 'user' ? context.iam().secretFor(session.accessKey) : undefined;
+  if (session.kind !== 'user') return context.credentials;
+  if (secretKey === undefined) throw new SvcError('ConsoleSignInRequired', `the user ${session.accessKey} is disabled or removed`);
+  return { accessKey: session.accessKey, secretKey };
 }
 
 interface ListPage {

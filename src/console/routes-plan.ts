@@ -10,13 +10,15 @@ import { parseByteSize } from '../util/sizes.js';
 import { limits } from '../util/limits.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord } from './input.js';
+import { adminActions } from './access.js';
+import { requestAccess } from './request-state.js';
 
 export async function planRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
   app.post('/plan', async (request) => {
     const body = bodyRecord(request.body);
     const driveSizeBytes = driveSizeOf(body.driveSize);
-    
+    await requestAccess(request).require([{ action: adminActions.serverInfo }]);
     return planLaunch(patternsOf(body.patterns), context.launchEnv, driveSizeBytes === undefined ? {} : { driveSizeBytes });
   });
 }

@@ -1,13 +1,16 @@
 /**
- * Sign-in, the session and sign-out. Sign-in compares with the root credentials in constant time;
- * failures are logged and throttled per client address (429 with Retry-After).
+ * Sign-in, the session and sign-out. Sign-in takes the root credentials or an enabled user's
+ * (compared in constant time); failures are logged and throttled per client address (429 with
+ * Retry-After). The session's answer names the pages its policies open.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SvcError } from '../errors/index.js';
 import type { ConsoleContext } from './context.js';
-import { sessionCookie, type Session } from './session.js';
+import { sessionCookie, type SessionIdentity } from './session.js';
 import { SignInThrottle } from './sign-in-throttle.js';
-import { requestOrigin, requestSession, type RevokedSessions } from './request-state.js';
+import { limits } from '../util/limits.js';
+import { requestAccess, requestOrigin, requestSession, type RevokedSessions } from './request-state.js';
+import { ConsoleAccess, sessionPolicies } from './access.js';
 
 export async function sessionRoutes(app: FastifyInstance, options: { context: ConsoleContext; revoked: RevokedSessions }): Promise<void> {
   const { context } = options;
@@ -21,17 +24,18 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
       throw new SvcError('TooManySignInAttempts', `too many failed sign-ins from this address: try again in ${Math.ceil(waitMs / 1000)} s`, { retryAfterSeconds: Math.ceil(waitMs / 1000) });
     }
     const { accessKey, secretKey } = signInBody(request.body);
-    if (!context.sealer.credentialsMatch(accessKey, secretKey)) {
+    const identity = signInIdentity(context, accessKey, secretKey);
+    if (!identity) {
       const record = throttle.failed(origin.address, nowMs);
       context.logger.warn({ client: origin.address, accessKey: accessKey.slice(0, 64), failures: record.failures }, 'console sign-in failed');
       throw new SvcError('ConsoleSignInFailed');
     }
     throttle.succeeded(origin.address);
-    const session = context.sealer.issue(nowMs);
-    context.logger.info({ client: origin.address }, 'console sign-in');
-    return sessionAnswer(context, reply, session, origin.secure, nowMs);
+    const session = context.sealer.issue(issueAtMs(context, identity, nowMs), identity === 'root' ? undefined : identity);
+    context.logger.info({ client: origin.address, accessKey: session.accessKey, kind: session.kind }, 'console sign-in');
+    return sessionAnswer(context, reply, new ConsoleAccess(context, session, sessionPolicies(context, session), origin), nowMs);
   });
-  app.get('/session', async (request, reply) => sessionAnswer(context, reply, requestSession(request), requestOrigin(request).secure, context.nowMs()));
+  app.get('/session', async (request, reply) => sessionAnswer(context, reply, requestAccess(request), context.nowMs()));
   app.delete('/session', async (request, reply) => {
     const session = requestSession(request);
     options.revoked.revoke(session, context.sealer.settings.maxMs);
@@ -48,11 +52,34 @@ function signInBody(body: unknown): { accessKey: string; secretKey: string } {
   return { accessKey: record.accessKey, secretKey: record.secretKey };
 }
 
-function sessionAnswer(context: ConsoleContext, reply: FastifyReply, session: Session, secure: boolean, nowMs: number): Record<string, unknown> {
+/** The root credentials, an enabled user whose secret matches, or undefined. */
+function signInIdentity(context: ConsoleContext, accessKey: string, secretKey: string): 'root' | SessionIdentity | undefined {
+  if (context.sealer.credentialsMatch(accessKey, secretKey)) return 'root';
+  const secret = context.iam().secretFor(accessKey);
+  if (secret === undefined || !context.sealer.sameText(secretKey, secret)) return undefined;
+  return { kind: 'user', accessKey };
+}
+
+/**
+ * A user's session begins no earlier than the user's `sessionsFromMs`, which another node's clock
+ * may have set a little ahead of this one's (at most 30 s is bridged; the sealer refuses sessions
+ * seen more than a minute in the future).
+ */
+function issueAtMs(context: ConsoleContext, identity: 'root' | SessionIdentity, nowMs: number): number {
+  if (identity === 'root' || identity.kind !== 'user') return nowMs;
+  const fromMs = context.iam().sessionsFromMs(identity.accessKey) ?? nowMs;
+  return Math.max(nowMs, Math.min(fromMs, nowMs + limits.consoleClockSkewBridgedMs));
+}
+
+async function sessionAnswer(context: ConsoleContext, reply: FastifyReply, access: ConsoleAccess, nowMs: number): Promise<Record<string, unknown>> {
+  const session = access.session;
   const remainingMs = context.sealer.remainingMs(session, nowMs);
-  reply.header('set-cookie', sessionCookie(context.sealer.seal(session), { maxAgeMs: remainingMs, secure }));
+  reply.header('set-cookie', sessionCookie(context.sealer.seal(session), { maxAgeMs: remainingMs, secure: access.origin.secure }));
   return {
     accessKey: session.accessKey,
+    kind: session.kind,
+    policies: session.kind === 'user' ? context.iam().listUsers().find((user) => user.accessKey === session.accessKey)?.policies ?? [] : session.policies,
+    pages: await access.pages(),
     csrfToken: context.sealer.csrfToken(session),
     idleExpiresAt: new Date(nowMs + context.sealer.settings.idleMs).toISOString(),
     expiresAt: new Date(session.issuedAtMs + context.sealer.settings.maxMs).toISOString(),

@@ -3,7 +3,9 @@
  * `GET sso/start` sends the browser to the provider with a fresh login state and binds the browser
  * to it with a short-lived cookie; `GET sso/callback` completes it on the node that started it and
  * sets the same session cookie a key sign-in gets. A callback that cannot complete answers an HTML
- * page naming the cause (another node, a used or expired state, an account not admitted).
+ * page naming the cause (another node, a used or expired state, an account not admitted, a policy
+ * claim naming no policy of this deployment). The session acts with the policies the claim names
+ * (SVC_IDENTITY_OPENID_CLAIM_POLICY), or with consoleAdmin when no policy claim is configured.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../errors/index.js';
@@ -39,14 +41,28 @@ export async function ssoRoutes(app: FastifyInstance, options: { context: Consol
       if (!openId) throw new SvcError('ConsoleSsoUnavailable', 'sign-in with SSO is not configured on this deployment (SVC_IDENTITY_OPENID_CONFIG_URL)');
       const origin = requestOrigin(request);
       const query = new URLSearchParams(request.url.split('?')[1] ?? '');
-      const who = await openId.finish(query, cookieValue(request.headers.cookie, loginCookieName));
+      const { who, claimedPolicies } = await openId.finish(query, cookieValue(request.headers.cookie, loginCookieName));
+      const policies = claimedPolicies === undefined ? [defaultSsoPolicy] : knownPolicies(context, who, openId.settings.claimPolicy!, claimedPolicies);
       const nowMs = context.nowMs();
-      const session = context.sealer.issue(nowMs, who);
-      context.logger.info({ client: origin.address, user: who }, 'console sign-in with SSO');
+      const session = context.sealer.issue(nowMs, { kind: 'sso', who, policies });
+      context.logger.info({ client: origin.address, user: who, policies }, 'console sign-in with SSO');
       reply.header('set-cookie', [sessionCookie(context.sealer.seal(session), { maxAgeMs: context.sealer.remainingMs(session, nowMs), secure: origin.secure }), loginCookie(undefined, origin)]);
       return reply.redirect('/svc/console/', 302);
     }),
   );
+}
+
+/** Without a policy claim (SVC_IDENTITY_OPENID_CLAIM_POLICY unset), an admitted account administers the deployment. */
+const defaultSsoPolicy = 'consoleAdmin';
+
+/** The claimed policies this deployment has; unknown names are logged and left out; none known is refused. */
+function knownPolicies(context: ConsoleContext, who: string, claim: string, claimed: string[]): string[] {
+  const { unknown } = context.iam().policiesNamed(claimed);
+  const known = claimed.filter((name) => !unknown.includes(name));
+  if (unknown.length > 0) context.logger.warn({ user: who, claim, unknown }, 'console SSO: the policy claim names policies this deployment does not have; they are ignored');
+  if (known.length > 0) return known;
+  const reason = claimed.length === 0 ? `it has no '${claim}' claim naming a policy` : `its '${claim}' claim names ${claimed.map((name) => `'${name}'`).join(', ')}, none of them a policy of this deployment`;
+  throw new SvcError('ConsoleSsoNoPolicy', `${who} signed in at the OpenID provider, but ${reason}, so it may do nothing here; nothing was signed in`, { claim, user: who });
 }
 
 function loginCookie(binding: string | undefined, origin: ClientOrigin): string {

@@ -8,6 +8,7 @@ import { SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, bucketParam, queryOf, requiredKey, storageClassOf } from './input.js';
+import { requestAccess } from './request-state.js';
 
 export async function uploadRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
@@ -16,6 +17,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const query = queryOf(request);
     const key = requiredKey(query.key);
     const sizeBytes = contentLength(request, limits.maxPutObjectSizeBytes);
+    await requestAccess(request).require([{ action: 's3:PutObject', bucket, key }]);
     const info = await context.objects().putObject(bucket, key, request.raw, {
       storageClass: storageClassOf(query.storageClass),
       sizeBytes,
@@ -27,6 +29,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const bucket = bucketParam(request.params);
     const body = bodyRecord(request.body);
     const key = requiredKey(body.key);
+    await requestAccess(request).require([{ action: 's3:PutObject', bucket, key }]);
     const uploadId = await context.objects().createMultipartUpload(bucket, key, { storageClass: storageClassOf(body.storageClass), ...contentTypeOf(body.contentType) });
     return { key, uploadId, partSizeBytes: partSizeBytes };
   });
@@ -37,6 +40,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const partNumber = Number(partText);
     if (!/^\d+$/.test(partText) || partNumber < 1 || partNumber > limits.maxPartNumber) throw new SvcError('InvalidArgument', `the part number must be from 1 to ${limits.maxPartNumber}`, { field: 'partNumber' });
     const sizeBytes = contentLength(request, limits.maxPartSizeBytes);
+    await requestAccess(request).require([{ action: 's3:PutObject', bucket, key }]);
     const part = await context.objects().uploadPart(bucket, key, uploadId, partNumber, request.raw, { sizeBytes });
     return { partNumber, etag: part.etag };
   });
@@ -45,13 +49,16 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const { uploadId } = request.params as { uploadId: string };
     const body = bodyRecord(request.body);
     const key = requiredKey(body.key);
-    const info = await context.objects().completeMultipartUpload(bucket, key, uploadId, partsOf(body.parts));
+    const parts = partsOf(body.parts);
+    await requestAccess(request).require([{ action: 's3:PutObject', bucket, key }]);
+    const info = await context.objects().completeMultipartUpload(bucket, key, uploadId, parts);
     return { key: info.key, versionId: info.versionId, etag: info.etag, sizeBytes: info.sizeBytes };
   });
   app.delete('/buckets/:bucket/uploads/:uploadId', async (request) => {
     const bucket = bucketParam(request.params);
     const { uploadId } = request.params as { uploadId: string };
     const key = requiredKey(queryOf(request).key);
+    await requestAccess(request).require([{ action: 's3:AbortMultipartUpload', bucket, key }]);
     await context.objects().abortMultipartUpload(bucket, key, uploadId);
     return { aborted: uploadId };
   });

@@ -11,13 +11,23 @@ export interface SessionSettings {
   maxMs: number;
 }
 
+/** Who a session acts for: the root credentials, a user of the IAM store, or an account signed in with SSO. */
+export type SessionKind = 'root' | 'user' | 'sso';
+
 export interface Session {
   /** Random id: the CSRF token is bound to it. */
   id: string;
+  /** The root or user access key; `sso:<user>` for SSO. */
   accessKey: string;
+  kind: SessionKind;
+  /** SSO only: the policies its claim named (a user's policies are read from the IAM store on every request). */
+  policies: string[];
   issuedAtMs: number;
   lastSeenMs: number;
 }
+
+/** Whom `issue` signs in (the root credentials when left out). */
+export type SessionIdentity = { kind: 'user'; accessKey: string } | { kind: 'sso'; who: string; policies: string[] };
 
 export const sessionCookieName = 'svc_console_session';
 const ivBytes = 12;
@@ -38,21 +48,30 @@ export class SessionSealer {
 
   /** Constant-time comparison of a sign-in against the root credentials. */
   credentialsMatch(accessKey: string, secretKey: string): boolean {
-    const digest = (text: string) => createHmac('sha256', this.csrfKey).update(text).digest();
-    const keyOk = timingSafeEqual(digest(accessKey), digest(this.credentials.accessKey));
-    const secretOk = timingSafeEqual(digest(secretKey), digest(this.credentials.secretKey));
+    const keyOk = this.sameText(accessKey, this.credentials.accessKey);
+    const secretOk = this.sameText(secretKey, this.credentials.secretKey);
     return keyOk && secretOk;
   }
 
-  /** A new session for the root credentials, or for `who` signed in with SSO (shown as `sso:who`). */
-  issue(nowMs: number, who?: string): Session {
-    return { id: randomBytes(16).toString('base64url'), accessKey: who === undefined ? this.credentials.accessKey : `sso:${who}`, issuedAtMs: nowMs, lastSeenMs: nowMs };
+  /** Constant-time comparison of two texts (a user's secret at sign-in). */
+  sameText(given: string, expected: string): boolean {
+    const digest = (text: string) => createHmac('sha256', this.csrfKey).update(text).digest();
+    return timingSafeEqual(digest(given), digest(expected));
+  }
+
+  /** A new session for the root credentials, a user, or an account signed in with SSO (shown as `sso:<who>`). */
+  issue(nowMs: number, identity?: SessionIdentity): Session {
+    const id = randomBytes(16).toString('base64url');
+    const times = { issuedAtMs: nowMs, lastSeenMs: nowMs };
+    if (identity?.kind === 'user') return { id, accessKey: identity.accessKey, kind: 'user', policies: [], ...times };
+    if (identity?.kind === 'sso') return { id, accessKey: `sso:${identity.who}`, kind: 'sso', policies: [...identity.policies], ...times };
+    return { id, accessKey: this.credentials.accessKey, kind: 'root', policies: [], ...times };
   }
 
   seal(session: Session): string {
     const iv = randomBytes(ivBytes);
     const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv);
-    const body = Buffer.concat([cipher.update(JSON.stringify([session.id, session.accessKey, session.issuedAtMs, session.lastSeenMs]), 'utf8'), cipher.final()]);
+    const body = Buffer.concat([cipher.update(JSON.stringify([session.id, session.accessKey, session.issuedAtMs, session.lastSeenMs, session.kind, session.policies]), 'utf8'), cipher.final()]);
     return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
   }
 
@@ -69,10 +88,11 @@ export class SessionSealer {
     } catch {
       return undefined;
     }
-    if (!Array.isArray(fields) || fields.length !== 4) return undefined;
-    const [id, accessKey, issuedAtMs, lastSeenMs] = fields as [unknown, unknown, unknown, unknown];
+    if (!Array.isArray(fields) || fields.length !== 6) return undefined;
+    const [id, accessKey, issuedAtMs, lastSeenMs, kind, policies] = fields as unknown[];
     if (typeof id !== 'string' || typeof accessKey !== 'string' || typeof issuedAtMs !== 'number' || typeof lastSeenMs !== 'number') return undefined;
-    const session = { id, accessKey, issuedAtMs, lastSeenMs };
+    if ((kind !== 'root' && kind !== 'user' && kind !== 'sso') || !Array.isArray(policies) || !policies.every((name) => typeof name === 'string')) return undefined;
+    const session: Session = { id, accessKey, kind, policies: policies as string[], issuedAtMs, lastSeenMs };
     return this.expired(session, nowMs) ? undefined : session;
   }
 

@@ -84,6 +84,8 @@ export const errorCatalogue = {
   NoSuchUser: { httpStatus: 404, message: 'The user does not exist.' },
   NoSuchPolicy: { httpStatus: 404, message: 'The policy does not exist: give a built-in policy (readonly, readwrite, writeonly, consoleAdmin) or one created earlier.' },
   PolicyIsBuiltIn: { httpStatus: 409, message: 'A built-in policy cannot be replaced.' },
+  UserAlreadyExists: { httpStatus: 409, message: 'A user with this access key exists already.' },
+  PolicyInUse: { httpStatus: 409, message: 'The policy is attached to a user: detach it first.' },
   InvalidUserCredentials: { httpStatus: 400, message: 'The access key must be 3 to 128 characters of letters, digits and -_.=@, the secret key 8 to 128 characters, and neither may be the root access key.' },
 
   // Console API (same JSON shape as the admin API)
@@ -99,6 +101,7 @@ export const errorCatalogue = {
   ConsoleSsoStateExpired: { httpStatus: 400, message: 'This SSO sign-in took longer than 10 minutes; start again.' },
   ConsoleSsoBrowserMismatch: { httpStatus: 400, message: 'This SSO sign-in was started in another browser; nothing was signed in.' },
   ConsoleSsoProviderError: { httpStatus: 502, message: 'The OpenID provider refused the sign-in or its answer could not be verified; nothing was signed in.' },
+  ConsoleSsoNoPolicy: { httpStatus: 403, message: 'The account signed in at the OpenID provider, but its policy claim names no policy this deployment has, so it may do nothing here; nothing was signed in.' },
   ConsoleSsoNotAdmitted: { httpStatus: 403, message: 'The account signed in at the OpenID provider is not admitted to this console (the required claim is missing).' },
   ConfirmationRequired: { httpStatus: 400, message: 'This action deletes data: confirm it by typing the name asked for.' },
 

@@ -17,6 +17,8 @@ export interface StoredUser {
   enabled: boolean;
   policies: string[];
   createdMs: number;
+  /** Console sessions of this user signed in before this instant are over (set when it is added, given a new secret or enabled again). */
+  sessionsFromMs?: number;
 }
 
 export interface IamDocument {
@@ -75,11 +77,29 @@ export class IamStore {
     return this.document.users[accessKey]?.enabled ? this.secrets.get(accessKey) : undefined;
   }
 
+  /** When an enabled user's console sessions may have begun at the earliest; undefined when the key is not an enabled user. */
+  sessionsFromMs(accessKey: string): number | undefined {
+    const user = this.document.users[accessKey];
+    return user?.enabled ? (user.sessionsFromMs ?? 0) : undefined;
+  }
+
   /** The policies attached to an enabled user; undefined when the key is not one. */
   userPolicies(accessKey: string): Policy[] | undefined {
     const user = this.document.users[accessKey];
     if (!user?.enabled) return undefined;
     return user.policies.map((name) => builtInPolicies.get(name) ?? this.parsed.get(name)).filter((policy): policy is Policy => policy !== undefined);
+  }
+
+  /** The named policies that exist (built-in or created), and the names that do not. */
+  policiesNamed(names: readonly string[]): { policies: Policy[]; unknown: string[] } {
+    const policies: Policy[] = [];
+    const unknown: string[] = [];
+    for (const name of names) {
+      const policy = builtInPolicies.get(name) ?? this.parsed.get(name);
+      if (policy) policies.push(policy);
+      else unknown.push(name);
+    }
+    return { policies, unknown };
   }
 
   listUsers(): UserInfo[] {
@@ -93,19 +113,21 @@ export class IamStore {
     return [...builtInPolicyNames.map((name) => ({ name, builtIn: true, document: builtInPolicyDocument(name) })), ...created.sort((a, b) => (a.name < b.name ? -1 : 1))];
   }
 
-  /** Adds a user, or replaces the secret of an existing one (its policies and state stay). */
-  async addUser(accessKey: string, secretKey: string, policies: string[] = []): Promise<UserInfo> {
+  /** Adds a user, or replaces the secret of an existing one (its policies and state stay); with `onlyNew`, an existing one is UserAlreadyExists. */
+  async addUser(accessKey: string, secretKey: string, policies: string[] = [], options: { onlyNew?: boolean } = {}): Promise<UserInfo> {
     if (!accessKeyPattern.test(accessKey) || secretKey.length < 8 || secretKey.length > 128 || accessKey === this.options.root.accessKey) {
       throw new SvcError('InvalidUserCredentials', undefined, { accessKey });
     }
     return this.change((document) => {
       for (const name of policies) this.requirePolicy(document, name);
       const existing = document.users[accessKey];
+      if (existing && options.onlyNew === true) throw new SvcError('UserAlreadyExists', `a user with the access key ${accessKey} exists already`, { accessKey });
       document.users[accessKey] = {
         sealedSecret: this.seal(secretKey),
         enabled: existing?.enabled ?? true,
         policies: [...new Set([...(existing?.policies ?? []), ...policies])],
         createdMs: existing?.createdMs ?? this.options.nowMs(),
+        sessionsFromMs: this.options.nowMs(),
       };
       return this.infoOf(document, accessKey);
     });
@@ -120,7 +142,9 @@ export class IamStore {
 
   async setEnabled(accessKey: string, enabled: boolean): Promise<UserInfo> {
     return this.change((document) => {
-      this.requireUser(document, accessKey).enabled = enabled;
+      const user = this.requireUser(document, accessKey);
+      if (enabled && !user.enabled) user.sessionsFromMs = this.options.nowMs();
+      user.enabled = enabled;
       return this.infoOf(document, accessKey);
     });
   }
@@ -131,6 +155,17 @@ export class IamStore {
     validatePolicy(document);
     await this.change((stored) => {
       stored.policies[name] = document;
+    });
+  }
+
+  /** Removes a created policy; refused while a user has it attached (PolicyInUse). */
+  async removePolicy(name: string): Promise<void> {
+    if (isBuiltInPolicy(name)) throw new SvcError('PolicyIsBuiltIn', `${name} is a built-in policy and cannot be removed.`, { policy: name });
+    await this.change((document) => {
+      this.requirePolicy(document, name);
+      const holders = Object.entries(document.users).filter(([, user]) => user.policies.includes(name)).map(([accessKey]) => accessKey);
+      if (holders.length > 0) throw new SvcError('PolicyInUse', `the policy ${name} is attached to ${holders.join(', ')}: detach it first`, { policy: name, users: holders.join(',') });
+      delete document.policies[name];
     });
   }
 

@@ -94,6 +94,10 @@ export const limits = {
   consoleOpenIdRetryMs: 30_000,
   /** Discovery, token and key requests to the OpenID provider give up after this long. */
   consoleOpenIdTimeoutSeconds: 5,
+  /** A user's console session may begin this far ahead of the signing-in node's clock (another node enabled the user by its own clock). */
+  consoleClockSkewBridgedMs: 30_000,
+  /** Policy names an SSO session takes from its policy claim at most (they travel in the session cookie). */
+  consoleSsoPoliciesMax: 16,
   /** Console object listing: entries per page at most. */
   consoleListPageMax: 1000,
   /** Console batch delete: keys per request at most. */

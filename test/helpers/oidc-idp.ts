@@ -1,15 +1,22 @@
 /**
  * A real OpenID provider for tests (the `oidc-provider` package) on loopback: users `alice` (in the
- * `svc-admins` group) and `bob` (only in `staff`), a sign-in form at /interaction/:uid that takes a
- * user name, and consent granted automatically for the one registered client.
+ * `svc-admins` group) and `bob` (only in `staff`), and users with a `policy` claim: `carol`
+ * (readonly), `dave` (consoleAdmin and an unknown name, one comma-separated string), `erin` (only
+ * unknown names) and `frank` (consoleAdmin but outside `staff`); a sign-in form at
+ * /interaction/:uid that takes a user name, and consent granted automatically for the one
+ * registered client.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 
-export const idpUsers: Record<string, { groups: string[]; email: string }> = {
+export const idpUsers: Record<string, { groups: string[]; email: string; policy?: string | string[] }> = {
   alice: { groups: ['svc-admins', 'staff'], email: 'alice@example.test' },
   bob: { groups: ['staff'], email: 'bob@example.test' },
+  carol: { groups: ['staff'], email: 'carol@example.test', policy: ['readonly'] },
+  dave: { groups: ['staff'], email: 'dave@example.test', policy: 'consoleAdmin, no-such-policy' },
+  erin: { groups: ['staff'], email: 'erin@example.test', policy: ['no-such-policy'] },
+  frank: { groups: [], email: 'frank@example.test', policy: ['consoleAdmin'] },
 };
 
 export interface TestIdp {
@@ -34,7 +41,7 @@ export async function startTestIdp(redirectUris: string[], host = '127.0.0.1'): 
   const clientSecret = 'svc-console-test-secret';
   const provider = new Provider(issuer, {
     clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
-    claims: { openid: ['sub'], profile: ['preferred_username', 'groups'], email: ['email'] },
+    claims: { openid: ['sub'], profile: ['preferred_username', 'groups', 'policy'], email: ['email'] },
     conformIdTokenClaims: false,
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => true },
@@ -44,7 +51,7 @@ export async function startTestIdp(redirectUris: string[], host = '127.0.0.1'): 
     findAccount: async (_ctx, id) => {
       const user = idpUsers[id];
       if (!user) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id, preferred_username: id, email: user.email, groups: user.groups }) };
+      return { accountId: id, claims: async () => ({ sub: id, preferred_username: id, email: user.email, groups: user.groups, ...(user.policy !== undefined ? { policy: user.policy } : {}) }) };
     },
     loadExistingGrant: async (ctx) => {
       const existing = ctx.oidc.session?.grantIdFor(ctx.oidc.client!.clientId);

@@ -65,7 +65,7 @@ export interface AdminContext {
     set(drive: string, plan: unknown): { drive: string; faults: unknown };
   };
   /** Users and policies; undefined on a server built without them. */
-  iam?: Pick<IamStore, 'listUsers' | 'addUser' | 'removeUser' | 'setEnabled' | 'listPolicies' | 'createPolicy' | 'attach' | 'detach'>;
+  iam?: Pick<IamStore, 'listUsers' | 'addUser' | 'removeUser' | 'setEnabled' | 'listPolicies' | 'createPolicy' | 'removePolicy' | 'attach' | 'detach'>;
   capabilities(): Record<string, unknown>;
   /** Object placement and the failure what-if. */
   explorer: Explorer;

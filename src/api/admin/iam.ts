@@ -1,6 +1,6 @@
 /**
  * Users and policies (root only, like every admin route): add, remove, enable, disable and list
- * users; create, attach, detach and list policies. Parameters travel in the query; a new
+ * users; create, remove, attach, detach and list policies. Parameters travel in the query; a new
  * user's secret and a policy document travel in the JSON body.
  */
 import { SvcError } from '../../errors/index.js';
@@ -49,6 +49,15 @@ export const iamRoutes: IamRoute[] = [
       const name = required(mutationQuery(request.rawQuery, ['name']), 'name');
       await iamOf(context).createPolicy(name, jsonBody(request, 'MalformedPolicy'));
       return { created: name };
+    },
+  },
+  {
+    method: 'POST',
+    path: `${iam}/policy/remove`,
+    handle: async (context, request) => {
+      const name = required(mutationQuery(request.rawQuery, ['name']), 'name');
+      await iamOf(context).removePolicy(name);
+      return { removed: name };
     },
   },
   { method: 'POST', path: `${iam}/policy/attach`, handle: async (context, request) => ({ user: await iamOf(context).attach(...userAndPolicy(request)) }) },

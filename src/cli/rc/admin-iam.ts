@@ -47,7 +47,13 @@ export async function policy(context: RcContext, action: string, aliasName: stri
     context.print(answer, () => `created policy ${first}`);
     return;
   }
-  if (action !== 'attach' && action !== 'detach') throw new RcError(`unknown policy action '${action}' (create, attach, detach, list)`, 2);
+  if (action === 'remove') {
+    if (first === undefined) throw new RcError('rc admin policy remove needs a policy name', 2);
+    const answer = await context.admin(alias, 'POST', `${iam}/policy/remove`, { name: first });
+    context.print(answer, () => `removed policy ${first}`);
+    return;
+  }
+  if (action !== 'attach' && action !== 'detach') throw new RcError(`unknown policy action '${action}' (create, remove, attach, detach, list)`, 2);
   if (first === undefined || second === undefined) throw new RcError(`rc admin policy ${action} needs a policy name and a user's access key`, 2);
   const answer = await context.admin(alias, 'POST', `${iam}/policy/${action}`, { policy: first, accessKey: second });
   context.print(answer, () => userLine(answer.user));

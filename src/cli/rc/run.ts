@@ -189,6 +189,7 @@ const commands: Record<string, Command> = {
       { usage: `rc admin policy ${action} <alias> <policy> <access-key>`, summary: `${action} a policy ${action === 'attach' ? 'to' : 'from'} a user`, positionals: [3, 3], run: (context, [alias, name, key]) => iamCommands.policy(context, action, alias!, name, key) },
     ]),
   ),
+  'admin policy remove': { usage: 'rc admin policy remove <alias> <name>', summary: 'remove a created policy (detach it from every user first)', positionals: [2, 2], run: (context, [alias, name]) => iamCommands.policy(context, 'remove', alias!, name, undefined) },
   'admin policy list': { usage: 'rc admin policy list <alias>', summary: 'built-in and created policies', positionals: [1, 1], run: (context, [alias]) => iamCommands.policy(context, 'list', alias!, undefined, undefined) },
   'admin info disk': { usage: 'rc admin info disk <alias> [--offline]', summary: 'every drive (or only those not online)', options: { offline: { type: 'boolean' } }, positionals: [1, 1], run: (context, [alias], values) => adminCommands.info(context, 'disk', alias!, values.offline === true) },
 };

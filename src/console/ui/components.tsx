@@ -58,8 +58,8 @@ export function ErrorNotice(props: { error: unknown; onClose?: () => void }) {
 
 const badgeTones: [RegExp, string][] = [
   [/^(online|ok|finished|completed?|healed|enabled|done|active|readable|writable|deletable|accepted)$/i, 'ok'],
-  [/^(offline|failed|canceled|unrecoverable|error|rejected|not (readable|writable|deletable))$/i, 'bad'],
-  [/^(deleted|delete marker|latest|unversioned|suspended|queued|waiting|stopped)$/i, 'neutral'],
+  [/^(offline|failed|canceled|unrecoverable|error|rejected|disabled|not (readable|writable|deletable))$/i, 'bad'],
+  [/^(deleted|delete marker|latest|unversioned|suspended|queued|waiting|stopped|built-in|created)$/i, 'neutral'],
 ];
 
 export function Badge(props: { state: string }) {

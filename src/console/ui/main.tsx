@@ -9,15 +9,20 @@ import { BrowserPage } from './page-browser';
 import { ClusterPage } from './page-cluster';
 import { OperationsPage } from './page-operations';
 import { ExplorerPage } from './page-explorer';
+import { UsersPage } from './page-users';
 
 interface SessionInfo {
   accessKey: string;
+  kind: 'root' | 'user' | 'sso';
+  policies: string[];
+  /** The pages this session's policies open. */
+  pages: string[];
   csrfToken: string;
   expiresAt: string;
 }
 
-function useRoute(): string[] {
-  const read = () => (location.hash.replace(/^#\/?/, '') || 'overview').split('/').map((part) => decodeURIComponent(part));
+function useRoute(home: string): string[] {
+  const read = () => (location.hash.replace(/^#\/?/, '') || home).split('/').map((part) => decodeURIComponent(part));
   const [route, setRoute] = useState(read);
   useEffect(() => {
     const changed = () => setRoute(read());
@@ -53,7 +58,7 @@ function SignIn(props: { onSignedIn: (session: SessionInfo) => void }) {
           svc
         </div>
         <h1>Sign in to the console</h1>
-        <p class="muted">Use the deployment's root access key and secret key.</p>
+        <p class="muted">Use the deployment's root keys or a user's access key and secret key.</p>
         <label class="field">
           <span>Access key</span>
           <input name="accessKey" autocomplete="username" value={accessKey} onInput={(event) => setAccessKey((event.target as HTMLInputElement).value)} required autoFocus />
@@ -112,10 +117,12 @@ const pages: { id: string; label: string }[] = [
   { id: 'cluster', label: 'Cluster' },
   { id: 'operations', label: 'Operations' },
   { id: 'explorer', label: 'Explorer' },
+  { id: 'users', label: 'Users' },
 ];
 
 function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
-  const route = useRoute();
+  const open = pages.filter((entry) => props.session.pages.includes(entry.id));
+  const route = useRoute(open[0]?.id ?? 'buckets');
   const [menuOpen, setMenuOpen] = useState(false);
   const page = route[0] === 'browse' ? 'buckets' : route[0];
   useEffect(() => {
@@ -134,8 +141,9 @@ function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
           svc <span class="muted">console</span>
         </a>
         <div class="topbar-right">
-          <span class="muted who" title="Signed in as">
+          <span class="muted who" title={props.session.kind === 'root' ? 'Signed in with the root keys' : `Signed in with the policies ${props.session.policies.join(', ') || '(none)'}`}>
             {props.session.accessKey}
+            {props.session.kind === 'root' ? null : <span class="who-policies"> · {props.session.policies.join(', ') || 'no policy'}</span>}
           </span>
           <button class="button" type="button" onClick={props.onSignOut}>
             Sign out
@@ -143,13 +151,26 @@ function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
         </div>
       </header>
       <nav id="nav" class={`nav ${menuOpen ? 'open' : ''}`} aria-label="Pages">
-        {pages.map((entry) => (
+        {open.map((entry) => (
           <a key={entry.id} href={`#/${entry.id}`} class={page === entry.id ? 'active' : ''} aria-current={page === entry.id ? 'page' : undefined}>
             {entry.label}
           </a>
         ))}
       </nav>
-      <main class="content">{pageFor(route)}</main>
+      <main class="content">{page === 'buckets' || open.some((entry) => entry.id === page) ? pageFor(route) : <NotOffered page={page ?? ''} />}</main>
+    </div>
+  );
+}
+
+/** A page this session's policies do not open (the navigation does not offer it either). */
+function NotOffered(props: { page: string }) {
+  return (
+    <div class="page">
+      <h1>Not available</h1>
+      <ErrorNotice error={new ApiError(403, 'AccessDenied', `Your policies do not open the ${props.page} page. Ask an administrator for a policy that allows it (consoleAdmin opens every page).`)} />
+      <p>
+        <a href="#/buckets">Go to your buckets</a>
+      </p>
     </div>
   );
 }
@@ -172,6 +193,8 @@ function pageFor(route: string[]) {
       return <OperationsPage />;
     case 'explorer':
       return <ExplorerPage bucket={route[1] ?? ''} objectKey={route.slice(2).join('/')} />;
+    case 'users':
+      return <UsersPage />;
     default:
       return <OverviewPage />;
   }
