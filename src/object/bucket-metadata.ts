@@ -19,6 +19,29 @@ export interface BucketRecord {
   cors?: CorsRule[];
   /** The bucket policy as PutBucketPolicy gave it (JSON text, validated); absent when it has none. */
   policy?: string;
+  /** The bucket's lifecycle rules (PutBucketLifecycleConfiguration); absent when it has none. */
+  lifecycle?: LifecycleRule[];
+}
+
+/**
+ * One lifecycle rule, as PutBucketLifecycleConfiguration gives it (validated by the S3 layer).
+ * Days are whole days; a date is an instant (midnight UTC) in milliseconds.
+ */
+export interface LifecycleRule {
+  id: string;
+  enabled: boolean;
+  filter: LifecycleFilter;
+  expiration?: { days?: number; dateMs?: number; expiredObjectDeleteMarker?: boolean };
+  noncurrentVersionExpiration?: { noncurrentDays: number; newerNoncurrentVersions?: number };
+  abortIncompleteMultipartUploadDays?: number;
+}
+
+/** What a rule applies to: every condition given must hold (an empty filter matches everything). */
+export interface LifecycleFilter {
+  prefix?: string;
+  tags?: { key: string; value: string }[];
+  sizeGreaterThanBytes?: number;
+  sizeLessThanBytes?: number;
 }
 
 /** One CORS rule, as PutBucketCors gives it. */
@@ -50,7 +73,19 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
   }
   if (record.cors !== undefined && !Array.isArray(record.cors)) throw new SvcError('CorruptFormat', 'bucket record has an invalid cors field');
   if (record.policy !== undefined && typeof record.policy !== 'string') throw new SvcError('CorruptFormat', 'bucket record has an invalid policy field');
+  if (record.lifecycle !== undefined && !isLifecycle(record.lifecycle)) throw new SvcError('CorruptFormat', 'bucket record has an invalid lifecycle field');
   return record as BucketRecord;
+}
+
+function isLifecycle(value: unknown): value is LifecycleRule[] {
+  const isCount = (field: unknown): boolean => field === undefined || (typeof field === 'number' && Number.isInteger(field) && field >= 0);
+  return Array.isArray(value) && value.every((rule: Partial<LifecycleRule>) =>
+    typeof rule === 'object' && rule !== null && typeof rule.id === 'string' && typeof rule.enabled === 'boolean' &&
+    typeof rule.filter === 'object' && rule.filter !== null && (rule.filter.prefix === undefined || typeof rule.filter.prefix === 'string') &&
+    (rule.filter.tags === undefined || Array.isArray(rule.filter.tags)) && isCount(rule.filter.sizeGreaterThanBytes) && isCount(rule.filter.sizeLessThanBytes) &&
+    (rule.expiration === undefined || (isCount(rule.expiration.days) && (rule.expiration.dateMs === undefined || typeof rule.expiration.dateMs === 'number'))) &&
+    (rule.noncurrentVersionExpiration === undefined || (isCount(rule.noncurrentVersionExpiration.noncurrentDays) && isCount(rule.noncurrentVersionExpiration.newerNoncurrentVersions))) &&
+    isCount(rule.abortIncompleteMultipartUploadDays));
 }
 
 export function encodeBucketRecord(record: BucketRecord): Uint8Array {

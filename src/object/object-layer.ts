@@ -18,7 +18,7 @@ import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
 import type { WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
-import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule } from './bucket-metadata.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type LifecycleRule } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 
@@ -167,6 +167,11 @@ export class ObjectLayer {
     await this.changeBucketRecord(bucket, ({ policy: _old, ...record }) => (policy === undefined ? record : { ...record, policy }));
   }
 
+  /** Sets (or, with undefined, removes) the bucket's lifecycle rules (validated by the caller). */
+  async setBucketLifecycle(bucket: string, rules: LifecycleRule[] | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ lifecycle: _old, ...record }) => (rules === undefined ? record : { ...record, lifecycle: rules }));
+  }
+
   private async changeBucketRecord(bucket: string, change: (record: BucketRecord) => BucketRecord): Promise<void> {
     const record = await this.requireBucket(bucket);
     const next: BucketRecord = { ...change(record), updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
@@ -252,7 +257,8 @@ export class ObjectLayer {
     return this.setFor(poolIndex, key).updateVersionMetadata(bucket, key, versionId, update);
   }
 
-  async deleteObject(bucket: string, key: string, versionId?: string): Promise<DeleteObjectResult> {
+  /** With `lockHeld`, the caller already holds the object's write lock (lockObject), as the lifecycle scanner does to re-check before it deletes. */
+  async deleteObject(bucket: string, key: string, versionId?: string, options: { lockHeld?: boolean } = {}): Promise<DeleteObjectResult> {
     checkObjectKey(key);
     const record = await this.requireBucket(bucket);
     const holding = await this.poolHolding(bucket, key);
@@ -263,6 +269,7 @@ export class ObjectLayer {
     return this.setFor(poolIndex, key).deleteObject(bucket, key, {
       versioning: record.versioning,
       ...(versionId !== undefined ? { versionId } : {}),
+      ...(options.lockHeld === true ? { lockHeld: true } : {}),
     });
   }
 

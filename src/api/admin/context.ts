@@ -4,6 +4,7 @@ import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { HealManager } from '../../ops/heal.js';
 import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
+import type { LifecycleScanner } from '../../ops/lifecycle.js';
 
 export interface SlotInfo {
   set: number;
@@ -54,6 +55,8 @@ export interface AdminContext {
   rebalance: RebalanceControl;
   /** Heal sequences run on the node that received the request. */
   heal: Pick<HealManager, 'startSequence' | 'sequenceStatus' | 'stopSequence' | 'backgroundStatus' | 'replacementRecovery'>;
+  /** This node's lifecycle scanner. */
+  lifecycle: Pick<LifecycleScanner, 'status' | 'runNow'>;
   /** Set count of each pool. */
   setCounts: number[];
   snapshot(): Promise<Record<string, unknown>>;

@@ -30,6 +30,15 @@ export const adminRoutes: AdminRoute[] = [
     },
   },
   { method: 'GET', path: '/svc/admin/v4/heal/replacement-recovery', handle: async (context) => context.heal.replacementRecovery() },
+  { method: 'GET', path: '/svc/admin/v4/lifecycle/status', handle: async (context) => context.lifecycle.status() },
+  {
+    method: 'POST',
+    path: '/svc/admin/v4/lifecycle/run',
+    handle: async (context, request) => {
+      noQuery(request);
+      return { started: context.lifecycle.runNow() };
+    },
+  },
   { method: 'GET', path: '/svc/admin/v4/cluster/snapshot', handle: async (context) => context.snapshot() },
   { method: 'GET', path: '/svc/admin/v4/runtime/capabilities', handle: async (context) => context.capabilities() },
   { method: 'GET', path: '/svc/admin/v4/object/placement', handle: async (context, request) => context.explorer.placement(placementQuery(request)) },

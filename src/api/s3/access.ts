@@ -102,6 +102,10 @@ const bucketActions: Record<BucketKind, string> = {
   PutBucketPolicy: 's3:PutBucketPolicy',
   DeleteBucketPolicy: 's3:DeleteBucketPolicy',
   GetBucketPolicyStatus: 's3:GetBucketPolicyStatus',
+  // AWS has no separate action for deleting a lifecycle configuration: it is a put.
+  GetBucketLifecycleConfiguration: 's3:GetLifecycleConfiguration',
+  PutBucketLifecycleConfiguration: 's3:PutLifecycleConfiguration',
+  DeleteBucketLifecycle: 's3:PutLifecycleConfiguration',
 };
 
 function objectPermission(action: string, endpoint: { bucket: string; key: string }): Permission {

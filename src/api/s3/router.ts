@@ -45,6 +45,9 @@ export type S3Endpoint =
   | { kind: 'PutBucketPolicy'; bucket: string }
   | { kind: 'DeleteBucketPolicy'; bucket: string }
   | { kind: 'GetBucketPolicyStatus'; bucket: string }
+  | { kind: 'GetBucketLifecycleConfiguration'; bucket: string }
+  | { kind: 'PutBucketLifecycleConfiguration'; bucket: string }
+  | { kind: 'DeleteBucketLifecycle'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -86,6 +89,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
   if (has('cors')) return routeCors(method, bucket);
   if (has('policy')) return routePolicy(method, bucket);
+  if (has('lifecycle')) return routeLifecycle(method, bucket);
   if (has('policyStatus')) return method === 'GET' ? { kind: 'GetBucketPolicyStatus', bucket } : notAllowed();
   if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
   const sub = bucketSubresources.find(has);
@@ -140,6 +144,13 @@ function routePolicy(method: string, bucket: string): S3Endpoint {
   if (method === 'GET') return { kind: 'GetBucketPolicy', bucket };
   if (method === 'PUT') return { kind: 'PutBucketPolicy', bucket };
   if (method === 'DELETE') return { kind: 'DeleteBucketPolicy', bucket };
+  return notAllowed();
+}
+
+function routeLifecycle(method: string, bucket: string): S3Endpoint {
+  if (method === 'GET') return { kind: 'GetBucketLifecycleConfiguration', bucket };
+  if (method === 'PUT') return { kind: 'PutBucketLifecycleConfiguration', bucket };
+  if (method === 'DELETE') return { kind: 'DeleteBucketLifecycle', bucket };
   return notAllowed();
 }
 

@@ -27,6 +27,7 @@ import { postObject } from './handlers/post-object.js';
 import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
 import * as bucketPolicy from './handlers/bucket-policy.js';
+import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, type AccessPolicies, type Caller } from './access.js';
 
 export interface S3PluginOptions {
@@ -183,6 +184,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'PutBucketPolicy': return bucketPolicy.putBucketPolicy(context, request, endpoint.bucket);
     case 'DeleteBucketPolicy': return bucketPolicy.deleteBucketPolicy(context, request, endpoint.bucket);
     case 'GetBucketPolicyStatus': return bucketPolicy.getBucketPolicyStatus(context, request, endpoint.bucket);
+    case 'GetBucketLifecycleConfiguration': return bucketLifecycle.getBucketLifecycle(context, request, endpoint.bucket);
+    case 'PutBucketLifecycleConfiguration': return bucketLifecycle.putBucketLifecycle(context, request, endpoint.bucket);
+    case 'DeleteBucketLifecycle': return bucketLifecycle.deleteBucketLifecycle(context, request, endpoint.bucket);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }
