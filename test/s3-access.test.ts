@@ -34,7 +34,9 @@ describe('S3 request permissions', () => {
     expect(needs('GET', '/b?policyStatus')).toEqual(['s3:GetBucketPolicyStatus arn:aws:s3:::b']);
     expect(needs('DELETE', '/b?cors')).toEqual(['s3:PutBucketCORS arn:aws:s3:::b']);
     expect(needs('PUT', '/b/k?tagging')).toEqual(['s3:PutObjectTagging arn:aws:s3:::b/k']);
-    expect(needs('GET', '/b?lifecycle')).toEqual([]);
+    expect(needs('GET', '/b?lifecycle')).toEqual(['s3:GetLifecycleConfiguration arn:aws:s3:::b']);
+    expect(needs('DELETE', '/b?lifecycle')).toEqual(['s3:PutLifecycleConfiguration arn:aws:s3:::b']);
+    expect(needs('GET', '/b?website')).toEqual([]);
   });
 
   it('tells unsigned requests from signed and presigned ones', () => {
