@@ -23,6 +23,7 @@ import { readChecks } from './s3/reads.js';
 import { copyMultipartChecks } from './s3/copy-multipart.js';
 import { versionListingChecks } from './s3/versions-listing.js';
 import { authChecksumChecks } from './s3/auth-checksums.js';
+import { lifecycleChecks } from './s3/lifecycle.js';
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('hex');
 
@@ -231,4 +232,4 @@ const coreChecks: Check[] = [
   },
 ];
 
-export const s3Checks: Check[] = [...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks];
+export const s3Checks: Check[] = [...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...lifecycleChecks];
