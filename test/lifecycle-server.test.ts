@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CreateBucketCommand, DeleteBucketLifecycleCommand, DeleteObjectCommand, GetBucketLifecycleConfigurationCommand, ListObjectsV2Command, ListObjectVersionsCommand,
+  CreateBucketCommand, DeleteBucketLifecycleCommand, DeleteObjectCommand, GetBucketLifecycleConfigurationCommand, HeadObjectCommand, ListObjectsV2Command, ListObjectVersionsCommand,
   PutBucketLifecycleConfigurationCommand, PutBucketVersioningCommand, PutObjectCommand, type LifecycleRule, type S3Client,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
@@ -111,6 +111,13 @@ describe('the scanner on a real server', () => {
     await s3.send(new CreateBucketCommand({ Bucket: 'expiring' }));
     for (const key of ['old/a', 'old/b', 'keep/c']) await s3.send(new PutObjectCommand({ Bucket: 'expiring', Key: key, Body: key }));
     await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'expiring', LifecycleConfiguration: { Rules: [{ ID: 'old', Status: 'Enabled', Filter: { Prefix: 'old/' }, Expiration: { Days: 1 } }] } }));
+    // x-amz-expiration: when the rule expires an object and which rule it is (next midnight UTC after a day).
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'expiring', Key: 'old/a' }));
+    const due = new Date((Math.floor((head.LastModified!.getTime() + 86_400_000) / 86_400_000) + 1) * 86_400_000);
+    expect(head.Expiration).toBe(`expiry-date="${due.toUTCString()}", rule-id="old"`);
+    expect((await s3.send(new PutObjectCommand({ Bucket: 'expiring', Key: 'old/put', Body: 'x' }))).Expiration).toMatch(/^expiry-date="[^"]+ 00:00:00 GMT", rule-id="old"$/);
+    await s3.send(new DeleteObjectCommand({ Bucket: 'expiring', Key: 'old/put' }));
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'expiring', Key: 'keep/c' }))).Expiration).toBeUndefined();
     await s3.send(new CreateBucketCommand({ Bucket: 'history' }));
     await s3.send(new PutBucketVersioningCommand({ Bucket: 'history', VersioningConfiguration: { Status: 'Enabled' } }));
     await s3.send(new PutObjectCommand({ Bucket: 'history', Key: 'k', Body: 'one' }));

@@ -95,11 +95,26 @@ export function planKey(rules: LifecycleRule[], key: string, versions: ObjectInf
 }
 
 function currentExpires(rule: LifecycleRule, key: string, version: ObjectInfo, nowMs: number): boolean {
+  const dueMs = currentDueMs(rule, key, version);
+  return dueMs !== undefined && nowMs >= dueMs;
+}
+
+/** When a rule expires this current version (undefined: it does not). */
+function currentDueMs(rule: LifecycleRule, key: string, version: Pick<ObjectInfo, 'modTimeMs' | 'sizeBytes' | 'deleteMarker' | 'systemMetadata'>): number | undefined {
   const expiration = rule.expiration;
-  if (!expiration || !filterMatches(rule.filter, key, version)) return false;
-  if (expiration.days !== undefined) return nowMs >= dueAfterDays(version.modTimeMs, expiration.days);
-  if (expiration.dateMs !== undefined) return nowMs >= expiration.dateMs;
-  return false;
+  if (!rule.enabled || !expiration || version.deleteMarker || !filterMatches(rule.filter, key, version)) return undefined;
+  if (expiration.days !== undefined) return dueAfterDays(version.modTimeMs, expiration.days);
+  return expiration.dateMs;
+}
+
+/** The earliest expiration a bucket's rules give a current version, and the rule that gives it (the `x-amz-expiration` header). */
+export function currentExpiration(rules: LifecycleRule[] | undefined, key: string, version: Pick<ObjectInfo, 'modTimeMs' | 'sizeBytes' | 'deleteMarker' | 'systemMetadata'>): { dueMs: number; ruleId: string } | undefined {
+  let earliest: { dueMs: number; ruleId: string } | undefined;
+  for (const rule of rules ?? []) {
+    const dueMs = currentDueMs(rule, key, version);
+    if (dueMs !== undefined && (!earliest || dueMs < earliest.dueMs)) earliest = { dueMs, ruleId: rule.id };
+  }
+  return earliest;
 }
 
 function noncurrentExpires(rule: LifecycleRule, key: string, version: ObjectInfo, newerNoncurrent: number, noncurrentSinceMs: number, nowMs: number): boolean {
