@@ -4,7 +4,6 @@
  * test-output/console/operations-lifecycle.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,13 +11,9 @@ import type { Browser, Page } from 'playwright-core';
 import { CreateBucketCommand, PutBucketLifecycleConfigurationCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { repoRoot, s3ClientFor, testCredentials } from './helpers/server-process.js';
 import { startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
+import { chromiumPresent, launchChromium } from './helpers/chromium.js';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
-if (!haveChromium) {
-  if (process.env.CI === 'true') throw new Error(`the console lifecycle test needs Chromium at ${chromiumPath} (Debian package chromium); CI installs it`);
-  console.warn(`skipping the console lifecycle test: no Chromium at ${chromiumPath} (apt-get install chromium)`);
-}
+const haveChromium = chromiumPresent('the console lifecycle test');
 
 const shots = join(repoRoot, 'test-output/console');
 let root: string;
@@ -35,8 +30,7 @@ describe.skipIf(!haveChromium)('the lifecycle scanner on the console\'s Operatio
     await s3.send(new CreateBucketCommand({ Bucket: 'logs' }));
     for (const key of ['app/1.log', 'app/2.log', 'keep.txt']) await s3.send(new PutObjectCommand({ Bucket: 'logs', Key: key, Body: 'x' }));
     await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'logs', LifecycleConfiguration: { Rules: [{ ID: 'app', Status: 'Enabled', Filter: { Prefix: 'app/' }, Expiration: { Days: 1 } }] } }));
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   }, 120_000);
   afterAll(async () => {
