@@ -18,6 +18,19 @@ import { admin } from './helpers/admin-client.js';
 import { signedRequest } from './helpers/raw-s3.js';
 import { rcIn } from './helpers/rc-process.js';
 import { permissionsOf } from '../src/api/s3/access.js';
+import { lifecycleRoutes } from '../src/api/admin/lifecycle.js';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+
+/** Checks an admin answer against the route's declared answer schema. */
+function fitsSchema(path: string, answer: unknown): void {
+  const ajv = new Ajv({ strict: false });
+  (addFormats as unknown as (ajv: Ajv) => void)(ajv);
+  const route = lifecycleRoutes.find((candidate) => candidate.path === path)!;
+  const validate = ajv.compile(route.schema.response);
+  expect(validate(answer), JSON.stringify(validate.errors)).toBe(true);
+  expect(ajv.compile(route.schema.response)(route.schema.example.response)).toBe(true);
+}
 
 let root: string;
 let server: SvcProcess;
@@ -138,14 +151,17 @@ describe('the scanner on a real server', () => {
 
     const started = await admin(server.url, 'POST', '/svc/admin/v4/lifecycle/run');
     expect(started.status, JSON.stringify(started.body)).toBe(200);
+    fitsSchema('/svc/admin/v4/lifecycle/run', started.body);
     const again = await admin(server.url, 'POST', '/svc/admin/v4/lifecycle/run');
     expect([again.status, again.body.Code]).toEqual([409, 'LifecycleScanRunning']);
     // Four keys at five a second: the status shows the cycle under way before it ends.
     const midway = await admin(server.url, 'GET', '/svc/admin/v4/lifecycle/status');
     expect(midway.body).toMatchObject({ running: true, objectsPerSecond: 5, current: { trigger: 'manual', finishedAt: null } });
+    fitsSchema('/svc/admin/v4/lifecycle/status', midway.body);
     const later = await waitIdle();
     expect(later).toMatchObject({ bucketsScanned: 3, objectsScanned: 4, errors: 0, expired: { currentVersions: 2, noncurrentVersions: 2, deleteMarkers: 1, multipartUploads: 0 } });
     expect(Date.parse(later.judgedAt) - Date.parse(later.startedAt)).toBeGreaterThan(47 * 3_600_000);
+    fitsSchema('/svc/admin/v4/lifecycle/status', (await admin(server.url, 'GET', '/svc/admin/v4/lifecycle/status')).body);
 
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'expiring' }));
     expect(listed.Contents?.map((item) => item.Key)).toEqual(['keep/c']);

@@ -5,6 +5,7 @@ import { byIdOf, jsonBody, mutationQuery, noQuery, requiredPool, resolvePool, st
 import { heal } from './heal.js';
 import { placementQuery, simulateBody } from './explorer.js';
 import { iamRoutes } from './iam.js';
+import { lifecycleRoutes } from './lifecycle.js';
 
 export interface AdminRoute {
   method: 'GET' | 'POST';
@@ -18,6 +19,7 @@ const v3 = '/svc/admin/v3';
 
 export const adminRoutes: AdminRoute[] = [
   ...iamRoutes,
+  ...lifecycleRoutes,
   { method: 'POST', path: `${v3}/heal/`, subtree: true, handle: (context, request, rest) => heal(context, request, rest) },
   // Without the trailing slash: the root heal.
   { method: 'POST', path: `${v3}/heal`, handle: (context, request) => heal(context, request, '') },
@@ -30,15 +32,6 @@ export const adminRoutes: AdminRoute[] = [
     },
   },
   { method: 'GET', path: '/svc/admin/v4/heal/replacement-recovery', handle: async (context) => context.heal.replacementRecovery() },
-  { method: 'GET', path: '/svc/admin/v4/lifecycle/status', handle: async (context) => context.lifecycle.status() },
-  {
-    method: 'POST',
-    path: '/svc/admin/v4/lifecycle/run',
-    handle: async (context, request) => {
-      noQuery(request);
-      return { started: context.lifecycle.runNow() };
-    },
-  },
   { method: 'GET', path: '/svc/admin/v4/cluster/snapshot', handle: async (context) => context.snapshot() },
   { method: 'GET', path: '/svc/admin/v4/runtime/capabilities', handle: async (context) => context.capabilities() },
   { method: 'GET', path: '/svc/admin/v4/object/placement', handle: async (context, request) => context.explorer.placement(placementQuery(request)) },
