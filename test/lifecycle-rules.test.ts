@@ -2,13 +2,16 @@
  * Properties of the lifecycle planner (src/ops/lifecycle-rules.ts) on random keys, versions,
  * lock states, rules and instants: nothing locked is ever removed, and what is due stays due as
  * time passes. LIFECYCLE_SEED replays a failure (fast-check prints the seed); LIFECYCLE_RUNS
- * raises the number of runs.
+ * raises the number of runs. Also: the scanner's settings from the environment.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { BucketVersioning, LifecycleRule, ObjectInfo } from '../src/object/index.js';
 import { isVersionLocked, legalHoldKey, lockModeKey, lockRetainUntilKey } from '../src/object/object-lock-fields.js';
 import { planKey, type LifecycleAction } from '../src/ops/lifecycle-rules.js';
+import { readServerConfig } from '../src/cluster/server-config.js';
+import { limits } from '../src/util/limits.js';
+import { codeOf } from './helpers/codes.js';
 
 const runs = Number(process.env.LIFECYCLE_RUNS ?? 300);
 const seed = process.env.LIFECYCLE_SEED === undefined ? undefined : Number(process.env.LIFECYCLE_SEED);
@@ -87,5 +90,24 @@ describe('lifecycle planner properties', () => {
       const elsewhere = rules.map((rule) => ({ ...rule, filter: { ...rule.filter, prefix: 'other/' } }));
       expect(planKey(elsewhere, 'logs/k', versions, versioning, nowMs).actions).toEqual([]);
     }), options);
+  });
+});
+
+describe('lifecycle scanner settings from the environment', () => {
+  const settings = (env: Record<string, string>) => {
+    const config = readServerConfig(['/srv/d{1...4}'], env);
+    return { perSecond: config.lifecycleObjectsPerSecond, intervalMs: config.lifecycleIntervalMs, offsetMs: config.lifecycleClockOffsetMs };
+  };
+
+  it('default to the limits and read counts and durations', () => {
+    expect(settings({})).toEqual({ perSecond: limits.lifecycleObjectsPerSecondDefault, intervalMs: limits.lifecycleIntervalMsDefault, offsetMs: 0 });
+    expect(settings({ SVC_LIFECYCLE_OBJECTS_PER_SECOND: '50', SVC_LIFECYCLE_INTERVAL: '15m', SVC_LIFECYCLE_CLOCK_OFFSET: '2d' })).toEqual({ perSecond: 50, intervalMs: 15 * 60_000, offsetMs: 2 * dayMs });
+    expect(settings({ SVC_LIFECYCLE_OBJECTS_PER_SECOND: '999999999' }).perSecond).toBe(limits.lifecycleObjectsPerSecondMax);
+  });
+
+  it('refuse what is not a count or a duration, a zero rate and an interval under a second', () => {
+    for (const env of [{ SVC_LIFECYCLE_OBJECTS_PER_SECOND: '0' }, { SVC_LIFECYCLE_OBJECTS_PER_SECOND: 'fast' }, { SVC_LIFECYCLE_INTERVAL: '500ms' }, { SVC_LIFECYCLE_INTERVAL: 'hourly' }, { SVC_LIFECYCLE_CLOCK_OFFSET: '-1d' }]) {
+      expect(codeOf(() => settings(env)), JSON.stringify(env)).toBe('InvalidConfiguration');
+    }
   });
 });
