@@ -300,6 +300,7 @@ function startLifecycle(config: ServerConfig, storage: StartedStorage, isOwn: Ow
     lockBucket: (bucket) => locker.acquire(`.svc.sys/lifecycle/${bucket}`, 'write', limits.lifecycleBucketLockTimeoutMs).catch(() => undefined),
     logger,
   });
+  if (config.lifecycleClockOffsetMs > 0) logger.warn({ offsetMs: config.lifecycleClockOffsetMs }, 'SVC_LIFECYCLE_CLOCK_OFFSET is set: lifecycle rules are judged ahead of the wall clock (a test harness setting)');
   scanner.start();
   return scanner;
 }
