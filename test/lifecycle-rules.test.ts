@@ -106,7 +106,7 @@ describe('lifecycle scanner settings from the environment', () => {
   });
 
   it('refuse what is not a count or a duration, a zero rate and an interval under a second', () => {
-    for (const env of [{ SVC_LIFECYCLE_OBJECTS_PER_SECOND: '0' }, { SVC_LIFECYCLE_OBJECTS_PER_SECOND: 'fast' }, { SVC_LIFECYCLE_INTERVAL: '500ms' }, { SVC_LIFECYCLE_INTERVAL: 'hourly' }, { SVC_LIFECYCLE_CLOCK_OFFSET: '-1d' }]) {
+    for (const env of [{ SVC_LIFECYCLE_OBJECTS_PER_SECOND: '0' }, { SVC_LIFECYCLE_OBJECTS_PER_SECOND: 'fast' }, { SVC_LIFECYCLE_INTERVAL: '500ms' }, { SVC_LIFECYCLE_INTERVAL: 'hourly' }, { SVC_LIFECYCLE_CLOCK_OFFSET: '-1d' }] as Record<string, string>[]) {
       expect(codeOf(() => settings(env)), JSON.stringify(env)).toBe('InvalidConfiguration');
     }
   });
