@@ -178,6 +178,9 @@ describe('the scanner on a real server', () => {
       expect(shown).toMatch(/last\s+manual\s+\S+\s+\S+\s+3\s+4\s+2\s+2\s+1\s+0\s+0\s+0/);
       const json = JSON.parse(await ok('admin', 'lifecycle', 'status', 'local', '--json'));
       expect(json.last.expired).toEqual(later.expired);
+      // run --watch starts a cycle and follows it to its end: nothing is left to expire.
+      const followed = await ok('admin', 'lifecycle', 'run', 'local', '--watch');
+      expect(followed).toMatch(/last\s+manual\s+\S+\s+\S+\s+3\s+\d+\s+0\s+0\s+0\s+0\s+0\s+0/);
     } finally {
       await rm(home, { recursive: true, force: true });
     }
