@@ -19,6 +19,8 @@ import { HealManager, type HealPath, type HealSequenceStatus } from './ops/heal.
 import { createExplorer, type SetView } from './ops/explorer.js';
 import type { NamespaceLocker } from './object/locks.js';
 import { IamStore, validateIamDocument, type IamDocument } from './ops/iam-store.js';
+import { LifecycleScanner } from './ops/lifecycle.js';
+import { createHash } from 'node:crypto';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 import { limits } from './util/limits.js';
@@ -34,6 +36,7 @@ export interface AdminServices {
   heal: HealManager;
   /** Users and policies, the same on every node. */
   iam: IamStore;
+  lifecycle: LifecycleScanner;
   close(): Promise<void>;
 }
 
@@ -117,6 +120,7 @@ export async function startAdminServices(options: {
     ...(options.locker ? { lock: () => options.locker!.acquire('.svc.sys/iam.bin', 'write') } : {}),
   });
   await iam.reload();
+  const lifecycle = startLifecycle(config, storage, options.isOwn, logger);
   const iamFollower = setInterval(() => void iam.reload().catch(() => undefined), limits.iamReloadIntervalMs);
   iamFollower.unref();
   const follower = options.leader ? undefined : setInterval(() => void Promise.all([manager.reload(), rebalancer.reload()]).catch(() => undefined), followIntervalMs);
@@ -235,6 +239,7 @@ export async function startAdminServices(options: {
     heal,
     healSequence,
     iam,
+    lifecycle,
     setCounts: config.layout.pools.map((pool) => pool.setCount),
     ...(config.faultInjection ? { faults: faultControl(options.localDrives) } : {}),
     snapshot: async () => {
@@ -252,7 +257,7 @@ export async function startAdminServices(options: {
     capabilities: () => ({
       server: 'svc',
       version: packageVersion(),
-      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery', 'object/placement', 'simulate/failure', 'iam'] },
+      adminApi: { v3: ['pools', 'decommission', 'rebalance', 'heal', 'background-heal', 'info'], v4: ['cluster/snapshot', 'runtime/capabilities', 'heal/replacement-recovery', 'object/placement', 'simulate/failure', 'iam', 'lifecycle'] },
       driveBackends: ['fs', 'memfs', 'remote'],
       driveBackend: config.driveBackend,
       faultInjection: config.faultInjection,
@@ -267,6 +272,8 @@ export async function startAdminServices(options: {
         decommissionBucketConcurrency: config.decommissionBucketConcurrency,
         decommissionEntryConcurrency: config.decommissionEntryConcurrency,
         rebalanceMaxAttempts: config.rebalanceMaxAttempts,
+        lifecycleObjectsPerSecond: config.lifecycleObjectsPerSecond,
+        lifecycleIntervalMs: config.lifecycleIntervalMs,
       },
     }),
     serversInfo: async () => {
@@ -282,12 +289,38 @@ export async function startAdminServices(options: {
     rebalance: rebalancer,
     heal,
     iam,
+    lifecycle,
     close: async () => {
       clearInterval(iamFollower);
       if (follower) clearInterval(follower);
-      await Promise.all([manager.close(), rebalancer.close(), heal.close()]);
+      await Promise.all([manager.close(), rebalancer.close(), heal.close(), lifecycle.close()]);
     },
   };
+}
+
+/**
+ * The lifecycle scanner of this node: it scans on schedule the buckets whose name hashes to this
+ * node among the deployment's nodes, each under a cluster-wide lock. Its clock is the wall clock,
+ * moved forward by SVC_LIFECYCLE_CLOCK_OFFSET (set by the test harness only).
+ */
+function startLifecycle(config: ServerConfig, storage: StartedStorage, isOwn: OwnEndpointTest, logger: Logger): LifecycleScanner {
+  const nodes = [...new Set(config.layout.pools.flatMap((pool) => pool.endpoints).flatMap((endpoint) => (endpoint.kind === 'url' ? [`${endpoint.host}:${endpoint.port}`] : [])))].sort();
+  const own = config.layout.pools.flatMap((pool) => pool.endpoints).find((endpoint) => endpoint.kind === 'url' && isOwn(endpoint));
+  const ownIndex = own?.kind === 'url' ? nodes.indexOf(`${own.host}:${own.port}`) : 0;
+  const ownerOf = (bucket: string): number => (nodes.length <= 1 ? 0 : createHash('sha256').update(bucket).digest().readUInt32BE(0) % nodes.length);
+  const locker = storage.objects.allSets()[0]!.config.locker;
+  const scanner = new LifecycleScanner({
+    objects: storage.objects,
+    now: () => Date.now() + config.lifecycleClockOffsetMs,
+    objectsPerSecond: config.lifecycleObjectsPerSecond,
+    intervalMs: config.lifecycleIntervalMs,
+    ownsBucket: (bucket) => ownerOf(bucket) === ownIndex,
+    lockBucket: (bucket) => locker.acquire(`.svc.sys/lifecycle/${bucket}`, 'write', limits.lifecycleBucketLockTimeoutMs).catch(() => undefined),
+    logger,
+  });
+  if (config.lifecycleClockOffsetMs > 0) logger.warn({ offsetMs: config.lifecycleClockOffsetMs }, 'SVC_LIFECYCLE_CLOCK_OFFSET is set: lifecycle rules are judged ahead of the wall clock (a test harness setting)');
+  scanner.start();
+  return scanner;
 }
 
 function faultControl(drives: Map<string, Drive>): NonNullable<AdminContext['faults']> {

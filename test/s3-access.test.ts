@@ -34,13 +34,15 @@ describe('S3 request permissions', () => {
     expect(needs('GET', '/b?policyStatus')).toEqual(['s3:GetBucketPolicyStatus arn:aws:s3:::b']);
     expect(needs('DELETE', '/b?cors')).toEqual(['s3:PutBucketCORS arn:aws:s3:::b']);
     expect(needs('PUT', '/b/k?tagging')).toEqual(['s3:PutObjectTagging arn:aws:s3:::b/k']);
-    expect(needs('GET', '/b?lifecycle')).toEqual([]);
     expect(needs('PUT', '/b?object-lock')).toEqual(['s3:PutBucketObjectLockConfiguration arn:aws:s3:::b']);
     expect(needs('GET', '/b?object-lock')).toEqual(['s3:GetBucketObjectLockConfiguration arn:aws:s3:::b']);
     expect(needs('PUT', '/b/k?retention')).toEqual(['s3:PutObjectRetention arn:aws:s3:::b/k']);
     expect(needs('GET', '/b/k?retention&versionId=v')).toEqual(['s3:GetObjectRetention arn:aws:s3:::b/k']);
     expect(needs('PUT', '/b/k?legal-hold')).toEqual(['s3:PutObjectLegalHold arn:aws:s3:::b/k']);
     expect(needs('GET', '/b/k?legal-hold')).toEqual(['s3:GetObjectLegalHold arn:aws:s3:::b/k']);
+    expect(needs('GET', '/b?lifecycle')).toEqual(['s3:GetLifecycleConfiguration arn:aws:s3:::b']);
+    expect(needs('DELETE', '/b?lifecycle')).toEqual(['s3:PutLifecycleConfiguration arn:aws:s3:::b']);
+    expect(needs('GET', '/b?website')).toEqual([]);
   });
 
   it('tells unsigned requests from signed and presigned ones', () => {

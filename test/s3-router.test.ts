@@ -40,7 +40,10 @@ describe('S3 router (examples from the S3 API reference)', () => {
     expect(route('PUT', '/bucket?policy')).toEqual({ kind: 'PutBucketPolicy', bucket: 'bucket' });
     expect(route('DELETE', '/bucket?policy')).toEqual({ kind: 'DeleteBucketPolicy', bucket: 'bucket' });
     expect(route('GET', '/bucket?policyStatus')).toEqual({ kind: 'GetBucketPolicyStatus', bucket: 'bucket' });
-    expect(route('GET', '/bucket?lifecycle')).toMatchObject({ kind: 'NotImplemented' });
+    expect(route('GET', '/bucket?lifecycle')).toEqual({ kind: 'GetBucketLifecycleConfiguration', bucket: 'bucket' });
+    expect(route('PUT', '/bucket?lifecycle')).toEqual({ kind: 'PutBucketLifecycleConfiguration', bucket: 'bucket' });
+    expect(route('DELETE', '/bucket?lifecycle')).toEqual({ kind: 'DeleteBucketLifecycle', bucket: 'bucket' });
+    expect(route('GET', '/bucket?website')).toMatchObject({ kind: 'NotImplemented' });
     expect(route('GET', '/bucket?acl')).toEqual({ kind: 'GetBucketAcl', bucket: 'bucket' });
     expect(route('PUT', '/bucket/key?acl')).toEqual({ kind: 'PutObjectAcl', bucket: 'bucket', key: 'key' });
     expect(route('GET', '/bucket/key?retention')).toEqual({ kind: 'GetObjectRetention', bucket: 'bucket', key: 'key' });

@@ -80,6 +80,7 @@ const statusRoutes: [string, string, string[]][] = [
   [`${v3}/info`, 'admin info', ['servers']],
   [`${v4}/heal/replacement-recovery`, 'the replacement-recovery report', ['instances']],
   [`${v3}/rebalance/status`, 'rebalance status', ['id', 'pools']],
+  [`${v4}/lifecycle/status`, 'the lifecycle scanner status', ['running', 'intervalMs', 'objectsPerSecond', 'current', 'last']],
 ];
 
 const statusChecks: Check[] = statusRoutes.map(([path, what, fields]) => ({

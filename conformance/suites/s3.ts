@@ -24,6 +24,7 @@ import { copyMultipartChecks } from './s3/copy-multipart.js';
 import { versionListingChecks } from './s3/versions-listing.js';
 import { authChecksumChecks } from './s3/auth-checksums.js';
 import { objectLockChecks } from './s3/object-lock.js';
+import { lifecycleChecks } from './s3/lifecycle.js';
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('hex');
 
@@ -232,4 +233,4 @@ const coreChecks: Check[] = [
   },
 ];
 
-export const s3Checks: Check[] = [...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks];
+export const s3Checks: Check[] = [...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks];

@@ -52,6 +52,11 @@ export interface ServerConfig {
   decommissionBucketConcurrency: number;
   decommissionEntryConcurrency: number;
   rebalanceMaxAttempts: number;
+  /** The lifecycle scanner: keys a second (SVC_LIFECYCLE_OBJECTS_PER_SECOND), time between cycles (SVC_LIFECYCLE_INTERVAL). */
+  lifecycleObjectsPerSecond: number;
+  lifecycleIntervalMs: number;
+  /** Test harness only: the lifecycle scanner judges rules this far ahead of the wall clock (SVC_LIFECYCLE_CLOCK_OFFSET). */
+  lifecycleClockOffsetMs: number;
   /** Threads that code erasure blocks and hash bodies (SVC_CODING_THREADS); 0 codes on the event loop. */
   codingThreads: number;
   /** S3 listener timeouts in milliseconds, 0 for none (SVC_API_*_TIMEOUT). */
@@ -113,6 +118,9 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     decommissionBucketConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_BUCKET_CONCURRENCY', limits.decommissionBucketConcurrencyDefault, limits.decommissionBucketConcurrencyDefault),
     decommissionEntryConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', limits.decommissionEntryConcurrencyDefault, limits.decommissionEntryConcurrencyHardCap),
     rebalanceMaxAttempts: boundedInteger(values, 'SVC_REBALANCE_MAX_ATTEMPTS', limits.rebalanceMaxAttemptsDefault, 100),
+    lifecycleObjectsPerSecond: boundedInteger(values, 'SVC_LIFECYCLE_OBJECTS_PER_SECOND', limits.lifecycleObjectsPerSecondDefault, limits.lifecycleObjectsPerSecondMax),
+    lifecycleIntervalMs: durationMs(values, 'SVC_LIFECYCLE_INTERVAL', limits.lifecycleIntervalMsDefault, limits.lifecycleIntervalMsMin),
+    lifecycleClockOffsetMs: durationMs(values, 'SVC_LIFECYCLE_CLOCK_OFFSET', 0),
     codingThreads: codingThreadsOf(values.SVC_CODING_THREADS),
     requestTimeouts: requestTimeoutsOf(values),
     notices: conflicts,

@@ -16,6 +16,7 @@ export const errorCatalogue = {
   AccessControlListNotSupported: { httpStatus: 400, message: 'The bucket does not allow ACLs: this server has one user, the owner, who holds FULL_CONTROL; grants to anyone else are refused.' },
   MalformedPolicy: { httpStatus: 400, message: 'The policy is not valid: it must be JSON with Version, Statement, Effect, Action, Resource and supported conditions.' },
   NoSuchBucketPolicy: { httpStatus: 404, message: 'The bucket policy does not exist.' },
+  NoSuchLifecycleConfiguration: { httpStatus: 404, message: 'The lifecycle configuration does not exist.' },
   AccessDenied: { httpStatus: 403, message: 'Access Denied.' },
   InvalidBucketState: { httpStatus: 409, message: 'The request is not valid with the current state of the bucket.' },
   ObjectLockConfigurationNotFoundError: { httpStatus: 404, message: 'Object Lock configuration does not exist for this bucket.' },
@@ -79,6 +80,7 @@ export const errorCatalogue = {
   NoSuchDrive: { httpStatus: 404, message: 'No drive of this node has that path.' },
   HealAlreadyRunning: { httpStatus: 409, message: 'A heal of this path is already running.' },
   NoSuchHealSequence: { httpStatus: 404, message: 'No heal with this client token is known.' },
+  LifecycleScanRunning: { httpStatus: 409, message: 'A lifecycle scan is already running on this node; wait for it to finish (GET /svc/admin/v4/lifecycle/status).' },
   RebalancePropagationFailed: { httpStatus: 503, message: 'Rebalance start did not reach every node; it was rolled back.' },
 
   NoSuchUser: { httpStatus: 404, message: 'The user does not exist.' },

@@ -31,6 +31,29 @@ export interface BucketRecord {
   policy?: string;
   /** Object lock (created with it, or PutObjectLockConfiguration on a versioned bucket); absent when off. Never removed once set. */
   objectLock?: BucketObjectLock;
+  /** The bucket's lifecycle rules (PutBucketLifecycleConfiguration); absent when it has none. */
+  lifecycle?: LifecycleRule[];
+}
+
+/**
+ * One lifecycle rule, as PutBucketLifecycleConfiguration gives it (validated by the S3 layer).
+ * Days are whole days; a date is an instant (midnight UTC) in milliseconds.
+ */
+export interface LifecycleRule {
+  id: string;
+  enabled: boolean;
+  filter: LifecycleFilter;
+  expiration?: { days?: number; dateMs?: number; expiredObjectDeleteMarker?: boolean };
+  noncurrentVersionExpiration?: { noncurrentDays: number; newerNoncurrentVersions?: number };
+  abortIncompleteMultipartUploadDays?: number;
+}
+
+/** What a rule applies to: every condition given must hold (an empty filter matches everything). */
+export interface LifecycleFilter {
+  prefix?: string;
+  tags?: { key: string; value: string }[];
+  sizeGreaterThanBytes?: number;
+  sizeLessThanBytes?: number;
 }
 
 /** One CORS rule, as PutBucketCors gives it. */
@@ -66,7 +89,19 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
     record.objectLock = decodeBucketObjectLock(record.objectLock);
     if (record.versioning !== 'enabled') throw new SvcError('CorruptFormat', 'bucket record has object lock without versioning enabled');
   }
+  if (record.lifecycle !== undefined && !isLifecycle(record.lifecycle)) throw new SvcError('CorruptFormat', 'bucket record has an invalid lifecycle field');
   return record as BucketRecord;
+}
+
+function isLifecycle(value: unknown): value is LifecycleRule[] {
+  const isCount = (field: unknown): boolean => field === undefined || (typeof field === 'number' && Number.isInteger(field) && field >= 0);
+  return Array.isArray(value) && value.every((rule: Partial<LifecycleRule>) =>
+    typeof rule === 'object' && rule !== null && typeof rule.id === 'string' && typeof rule.enabled === 'boolean' &&
+    typeof rule.filter === 'object' && rule.filter !== null && (rule.filter.prefix === undefined || typeof rule.filter.prefix === 'string') &&
+    (rule.filter.tags === undefined || Array.isArray(rule.filter.tags)) && isCount(rule.filter.sizeGreaterThanBytes) && isCount(rule.filter.sizeLessThanBytes) &&
+    (rule.expiration === undefined || (isCount(rule.expiration.days) && (rule.expiration.dateMs === undefined || typeof rule.expiration.dateMs === 'number'))) &&
+    (rule.noncurrentVersionExpiration === undefined || (isCount(rule.noncurrentVersionExpiration.noncurrentDays) && isCount(rule.noncurrentVersionExpiration.newerNoncurrentVersions))) &&
+    isCount(rule.abortIncompleteMultipartUploadDays));
 }
 
 export function encodeBucketRecord(record: BucketRecord): Uint8Array {

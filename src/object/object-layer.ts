@@ -18,7 +18,7 @@ import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
 import type { WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
-import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule } from './bucket-metadata.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type LifecycleRule } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { withBucketLock, type BucketObjectLock } from './object-lock.js';
@@ -185,6 +185,11 @@ export class ObjectLayer {
     await this.changeBucketRecord(bucket, ({ policy: _old, ...record }) => (policy === undefined ? record : { ...record, policy }));
   }
 
+  /** Sets (or, with undefined, removes) the bucket's lifecycle rules (validated by the caller). */
+  async setBucketLifecycle(bucket: string, rules: LifecycleRule[] | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ lifecycle: _old, ...record }) => (rules === undefined ? record : { ...record, lifecycle: rules }));
+  }
+
   private async changeBucketRecord(bucket: string, change: (record: BucketRecord) => BucketRecord): Promise<void> {
     const record = await this.requireBucket(bucket);
     const next: BucketRecord = { ...change(record), updatedMs: Math.max(this.options.clock.nowMs(), record.updatedMs + 1) };
@@ -273,9 +278,11 @@ export class ObjectLayer {
 
   /**
    * Removes a version (by id) or adds a delete marker. A version that object lock protects is
-   * refused (AccessDenied); `bypassGovernance` lets GOVERNANCE retention give way.
+   * refused (AccessDenied); `bypassGovernance` lets GOVERNANCE retention give way. With
+   * `lockHeld`, the caller already holds the object's write lock (lockObject), as the lifecycle
+   * scanner does to re-check before it deletes.
    */
-  async deleteObject(bucket: string, key: string, versionId?: string, options: { bypassGovernance?: boolean } = {}): Promise<DeleteObjectResult> {
+  async deleteObject(bucket: string, key: string, versionId?: string, options: { bypassGovernance?: boolean; lockHeld?: boolean } = {}): Promise<DeleteObjectResult> {
     checkObjectKey(key);
     const record = await this.requireBucket(bucket);
     const holding = await this.poolHolding(bucket, key);
@@ -287,6 +294,7 @@ export class ObjectLayer {
       versioning: record.versioning,
       ...(versionId !== undefined ? { versionId } : {}),
       ...(options.bypassGovernance ? { bypassGovernance: true } : {}),
+      ...(options.lockHeld === true ? { lockHeld: true } : {}),
     });
   }
 

@@ -50,6 +50,23 @@ export const limits = {
    */
   maxXmlListBodyBytes: 2 * MiB,
   maxXmlConfigBodyBytes: 64 * KiB,
+  /** A lifecycle configuration: 1000 rules (AWS's limit) of a few hundred bytes each. */
+  maxLifecycleBodyBytes: 1 * MiB,
+  maxLifecycleRules: 1_000,
+  maxLifecycleRuleIdChars: 255,
+  /** NewerNoncurrentVersions, as AWS bounds it. */
+  maxNewerNoncurrentVersions: 100,
+  /** Days in a lifecycle action (about 2,700 years; keeps every date far inside a JavaScript Date). */
+  maxLifecycleDays: 1_000_000,
+  /** The lifecycle scanner (SVC_LIFECYCLE_OBJECTS_PER_SECOND, SVC_LIFECYCLE_INTERVAL). */
+  lifecycleObjectsPerSecondDefault: 1_000,
+  lifecycleObjectsPerSecondMax: 1_000_000,
+  lifecycleIntervalMsDefault: 60 * 60 * 1000,
+  lifecycleIntervalMsMin: 1_000,
+  /** How long a scan waits for a bucket's scan lock before leaving the bucket to the node that holds it. */
+  lifecycleBucketLockTimeoutMs: 1_000,
+  /** Errors a cycle's status keeps (the count goes on). */
+  lifecycleErrorsKept: 10,
   /** Element nesting of an XML request body (S3's own documents nest a handful deep). */
   maxXmlDepth: 32,
   /**

@@ -4,6 +4,7 @@ import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.js';
 import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
+import type { LifecycleScanner } from '../../ops/lifecycle.js';
 
 export interface SlotInfo {
   set: number;
@@ -56,6 +57,8 @@ export interface AdminContext {
   heal: Pick<HealManager, 'startSequence' | 'backgroundStatus' | 'replacementRecovery'>;
   /** A heal's status by client token (stopped first when `stop`), from whichever node runs it. */
   healSequence(clientToken: string, path: HealPath, stop: boolean): Promise<HealSequenceStatus>;
+  /** This node's lifecycle scanner. */
+  lifecycle: Pick<LifecycleScanner, 'status' | 'runNow'>;
   /** Set count of each pool. */
   setCounts: number[];
   snapshot(): Promise<Record<string, unknown>>;

@@ -5,6 +5,7 @@ import { byIdOf, jsonBody, mutationQuery, noQuery, requiredPool, resolvePool, st
 import { heal } from './heal.js';
 import { placementQuery, simulateBody } from './explorer.js';
 import { iamRoutes } from './iam.js';
+import { lifecycleRoutes } from './lifecycle.js';
 
 export interface AdminRoute {
   method: 'GET' | 'POST';
@@ -18,6 +19,7 @@ const v3 = '/svc/admin/v3';
 
 export const adminRoutes: AdminRoute[] = [
   ...iamRoutes,
+  ...lifecycleRoutes,
   { method: 'POST', path: `${v3}/heal/`, subtree: true, handle: (context, request, rest) => heal(context, request, rest) },
   // Without the trailing slash: the root heal.
   { method: 'POST', path: `${v3}/heal`, handle: (context, request) => heal(context, request, '') },

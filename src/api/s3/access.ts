@@ -108,6 +108,10 @@ const bucketActions: Record<BucketKind, string> = {
   GetBucketPolicyStatus: 's3:GetBucketPolicyStatus',
   GetObjectLockConfiguration: 's3:GetBucketObjectLockConfiguration',
   PutObjectLockConfiguration: 's3:PutBucketObjectLockConfiguration',
+  // AWS has no separate action for deleting a lifecycle configuration: it is a put.
+  GetBucketLifecycleConfiguration: 's3:GetLifecycleConfiguration',
+  PutBucketLifecycleConfiguration: 's3:PutLifecycleConfiguration',
+  DeleteBucketLifecycle: 's3:PutLifecycleConfiguration',
 };
 
 function objectPermission(action: string, endpoint: { bucket: string; key: string }): Permission {

@@ -51,6 +51,9 @@ export type S3Endpoint =
   | { kind: 'PutObjectRetention'; bucket: string; key: string }
   | { kind: 'GetObjectLegalHold'; bucket: string; key: string }
   | { kind: 'PutObjectLegalHold'; bucket: string; key: string }
+  | { kind: 'GetBucketLifecycleConfiguration'; bucket: string }
+  | { kind: 'PutBucketLifecycleConfiguration'; bucket: string }
+  | { kind: 'DeleteBucketLifecycle'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -92,6 +95,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
   if (has('cors')) return routeCors(method, bucket);
   if (has('policy')) return routePolicy(method, bucket);
+  if (has('lifecycle')) return routeLifecycle(method, bucket);
   if (has('policyStatus')) return method === 'GET' ? { kind: 'GetBucketPolicyStatus', bucket } : notAllowed();
   if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
   if (has('object-lock')) return method === 'GET' ? { kind: 'GetObjectLockConfiguration', bucket } : method === 'PUT' ? { kind: 'PutObjectLockConfiguration', bucket } : notAllowed();
@@ -149,6 +153,13 @@ function routePolicy(method: string, bucket: string): S3Endpoint {
   if (method === 'GET') return { kind: 'GetBucketPolicy', bucket };
   if (method === 'PUT') return { kind: 'PutBucketPolicy', bucket };
   if (method === 'DELETE') return { kind: 'DeleteBucketPolicy', bucket };
+  return notAllowed();
+}
+
+function routeLifecycle(method: string, bucket: string): S3Endpoint {
+  if (method === 'GET') return { kind: 'GetBucketLifecycleConfiguration', bucket };
+  if (method === 'PUT') return { kind: 'PutBucketLifecycleConfiguration', bucket };
+  if (method === 'DELETE') return { kind: 'DeleteBucketLifecycle', bucket };
   return notAllowed();
 }
 

@@ -28,6 +28,7 @@ import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
 import * as bucketPolicy from './handlers/bucket-policy.js';
 import * as objectLock from './handlers/object-lock.js';
+import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, type AccessPolicies, type Caller } from './access.js';
 
 export interface S3PluginOptions {
@@ -190,6 +191,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'PutObjectRetention': return objectLock.putObjectRetention(context, request, endpoint.bucket, endpoint.key);
     case 'GetObjectLegalHold': return objectLock.getObjectLegalHold(context, request, endpoint.bucket, endpoint.key);
     case 'PutObjectLegalHold': return objectLock.putObjectLegalHold(context, request, endpoint.bucket, endpoint.key);
+    case 'GetBucketLifecycleConfiguration': return bucketLifecycle.getBucketLifecycle(context, request, endpoint.bucket);
+    case 'PutBucketLifecycleConfiguration': return bucketLifecycle.putBucketLifecycle(context, request, endpoint.bucket);
+    case 'DeleteBucketLifecycle': return bucketLifecycle.deleteBucketLifecycle(context, request, endpoint.bucket);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

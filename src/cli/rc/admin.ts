@@ -171,7 +171,7 @@ function progressOf(pairs: [number, number][]): { done: number; total: number } 
 }
 
 /** Polls a status until it is no longer running, drawing a progress bar on a terminal. */
-async function follow(context: RcContext, label: string, status: () => Promise<Record<string, any>>, running: (value: Record<string, any>) => boolean, measure: (value: Record<string, any>) => { done: number; total: number }): Promise<Record<string, any>> {
+export async function follow(context: RcContext, label: string, status: () => Promise<Record<string, any>>, running: (value: Record<string, any>) => boolean, measure: (value: Record<string, any>) => { done: number; total: number }): Promise<Record<string, any>> {
   const bar = context.progress(label);
   for (;;) {
     const value = await status();

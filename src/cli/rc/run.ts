@@ -8,6 +8,7 @@ import * as adminCommands from './admin.js';
 import * as explorer from './explorer.js';
 import { prometheusGenerate } from './prometheus.js';
 import * as iamCommands from './admin-iam.js';
+import { lifecycle } from './admin-lifecycle.js';
 import * as objects from './objects.js';
 
 interface Command {
@@ -144,6 +145,18 @@ const commands: Record<string, Command> = {
             dryRun: values['dry-run'] === true,
             watch: values.watch === true,
           }),
+      },
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['status', 'run'].map((action): [string, Command] => [
+      `admin lifecycle ${action}`,
+      {
+        usage: `rc admin lifecycle ${action} <alias> [--watch]`,
+        summary: { status: 'the lifecycle scanner: current and last cycle, expired by kind, errors', run: 'start a lifecycle cycle over every bucket now' }[action]!,
+        options: watch,
+        positionals: [1, 1],
+        run: (context, [alias], values) => lifecycle(context, action, alias!, values.watch === true),
       },
     ]),
   ),

@@ -113,3 +113,25 @@ export interface HealSequence {
   lastError?: string;
   items: { type: string; pool: number; set: number; bucket?: string; object?: string; outcome: string; reason?: string; before?: { endpoint: string; state: string }[]; after?: { endpoint: string; state: string }[] }[];
 }
+
+/** GET /svc/admin/v4/lifecycle/status (this node's lifecycle scanner). */
+export interface LifecycleCycle {
+  trigger: 'schedule' | 'manual';
+  startedAt: string;
+  finishedAt: string | null;
+  bucketsScanned: number;
+  objectsScanned: number;
+  expired: { currentVersions: number; noncurrentVersions: number; deleteMarkers: number; multipartUploads: number };
+  lockedVersionsKept: number;
+  errors: number;
+  recentErrors: string[];
+}
+
+export interface LifecycleStatus {
+  running: boolean;
+  intervalMs: number;
+  objectsPerSecond: number;
+  nextCycleAt: string | null;
+  current: LifecycleCycle | null;
+  last: LifecycleCycle | null;
+}

@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { api } from './api';
 import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, ProgressBar, usePoll, ActionsHead } from './components';
 import { bytes, duration, percent, when } from './format';
-import { healTokenKey, type BackgroundHeal, type DecommissionEntry, type HealSequence, type RebalanceStatus, type Snapshot } from './cluster-types';
+import { healTokenKey, type BackgroundHeal, type DecommissionEntry, type HealSequence, type LifecycleStatus, type RebalanceStatus, type Snapshot } from './cluster-types';
 
 const pollMs = 2000;
 
@@ -48,6 +48,7 @@ export function OperationsPage() {
       <Heal />
       <BackgroundHealCard />
       <ReplacementRecovery />
+      <Lifecycle />
       {pending ? (
         <ConfirmDialog title={pending.title} confirmLabel={pending.label} danger busy={busy} error={error} onConfirm={run} onCancel={() => setPending(undefined)}>
           <p>{pending.body}</p>
@@ -188,6 +189,34 @@ function Decommission(props: { confirm: (action: Pending) => void; snapshot: Sna
           })}
         </tbody>
       </table>
+    </Card>
+  );
+}
+
+/** The lifecycle scanner of the node serving the console: one line for the running or last cycle. */
+function Lifecycle() {
+  const { data, error, reload } = usePoll(() => api<LifecycleStatus>('GET', 'admin/v4/lifecycle/status'), pollMs);
+  const [runError, setRunError] = useState<unknown>(undefined);
+  const cycle = data?.current ?? data?.last;
+  const runNow = async () => {
+    setRunError(undefined);
+    try {
+      await api('POST', 'admin/v4/lifecycle/run');
+      reload();
+    } catch (caught) {
+      setRunError(caught);
+    }
+  };
+  return (
+    <Card title="Lifecycle expiry" actions={<button class="button" type="button" disabled={data?.running ?? true} onClick={() => void runNow()}>Run now</button>}>
+      <ErrorNotice error={error ?? runError} />
+      {data && !cycle ? <Empty>No lifecycle cycle has run on this node yet{data.nextCycleAt ? `; the next starts ${when(data.nextCycleAt)}` : ''}.</Empty> : null}
+      {data && cycle ? (
+        <p class="lifecycle-line">
+          <Badge state={data.running ? 'running' : cycle.errors > 0 ? 'error' : 'finished'} /> {data.running ? 'Started' : 'Last cycle'} {when(cycle.startedAt)} ({cycle.trigger}) · {cycle.bucketsScanned} buckets · {cycle.objectsScanned} objects scanned · expired {cycle.expired.currentVersions} objects, {cycle.expired.noncurrentVersions} noncurrent versions, {cycle.expired.deleteMarkers} delete markers, {cycle.expired.multipartUploads} uploads · {cycle.lockedVersionsKept} locked kept · {cycle.errors} errors
+          {!data.running && data.nextCycleAt ? <span class="muted small"> · next {when(data.nextCycleAt)}</span> : null}
+        </p>
+      ) : null}
     </Card>
   );
 }

@@ -7,6 +7,7 @@ import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
 import { headerValue, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { toXml } from '../xml.js';
+import { currentExpiration } from '../../../ops/lifecycle-rules.js';
 import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tagging.js';
 import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader, withoutHiddenLockHeaders } from './object-lock.js';
 import { withoutLockFields } from '../../../object/index.js';
@@ -71,7 +72,23 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
     beforeCommit: (received) => verifier.verify(received),
   });
-  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info) } };
+  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...(await expirationHeader(context, bucket, key, info)) } };
+}
+
+/**
+ * `x-amz-expiration` on PUT, and GET/HEAD of the current version: when the bucket's lifecycle
+ * rules expire it and which rule does, as AWS sends it.
+ */
+async function expirationHeader(context: S3Context, bucket: string, key: string, info: ObjectInfo): Promise<Record<string, string>> {
+  const record = await context.objects.bucketRecord(bucket).catch(() => undefined);
+  const expiration = currentExpiration(record?.lifecycle, key, info);
+  if (!expiration) return {};
+  return { 'x-amz-expiration': `expiry-date="${new Date(expiration.dueMs).toUTCString()}", rule-id="${headerSafe(expiration.ruleId)}"` };
+}
+
+/** A rule id as a quoted-string in a header: quotes and backslashes escaped, anything outside printable ASCII percent-encoded. */
+function headerSafe(text: string): string {
+  return text.replace(/["\\]/g, '\\$&').replace(/[^\x20-\x7e]/gu, (character) => [...Buffer.from(character)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
 /**
@@ -227,7 +244,8 @@ export async function headObject(context: S3Context, request: S3Request, bucket:
   const range = readRangeOf(request, info);
   const answer = rangeHeaders(info, range);
   const headers = await withoutHiddenLockHeaders(request, bucket, key, objectHeaders(info));
-  return { status: answer.status, headers: { ...headers, ...requestedChecksums(request, info, range), ...answer.headers } };
+  const expiration = request.query.has('versionId') ? {} : await expirationHeader(context, bucket, key, info);
+  return { status: answer.status, headers: { ...headers, ...requestedChecksums(request, info, range), ...expiration, ...answer.headers } };
 }
 
 export async function getObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
@@ -245,11 +263,12 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
   );
   const info = reader.info;
   const answer = rangeHeaders(info, range);
-  const shown = await withoutHiddenLockHeaders(request, bucket, key, objectHeaders(info)).catch(async (error: unknown) => {
+  const noExpiration: Record<string, string> = {};
+  const [shown, expiration] = await Promise.all([withoutHiddenLockHeaders(request, bucket, key, objectHeaders(info)), versionId !== undefined ? noExpiration : expirationHeader(context, bucket, key, info)]).catch(async (error: unknown) => {
     await reader.body[Symbol.asyncIterator]().return?.(); // releases the read lock
     throw error;
   });
-  const headers = { ...shown, ...requestedChecksums(request, info, range), ...answer.headers };
+  const headers: Record<string, string | number> = { ...shown, ...requestedChecksums(request, info, range), ...expiration, ...answer.headers };
   for (const [name, value] of request.query) if (name.startsWith('response-')) headers[name.slice('response-'.length)] = value;
   return { status: answer.status, headers, body: { chunks: reader.body, release: (chunk) => reader.release(chunk) } };
 }

@@ -1,0 +1,102 @@
+/**
+ * The lifecycle scanner of the node that answers (root only, like every admin route): its status
+ * (current and last cycle), and a cycle started now. Each route carries its query and answer as
+ * JSON Schema with an example (`schema`), for the OpenAPI document.
+ */
+import type { AdminContext, AdminRequest } from './context.js';
+import { noQuery } from './query.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const lifecycle = '/svc/admin/v4/lifecycle';
+
+const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
+const instant = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
+const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
+const closed = (properties: Record<string, JsonSchema>, description?: string): JsonSchema => ({
+  type: 'object',
+  ...(description ? { description } : {}),
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
+
+export const lifecycleCycleSchema = closed(
+  {
+    trigger: { type: 'string', enum: ['schedule', 'manual'], description: 'started by the interval, or by POST /svc/admin/v4/lifecycle/run' },
+    startedAt: instant('when the cycle started'),
+    finishedAt: nullable(instant('when it ended (null while it runs)')),
+    judgedAt: instant("the lifecycle clock's time the rules were judged at"),
+    currentBucket: nullable({ type: 'string', description: 'the bucket being scanned' }),
+    bucketsScanned: count('buckets with rules scanned to the end'),
+    bucketsSkipped: count("buckets whose scan lock another node held"),
+    objectsScanned: count('keys walked'),
+    versionsScanned: count('versions (delete markers included) of the keys walked'),
+    expired: closed({
+      currentVersions: count('current versions expired (deleted, or a delete marker put on them)'),
+      noncurrentVersions: count('noncurrent versions removed'),
+      deleteMarkers: count('expired object delete markers removed'),
+      multipartUploads: count('incomplete multipart uploads aborted'),
+    }),
+    lockedVersionsKept: count('versions a rule would have removed but object lock kept'),
+    errors: count('keys or buckets that failed'),
+    recentErrors: { type: 'array', items: { type: 'string' }, description: 'the last 10 failures, in words' },
+  },
+  'One lifecycle cycle of this node.',
+);
+
+export const lifecycleStatusSchema = closed(
+  {
+    running: { type: 'boolean', description: 'a cycle runs now' },
+    intervalMs: count('time between the end of a cycle and the start of the next (SVC_LIFECYCLE_INTERVAL)'),
+    objectsPerSecond: count('keys a second the scanner walks at most (SVC_LIFECYCLE_OBJECTS_PER_SECOND)'),
+    nextCycleAt: nullable(instant('when the next scheduled cycle starts (null while one runs)')),
+    current: nullable(lifecycleCycleSchema),
+    last: nullable(lifecycleCycleSchema),
+  },
+  "This node's lifecycle scanner.",
+);
+
+const exampleCycle = {
+  trigger: 'manual', startedAt: '2026-11-25T06:26:01.000Z', finishedAt: '2026-11-25T06:26:01.412Z', judgedAt: '2026-11-25T06:26:01.000Z', currentBucket: null,
+  bucketsScanned: 1, bucketsSkipped: 0, objectsScanned: 2, versionsScanned: 2,
+  expired: { currentVersions: 2, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 }, lockedVersionsKept: 0, errors: 0, recentErrors: [],
+};
+
+/** Shaped as routes.ts's AdminRoute (which spreads these in), with the route's schema. */
+interface LifecycleRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  schema: { summary: string; description: string; querystring: JsonSchema; response: JsonSchema; example: { response: unknown } };
+  handle(context: AdminContext, request: AdminRequest): Promise<unknown>;
+}
+
+export const lifecycleRoutes: LifecycleRoute[] = [
+  {
+    method: 'GET',
+    path: `${lifecycle}/status`,
+    schema: {
+      summary: 'Lifecycle scanner status',
+      description: "This node's lifecycle scanner: the running cycle and the last ended one, with what each expired by kind. Unknown query parameters are ignored.",
+      querystring: { type: 'object' },
+      response: lifecycleStatusSchema,
+      example: { response: { running: false, intervalMs: 3_600_000, objectsPerSecond: 1000, nextCycleAt: '2026-11-25T07:26:01.412Z', current: null, last: exampleCycle } },
+    },
+    handle: async (context) => context.lifecycle.status(),
+  },
+  {
+    method: 'POST',
+    path: `${lifecycle}/run`,
+    schema: {
+      summary: 'Start a lifecycle cycle now',
+      description: 'Starts a cycle on this node over every bucket with rules (each under its cluster-wide scan lock) and answers at once. No query string, not even a bare `?`. 409 LifecycleScanRunning while a cycle runs.',
+      querystring: { type: 'object', properties: {}, additionalProperties: false },
+      response: closed({ started: lifecycleCycleSchema }),
+      example: { response: { started: { ...exampleCycle, finishedAt: null, bucketsScanned: 0, objectsScanned: 0, versionsScanned: 0, expired: { currentVersions: 0, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 } } } },
+    },
+    handle: async (context, request) => {
+      noQuery(request);
+      return { started: context.lifecycle.runNow() };
+    },
+  },
+];

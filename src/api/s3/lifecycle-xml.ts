@@ -1,0 +1,203 @@
+/**
+ * Bucket lifecycle configuration: the XML of Put/GetBucketLifecycleConfiguration, validated as
+ * AWS validates it. A malformed document is MalformedXML, a value out of range InvalidArgument,
+ * a combination AWS refuses InvalidRequest; transitions (other storage tiers) are NotImplemented.
+ * What the rules do is src/ops/lifecycle-rules.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import { SvcError } from '../../errors/index.js';
+import type { LifecycleFilter, LifecycleRule } from '../../object/index.js';
+import { limits } from '../../util/limits.js';
+import { parseXmlBody, toXml } from './xml.js';
+
+type Element = Record<string, unknown>;
+
+const ruleElements = new Set(['ID', 'Status', 'Filter', 'Prefix', 'Expiration', 'NoncurrentVersionExpiration', 'AbortIncompleteMultipartUpload', 'Transition', 'NoncurrentVersionTransition']);
+
+export function parseLifecycleConfiguration(body: Uint8Array): LifecycleRule[] {
+  const parsed = parseXmlBody(body, ['Rule', 'Tag']);
+  const configuration = parsed.LifecycleConfiguration;
+  const rules = isElement(configuration) ? configuration.Rule : undefined;
+  if (!Array.isArray(rules) || rules.length === 0) throw new SvcError('MalformedXML', 'A LifecycleConfiguration needs at least one Rule.');
+  if (rules.length > limits.maxLifecycleRules) throw new SvcError('InvalidRequest', `A lifecycle configuration may hold ${limits.maxLifecycleRules} rules at most.`);
+  const parsedRules = rules.map((rule) => parseRule(isElement(rule) ? rule : malformed('Every Rule needs ID, Status, Filter and an action.')));
+  const ids = new Set<string>();
+  for (const rule of parsedRules) {
+    if (ids.has(rule.id)) throw new SvcError('InvalidArgument', 'Rule ID must be unique. Found same ID for more than one rule.', { errorFields: { ArgumentName: 'ID', ArgumentValue: rule.id } });
+    ids.add(rule.id);
+  }
+  return parsedRules;
+}
+
+function parseRule(rule: Element): LifecycleRule {
+  const unknown = Object.keys(rule).find((name) => !ruleElements.has(name));
+  if (unknown !== undefined) malformed(`A Rule has no element ${unknown}.`);
+  if (rule.Transition !== undefined || rule.NoncurrentVersionTransition !== undefined) {
+    throw new SvcError('NotImplemented', 'Transition and NoncurrentVersionTransition are not supported: this server has one storage tier.');
+  }
+  const id = rule.ID === undefined ? randomBytes(24).toString('base64url').slice(0, 32) : text(rule.ID, 'ID');
+  if (id.length > limits.maxLifecycleRuleIdChars) throw new SvcError('InvalidArgument', `ID length should not exceed allowed limit of ${limits.maxLifecycleRuleIdChars}`, { errorFields: { ArgumentName: 'ID' } });
+  if (rule.Status !== 'Enabled' && rule.Status !== 'Disabled') malformed('Status must be Enabled or Disabled.');
+  const filter = filterOf(rule);
+  const expiration = rule.Expiration === undefined ? undefined : expirationOf(rule.Expiration);
+  const noncurrent = rule.NoncurrentVersionExpiration === undefined ? undefined : noncurrentOf(rule.NoncurrentVersionExpiration);
+  const abortDays = rule.AbortIncompleteMultipartUpload === undefined ? undefined : abortDaysOf(rule.AbortIncompleteMultipartUpload);
+  if (!expiration && !noncurrent && abortDays === undefined) throw new SvcError('InvalidRequest', 'At least one action needs to be specified in a rule.');
+  const tagged = (filter.tags?.length ?? 0) > 0;
+  if (tagged && expiration?.expiredObjectDeleteMarker !== undefined) throw new SvcError('InvalidRequest', 'ExpiredObjectDeleteMarker cannot be specified with tags.');
+  if (tagged && abortDays !== undefined) throw new SvcError('InvalidRequest', 'AbortIncompleteMultipartUpload cannot be specified with tags.');
+  return {
+    id,
+    enabled: rule.Status === 'Enabled',
+    filter,
+    ...(expiration ? { expiration } : {}),
+    ...(noncurrent ? { noncurrentVersionExpiration: noncurrent } : {}),
+    ...(abortDays !== undefined ? { abortIncompleteMultipartUploadDays: abortDays } : {}),
+  };
+}
+
+/** `Filter` (one condition, or `And` of several), or the older rule-level `Prefix`; not both. */
+function filterOf(rule: Element): LifecycleFilter {
+  if (rule.Filter !== undefined && rule.Prefix !== undefined) malformed('A Rule may have Filter or Prefix, not both.');
+  if (rule.Prefix !== undefined) return prefixFilter(text(rule.Prefix, 'Prefix'));
+  if (rule.Filter === undefined) malformed('Every Rule needs a Filter (an empty one applies to every object).');
+  if (rule.Filter === '') return {};
+  const filter = isElement(rule.Filter) ? rule.Filter : malformed('Filter is not valid.');
+  const conditions = Object.keys(filter);
+  if (conditions.length > 1) malformed('A Filter holds one condition; combine several with And.');
+  if (filter.And !== undefined) return andFilter(filter.And);
+  return conditionsOf(filter);
+}
+
+function andFilter(value: unknown): LifecycleFilter {
+  const and = isElement(value) ? value : malformed('And needs at least one condition.');
+  const filter = conditionsOf(and);
+  const keys = (filter.tags ?? []).map((tag) => tag.key);
+  if (new Set(keys).size !== keys.length) throw new SvcError('InvalidRequest', 'Duplicate Tag Keys are not allowed.');
+  return filter;
+}
+
+function conditionsOf(element: Element): LifecycleFilter {
+  const unknown = Object.keys(element).find((name) => !['Prefix', 'Tag', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan'].includes(name));
+  if (unknown !== undefined) malformed(`A Filter has no condition ${unknown}.`);
+  const tags = ((element.Tag as unknown[] | undefined) ?? []).map(tagOf);
+  const greater = element.ObjectSizeGreaterThan === undefined ? undefined : wholeNumber(element.ObjectSizeGreaterThan, 'ObjectSizeGreaterThan', 0);
+  const less = element.ObjectSizeLessThan === undefined ? undefined : wholeNumber(element.ObjectSizeLessThan, 'ObjectSizeLessThan', 1);
+  if (greater !== undefined && less !== undefined && less <= greater) {
+    throw new SvcError('InvalidArgument', 'ObjectSizeLessThan must be greater than ObjectSizeGreaterThan.', { errorFields: { ArgumentName: 'ObjectSizeLessThan' } });
+  }
+  return {
+    ...(element.Prefix !== undefined ? prefixFilter(text(element.Prefix, 'Prefix')) : {}),
+    ...(tags.length > 0 ? { tags } : {}),
+    ...(greater !== undefined ? { sizeGreaterThanBytes: greater } : {}),
+    ...(less !== undefined ? { sizeLessThanBytes: less } : {}),
+  };
+}
+
+function prefixFilter(prefix: string): LifecycleFilter {
+  if (prefix.length > limits.maxObjectKeyBytes) throw new SvcError('InvalidArgument', 'The prefix is longer than an object key may be.', { errorFields: { ArgumentName: 'Prefix' } });
+  return prefix === '' ? {} : { prefix };
+}
+
+function tagOf(value: unknown): { key: string; value: string } {
+  const tag = isElement(value) ? value : malformed('A Tag needs a Key and a Value.');
+  if (tag.Key === undefined || tag.Value === undefined) malformed('A Tag needs a Key and a Value.');
+  const key = text(tag.Key, 'Key');
+  const tagValue = text(tag.Value, 'Value');
+  if (key.length === 0 || key.length > 128 || tagValue.length > 256) throw new SvcError('InvalidTag', 'A tag key has 1 to 128 characters and its value at most 256.');
+  return { key, value: tagValue };
+}
+
+function expirationOf(value: unknown): NonNullable<LifecycleRule['expiration']> {
+  const expiration = isElement(value) ? value : malformed('Expiration needs Days, Date or ExpiredObjectDeleteMarker.');
+  const given = ['Days', 'Date', 'ExpiredObjectDeleteMarker'].filter((name) => expiration[name] !== undefined);
+  if (given.length !== 1) malformed('Expiration takes exactly one of Days, Date and ExpiredObjectDeleteMarker.');
+  if (expiration.Days !== undefined) return { days: positiveDays(expiration.Days, "'Days' for Expiration action") };
+  if (expiration.Date !== undefined) return { dateMs: midnightOf(text(expiration.Date, 'Date')) };
+  const marker = expiration.ExpiredObjectDeleteMarker;
+  if (marker !== 'true' && marker !== 'false') malformed('ExpiredObjectDeleteMarker must be true or false.');
+  return { expiredObjectDeleteMarker: marker === 'true' };
+}
+
+function noncurrentOf(value: unknown): NonNullable<LifecycleRule['noncurrentVersionExpiration']> {
+  const element = isElement(value) ? value : malformed('NoncurrentVersionExpiration needs NoncurrentDays.');
+  if (element.NoncurrentDays === undefined) malformed('NoncurrentVersionExpiration needs NoncurrentDays.');
+  const noncurrentDays = positiveDays(element.NoncurrentDays, "'NoncurrentDays' for NoncurrentVersionExpiration action");
+  if (element.NewerNoncurrentVersions === undefined) return { noncurrentDays };
+  const newer = wholeNumber(element.NewerNoncurrentVersions, 'NewerNoncurrentVersions', 1);
+  if (newer > limits.maxNewerNoncurrentVersions) {
+    throw new SvcError('InvalidArgument', `NewerNoncurrentVersions must be between 1 and ${limits.maxNewerNoncurrentVersions}.`, { errorFields: { ArgumentName: 'NewerNoncurrentVersions' } });
+  }
+  return { noncurrentDays, newerNoncurrentVersions: newer };
+}
+
+function abortDaysOf(value: unknown): number {
+  const element = isElement(value) ? value : malformed('AbortIncompleteMultipartUpload needs DaysAfterInitiation.');
+  if (element.DaysAfterInitiation === undefined) malformed('AbortIncompleteMultipartUpload needs DaysAfterInitiation.');
+  return positiveDays(element.DaysAfterInitiation, "'DaysAfterInitiation' for AbortIncompleteMultipartUpload action");
+}
+
+function positiveDays(value: unknown, what: string): number {
+  const days = /^\d{1,9}$/.test(String(value)) ? Number(value) : NaN;
+  if (!(days >= 1 && days <= limits.maxLifecycleDays)) throw new SvcError('InvalidArgument', `${what} must be a positive integer`, { errorFields: { ArgumentName: what.split("'")[1] ?? what } });
+  return days;
+}
+
+function wholeNumber(value: unknown, name: string, minimum: number): number {
+  const number = /^\d{1,16}$/.test(String(value)) ? Number(value) : NaN;
+  if (!(Number.isSafeInteger(number) && number >= minimum)) throw new SvcError('InvalidArgument', `${name} must be a whole number of at least ${minimum}.`, { errorFields: { ArgumentName: name } });
+  return number;
+}
+
+/** An ISO 8601 date at midnight UTC (`2030-01-01` or `2030-01-01T00:00:00.000Z`). */
+function midnightOf(value: string): number {
+  const dateMs = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
+  if (!Number.isFinite(dateMs) || !/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]00:?00))?$/.test(value)) throw new SvcError('InvalidArgument', "'Date' must be an ISO 8601 date.", { errorFields: { ArgumentName: 'Date' } });
+  if (dateMs % dayMs !== 0) throw new SvcError('InvalidArgument', "'Date' must be at midnight GMT", { errorFields: { ArgumentName: 'Date' } });
+  return dateMs;
+}
+
+const dayMs = 86_400_000;
+
+function text(value: unknown, name: string): string {
+  if (typeof value !== 'string') malformed(`${name} must be text.`);
+  return value;
+}
+
+function isElement(value: unknown): value is Element {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function malformed(message: string): never {
+  throw new SvcError('MalformedXML', message);
+}
+
+export function lifecycleConfigurationXml(rules: LifecycleRule[]): string {
+  return toXml('LifecycleConfiguration', { Rule: rules.map(ruleXml) });
+}
+
+function ruleXml(rule: LifecycleRule): Element {
+  const { expiration, noncurrentVersionExpiration: noncurrent } = rule;
+  return {
+    ID: rule.id,
+    Filter: filterXml(rule.filter),
+    Status: rule.enabled ? 'Enabled' : 'Disabled',
+    ...(expiration
+      ? { Expiration: expiration.days !== undefined ? { Days: expiration.days } : expiration.dateMs !== undefined ? { Date: new Date(expiration.dateMs).toISOString() } : { ExpiredObjectDeleteMarker: expiration.expiredObjectDeleteMarker === true } }
+      : {}),
+    ...(noncurrent ? { NoncurrentVersionExpiration: { NoncurrentDays: noncurrent.noncurrentDays, ...(noncurrent.newerNoncurrentVersions !== undefined ? { NewerNoncurrentVersions: noncurrent.newerNoncurrentVersions } : {}) } } : {}),
+    ...(rule.abortIncompleteMultipartUploadDays !== undefined ? { AbortIncompleteMultipartUpload: { DaysAfterInitiation: rule.abortIncompleteMultipartUploadDays } } : {}),
+  };
+}
+
+function filterXml(filter: LifecycleFilter): Element | string {
+  const conditions: Element = {
+    ...(filter.prefix !== undefined ? { Prefix: filter.prefix } : {}),
+    ...(filter.tags ? { Tag: filter.tags.map((tag) => ({ Key: tag.key, Value: tag.value })) } : {}),
+    ...(filter.sizeGreaterThanBytes !== undefined ? { ObjectSizeGreaterThan: filter.sizeGreaterThanBytes } : {}),
+    ...(filter.sizeLessThanBytes !== undefined ? { ObjectSizeLessThan: filter.sizeLessThanBytes } : {}),
+  };
+  const count = Object.keys(conditions).length + Math.max(0, (filter.tags?.length ?? 0) - 1);
+  if (count === 0) return '';
+  return count === 1 ? conditions : { And: conditions };
+}

@@ -1,0 +1,264 @@
+/**
+ * The lifecycle scanner: walks the buckets that have lifecycle rules, at most
+ * `objectsPerSecond` keys a second, and carries out what the rules say is due
+ * (lifecycle-rules.ts): expires current versions, removes noncurrent versions and expired
+ * delete markers, aborts incomplete multipart uploads.
+ *
+ * - A key whose listing shows something due is locked (the object's write lock, as PUT and DELETE
+ *   take it), read again and planned again before anything is deleted, so a version written in
+ *   between is judged on what is stored now. Deletes go through the object layer.
+ * - In a cluster every node runs the scanner; a scheduled cycle scans only the buckets this node
+ *   owns (bucket name hashed over the nodes), a cycle started by hand scans every bucket. Either
+ *   way a bucket is scanned under a cluster-wide lock, so never by two nodes at once.
+ * - Its clock (`now`) is injected: the rules are judged at `now()`, which tests move forward.
+ */
+import { isSvcError, SvcError } from '../errors/index.js';
+import { limits } from '../util/limits.js';
+import type { BucketRecord, LifecycleRule, ObjectInfo, ObjectLayer } from '../object/index.js';
+import { activeRules, planKey, uploadAbortRule, type LifecycleAction, type LifecycleActionKind } from './lifecycle-rules.js';
+
+export interface LifecycleCycle {
+  trigger: 'schedule' | 'manual';
+  startedAt: string;
+  finishedAt: string | null;
+  /** The lifecycle clock's time the rules were judged at (differs from startedAt only under a test clock). */
+  judgedAt: string;
+  currentBucket: string | null;
+  bucketsScanned: number;
+  /** Buckets whose scan lock another node held. */
+  bucketsSkipped: number;
+  objectsScanned: number;
+  versionsScanned: number;
+  expired: { currentVersions: number; noncurrentVersions: number; deleteMarkers: number; multipartUploads: number };
+  /** Versions a rule would have removed but object lock kept. */
+  lockedVersionsKept: number;
+  errors: number;
+  recentErrors: string[];
+}
+
+export interface LifecycleStatus {
+  running: boolean;
+  intervalMs: number;
+  objectsPerSecond: number;
+  nextCycleAt: string | null;
+  current: LifecycleCycle | null;
+  last: LifecycleCycle | null;
+}
+
+export interface LifecycleScannerOptions {
+  objects: ObjectLayer;
+  /** The lifecycle clock (milliseconds since the epoch). */
+  now: () => number;
+  objectsPerSecond: number;
+  /** Scheduled cycles start this long after the previous one ended. */
+  intervalMs: number;
+  /** Is this node the one that scans the bucket on schedule? */
+  ownsBucket: (bucket: string) => boolean;
+  /** The bucket's cluster-wide scan lock; undefined when another node holds it. */
+  lockBucket: (bucket: string) => Promise<(() => void) | undefined>;
+  logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
+}
+
+const kindCounter: Record<LifecycleActionKind, keyof LifecycleCycle['expired']> = { current: 'currentVersions', noncurrent: 'noncurrentVersions', deleteMarker: 'deleteMarkers' };
+
+export class LifecycleScanner {
+  private current: LifecycleCycle | undefined;
+  private last: LifecycleCycle | undefined;
+  private running: Promise<LifecycleCycle> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private nextCycleMs: number | undefined;
+  private closed = false;
+
+  constructor(private readonly options: LifecycleScannerOptions) {}
+
+  /** Schedules cycles: the first one an interval from now, each next one an interval after the last ended. */
+  start(): void {
+    this.schedule();
+  }
+
+  /** Starts a cycle over every bucket now; LifecycleScanRunning while one runs. */
+  runNow(): LifecycleCycle {
+    if (this.running) throw new SvcError('LifecycleScanRunning', undefined, { startedAt: this.current?.startedAt });
+    void this.runCycle('manual').catch(() => undefined);
+    return this.current!;
+  }
+
+  /** Runs one cycle to its end (tests await it; the schedule and runNow start it). */
+  runCycle(trigger: LifecycleCycle['trigger']): Promise<LifecycleCycle> {
+    if (this.running) throw new SvcError('LifecycleScanRunning', undefined, { startedAt: this.current?.startedAt });
+    const cycle = newCycle(trigger, this.options.now());
+    this.current = cycle;
+    this.running = this.scan(cycle).finally(() => {
+      cycle.finishedAt = new Date().toISOString();
+      cycle.currentBucket = null;
+      this.last = cycle;
+      this.current = undefined;
+      this.running = undefined;
+      this.options.logger.info({ ...cycle, recentErrors: undefined }, 'lifecycle cycle finished');
+    }).then(() => cycle);
+    return this.running;
+  }
+
+  status(): LifecycleStatus {
+    return {
+      running: this.running !== undefined,
+      intervalMs: this.options.intervalMs,
+      objectsPerSecond: this.options.objectsPerSecond,
+      nextCycleAt: this.nextCycleMs === undefined || this.running ? null : new Date(this.nextCycleMs).toISOString(),
+      current: this.current ? { ...this.current, expired: { ...this.current.expired } } : null,
+      last: this.last ?? null,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    this.nextCycleMs = Date.now() + this.options.intervalMs;
+    this.timer = setTimeout(() => {
+      const done = this.running ?? this.runCycle('schedule');
+      void done.catch(() => undefined).finally(() => this.schedule());
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  private async scan(cycle: LifecycleCycle): Promise<void> {
+    const pace = pacer(this.options.objectsPerSecond);
+    const buckets = await this.options.objects.listBuckets().catch((error: unknown) => {
+      noteError(cycle, `listing buckets: ${String(error)}`);
+      return [] as BucketRecord[];
+    });
+    for (const bucket of buckets) {
+      if (this.closed) return;
+      if (activeRules(bucket.lifecycle).length === 0) continue;
+      if (cycle.trigger === 'schedule' && !this.options.ownsBucket(bucket.name)) continue;
+      const release = await this.options.lockBucket(bucket.name).catch(() => undefined);
+      if (!release) {
+        cycle.bucketsSkipped += 1;
+        continue;
+      }
+      cycle.currentBucket = bucket.name;
+      try {
+        await this.scanBucket(cycle, bucket.name, pace);
+        cycle.bucketsScanned += 1;
+      } catch (error) {
+        noteError(cycle, `${bucket.name}: ${String(error)}`);
+      } finally {
+        release();
+      }
+    }
+  }
+
+  private async scanBucket(cycle: LifecycleCycle, bucket: string, pace: () => Promise<void>): Promise<void> {
+    const objects = this.options.objects;
+    const record = await objects.requireBucket(bucket);
+    const rules = activeRules(record.lifecycle);
+    const nowMs = Date.parse(cycle.judgedAt);
+    for await (const entry of objects.list(bucket, { prefix: commonPrefix(rules) })) {
+      if (this.closed) return;
+      if (entry.kind !== 'object') continue;
+      cycle.objectsScanned += 1;
+      cycle.versionsScanned += entry.versions.length;
+      const plan = planKey(rules, entry.key, entry.versions, record.versioning, nowMs);
+      if (plan.actions.length > 0) await this.applyToKey(cycle, record, rules, entry.key, nowMs);
+      else cycle.lockedVersionsKept += plan.lockedKept;
+      await pace();
+    }
+    if (rules.some((rule) => rule.abortIncompleteMultipartUploadDays !== undefined)) await this.abortUploads(cycle, bucket, rules, nowMs, pace);
+  }
+
+  /** Under the key's write lock: read its versions again, plan again, carry the plan out. */
+  private async applyToKey(cycle: LifecycleCycle, record: BucketRecord, rules: LifecycleRule[], key: string, nowMs: number): Promise<void> {
+    const objects = this.options.objects;
+    let release: (() => void) | undefined;
+    try {
+      release = await objects.lockObject(record.name, key, 'write');
+      const versions = await versionsOf(objects, record.name, key);
+      const plan = planKey(rules, key, versions, record.versioning, nowMs);
+      cycle.lockedVersionsKept += plan.lockedKept;
+      for (const action of plan.actions) await this.apply(cycle, record.name, key, action);
+    } catch (error) {
+      noteError(cycle, `${record.name}/${key}: ${String(error)}`);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async apply(cycle: LifecycleCycle, bucket: string, key: string, action: LifecycleAction): Promise<void> {
+    // Expiring the current version is an ordinary delete (a delete marker, or the removal of an
+    // unversioned object); everything else removes one version by id.
+    const versionId = action.kind === 'current' ? undefined : action.versionId;
+    await this.options.objects.deleteObject(bucket, key, versionId, { lockHeld: true });
+    cycle.expired[kindCounter[action.kind]] += 1;
+  }
+
+  private async abortUploads(cycle: LifecycleCycle, bucket: string, rules: LifecycleRule[], nowMs: number, pace: () => Promise<void>): Promise<void> {
+    for (const upload of await this.options.objects.listMultipartUploads(bucket)) {
+      if (this.closed) return;
+      if (!uploadAbortRule(rules, upload, nowMs)) continue;
+      try {
+        await this.options.objects.abortMultipartUpload(bucket, upload.key, upload.uploadId);
+        cycle.expired.multipartUploads += 1;
+      } catch (error) {
+        if (!isSvcError(error, 'NoSuchUpload')) noteError(cycle, `${bucket}/${upload.key} upload ${upload.uploadId}: ${String(error)}`);
+      }
+      await pace();
+    }
+  }
+}
+
+/** Every version of one key across all pools, newest first (read under the caller's lock). */
+async function versionsOf(objects: ObjectLayer, bucket: string, key: string): Promise<ObjectInfo[]> {
+  for await (const entry of objects.list(bucket, { prefix: key })) {
+    if (entry.kind === 'object' && entry.key === key) return entry.versions;
+    if (entry.key > key) break;
+  }
+  return [];
+}
+
+/** The longest prefix every rule's filter starts with: keys outside it can match no rule. */
+function commonPrefix(rules: LifecycleRule[]): string {
+  const prefixes = rules.map((rule) => rule.filter.prefix ?? '');
+  let common = prefixes[0] ?? '';
+  for (const prefix of prefixes) while (!prefix.startsWith(common)) common = common.slice(0, -1);
+  return common;
+}
+
+/** Sleeps as needed so that calls come at most `perSecond` a second on average. */
+function pacer(perSecond: number): () => Promise<void> {
+  const startedMs = performance.now();
+  let count = 0;
+  return async () => {
+    count += 1;
+    const aheadMs = (count * 1000) / perSecond - (performance.now() - startedMs);
+    if (aheadMs >= 1) await new Promise((resolve) => setTimeout(resolve, aheadMs));
+  };
+}
+
+function newCycle(trigger: LifecycleCycle['trigger'], judgedMs: number): LifecycleCycle {
+  return {
+    trigger,
+    startedAt: new Date().toISOString(),
+    finishedAt: null,
+    judgedAt: new Date(judgedMs).toISOString(),
+    currentBucket: null,
+    bucketsScanned: 0,
+    bucketsSkipped: 0,
+    objectsScanned: 0,
+    versionsScanned: 0,
+    expired: { currentVersions: 0, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 },
+    lockedVersionsKept: 0,
+    errors: 0,
+    recentErrors: [],
+  };
+}
+
+function noteError(cycle: LifecycleCycle, message: string): void {
+  cycle.errors += 1;
+  cycle.recentErrors.push(message);
+  if (cycle.recentErrors.length > limits.lifecycleErrorsKept) cycle.recentErrors.shift();
+}
