@@ -32,9 +32,9 @@ function scanner(objectsPerSecond = 100_000): LifecycleScanner {
   return new LifecycleScanner({ objects, now: () => nowMs, objectsPerSecond, intervalMs: 60_000, ownsBucket: () => true, lockBucket: async () => () => undefined, logger: silent });
 }
 
-async function bucketWith(name: string, rules: LifecycleRule[], versioning?: 'enabled'): Promise<void> {
-  await objects.makeBucket(name);
-  if (versioning) await objects.setBucketVersioning(name, versioning);
+async function bucketWith(name: string, rules: LifecycleRule[], versioning?: 'enabled' | 'object-lock'): Promise<void> {
+  await objects.makeBucket(name, versioning === 'object-lock' ? { objectLock: true } : {});
+  if (versioning === 'enabled') await objects.setBucketVersioning(name, versioning);
   await objects.setBucketLifecycle(name, rules);
 }
 
@@ -187,28 +187,29 @@ describe('lifecycle scanner on a real object layer with an injected clock', () =
 
   it('never removes a version locked by retention or legal hold; a delete marker may still be put on it', async () => {
     const retainUntil = new Date(t0 + 10 * dayMs).toISOString();
-    await bucketWith('locked', [rule({ expiration: { days: 1 }, noncurrentVersionExpiration: { noncurrentDays: 1 } })], 'enabled');
+    // Object lock needs versioning: the bucket is created with it (versioning on for good).
+    await bucketWith('locked', [rule({ expiration: { days: 1 }, noncurrentVersionExpiration: { noncurrentDays: 1 } })], 'object-lock');
     const retained = await put('locked', 'retained', 'r', { [lockModeKey]: 'COMPLIANCE', [lockRetainUntilKey]: retainUntil });
     const held = await put('locked', 'held', 'h', { [legalHoldKey]: 'ON' });
-    await bucketWith('locked-plain', [rule({ expiration: { days: 1 } })]);
-    await put('locked-plain', 'governed', 'g', { [lockModeKey]: 'GOVERNANCE', [lockRetainUntilKey]: retainUntil });
+    const governed = await put('locked', 'governed', 'g', { [lockModeKey]: 'GOVERNANCE', [lockRetainUntilKey]: retainUntil });
     await cycleAt(dueAfterDays(t0, 1));
     // Markers on top; the versions stay.
     expect((await versionsOf('locked', 'retained')).map((v) => [v.deleteMarker, v.versionId])[1]).toEqual([false, retained.versionId]);
     expect((await versionsOf('locked', 'held')).map((v) => v.deleteMarker)).toEqual([true, false]);
-    expect(await keysOf('locked-plain')).toEqual(['governed']);
+    expect((await versionsOf('locked', 'governed')).map((v) => v.versionId)[1]).toBe(governed.versionId);
     // Noncurrent and due, but locked: kept and counted.
     const kept = await cycleAt(t0 + 5 * dayMs);
     expect(kept.lockedVersionsKept).toBe(3);
     expect(kept.expired.noncurrentVersions).toBe(0);
     expect(await versionsOf('locked', 'held')).toHaveLength(2);
-    // After the retention date the retained version goes (and its marker, now the only version,
-    // with it: Expiration Days removes expired delete markers); the legal hold keeps the other one.
+    // After the retention date the retained versions go (and their markers, now the only
+    // versions, with them: Expiration Days removes expired delete markers); the legal hold keeps
+    // the other one.
     const after = await cycleAt(t0 + 11 * dayMs);
-    expect(after.expired).toMatchObject({ noncurrentVersions: 1, deleteMarkers: 1 });
+    expect(after.expired).toMatchObject({ noncurrentVersions: 2, deleteMarkers: 2 });
     expect(await versionsOf('locked', 'retained')).toEqual([]);
+    expect(await versionsOf('locked', 'governed')).toEqual([]);
     expect((await versionsOf('locked', 'held')).map((v) => v.versionId)[1]).toBe(held.versionId);
-    expect(await keysOf('locked-plain')).toEqual([]);
   });
 
   it('plans nothing for a locked version whatever the rules, over many instants', () => {
