@@ -6,7 +6,7 @@
  * that changes state also the CSRF token header (`x-csrf-token`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SvcError } from '../errors/index.js';
+import { SvcError, type ErrorCode } from '../errors/index.js';
 import type { ConsoleContext } from './context.js';
 import { asSvcError, sendError } from './errors.js';
 import { clientOrigin, trustedProxyList } from './client-origin.js';
@@ -59,7 +59,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   // Uploads stream their body into the object layer: only JSON is parsed here.
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   app.setErrorHandler(async (error, request, reply) => {
-    const known = asSvcError(error);
+    const known = asSvcError(error, (request.routeOptions.config as { bodyErrorCode?: ErrorCode } | undefined)?.bodyErrorCode);
     if (known.code === 'InternalError') context.logger.warn({ error: String(error), path: request.url }, 'console request failed');
     await sendError(reply, known, request.url.split('?')[0]!);
   });
