@@ -17,7 +17,7 @@ type Json = Record<string, any>;
 
 /** The OpenAPI document, from the admin plugin registered on a server that never listens. */
 export async function adminOpenApiDocument(): Promise<Json> {
-  const app = Fastify({ logger: false, ajv: { customOptions: { ...schemaValidatorOptions } } });
+  const app = Fastify({ logger: false, exposeHeadRoutes: false, ajv: { customOptions: { ...schemaValidatorOptions } } });
   const unused = () => {
     throw new SvcError('InternalError', 'the document needs no admin services');
   };
@@ -116,7 +116,7 @@ function examplePath(path: string, parameters: Json[]): string {
 }
 
 function exampleQuery(parameters: Json[]): string {
-  const query = new URLSearchParams(parameters.filter((parameter) => parameter.example !== undefined).map((parameter) => [parameter.name, String(parameter.example)])).toString();
+  const query = new URLSearchParams(parameters.filter((parameter) => parameter.example !== undefined).map((parameter): [string, string] => [String(parameter.name), String(parameter.example)])).toString();
   return query === '' ? '' : `?${query}`;
 }
 

@@ -20,6 +20,7 @@ import { uploadRoutes } from './routes-uploads.js';
 import { clusterRoutes } from './routes-cluster.js';
 import { planRoutes } from './routes-plan.js';
 import type { ConsoleAssets } from './assets.js';
+import { checkAnswers } from '../api/admin/route-schema.js';
 
 export const consolePrefix = '/svc/console/';
 const apiPrefix = '/svc/console/api';
@@ -63,6 +64,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     if (known.code === 'InternalError') context.logger.warn({ error: String(error), path: request.url }, 'console request failed');
     await sendError(reply, known, request.url.split('?')[0]!);
   });
+  checkAnswers(app);
   app.setNotFoundHandler(async (request, reply) => sendError(reply, new SvcError('NotImplemented', `no console API at ${request.url.split('?')[0]}`), request.url.split('?')[0]!));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');

@@ -8,28 +8,29 @@ import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, bucketParam } from './input.js';
+import { bucketSchemas } from './api-schemas.js';
 
 export async function bucketRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/buckets', async () => {
+  app.get('/buckets', { schema: bucketSchemas.list }, async () => {
     const records = await context.objects().listBuckets();
     return { buckets: records.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning })) };
   });
-  app.post('/buckets', async (request) => {
+  app.post('/buckets', { schema: bucketSchemas.create }, async (request) => {
     const body = bodyRecord(request.body);
     const name = typeof body.name === 'string' ? body.name : '';
     checkNewBucketName(name);
     await context.objects().makeBucket(name);
     return { name };
   });
-  app.put('/buckets/:bucket/versioning', async (request) => {
+  app.put('/buckets/:bucket/versioning', { schema: bucketSchemas.versioning }, async (request) => {
     const bucket = bucketParam(request.params);
     const status = bodyRecord(request.body).status;
     if (status !== 'enabled' && status !== 'suspended') throw new SvcError('InvalidArgument', "status must be 'enabled' or 'suspended'", { field: 'status' });
     await context.objects().setBucketVersioning(bucket, status);
     return { name: bucket, versioning: status };
   });
-  app.delete('/buckets/:bucket', async (request) => {
+  app.delete('/buckets/:bucket', { schema: bucketSchemas.delete }, async (request) => {
     const bucket = bucketParam(request.params);
     const query = request.query as Record<string, string | undefined>;
     const objects = context.objects();

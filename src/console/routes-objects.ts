@@ -12,10 +12,11 @@ import type { ConsoleContext } from './context.js';
 import { bodyRecord, boundedInteger, bucketParam, optionalVersionId, queryOf, requiredKey } from './input.js';
 import { presignGet, s3BaseUrl } from './presign.js';
 import { requestOrigin } from './request-state.js';
+import { objectSchemas } from './api-schemas.js';
 
 export async function objectRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/buckets/:bucket/objects', async (request) => {
+  app.get('/buckets/:bucket/objects', { schema: objectSchemas.list }, async (request) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const limit = boundedInteger(query.limit, 'limit', 200, 1, limits.consoleListPageMax);
@@ -24,7 +25,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     if (query.deleted !== undefined && query.deleted !== 'true' && query.deleted !== 'false') throw new SvcError('InvalidArgument', 'deleted must be true or false', { field: 'deleted' });
     return listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: query.deleted === 'true' });
   });
-  app.get('/buckets/:bucket/object', async (request) => {
+  app.get('/buckets/:bucket/object', { schema: objectSchemas.details }, async (request) => {
     const bucket = bucketParam(request.params);
     const key = requiredKey(queryOf(request).key);
     const objects = context.objects();
@@ -32,7 +33,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     if (versions.length === 0) throw new SvcError('NoSuchKey', undefined, { bucket, key });
     return { bucket, key, versioning: (await objects.requireBucket(bucket)).versioning, versions: versions.map(describe) };
   });
-  app.get('/buckets/:bucket/download', async (request, reply) => {
+  app.get('/buckets/:bucket/download', { schema: objectSchemas.download }, async (request, reply) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const key = requiredKey(query.key);
@@ -46,7 +47,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
       .header('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeRfc5987(name)}`);
     return reply.send(Readable.from(reader.body, { objectMode: false }));
   });
-  app.post('/buckets/:bucket/delete', async (request) => {
+  app.post('/buckets/:bucket/delete', { schema: objectSchemas.delete }, async (request) => {
     const bucket = bucketParam(request.params);
     const items = deleteItems(bodyRecord(request.body).objects);
     const objects = context.objects();
@@ -63,7 +64,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     }
     return { results };
   });
-  app.post('/buckets/:bucket/share', async (request) => {
+  app.post('/buckets/:bucket/share', { schema: objectSchemas.share }, async (request) => {
     const bucket = bucketParam(request.params);
     const body = bodyRecord(request.body);
     const key = requiredKey(body.key);

@@ -10,10 +10,11 @@ import { parseByteSize } from '../util/sizes.js';
 import { limits } from '../util/limits.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord } from './input.js';
+import { planSchema } from './api-schemas.js';
 
 export async function planRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.post('/plan', async (request) => {
+  app.post('/plan', { schema: planSchema }, async (request) => {
     const body = bodyRecord(request.body);
     const driveSizeBytes = driveSizeOf(body.driveSize);
     
