@@ -45,7 +45,7 @@ export function renderAdminReference(document: Json): string {
     '',
     `${document.info.description}`,
     '',
-    'Status (GET) queries ignore unknown parameters; every other route refuses an unknown or repeated parameter (`InvalidQueryParameter`), and a body that is not JSON or does not fit its schema (`InvalidArgument` unless the route says otherwise). How the operations behave is in [admin-api.md](admin-api.md).',
+    'Status (GET) queries ignore unknown parameters; every other route refuses an unknown or repeated parameter (`InvalidQueryParameter`), and a body that is not JSON or does not fit its schema (`InvalidArgument` unless the route says otherwise). Examples leave out the signature headers (`Authorization`, `x-amz-date`, `x-amz-content-sha256`) that `rc` or any SigV4 client adds. How the operations behave is in [admin-api.md](admin-api.md).',
     '',
     '| method | path | what it does |',
     '|---|---|---|',
@@ -56,14 +56,15 @@ export function renderAdminReference(document: Json): string {
     lines.push(`## ${tag}`, '');
     for (const entry of operations.filter((candidate) => candidate.operation.tags[0] === tag)) lines.push(...renderOperation(entry.method, entry.path, entry.operation));
   }
-  return `${lines.join('\n').trimEnd()}\n`;
+  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
 }
 
 function renderOperation(method: string, path: string, operation: Json): string[] {
   const parameters = (operation.parameters ?? []) as Json[];
   const body = operation.requestBody?.content?.['application/json'] as Json | undefined;
   const answer = operation.responses['200'].content['application/json'] as Json;
-  const lines = [`### ${method} ${path}`, '', `${operation.summary}. ${operation.description}`, ''];
+  const unsigned = Array.isArray(operation.security) && operation.security.length === 0;
+  const lines = [`### ${method} ${path}`, '', `${operation.summary}. ${operation.description}${unsigned ? ' Needs no signature.' : ''}`, ''];
   const query = parameters.filter((parameter) => parameter.in === 'query');
   const pathParameters = parameters.filter((parameter) => parameter.in === 'path');
   if (pathParameters.length > 0) lines.push('Path parameters:', '', '| name | description |', '|---|---|', ...pathParameters.map((parameter) => `| \`${parameter.name}\` | ${cell(parameter.description)} |`), '');

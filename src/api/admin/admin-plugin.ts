@@ -70,7 +70,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       handler: async (request, reply) => reply.code(200).send((await route.handle(options.context(), adminRequestOf(request))) ?? {}),
     });
   }
-  app.get(openApiPath, { schema: fastifySchema(openApiSchema, 'document'), config: { public: true } satisfies AdminRouteConfig }, async () => app.swagger());
+  app.get(openApiPath, { schema: { ...fastifySchema(openApiSchema, 'document'), security: [] }, config: { public: true } satisfies AdminRouteConfig }, async () => app.swagger());
   // Anything else under the prefix: signed like the rest, then NotImplemented or MethodNotAllowed.
   app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'HEAD'], url: `${adminPrefix}*`, schema: { hide: true }, handler: async (request) => refuseUnknown(request) });
 }
@@ -99,7 +99,7 @@ const openApiOptions = {
 
 const openApiSchema: RouteSchema = {
   summary: 'This OpenAPI document',
-  description: 'The OpenAPI 3.1 document of every admin route, generated from the route schemas. Needs no signature: it describes the API, not this deployment (no hosts, pools or keys).',
+  description: 'The OpenAPI 3.1 document of every admin route, generated from the route schemas. It describes the API, not this deployment (no hosts, pools or keys), so tools fetch it without root credentials.',
   querystring: statusQuery({}),
   response: openObject('an OpenAPI 3.1 document'),
   example: { response: { openapi: '3.1.0', info: { title: 'svc admin API', version: 'v3, v4' }, paths: { '/svc/admin/v3/pools/list': { get: { summary: 'Every pool' } } } } },
