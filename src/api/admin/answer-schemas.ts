@@ -28,7 +28,7 @@ const decommissionProgress = object(
     currentBucket: text('the bucket being moved'),
     currentObject: text('the object being moved'),
   },
-  { optional: ['currentBucket', 'currentObject'] },
+  { optional: ['currentBucket', 'currentObject'], description: 'what has moved so far' },
 );
 
 export const decommissionEntrySchema = object(
@@ -84,7 +84,7 @@ const rebalanceProgress = object(
     elapsedMs: integer('time running'),
     etaMs: integer('estimated time left'),
   },
-  { optional: ['currentBucket', 'currentObject', 'etaMs'] },
+  { optional: ['currentBucket', 'currentObject', 'etaMs'], description: 'what has moved so far' },
 );
 
 export const rebalanceStatusSchema = object(
@@ -93,7 +93,7 @@ export const rebalanceStatusSchema = object(
     goalUsed: number('the used fraction every pool is brought to, fixed at start'),
     startedAt: text('start time (ISO 8601)'),
     stoppedAt: { type: ['string', 'null'], description: 'stop time (ISO 8601), null while running' },
-    stopPropagation: nullable(object({ complete: boolean('every node took the stop'), failedPeers: list(text('host:port'), 'nodes that did not') })),
+    stopPropagation: nullable(object({ complete: boolean('every node took the stop'), failedPeers: list(text('host:port'), 'nodes that did not') }, { description: 'whether every node took the stop (null while running)' })),
     pools: list(
       object({
         id: count('pool index'),
@@ -116,7 +116,7 @@ const healCounts = object({
   objectsUnrecoverable: count('objects with more shards missing than parity'),
   shardsHealed: count('shards written'),
   failures: count('objects the heal could not finish'),
-});
+}, { description: 'totals so far' });
 
 const driveStates = list(object({ endpoint: text('drive endpoint'), state: text('shard state on that drive') }), 'per drive');
 
@@ -135,7 +135,7 @@ export const healStatusSchema = object(
         pool: count('the pool of the erasure set healed'),
         set: count('the erasure set healed'),
       },
-      { optional: ['pool', 'set'] },
+      { optional: ['pool', 'set'], description: 'the options in force' },
     ),
     status: oneOfValues(['running', 'finished', 'stopped', 'failed'], 'the heal state'),
     startedAt: text('start time (ISO 8601)'),
@@ -164,7 +164,8 @@ export const healStatusSchema = object(
   { optional: ['finishedAt', 'lastError'], description: 'A heal sequence.' },
 );
 
-export const backgroundHealSchema = object({
+export const backgroundHealSchema = object(
+  {
   mrf: object({ queued: count('objects waiting'), limit: count('queue bound'), processed: count('healed'), failed: count('not healed'), dropped: count('dropped when the queue was full') }, { description: 'the queue of objects reads and writes found damaged' }),
   background: list(
     object({ task: text('task id'), status: text('task state'), pool: count('pool'), set: count('set'), counts: healCounts }, { optional: ['pool', 'set'] }),
@@ -182,7 +183,9 @@ export const backgroundHealSchema = object({
     }),
     'replaced drives',
   ),
-});
+  },
+  { description: 'Background heal: the MRF queue, erasure-set heals and replaced drives.' },
+);
 
 export const replacementRecoverySchema = object({
   instances: list(
@@ -219,7 +222,7 @@ export const snapshotSchema = object(
     thisNode: text('host:port of the node that answered'),
     nodes: list(object({ ...nodeProperties, drives: count('drives of the node') }), 'nodes'),
     pools: list(poolStatusSchema, 'pools with sets and drives'),
-    operations: object({ rebalance: rebalanceStatusSchema, decommission: list(decommissionEntrySchema, 'decommission entries'), heal: backgroundHealSchema }),
+    operations: object({ rebalance: rebalanceStatusSchema, decommission: list(decommissionEntrySchema, 'decommission entries'), heal: backgroundHealSchema }, { description: 'running operations' }),
   },
   { description: 'The whole cluster at one moment.' },
 );
@@ -231,7 +234,7 @@ export const serversInfoSchema = object({
 export const capabilitiesSchema = object({
   server: text('always svc'),
   version: text('server version'),
-  adminApi: object({ v3: list(text('group'), 'v3 route groups'), v4: list(text('group'), 'v4 route groups') }),
+  adminApi: object({ v3: list(text('group'), 'v3 route groups'), v4: list(text('group'), 'v4 route groups') }, { description: 'admin route groups per API version' }),
   driveBackends: list(text('backend'), 'backends this build has'),
   driveBackend: text('the backend in use'),
   faultInjection: boolean('SVC_FAULT_INJECTION is on'),
@@ -246,21 +249,21 @@ export const capabilitiesSchema = object({
     decommissionBucketConcurrency: count('buckets moved at once'),
     decommissionEntryConcurrency: count('objects moved at once'),
     rebalanceMaxAttempts: count('attempts per object'),
-  }),
+  }, { description: 'limits in force' }),
 });
 
-const quorum = object({ needed: count('drives needed'), formula: text('the SPEC formula'), worked: text('the formula with these numbers') });
-const quorumsSchema = object({ read: quorum, write: quorum, delete: quorum });
-const tolerated = object({ read: integer('more drive failures reads survive (-1: already lost)'), write: integer('same for writes'), delete: integer('same for deletes') });
+const quorum = object({ needed: count('drives needed'), formula: text('the SPEC formula'), worked: text('the formula with these numbers') }, { description: 'drives needed, with the formula' });
+const quorumsSchema = object({ read: quorum, write: quorum, delete: quorum }, { description: 'read, write and delete quorums' });
+const tolerated = object({ read: integer('more drive failures reads survive (-1: already lost)'), write: integer('same for writes'), delete: integer('same for deletes') }, { description: 'more drive failures each survives' });
 const fateProperties = { readable: boolean('reads work'), writable: boolean('writes work'), deletable: boolean('deletes work'), moreFailuresTolerated: tolerated };
-const driveView = object({ endpoint: text('drive endpoint'), node: text('host:port, or local'), driveId: text('the drive id the slot expects'), state: oneOfValues(['online', 'offline'], 'state now') });
+const driveView = object({ endpoint: text('drive endpoint'), node: text('host:port, or local'), driveId: text('the drive id the slot expects'), state: oneOfValues(['online', 'offline'], 'state now') }, { description: 'the drive holding the shard' });
 
 export const placementSchema = object({
   bucket: text('bucket'),
   key: text('object key'),
   pool: count('pool holding the object'),
   set: count('erasure set holding the object'),
-  version: object({ versionId: text('version id ("null" unversioned)'), sizeBytes: bytes('object size'), etag: text('ETag'), modTimeMs: integer('modification time'), storageClass: text('storage class') }),
+  version: object({ versionId: text('version id ("null" unversioned)'), sizeBytes: bytes('object size'), etag: text('ETag'), modTimeMs: integer('modification time'), storageClass: text('storage class') }, { description: 'the version placed' }),
   geometry: object({
     setDriveCount: count('N'),
     dataShards: count('K'),
@@ -268,9 +271,9 @@ export const placementSchema = object({
     blockSizeBytes: bytes('erasure block'),
     inline: boolean('stored inside xl.meta'),
     parts: list(object({ number: count('part number'), sizeBytes: bytes('part size') }), 'parts'),
-  }),
+  }, { description: 'the stored erasure geometry (xl.meta)' }),
   quorums: quorumsSchema,
-  now: object({ ...fateProperties, offlineDrives: count('drives of the set offline now') }),
+  now: object({ ...fateProperties, offlineDrives: count('drives of the set offline now') }, { description: 'what the object can do with the drives offline now' }),
   metaPath: text("the object's xl.meta, relative to a drive"),
   verified: boolean('every shard was read and checked (verify=true)'),
   shards: list(
@@ -293,7 +296,7 @@ export const placementSchema = object({
 
 export const simulateSchema = object(
   {
-    failed: object({ drives: list(text('endpoint'), 'drives named'), nodes: list(text('node'), 'nodes named') }),
+    failed: object({ drives: list(text('endpoint'), 'drives named'), nodes: list(text('node'), 'nodes named') }, { description: 'what the request named' }),
     sets: list(
       object({
         pool: count('pool'),
@@ -308,7 +311,7 @@ export const simulateSchema = object(
       }),
       'per erasure set',
     ),
-    summary: object({ readable: boolean('every set and class stays readable'), writable: boolean('... writable'), deletable: boolean('... deletable') }),
+    summary: object({ readable: boolean('every set and class stays readable'), writable: boolean('... writable'), deletable: boolean('... deletable') }, { description: 'each verdict over every set and class' }),
     scope: object({
       bucket: text('bucket'),
       prefix: text('prefix'),
@@ -318,12 +321,12 @@ export const simulateSchema = object(
       complete: boolean('the scope held no more than scanLimit objects'),
       geometries: list(object({ dataShards: count('K'), parityShards: count('M'), objects: count('objects'), unreadable: count('unreadable') }), 'per stored geometry'),
       unreadableSample: list(text('key'), 'up to 100 unreadable keys'),
-    }),
+    }, { description: 'with a scope: the objects counted' }),
   },
   { optional: ['scope'] },
 );
 
-const userSchema = object({ accessKey: text('access key'), enabled: boolean('may sign requests'), policies: list(text('policy name'), 'attached policies'), createdMs: integer('creation time') });
+const userSchema = object({ accessKey: text('access key'), enabled: boolean('may sign requests'), policies: list(text('policy name'), 'attached policies'), createdMs: integer('creation time') }, { description: 'the user (never its secret)' });
 export const userAnswerSchema = object({ user: userSchema });
 export const usersSchema = object({ users: list(userSchema, 'users, by access key') });
 export const policiesSchema = object({ policies: list(object({ name: text('policy name'), builtIn: boolean('one of the built-in policies'), document: openObject('the IAM policy document') }), 'built-in policies first') });
