@@ -34,8 +34,8 @@ function fits(schema: JsonSchema, value: unknown): string | undefined {
   return validate(value) ? undefined : ajv.errorsText(validate.errors);
 }
 
-/** Every route fastify registers when the admin and console plugins are registered as main.ts does. */
-async function registeredRoutes(): Promise<RouteOptions[]> {
+/** Every route fastify registers when the admin and console plugins are registered as main.ts does, and the console's document. */
+async function registeredRoutes(): Promise<{ routes: RouteOptions[]; consoleDocument: Json }> {
   const routes: RouteOptions[] = [];
   const app = Fastify({ logger: false, exposeHeadRoutes: false, ajv: { customOptions: { ...schemaValidatorOptions } } });
   app.addHook('onRoute', (route) => void routes.push(route));
@@ -43,8 +43,22 @@ async function registeredRoutes(): Promise<RouteOptions[]> {
   const context = { nowMs: () => 0, logger: { info() {}, warn() {} } } as unknown as ConsoleContext;
   await app.register(consolePlugin, { context, assets: {} as ConsoleAssets, trustedProxies: [] });
   await app.ready();
+  const consoleDocument = (await app.inject({ method: 'GET', url: '/svc/console/api/openapi.json' })).json() as Json;
   await app.close();
-  return routes;
+  return { routes, consoleDocument };
+}
+
+/** `METHOD /path` of every operation of a document. */
+function operationsOf(document: Json): string[] {
+  return Object.entries(document.paths as Json).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`)).sort();
+}
+
+/** `METHOD /path` of every registered route under a prefix, as OpenAPI writes its path. */
+function routesUnder(routes: RouteOptions[], prefix: string): string[] {
+  return routes
+    .filter((route) => route.url.startsWith(prefix) && route.url !== `${prefix}*`)
+    .flatMap((route) => [route.method].flat().map((method) => `${method} ${openApiPathOf(route.url)}`))
+    .sort();
 }
 
 /** An admin route as OpenAPI writes its path: `:name` is `{name}`, a trailing `*` is `{prefix}`. */
@@ -54,9 +68,10 @@ function openApiPathOf(url: string): string {
 
 describe('route schemas and the OpenAPI document (in-process)', () => {
   let routes: RouteOptions[];
+  let consoleDocument: Json;
   let document: Json;
   beforeAll(async () => {
-    routes = await registeredRoutes();
+    ({ routes, consoleDocument } = await registeredRoutes());
     document = await adminOpenApiDocument();
   });
 
@@ -72,13 +87,15 @@ describe('route schemas and the OpenAPI document (in-process)', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(document.openapi).toMatch(/^3\./);
-    const registered = routes
-      .filter((route) => route.url.startsWith(adminPrefix) && route.url !== `${adminPrefix}*`)
-      .flatMap((route) => [route.method].flat().map((method) => `${method} ${openApiPathOf(route.url)}`))
-      .sort();
-    const listed = Object.entries(document.paths as Json).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`)).sort();
-    expect(listed).toEqual(registered);
+    const registered = routesUnder(routes, adminPrefix);
+    expect(operationsOf(document)).toEqual(registered);
     expect(registered.length).toBe(adminRoutes.length + 1); // the table and the document itself
+  });
+
+  it("the console API's document validates as OpenAPI 3 and lists exactly its registered routes", async () => {
+    const result = await new Validator().validate(consoleDocument as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(operationsOf(consoleDocument)).toEqual(routesUnder(routes, '/svc/console/api/'));
   });
 
   it('every declared example fits its schema', () => {

@@ -251,3 +251,11 @@ export const planSchema = consoleSchema('plan', {
     response: { accepted: false, rejection: { code: 'InvalidStorageClass', rule: 'parity at most N/2', message: 'EC:3 is above N/2 = 2', line: 'svc: InvalidStorageClass: EC:3 is above N/2 = 2' } },
   },
 });
+
+export const consoleOpenApiSchema = consoleSchema('document', {
+  summary: 'This OpenAPI document',
+  description: 'The OpenAPI 3.1 document of the console API, generated from its route schemas; needs no session.',
+  querystring: statusQuery({}),
+  response: openObject('an OpenAPI 3.1 document'),
+  example: { response: { openapi: '3.1.0', info: { title: 'svc console API', version: 'v1' }, paths: {} } },
+});

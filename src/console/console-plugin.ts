@@ -20,7 +20,9 @@ import { uploadRoutes } from './routes-uploads.js';
 import { clusterRoutes } from './routes-cluster.js';
 import { planRoutes } from './routes-plan.js';
 import type { ConsoleAssets } from './assets.js';
-import { checkAnswers } from '../api/admin/route-schema.js';
+import swagger from '@fastify/swagger';
+import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
+import { consoleOpenApiSchema } from './api-schemas.js';
 
 export const consolePrefix = '/svc/console/';
 const apiPrefix = '/svc/console/api';
@@ -57,6 +59,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   const { context } = options;
   const trusted = trustedProxyList(options.trustedProxies);
   const revoked = new RevokedSessions(context.nowMs);
+  await app.register(swagger, consoleOpenApiOptions);
   // Uploads stream their body into the object layer: only JSON is parsed here.
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   app.setErrorHandler(async (error, request, reply) => {
@@ -81,6 +84,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     if (nowMs - session.lastSeenMs > refreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
     setRequestState(request, origin, session);
   });
+  app.get('/openapi.json', { schema: { ...consoleOpenApiSchema, security: [] }, config: { public: true } }, async () => app.swagger());
   await app.register(sessionRoutes, { context, revoked });
   await app.register(ssoRoutes, { context });
   await app.register(bucketRoutes, { context });
@@ -89,6 +93,22 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(clusterRoutes, { context });
   await app.register(planRoutes, { context });
 }
+
+/** The console API's own OpenAPI document (GET /svc/console/api/openapi.json), from its route schemas. */
+const consoleOpenApiOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'svc console API',
+      version: 'v1',
+      description:
+        "The console's JSON API, for the console's own browser code. Every route but sign-in, the SSO routes and this document needs the session cookie `svc_console_session` (set by sign-in), and every call that changes state also the session's CSRF token in `x-csrf-token`. Errors are the admin API's `{Code, Message, Resource, RequestId, Details?}`.",
+    },
+    components: { securitySchemes: { session: { type: 'apiKey' as const, in: 'cookie', name: sessionCookieName, description: 'the console session (HTTP-only, SameSite)' } } },
+    security: [{ session: [] }],
+  },
+  transform: wildcardAsPrefix,
+};
 
 function refresh(context: ConsoleContext, reply: FastifyReply, session: Parameters<ConsoleContext['sealer']['seal']>[0], secure: boolean, nowMs: number): void {
   reply.header('set-cookie', sessionCookie(context.sealer.seal(session), { maxAgeMs: context.sealer.remainingMs(session, nowMs), secure }));

@@ -17,7 +17,7 @@ import { verifyRequest, type CredentialStore, type PayloadMode } from '../s3/aut
 import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { requestLine } from '../request-line.js';
 import { adminRoutes } from './routes.js';
-import { checkAnswers, fastifySchema, openObject, schemaRefusal, statusQuery, type RouteSchema } from './route-schema.js';
+import { checkAnswers, fastifySchema, openObject, schemaRefusal, statusQuery, wildcardAsPrefix, type RouteSchema } from './route-schema.js';
 
 export const adminPrefix = '/svc/admin/';
 export const openApiPath = `${adminPrefix}openapi.json`;
@@ -87,14 +87,7 @@ const openApiOptions = {
     components: { securitySchemes: { rootSigV4: { type: 'apiKey' as const, in: 'header', name: 'Authorization', description: 'AWS Signature Version 4 with the root access key (SVC_ACCESS_KEY / SVC_SECRET_KEY); x-amz-date and x-amz-content-sha256 are signed too.' } } },
     security: [{ rootSigV4: [] }],
   },
-  // Wildcards become a named path parameter ({prefix}), as OpenAPI paths have no wildcards.
-  transform: ({ schema, url }: { schema: unknown; url: string }) => {
-    const fastifyRouteSchema = schema as Record<string, unknown> & { params?: { properties?: Record<string, unknown>; required?: string[] } };
-    if (!url.endsWith('*') || !fastifyRouteSchema?.params?.properties) return { schema: fastifyRouteSchema, url };
-    const { '*': rest, ...named } = fastifyRouteSchema.params.properties;
-    const params = { ...fastifyRouteSchema.params, properties: { ...named, prefix: rest }, required: [...(fastifyRouteSchema.params.required ?? []).filter((name) => name !== '*'), 'prefix'] };
-    return { schema: { ...fastifyRouteSchema, params }, url: `${url.slice(0, -1)}{prefix}` };
-  },
+  transform: wildcardAsPrefix,
 };
 
 const openApiSchema: RouteSchema = {

@@ -122,6 +122,15 @@ function withExamples(objectSchema: JsonSchema, values: Record<string, string>):
   return { ...objectSchema, properties: Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, name in values ? { ...schema, examples: [values[name]] } : schema])) };
 }
 
+/** For @fastify/swagger: a trailing wildcard becomes the path parameter `{prefix}`, as OpenAPI paths have no wildcards. */
+export function wildcardAsPrefix({ schema, url }: { schema: FastifySchema; url: string }): { schema: FastifySchema; url: string } {
+  const routeSchema = schema as FastifySchema & { params?: { properties?: Record<string, unknown>; required?: string[] } };
+  if (!url.endsWith('*') || !routeSchema?.params?.properties) return { schema, url };
+  const { '*': rest, ...named } = routeSchema.params.properties;
+  const params = { ...routeSchema.params, properties: { ...named, prefix: rest }, required: [...(routeSchema.params.required ?? []).filter((name) => name !== '*'), 'prefix'] };
+  return { schema: { ...routeSchema, params }, url: `${url.slice(0, -1)}{prefix}` };
+}
+
 // ---- refusals and the answer check ----
 
 interface ValidationIssue {
