@@ -248,7 +248,28 @@ export const planSchema = consoleSchema('plan', {
   },
   example: {
     body: { patterns: ['/data/d{1...4}'], driveSize: '8TiB' },
-    response: { accepted: false, rejection: { code: 'InvalidStorageClass', rule: 'parity at most N/2', message: 'EC:3 is above N/2 = 2', line: 'svc: InvalidStorageClass: EC:3 is above N/2 = 2' } },
+    response: {
+      accepted: true,
+      singleDrive: false,
+      pools: [
+        {
+          index: 0,
+          pattern: '/data/d{1...4}',
+          drives: 4,
+          setDriveCount: 4,
+          setCount: 1,
+          hosts: 1,
+          sets: [{ set: 0, hosts: [{ host: 'localhost', drives: 4 }] }],
+          classes: [
+            { storageClass: 'STANDARD', parity: 2, dataShards: 2, usableFraction: 0.5, usableBytes: 17592186044416, tolerates: { readDrives: 2, writeDrives: 1, readHosts: 0 } },
+            { storageClass: 'REDUCED_REDUNDANCY', parity: 1, dataShards: 3, usableFraction: 0.75, usableBytes: 26388279066624, tolerates: { readDrives: 1, writeDrives: 1, readHosts: 0 } },
+          ],
+        },
+      ],
+      rawBytes: 35184372088832,
+      usableBytes: 17592186044416,
+      warnings: [{ fields: { pool: 0, warning: 'host_failure_data_unavailable', hosts: 1 }, message: 'host_failure_data_unavailable: pool 0 spans 1 host(s)' }],
+    },
   },
 });
 
