@@ -10,7 +10,7 @@
  * query value stays the string that was sent.
  */
 import type { FastifyError, FastifyInstance, FastifySchema } from 'fastify';
-import { SvcError, type ErrorCode } from '../../errors/index.js';
+import { SvcError, assert, type ErrorCode } from '../../errors/index.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -119,6 +119,7 @@ export function fastifySchema(route: RouteSchema, tag: string): FastifySchema {
 /** Each property that has an example value gets it as `examples` (OpenAPI shows it with the parameter). */
 function withExamples(objectSchema: JsonSchema, values: Record<string, string>): JsonSchema {
   const properties = (objectSchema.properties ?? {}) as Record<string, JsonSchema>;
+  for (const name of Object.keys(values)) assert(name in properties, `the example names '${name}', which the schema does not declare`);
   return { ...objectSchema, properties: Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, name in values ? { ...schema, examples: [values[name]] } : schema])) };
 }
 
