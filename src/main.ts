@@ -30,6 +30,7 @@ import { SvcError } from './errors/index.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { s3ClientErrorHandler, s3Plugin } from './api/s3/s3-plugin.js';
 import { adminPlugin } from './api/admin/admin-plugin.js';
+import { schemaValidatorOptions } from './api/admin/route-schema.js';
 import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
 import { startAdminServices, type AdminServices } from './admin-services.js';
 import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/health.js';
@@ -297,6 +298,8 @@ async function listen(address: { host: string; port: number }, timeouts: Request
     exposeHeadRoutes: false,
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 4096 },
+    // Route schemas refuse what they do not describe; they never strip or coerce (route-schema.ts).
+    ajv: { customOptions: { ...schemaValidatorOptions } },
     forceCloseConnections: false,
     return503OnClosing: true,
     clientErrorHandler: s3ClientErrorHandler,

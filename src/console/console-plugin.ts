@@ -7,7 +7,7 @@
  * session's identity against its policies (access.ts) before it reads or changes anything.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SvcError } from '../errors/index.js';
+import { SvcError, type ErrorCode } from '../errors/index.js';
 import type { ConsoleContext } from './context.js';
 import { asSvcError, sendError } from './errors.js';
 import { clientOrigin, trustedProxyList } from './client-origin.js';
@@ -23,6 +23,9 @@ import { clusterRoutes } from './routes-cluster.js';
 import { planRoutes } from './routes-plan.js';
 import { userRoutes } from './routes-users.js';
 import type { ConsoleAssets } from './assets.js';
+import swagger from '@fastify/swagger';
+import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
+import { consoleOpenApiSchema } from './api-schemas.js';
 
 export const consolePrefix = '/svc/console/';
 const apiPrefix = '/svc/console/api';
@@ -59,13 +62,15 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   const { context } = options;
   const trusted = trustedProxyList(options.trustedProxies);
   const revoked = new RevokedSessions(context.nowMs);
+  await app.register(swagger, consoleOpenApiOptions);
   // Uploads stream their body into the object layer: only JSON is parsed here.
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   app.setErrorHandler(async (error, request, reply) => {
-    const known = asSvcError(error);
+    const known = asSvcError(error, (request.routeOptions.config as { bodyErrorCode?: ErrorCode } | undefined)?.bodyErrorCode);
     if (known.code === 'InternalError') context.logger.warn({ error: String(error), path: request.url }, 'console request failed');
     await sendError(reply, known, request.url.split('?')[0]!);
   });
+  checkAnswers(app);
   app.setNotFoundHandler(async (request, reply) => sendError(reply, new SvcError('NotImplemented', `no console API at ${request.url.split('?')[0]}`), request.url.split('?')[0]!));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
@@ -83,6 +88,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     if (nowMs - session.lastSeenMs > refreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
     setRequestState(request, origin, new ConsoleAccess(context, session, policies, origin));
   });
+  app.get('/openapi.json', { schema: { ...consoleOpenApiSchema, security: [] }, config: { public: true } }, async () => app.swagger());
   await app.register(sessionRoutes, { context, revoked });
   await app.register(ssoRoutes, { context });
   await app.register(bucketRoutes, { context });
@@ -92,6 +98,22 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(planRoutes, { context });
   await app.register(userRoutes, { context });
 }
+
+/** The console API's own OpenAPI document (GET /svc/console/api/openapi.json), from its route schemas. */
+const consoleOpenApiOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'svc console API',
+      version: 'v1',
+      description:
+        "The console's JSON API, for the console's own browser code. Every route but sign-in, the SSO routes and this document needs the session cookie `svc_console_session` (set by sign-in), and every call that changes state also the session's CSRF token in `x-csrf-token`. Errors are the admin API's `{Code, Message, Resource, RequestId, Details?}`.",
+    },
+    components: { securitySchemes: { session: { type: 'apiKey' as const, in: 'cookie', name: sessionCookieName, description: 'the console session (HTTP-only, SameSite)' } } },
+    security: [{ session: [] }],
+  },
+  transform: wildcardAsPrefix,
+};
 
 function refresh(context: ConsoleContext, reply: FastifyReply, session: Parameters<ConsoleContext['sealer']['seal']>[0], secure: boolean, nowMs: number): void {
   reply.header('set-cookie', sessionCookie(context.sealer.seal(session), { maxAgeMs: context.sealer.remainingMs(session, nowMs), secure }));

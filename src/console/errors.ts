@@ -1,11 +1,14 @@
 /** Console API errors: the admin API's JSON shape, `{ Code, Message, Resource, RequestId, Details? }`. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import { SvcError, isSvcError } from '../errors/index.js';
+import { SvcError, isSvcError, type ErrorCode } from '../errors/index.js';
+import { schemaRefusal } from '../api/admin/route-schema.js';
 
-/** Fastify's own refusals (bad JSON, a body too large) as catalogue errors. */
-export function asSvcError(error: unknown): SvcError {
+/** Fastify's own refusals (bad JSON, a body too large, a schema refusal) as catalogue errors. */
+export function asSvcError(error: unknown, bodyErrorCode?: ErrorCode): SvcError {
   if (isSvcError(error)) return error;
+  const refusal = schemaRefusal(error, bodyErrorCode);
+  if (refusal) return refusal;
   const code = (error as { code?: string }).code;
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError)) return new SvcError('InvalidArgument', 'the request body is not valid JSON');
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new SvcError('EntityTooLarge', 'console request bodies other than uploads are at most 1 MiB');

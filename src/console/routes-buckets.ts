@@ -10,10 +10,11 @@ import type { ObjectLayer } from '../object/index.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, bucketParam } from './input.js';
 import { requestAccess } from './request-state.js';
+import { bucketSchemas } from './api-schemas.js';
 
 export async function bucketRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/buckets', async (request) => {
+  app.get('/buckets', { schema: bucketSchemas.list }, async (request) => {
     const access = requestAccess(request);
     const records = await context.objects().listBuckets();
     const all = await access.allows([{ action: 's3:ListAllMyBuckets' }]);
@@ -21,7 +22,7 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     for (const record of records) if (all || (await access.allows([{ action: 's3:ListBucket', bucket: record.name }]))) shown.push(record);
     return { buckets: shown.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning })) };
   });
-  app.post('/buckets', async (request) => {
+  app.post('/buckets', { schema: bucketSchemas.create }, async (request) => {
     const body = bodyRecord(request.body);
     const name = typeof body.name === 'string' ? body.name : '';
     checkNewBucketName(name);
@@ -29,7 +30,7 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     await context.objects().makeBucket(name);
     return { name };
   });
-  app.put('/buckets/:bucket/versioning', async (request) => {
+  app.put('/buckets/:bucket/versioning', { schema: bucketSchemas.versioning }, async (request) => {
     const bucket = bucketParam(request.params);
     const status = bodyRecord(request.body).status;
     if (status !== 'enabled' && status !== 'suspended') throw new SvcError('InvalidArgument', "status must be 'enabled' or 'suspended'", { field: 'status' });
@@ -37,7 +38,7 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     await context.objects().setBucketVersioning(bucket, status);
     return { name: bucket, versioning: status };
   });
-  app.delete('/buckets/:bucket', async (request) => {
+  app.delete('/buckets/:bucket', { schema: bucketSchemas.delete }, async (request) => {
     const bucket = bucketParam(request.params);
     const query = request.query as Record<string, string | undefined>;
     const objects = context.objects();

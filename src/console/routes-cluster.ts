@@ -1,15 +1,17 @@
 /**
  * The cluster and its operations. `GET /overview` is the admin cluster snapshot (pools, sets,
  * drives, nodes, running operations). `/admin/<path>` runs the admin API's own route for
- * `/svc/admin/<path>` in-process, with the same query and JSON body and the same validation and
- * errors, so the console has no second implementation of rebalance, decommission or heal. Reading
- * needs `admin:ServerInfo`; starting or stopping work needs the action named for it
- * (`admin:Heal`, `admin:Rebalance`, `admin:Decommission`). Users and policies have their own
- * console routes (routes-users.ts), so the admin API's are not offered here.
+ * `/svc/admin/<path>` in-process, with the same query and JSON body, the same schema and the same
+ * validation and errors, so the console has no second implementation of rebalance, decommission or
+ * heal. Reading needs `admin:ServerInfo`; starting or stopping work needs the action named for it
+ * (`admin:Heal`, `admin:Rebalance`, `admin:Decommission`), checked before anything else. Users and
+ * policies have their own console routes (routes-users.ts), so the admin API's are not offered here.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { SvcError } from '../errors/index.js';
-import { adminRoutes, type AdminRoute } from '../api/admin/routes.js';
+import { adminRoutes } from '../api/admin/routes.js';
+import type { AdminRequest } from '../api/admin/context.js';
+import { fastifySchema, type RouteSchema } from '../api/admin/route-schema.js';
+import { snapshotSchema } from '../api/admin/answer-schemas.js';
 import type { ConsoleContext } from './context.js';
 import { adminActions } from './access.js';
 import { requestAccess } from './request-state.js';
@@ -28,25 +30,42 @@ function adminActionOf(path: string): string {
   return adminCallActions.find(([pattern]) => pattern.test(path))?.[1] ?? adminActions.serverInfo;
 }
 
+const overviewSchema: RouteSchema = {
+  ...adminRoutes.find((route) => route.path === '/svc/admin/v4/cluster/snapshot')!.schema,
+  summary: 'The cluster overview',
+  description: "The admin API's cluster snapshot: nodes, pools with sets and drives, running operations.",
+  response: snapshotSchema,
+};
+
 export async function clusterRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/overview', async (request) => {
+  app.get('/overview', { schema: fastifySchema(overviewSchema, 'cluster') }, async (request) => {
     await requestAccess(request).require([{ action: adminActions.serverInfo }]);
     return context.admin().snapshot();
   });
-  app.route({ method: ['GET', 'POST'], url: '/admin/*', handler: async (request) => runAdminRoute(context, request) });
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.schema?.body && request.body === undefined) request.body = {};
+  });
+  for (const route of adminRoutes) {
+    if (withheld(route.path)) continue;
+    app.route({
+      method: route.method,
+      url: `/admin/${route.path.slice('/svc/admin/'.length)}`,
+      schema: fastifySchema(route.schema, 'admin'),
+      config: { bodyErrorCode: route.schema.bodyErrorCode },
+      // The permission first: a caller without it learns nothing from the validation.
+      onRequest: async (request) => requestAccess(request).require([{ action: adminActionOf(adminRequestOf(request).rawPath) }]),
+      handler: async (request) => (await route.handle(context.admin(), adminRequestOf(request))) ?? {},
+    });
+  }
 }
 
-async function runAdminRoute(context: ConsoleContext, request: FastifyRequest): Promise<unknown> {
+function adminRequestOf(request: FastifyRequest): AdminRequest {
   const url = request.url;
   const at = url.indexOf('/api/admin/');
   const query = url.indexOf('?');
-  const path = `/svc/admin/${url.slice(at + '/api/admin/'.length, query < 0 ? undefined : query)}`;
+  const rawPath = `/svc/admin/${url.slice(at + '/api/admin/'.length, query < 0 ? undefined : query)}`;
   const rawQuery = query < 0 ? '' : url.slice(query + 1);
-  const matches = (route: AdminRoute) => route.path === path || (route.subtree === true && path.startsWith(route.path));
-  const route = adminRoutes.find((candidate) => candidate.method === request.method && matches(candidate) && !withheld(candidate.path));
-  if (!route) throw new SvcError('NotImplemented', `the console offers no admin call ${request.method} ${path}`);
-  await requestAccess(request).require([{ action: adminActionOf(path) }]);
   const body = request.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(request.body));
-  return (await route.handle(context.admin(), { rawQuery, queryGiven: query >= 0, body }, path.slice(route.path.length))) ?? {};
+  return { rawPath, rawQuery, queryGiven: query >= 0, body };
 }

@@ -14,10 +14,11 @@ import { bodyRecord, boundedInteger, bucketParam, optionalVersionId, queryOf, re
 import { presignGet, s3BaseUrl } from './presign.js';
 import { requestAccess, requestOrigin } from './request-state.js';
 import type { Session } from './session.js';
+import { objectSchemas } from './api-schemas.js';
 
 export async function objectRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/buckets/:bucket/objects', async (request) => {
+  app.get('/buckets/:bucket/objects', { schema: objectSchemas.list }, async (request) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const limit = boundedInteger(query.limit, 'limit', 200, 1, limits.consoleListPageMax);
@@ -27,7 +28,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     await requestAccess(request).require([{ action: query.deleted === 'true' ? 's3:ListBucketVersions' : 's3:ListBucket', bucket }], { prefix, delimiter: '/' });
     return listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: query.deleted === 'true' });
   });
-  app.get('/buckets/:bucket/object', async (request) => {
+  app.get('/buckets/:bucket/object', { schema: objectSchemas.details }, async (request) => {
     const bucket = bucketParam(request.params);
     const key = requiredKey(queryOf(request).key);
     const access = requestAccess(request);
@@ -39,7 +40,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const shown = (await access.allows([{ action: 's3:ListBucketVersions', bucket }], { prefix: key })) ? versions : versions.filter((version) => version.isLatest);
     return { bucket, key, versioning: (await objects.requireBucket(bucket)).versioning, versions: shown.map(describe) };
   });
-  app.get('/buckets/:bucket/download', async (request, reply) => {
+  app.get('/buckets/:bucket/download', { schema: objectSchemas.download }, async (request, reply) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const key = requiredKey(query.key);
@@ -54,7 +55,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
       .header('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeRfc5987(name)}`);
     return reply.send(Readable.from(reader.body, { objectMode: false }));
   });
-  app.post('/buckets/:bucket/delete', async (request) => {
+  app.post('/buckets/:bucket/delete', { schema: objectSchemas.delete }, async (request) => {
     const bucket = bucketParam(request.params);
     const items = deleteItems(bodyRecord(request.body).objects);
     // All or nothing: a selection with one key the session may not delete deletes none.
@@ -73,7 +74,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     }
     return { results };
   });
-  app.post('/buckets/:bucket/share', async (request) => {
+  app.post('/buckets/:bucket/share', { schema: objectSchemas.share }, async (request) => {
     const bucket = bucketParam(request.params);
     const body = bodyRecord(request.body);
     const key = requiredKey(body.key);

@@ -12,10 +12,11 @@ import type { ConsoleContext } from './context.js';
 import { bodyRecord } from './input.js';
 import { adminActions } from './access.js';
 import { requestAccess } from './request-state.js';
+import { planSchema } from './api-schemas.js';
 
 export async function planRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.post('/plan', async (request) => {
+  app.post('/plan', { schema: planSchema }, async (request) => {
     const body = bodyRecord(request.body);
     const driveSizeBytes = driveSizeOf(body.driveSize);
     await requestAccess(request).require([{ action: adminActions.serverInfo }]);

@@ -11,11 +11,12 @@ import { SignInThrottle } from './sign-in-throttle.js';
 import { limits } from '../util/limits.js';
 import { requestAccess, requestOrigin, requestSession, type RevokedSessions } from './request-state.js';
 import { ConsoleAccess, sessionPolicies } from './access.js';
+import { sessionSchemas } from './api-schemas.js';
 
 export async function sessionRoutes(app: FastifyInstance, options: { context: ConsoleContext; revoked: RevokedSessions }): Promise<void> {
   const { context } = options;
   const throttle = new SignInThrottle();
-  app.post('/session', { config: { public: true } }, async (request, reply) => {
+  app.post('/session', { schema: sessionSchemas.signIn, config: { public: true } }, async (request, reply) => {
     const origin = requestOrigin(request);
     const nowMs = context.nowMs();
     const waitMs = throttle.waitMs(origin.address, nowMs);
@@ -35,8 +36,8 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
     context.logger.info({ client: origin.address, accessKey: session.accessKey, kind: session.kind }, 'console sign-in');
     return sessionAnswer(context, reply, new ConsoleAccess(context, session, sessionPolicies(context, session), origin), nowMs);
   });
-  app.get('/session', async (request, reply) => sessionAnswer(context, reply, requestAccess(request), context.nowMs()));
-  app.delete('/session', async (request, reply) => {
+  app.get('/session', { schema: sessionSchemas.current }, async (request, reply) => sessionAnswer(context, reply, requestAccess(request), context.nowMs()));
+  app.delete('/session', { schema: sessionSchemas.signOut }, async (request, reply) => {
     const session = requestSession(request);
     options.revoked.revoke(session, context.sealer.settings.maxMs);
     reply.header('set-cookie', sessionCookie(undefined, { maxAgeMs: 0, secure: requestOrigin(request).secure }));

@@ -15,6 +15,7 @@ import { cookieHeader, cookieValue, sessionCookie } from './session.js';
 import { requestOrigin } from './request-state.js';
 import type { ClientOrigin } from './client-origin.js';
 import { limits } from '../util/limits.js';
+import { ssoSchemas } from './api-schemas.js';
 
 const loginCookieName = 'svc_console_login';
 const loginCookiePath = '/svc/console/api/sso/';
@@ -23,11 +24,11 @@ const callbackPath = '/svc/console/api/sso/callback';
 export async function ssoRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
   const openId = context.openId;
-  app.get('/sso', { config: { public: true } }, async () => {
+  app.get('/sso', { schema: ssoSchemas.status, config: { public: true } }, async () => {
     if (!openId) return { configured: false, enabled: false };
     return { configured: true, ...(await openId.refresh()) };
   });
-  app.get('/sso/start', { config: { public: true } }, async (request, reply) =>
+  app.get('/sso/start', { schema: ssoSchemas.start, config: { public: true } }, async (request, reply) =>
     answerPage(context, request, reply, async () => {
       if (!openId) throw new SvcError('ConsoleSsoUnavailable', 'sign-in with SSO is not configured on this deployment (SVC_IDENTITY_OPENID_CONFIG_URL)');
       const origin = requestOrigin(request);
@@ -36,7 +37,7 @@ export async function ssoRoutes(app: FastifyInstance, options: { context: Consol
       return reply.redirect(url, 302);
     }),
   );
-  app.get('/sso/callback', { config: { public: true } }, async (request, reply) =>
+  app.get('/sso/callback', { schema: ssoSchemas.callback, config: { public: true } }, async (request, reply) =>
     answerPage(context, request, reply, async () => {
       if (!openId) throw new SvcError('ConsoleSsoUnavailable', 'sign-in with SSO is not configured on this deployment (SVC_IDENTITY_OPENID_CONFIG_URL)');
       const origin = requestOrigin(request);

@@ -2,16 +2,25 @@
  * The admin API under /svc/admin/: every request is SigV4-signed by the root credentials (else
  * AccessDenied and nothing is done); answers and errors are JSON. Errors have the shape
  * { "Code", "Message", "Resource", "RequestId" } with the catalogue's HTTP status.
+ *
+ * Each route of the table (routes.ts) is its own fastify route with its declared schema: fastify
+ * validates the query and the body (a refusal is InvalidQueryParameter or the route's body error,
+ * never fastify's default body) and serialises the answer. @fastify/swagger turns the schemas into
+ * the OpenAPI document served at GET /svc/admin/openapi.json, the one route that needs no
+ * signature: it describes shapes, never this deployment, and tools fetch it without root keys.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SvcError, isSvcError } from '../../errors/index.js';
+import swagger from '@fastify/swagger';
+import { SvcError, isSvcError, type ErrorCode } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore, type PayloadMode } from '../s3/auth/sigv4.js';
-import type { AdminContext, AdminRequest } from './context.js';
+import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { requestLine } from '../request-line.js';
 import { adminRoutes } from './routes.js';
+import { checkAnswers, fastifySchema, openObject, schemaRefusal, statusQuery, wildcardAsPrefix, type RouteSchema } from './route-schema.js';
 
 export const adminPrefix = '/svc/admin/';
+export const openApiPath = `${adminPrefix}openapi.json`;
 
 export interface AdminPluginOptions {
   context: () => AdminContext;
@@ -20,37 +29,134 @@ export interface AdminPluginOptions {
   logger?: { warn(fields: Record<string, unknown>, message: string): void };
 }
 
-export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'HEAD'], url: `${adminPrefix}*`, handler: (request, reply) => handle(options, request, reply) });
+/** What the hooks learn about a request before its handler runs. */
+interface AdminRequestState {
+  requestId: string;
+  rawPath: string;
+  rawQuery: string;
+  payload?: PayloadMode;
+  body: Buffer;
 }
 
-async function handle(options: AdminPluginOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const { requestId, rawPath, rawQuery } = requestLine(request);
-  reply.header('x-amz-request-id', requestId);
-  try {
-    const payload = authenticate(options, request, rawPath, rawQuery);
-    const body = await readSmallBody(request);
-    if (payload.kind === 'sha256' && createHash('sha256').update(body).digest('hex') !== payload.expectedHex) throw new SvcError('XAmzContentSHA256Mismatch');
-    if (payload.kind.startsWith('streaming')) throw new SvcError('InvalidRequest', 'admin requests do not take streaming payloads');
-    const matches = (candidate: (typeof adminRoutes)[number]) => candidate.path === rawPath || (candidate.subtree === true && rawPath.startsWith(candidate.path));
-    const route = adminRoutes.find((candidate) => candidate.method === request.method && matches(candidate));
-    if (!route) {
-      const otherMethod = adminRoutes.some(matches);
-      throw new SvcError(otherMethod ? 'MethodNotAllowed' : 'NotImplemented', otherMethod ? `${request.method} is not allowed on ${rawPath}` : `no admin API at ${rawPath}`);
-    }
-    const adminRequest: AdminRequest = { rawQuery, queryGiven: (request.raw.url ?? '').includes('?'), body };
-    const result = await route.handle(options.context(), adminRequest, rawPath.slice(route.path.length));
-    await reply.code(200).header('content-type', 'application/json').send(JSON.stringify(result ?? {}));
-  } catch (error) {
-    const known = isSvcError(error) ? error : new SvcError('InternalError', undefined, {}, { cause: error });
-    if (!isSvcError(error)) options.logger?.warn({ requestId, error: String(error), path: rawPath }, 'admin request failed');
-    await reply
-      .code(known.httpStatus)
-      .header('content-type', 'application/json')
-      .send(JSON.stringify({ Code: known.code, Message: known.message, Resource: rawPath, RequestId: requestId, ...(Object.keys(known.details).length > 0 ? { Details: known.details } : {}) }));
+interface AdminRouteConfig {
+  /** No signature needed (the OpenAPI document). */
+  public?: boolean;
+  bodyErrorCode?: ErrorCode;
+}
+
+const states = new WeakMap<FastifyRequest, AdminRequestState>();
+
+export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
+  app.removeAllContentTypeParsers();
+  // The body is read raw (its SHA-256 is part of the signature) and parsed by the preValidation hook.
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  await app.register(swagger, openApiOptions);
+  app.setErrorHandler(async (error, request, reply) => sendError(options, request, reply, error));
+  app.addHook('onRequest', async (request, reply) => {
+    const { requestId, rawPath, rawQuery } = requestLine(request);
+    reply.header('x-amz-request-id', requestId);
+    const state: AdminRequestState = { requestId, rawPath, rawQuery, body: Buffer.alloc(0) };
+    states.set(request, state);
+    if (configOf(request).public !== true) state.payload = authenticate(options, request, rawPath, rawQuery);
+  });
+  app.addHook('preValidation', async (request) => readBody(request, stateOf(request)));
+  checkAnswers(app);
+  for (const route of adminRoutes) {
+    app.route({
+      method: route.method,
+      url: route.path,
+      schema: fastifySchema(route.schema, tagOf(route.path)),
+      config: { bodyErrorCode: route.schema.bodyErrorCode } satisfies AdminRouteConfig,
+      handler: async (request, reply) => reply.code(200).send((await route.handle(options.context(), adminRequestOf(request))) ?? {}),
+    });
   }
+  app.get(openApiPath, { schema: { ...fastifySchema(openApiSchema, 'document'), security: [] }, config: { public: true } satisfies AdminRouteConfig }, async () => app.swagger());
+  // Anything else under the prefix: signed like the rest, then NotImplemented or MethodNotAllowed.
+  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'HEAD'], url: `${adminPrefix}*`, schema: { hide: true }, handler: async (request) => refuseUnknown(request) });
+}
+
+const openApiOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'svc admin API',
+      version: 'v3, v4',
+      description:
+        'The admin API of svc. Every route but this document is signed with AWS Signature Version 4 by the root credentials (service `s3`, the deployment region); anything else is 403 AccessDenied and does nothing. Errors are `{Code, Message, Resource, RequestId, Details?}` with the status of docs/errors.md.',
+    },
+    components: { securitySchemes: { rootSigV4: { type: 'apiKey' as const, in: 'header', name: 'Authorization', description: 'AWS Signature Version 4 with the root access key (SVC_ACCESS_KEY / SVC_SECRET_KEY); x-amz-date and x-amz-content-sha256 are signed too.' } } },
+    security: [{ rootSigV4: [] }],
+  },
+  transform: wildcardAsPrefix,
+};
+
+const openApiSchema: RouteSchema = {
+  summary: 'This OpenAPI document',
+  description: 'The OpenAPI 3.1 document of every admin route, generated from the route schemas. It describes the API, not this deployment (no hosts, pools or keys), so tools fetch it without root credentials.',
+  querystring: statusQuery({}),
+  response: openObject('an OpenAPI 3.1 document'),
+  example: { response: { openapi: '3.1.0', info: { title: 'svc admin API', version: 'v3, v4' }, paths: { '/svc/admin/v3/pools/list': { get: { summary: 'Every pool' } } } } },
+};
+
+/** The reference groups routes by what they act on: `v3/pools/list` is in `pools`. */
+function tagOf(path: string): string {
+  const segments = path.slice(adminPrefix.length).split('/');
+  return segments[1] === 'iam' ? 'iam' : segments[1] === 'background-heal' ? 'heal' : (segments[1] ?? 'admin');
+}
+
+function configOf(request: FastifyRequest): AdminRouteConfig {
+  return (request.routeOptions.config ?? {}) as AdminRouteConfig;
+}
+
+function stateOf(request: FastifyRequest): AdminRequestState {
+  const state = states.get(request);
+  if (!state) throw new SvcError('InternalError', 'admin request state missing');
+  return state;
+}
+
+function adminRequestOf(request: FastifyRequest): AdminRequest {
+  const state = stateOf(request);
+  return { rawPath: state.rawPath, rawQuery: state.rawQuery, queryGiven: (request.raw.url ?? '').includes('?'), body: state.body };
+}
+
+/** Reads the (small) body, checks its signed hash, and parses it as JSON for a route that takes one. */
+async function readBody(request: FastifyRequest, state: AdminRequestState): Promise<void> {
+  state.body = await readSmallBody(request);
+  const payload = state.payload;
+  if (payload?.kind === 'sha256' && createHash('sha256').update(state.body).digest('hex') !== payload.expectedHex) throw new SvcError('XAmzContentSHA256Mismatch');
+  if (payload?.kind.startsWith('streaming')) throw new SvcError('InvalidRequest', 'admin requests do not take streaming payloads');
+  if (!request.routeOptions.schema?.body) return;
+  if (state.body.length === 0) {
+    request.body = {};
+    return;
+  }
+  try {
+    request.body = JSON.parse(state.body.toString('utf8'));
+  } catch {
+    throw new SvcError(configOf(request).bodyErrorCode ?? 'InvalidArgument', 'the body is not valid JSON', { field: 'body' });
+  }
+}
+
+function refuseUnknown(request: FastifyRequest): never {
+  const { rawPath } = stateOf(request);
+  const otherMethod = adminRoutes.some((route) => pathMatches(route, rawPath));
+  throw new SvcError(otherMethod ? 'MethodNotAllowed' : 'NotImplemented', otherMethod ? `${request.method} is not allowed on ${rawPath}` : `no admin API at ${rawPath}`);
+}
+
+/** Whether a route's fastify path (`:name` one segment, `*` the rest) matches a request path. */
+export function pathMatches(route: Pick<AdminRoute, 'path'>, rawPath: string): boolean {
+  const pattern = route.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*$/, '.*');
+  return new RegExp(`^${pattern}$`).test(rawPath);
+}
+
+async function sendError(options: AdminPluginOptions, request: FastifyRequest, reply: FastifyReply, error: unknown): Promise<void> {
+  const state = states.get(request) ?? { ...requestLine(request), body: Buffer.alloc(0) };
+  const known = isSvcError(error) ? error : (schemaRefusal(error, configOf(request).bodyErrorCode) ?? new SvcError('InternalError', undefined, {}, { cause: error }));
+  if (known.code === 'InternalError') options.logger?.warn({ requestId: state.requestId, error: String(error), message: known.message, path: state.rawPath }, 'admin request failed');
+  await reply
+    .code(known.httpStatus)
+    .header('content-type', 'application/json')
+    .send(JSON.stringify({ Code: known.code, Message: known.message, Resource: state.rawPath, RequestId: state.requestId, ...(Object.keys(known.details).length > 0 ? { Details: known.details } : {}) }));
 }
 
 /** Root credentials only; any authentication failure is AccessDenied, with the reason. */

@@ -5,6 +5,7 @@ import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.j
 import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
 import type { LifecycleScanner } from '../../ops/lifecycle.js';
+import type { RouteSchema } from './route-schema.js';
 
 export interface SlotInfo {
   set: number;
@@ -76,8 +77,22 @@ export interface AdminContext {
   nowMs(): number;
 }
 
-/** An admin request as the handlers see it: the raw query and the (small) body. */
+/**
+ * One admin route. The form every route takes: `{ method, path, schema, handle }`, where `schema`
+ * (required) declares the query, the body and the 200 answer with an example (route-schema.ts).
+ */
+export interface AdminRoute {
+  method: 'GET' | 'POST';
+  /** A fastify path: static, or with `:name` and `*` parameters. */
+  path: string;
+  schema: RouteSchema;
+  handle(context: AdminContext, request: AdminRequest): Promise<unknown>;
+}
+
+/** An admin request as the handlers see it: the path and query as sent, and the (small) body. */
 export interface AdminRequest {
+  /** The path exactly as on the wire (percent-encoded). */
+  rawPath: string;
   rawQuery: string;
   /** True when the URL had a `?`, even with nothing after it. */
   queryGiven: boolean;

@@ -7,13 +7,76 @@
  */
 import { SvcError } from '../../errors/index.js';
 import type { HealOptions, HealPath } from '../../ops/heal.js';
-import type { AdminContext, AdminRequest } from './context.js';
+import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { mutationQuery } from './query.js';
+import * as schema from './route-schema.js';
+import { healStatusSchema } from './answer-schemas.js';
+import { exampleHealStatus } from './answer-examples.js';
 
 const booleanFields = ['recursive', 'dryRun', 'remove', 'recreate', 'updateParity', 'nolock', 'readRepair'] as const;
 const knownFields = new Set<string>([...booleanFields, 'scanMode', 'pool', 'set']);
 
-export async function heal(context: AdminContext, request: AdminRequest, rest: string): Promise<unknown> {
+const healPrefix = '/svc/admin/v3/heal';
+
+const healBody = schema.object(
+  {
+    recursive: schema.boolean('heal everything below the path (a bucket heal always is)'),
+    dryRun: schema.boolean('report only, write nothing'),
+    remove: schema.boolean('remove dangling objects'),
+    recreate: schema.boolean('recreate missing buckets'),
+    scanMode: schema.oneOfValues(['normal', 'deep'], 'deep reads and checks every shard'),
+    updateParity: schema.boolean('rewrite objects to the current parity'),
+    nolock: schema.boolean('accepted and forced to false: admin heals always take the object lock'),
+    readRepair: schema.boolean('refused when true (InvalidArgument): read-repair runs on its own'),
+    pool: schema.integer('with set: heal one erasure set (root heal only)', { minimum: 0 }),
+    set: schema.integer('with pool: heal one erasure set (root heal only)', { minimum: 0 }),
+  },
+  { optional: ['recursive', 'dryRun', 'remove', 'recreate', 'scanMode', 'updateParity', 'nolock', 'readRepair', 'pool', 'set'], description: 'The heal request; every field optional; an empty body is {}.' },
+);
+
+const healQuery = schema.mutationQuery({
+  clientToken: schema.text("a running or ended heal's token: answers its status (or, with forceStop, stops it)"),
+  forceStart: schema.text('true: start even when a heal of the same path runs (true or false, else InvalidArgument)'),
+  forceStop: schema.text('true, with clientToken: stop that heal (true or false, else InvalidArgument)'),
+});
+
+const healRules =
+  'Without `clientToken` a heal starts and its status is answered at once; with one, that heal\'s status (or, with `forceStop=true`, it is stopped). Every object is healed under its lock from the quorum metadata; an object with more shards missing than parity is reported unrecoverable.';
+
+function healSchema(summary: string, description: string, example: schema.RouteExample, params?: schema.JsonSchema): schema.RouteSchema {
+  return { summary, description: `${description} ${healRules}`, querystring: healQuery, ...(params ? { params } : {}), body: healBody, response: healStatusSchema, example };
+}
+
+const rootHeal = healSchema(
+  'Heal everything, or one erasure set',
+  'The root heal needs `recursive: true`, or `pool` and `set` to heal one erasure set (the format of a replaced drive included).',
+  { body: { recursive: true }, response: { ...exampleHealStatus, path: {}, status: 'running', items: [] } },
+);
+
+/** Heal routes: the root (with and without the trailing slash), a bucket, a prefix. */
+export const healRoutes: AdminRoute[] = [
+  { method: 'POST', path: healPrefix, schema: rootHeal, handle: (context, request) => heal(context, request, '') },
+  { method: 'POST', path: `${healPrefix}/`, schema: rootHeal, handle: (context, request) => heal(context, request, '') },
+  {
+    method: 'POST',
+    path: `${healPrefix}/:bucket`,
+    schema: healSchema('Heal a bucket', 'A bucket heal is always recursive.', { params: { bucket: 'photos' }, body: {}, response: exampleHealStatus }, schema.object({ bucket: schema.text('bucket') })),
+    handle: (context, request) => heal(context, request, request.rawPath.slice(healPrefix.length + 1)),
+  },
+  {
+    method: 'POST',
+    path: `${healPrefix}/:bucket/*`,
+    schema: healSchema(
+      'Heal a prefix of a bucket',
+      'A prefix heal honours `recursive`: without it, only the object named by the prefix.',
+      { params: { bucket: 'photos', '*': '2026/' }, body: { recursive: true, scanMode: 'deep' }, response: { ...exampleHealStatus, path: { bucket: 'photos', prefix: '2026/' }, options: { ...exampleHealStatus.options, scanMode: 'deep' } } },
+      schema.object({ bucket: schema.text('bucket'), '*': schema.text('the prefix (may hold slashes)') }),
+    ),
+    handle: (context, request) => heal(context, request, request.rawPath.slice(healPrefix.length + 1)),
+  },
+];
+
+async function heal(context: AdminContext, request: AdminRequest, rest: string): Promise<unknown> {
   const query = mutationQuery(request.rawQuery, ['clientToken', 'forceStart', 'forceStop']);
   const forceStart = flag(query.get('forceStart'), 'forceStart');
   const forceStop = flag(query.get('forceStop'), 'forceStop');

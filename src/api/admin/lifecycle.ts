@@ -3,31 +3,24 @@
  * (current and last cycle), and a cycle started now. Each route carries its query and answer as
  * JSON Schema with an example (`schema`), for the OpenAPI document.
  */
-import type { AdminContext, AdminRequest } from './context.js';
+import type { AdminRoute } from './context.js';
 import { noQuery } from './query.js';
-
-type JsonSchema = Record<string, unknown>;
+import * as schema from './route-schema.js';
 
 const lifecycle = '/svc/admin/v4/lifecycle';
 
-const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
-const instant = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
-const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
-const closed = (properties: Record<string, JsonSchema>, description?: string): JsonSchema => ({
-  type: 'object',
-  ...(description ? { description } : {}),
-  properties,
-  required: Object.keys(properties),
-  additionalProperties: false,
-});
+const count = (description: string): schema.JsonSchema => schema.integer(description, { minimum: 0 });
+const instant = (description: string): schema.JsonSchema => schema.text(description, { format: 'date-time' });
+const nullable = schema.nullable;
+const closed = (properties: Record<string, schema.JsonSchema>, description?: string): schema.JsonSchema => schema.object(properties, description ? { description } : {});
 
 export const lifecycleCycleSchema = closed(
   {
-    trigger: { type: 'string', enum: ['schedule', 'manual'], description: 'started by the interval, or by POST /svc/admin/v4/lifecycle/run' },
+    trigger: schema.oneOfValues(['schedule', 'manual'], 'started by the interval, or by POST /svc/admin/v4/lifecycle/run'),
     startedAt: instant('when the cycle started'),
     finishedAt: nullable(instant('when it ended (null while it runs)')),
     judgedAt: instant("the lifecycle clock's time the rules were judged at"),
-    currentBucket: nullable({ type: 'string', description: 'the bucket being scanned' }),
+    currentBucket: nullable(schema.text('the bucket being scanned')),
     bucketsScanned: count('buckets with rules scanned to the end'),
     bucketsSkipped: count("buckets whose scan lock another node held"),
     objectsScanned: count('keys walked'),
@@ -40,14 +33,14 @@ export const lifecycleCycleSchema = closed(
     }),
     lockedVersionsKept: count('versions a rule would have removed but object lock kept'),
     errors: count('keys or buckets that failed'),
-    recentErrors: { type: 'array', items: { type: 'string' }, description: 'the last 10 failures, in words' },
+    recentErrors: schema.list(schema.text('a failure'), 'the last 10 failures, in words'),
   },
   'One lifecycle cycle of this node.',
 );
 
 export const lifecycleStatusSchema = closed(
   {
-    running: { type: 'boolean', description: 'a cycle runs now' },
+    running: schema.boolean('a cycle runs now'),
     intervalMs: count('time between the end of a cycle and the start of the next (SVC_LIFECYCLE_INTERVAL)'),
     objectsPerSecond: count('keys a second the scanner walks at most (SVC_LIFECYCLE_OBJECTS_PER_SECOND)'),
     nextCycleAt: nullable(instant('when the next scheduled cycle starts (null while one runs)')),
@@ -63,22 +56,14 @@ const exampleCycle = {
   expired: { currentVersions: 2, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 }, lockedVersionsKept: 0, errors: 0, recentErrors: [],
 };
 
-/** Shaped as routes.ts's AdminRoute (which spreads these in), with the route's schema. */
-interface LifecycleRoute {
-  method: 'GET' | 'POST';
-  path: string;
-  schema: { summary: string; description: string; querystring: JsonSchema; response: JsonSchema; example: { response: unknown } };
-  handle(context: AdminContext, request: AdminRequest): Promise<unknown>;
-}
-
-export const lifecycleRoutes: LifecycleRoute[] = [
+export const lifecycleRoutes: AdminRoute[] = [
   {
     method: 'GET',
     path: `${lifecycle}/status`,
     schema: {
       summary: 'Lifecycle scanner status',
       description: "This node's lifecycle scanner: the running cycle and the last ended one, with what each expired by kind. Unknown query parameters are ignored.",
-      querystring: { type: 'object' },
+      querystring: schema.statusQuery({}),
       response: lifecycleStatusSchema,
       example: { response: { running: false, intervalMs: 3_600_000, objectsPerSecond: 1000, nextCycleAt: '2026-11-25T07:26:01.412Z', current: null, last: exampleCycle } },
     },
@@ -90,7 +75,7 @@ export const lifecycleRoutes: LifecycleRoute[] = [
     schema: {
       summary: 'Start a lifecycle cycle now',
       description: 'Starts a cycle on this node over every bucket with rules (each under its cluster-wide scan lock) and answers at once. No query string, not even a bare `?`. 409 LifecycleScanRunning while a cycle runs.',
-      querystring: { type: 'object', properties: {}, additionalProperties: false },
+      querystring: schema.noQuery(),
       response: closed({ started: lifecycleCycleSchema }),
       example: { response: { started: { ...exampleCycle, finishedAt: null, bucketsScanned: 0, objectsScanned: 0, versionsScanned: 0, expired: { currentVersions: 0, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 } } } },
     },

@@ -1,5 +1,6 @@
 /**
- * Admin query rules (SPEC "Endpoints"): status (GET) queries ignore unknown parameters; mutation
+ * Admin query rules (SPEC "Endpoints"), checked first by each route's schema and again here, so a
+ * handler keeps them however it is called: status (GET) queries ignore unknown parameters; mutation
  * queries reject unknown or duplicate parameters and a `by-id` other than `true`/`false`;
  * rebalance start/stop take no query at all. `pool` names a pool by its launch pattern, or by
  * zero-based index with `by-id=true`.
@@ -20,7 +21,7 @@ export function mutationQuery(rawQuery: string, allowed: string[]): Query {
   return query;
 }
 
-/** A status query: unknown parameters are ignored; the first of a repeated one counts. */
+/** A status query: unknown parameters are ignored (the route schema has already refused a known one given twice). */
 export function statusQuery(rawQuery: string): Query {
   const query: Query = new Map();
   for (const [name, value] of new URLSearchParams(rawQuery)) if (!query.has(name)) query.set(name, value);
