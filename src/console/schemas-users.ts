@@ -1,92 +1,89 @@
 /**
- * JSON schemas of the Users page's console routes (routes-users.ts): fastify checks parameters
- * and bodies against them before a handler runs (a mismatch is InvalidArgument naming the field)
- * and writes answers by them. Plain JSON objects, so an OpenAPI document can show them as they are.
+ * Schemas of the Users page's console routes (routes-users.ts), in the console API's form
+ * (api-schemas.ts): fastify checks parameters and bodies against them before a handler runs (a
+ * mismatch is InvalidArgument naming the field), answers are checked against them, and the
+ * console's OpenAPI document shows them with their examples.
  */
-const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const;
-const names = { type: 'array', items: text(128), maxItems: 64 } as const;
+import { boolean, list, noQuery, object, openObject, text, type JsonSchema } from '../api/admin/route-schema.js';
+import { consoleSchema } from './api-schemas.js';
 
-const user = {
-  type: 'object',
-  required: ['accessKey', 'enabled', 'policies', 'createdAt'],
-  properties: {
-    accessKey: { type: 'string' },
-    enabled: { type: 'boolean' },
-    policies: { type: 'array', items: { type: 'string' } },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-} as const;
-
-const userAnswer = { 200: { type: 'object', required: ['user'], properties: { user } } } as const;
-const accessKeyParams = { type: 'object', required: ['accessKey'], properties: { accessKey: text(128) } } as const;
-const nameParams = { type: 'object', required: ['name'], properties: { name: text(128) } } as const;
-const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
+const name = (description: string): JsonSchema => text(description, { minLength: 1, maxLength: 128 });
+const user = object({
+  accessKey: text("the user's access key"),
+  enabled: boolean('whether it may sign requests and sign in'),
+  policies: list(text('policy name'), 'the policies attached to it'),
+  createdAt: text('when it was added (ISO 8601)', { format: 'date-time' }),
+}, { description: 'a user (never its secret)' });
+const userAnswer = object({ user });
+const exampleUser = { accessKey: 'alice', enabled: true, policies: ['readonly'], createdAt: '2026-11-25T06:00:00.000Z' };
+const accessKeyParams = object({ accessKey: name("the user's access key") });
+const policyDocument = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] };
 
 export const userSchemas = {
-  listUsers: {
-    querystring: noQuery,
-    response: { 200: { type: 'object', required: ['users'], properties: { users: { type: 'array', items: user } } } },
-  },
-  addUser: {
-    querystring: noQuery,
-    body: {
-      type: 'object',
-      required: ['accessKey', 'secretKey'],
-      properties: { accessKey: text(128), secretKey: text(128), policies: names },
-    },
+  listUsers: consoleSchema('users', {
+    summary: 'Users',
+    description: 'Every user with its state and policies. Needs `admin:ListUsers`.',
+    querystring: noQuery(),
+    response: object({ users: list(user, 'the users') }),
+    example: { response: { users: [exampleUser] } },
+  }),
+  addUser: consoleSchema('users', {
+    summary: 'Add a user',
+    description: 'Adds a user with its secret and policies. Needs `admin:CreateUser`; an existing access key is `UserAlreadyExists`, an unknown policy `NoSuchPolicy`.',
+    querystring: noQuery(),
+    body: object({ accessKey: name('the access key'), secretKey: name('the secret key'), policies: { ...list(name('policy name'), 'policies to attach'), maxItems: 64 } }, { optional: ['policies'] }),
     response: userAnswer,
-  },
-  removeUser: {
-    querystring: noQuery,
+    example: { body: { accessKey: 'alice', secretKey: 'alice-secret-key', policies: ['readonly'] }, response: { user: exampleUser } },
+  }),
+  removeUser: consoleSchema('users', {
+    summary: 'Remove a user',
+    description: 'Removes the user; its console sessions end at once. Needs `admin:DeleteUser`.',
+    querystring: noQuery(),
     params: accessKeyParams,
-    response: { 200: { type: 'object', required: ['removed'], properties: { removed: { type: 'string' } } } },
-  },
-  setEnabled: {
-    querystring: noQuery,
+    response: object({ removed: text('the access key') }),
+    example: { params: { accessKey: 'alice' }, response: { removed: 'alice' } },
+  }),
+  setEnabled: consoleSchema('users', {
+    summary: 'Enable or disable a user',
+    description: 'A disabled user is refused at once, its console sessions included. Needs `admin:EnableUser` or `admin:DisableUser`.',
+    querystring: noQuery(),
     params: accessKeyParams,
-    body: { type: 'object', required: ['enabled'], properties: { enabled: { type: 'boolean' } } },
+    body: object({ enabled: boolean('true to enable, false to disable') }),
     response: userAnswer,
-  },
-  attachment: {
-    querystring: noQuery,
-    params: { type: 'object', required: ['accessKey', 'policy'], properties: { accessKey: text(128), policy: text(128) } },
+    example: { params: { accessKey: 'alice' }, body: { enabled: false }, response: { user: { ...exampleUser, enabled: false } } },
+  }),
+  attachment: consoleSchema('users', {
+    summary: 'Attach (PUT) or detach (DELETE) a policy',
+    description: 'Needs `admin:AttachUserOrGroupPolicy`; an unknown user or policy is `NoSuchUser` / `NoSuchPolicy`.',
+    querystring: noQuery(),
+    params: object({ accessKey: name("the user's access key"), policy: name('the policy name') }),
     response: userAnswer,
-  },
-  listPolicies: {
-    querystring: noQuery,
-    response: {
-      200: {
-        type: 'object',
-        required: ['policies'],
-        properties: {
-          policies: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['name', 'builtIn', 'document', 'users'],
-              properties: {
-                name: { type: 'string' },
-                builtIn: { type: 'boolean' },
-                /** The policy's IAM JSON document as stored. */
-                document: { type: 'object', additionalProperties: true },
-                users: { type: 'array', items: { type: 'string' } },
-              },
-            },
-          },
-        },
-      },
-    },
-  },
-  putPolicy: {
-    querystring: noQuery,
-    params: nameParams,
-    /** `document` is the policy's JSON text, so the validator can name what is wrong with it, its syntax included. */
-    body: { type: 'object', required: ['document'], properties: { document: { type: 'string' } } },
-    response: { 200: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
-  },
-  removePolicy: {
-    querystring: noQuery,
-    params: nameParams,
-    response: { 200: { type: 'object', required: ['removed'], properties: { removed: { type: 'string' } } } },
-  },
+    example: { params: { accessKey: 'alice', policy: 'readonly' }, response: { user: exampleUser } },
+  }),
+  listPolicies: consoleSchema('users', {
+    summary: 'Policies',
+    description: 'The built-in and created policies with their documents and the users holding them. Needs `admin:ListUserPolicies`.',
+    querystring: noQuery(),
+    response: object({
+      policies: list(object({ name: text('policy name'), builtIn: boolean('built in (read-only)'), document: openObject("the policy's IAM JSON document as stored"), users: list(text('access key'), 'users holding it') }), 'the policies'),
+    }),
+    example: { response: { policies: [{ name: 'photos-read', builtIn: false, document: policyDocument, users: ['alice'] }] } },
+  }),
+  putPolicy: consoleSchema('users', {
+    summary: 'Create or replace a policy',
+    description: "`document` is the policy's JSON text, so the validator can name what is wrong with it, its syntax included (`MalformedPolicy`). Built-in policies cannot be replaced (`PolicyIsBuiltIn`). Needs `admin:CreatePolicy`.",
+    querystring: noQuery(),
+    params: object({ name: name('the policy name') }),
+    body: object({ document: text('the IAM policy document, as JSON text') }),
+    response: object({ name: text('the policy name') }),
+    example: { params: { name: 'photos-read' }, body: { document: JSON.stringify(policyDocument) }, response: { name: 'photos-read' } },
+  }),
+  removePolicy: consoleSchema('users', {
+    summary: 'Remove a policy',
+    description: 'A policy a user holds is `PolicyInUse`; a built-in one `PolicyIsBuiltIn`. Needs `admin:DeletePolicy`.',
+    querystring: noQuery(),
+    params: object({ name: name('the policy name') }),
+    response: object({ removed: text('the policy name') }),
+    example: { params: { name: 'photos-read' }, response: { removed: 'photos-read' } },
+  }),
 };

@@ -249,6 +249,8 @@ export const capabilitiesSchema = object({
     decommissionBucketConcurrency: count('buckets moved at once'),
     decommissionEntryConcurrency: count('objects moved at once'),
     rebalanceMaxAttempts: count('attempts per object'),
+    lifecycleObjectsPerSecond: count('keys a second the lifecycle scanner walks at most (SVC_LIFECYCLE_OBJECTS_PER_SECOND)'),
+    lifecycleIntervalMs: count('time between lifecycle cycles (SVC_LIFECYCLE_INTERVAL)'),
   }, { description: 'limits in force' }),
 });
 
