@@ -6,7 +6,7 @@
 import { isSvcError, SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import { mergeSorted, compareKeys } from '../util/merge.js';
-import { placeKey, seedFromId } from '../util/hashing.js';
+import { placeKey, seedFromId, unitDraw } from '../util/hashing.js';
 import type { Clock } from '../util/clock.js';
 import { randomUUID } from 'node:crypto';
 import type { ErasureSet } from './erasure-set.js';
@@ -33,7 +33,11 @@ export interface ObjectLayerOptions {
   clock: Clock;
   /** Pools that take no new objects (decommissioning). */
   isPoolSuspended?: (poolIndex: number) => boolean;
-  /** A number in [0, 1) for the free-space-weighted pool choice (injected for tests). */
+  /**
+   * A number in [0, 1) for the free-space-weighted pool choice. Without it, each key draws its
+   * own from its name and the deployment id (see drawFor), so a replayed workload on a
+   * deployment of the same id places its keys the same way.
+   */
   random?: () => number;
 }
 
@@ -215,7 +219,7 @@ export class ObjectLayer {
     // A condition that already fails is answered before the body is read; it is checked again
     // under the write lock before the new version is published.
     if (options.precondition) options.precondition(await this.currentVersion(bucket, key));
-    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
+    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject(bucket, key));
     this.refuseSuspended(poolIndex, bucket, key);
     return this.setFor(poolIndex, key).putObject(bucket, key, body, { ...options, versioning: record.versioning });
   }
@@ -259,7 +263,7 @@ export class ObjectLayer {
     if (holding === undefined && (record.versioning === 'unversioned' || versionId !== undefined)) {
       return { versionId: versionId ?? 'null', deleteMarker: false };
     }
-    const poolIndex = holding ?? (await this.poolForNewObject());
+    const poolIndex = holding ?? (await this.poolForNewObject(bucket, key));
     return this.setFor(poolIndex, key).deleteObject(bucket, key, {
       versioning: record.versioning,
       ...(versionId !== undefined ? { versionId } : {}),
@@ -310,7 +314,7 @@ export class ObjectLayer {
   async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId'>): Promise<string> {
     checkObjectKey(key);
     await this.requireBucket(bucket);
-    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
+    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject(bucket, key));
     this.refuseSuspended(poolIndex, bucket, key);
     const uploadId = Buffer.from(`${poolIndex}.${randomUUID()}`).toString('base64url');
     await createUpload(this.setFor(poolIndex, key).config, bucket, key, uploadId, options);
@@ -428,9 +432,18 @@ export class ObjectLayer {
 
   /**
    * A pool for a new object: among pools under the fullness limit and not suspended, chosen at
-   * random weighted by free space, so new writes spread across pools in proportion to room.
+   * random weighted by free space, so new writes spread across pools in proportion to room. The
+   * draw is the key's own (drawFor): the same key on the same free space picks the same pool.
    */
-  async poolForNewObject(): Promise<number> {
+  /**
+   * The number in [0, 1) a weighted random choice for this key uses: the injected source when
+   * there is one, otherwise an even hash of the key keyed by the deployment id.
+   */
+  drawFor(bucket: string, key: string): number {
+    return this.options.random ? this.options.random() : unitDraw(`${bucket}/${key}`, this.seed);
+  }
+
+  async poolForNewObject(bucket: string, key: string): Promise<number> {
     const usage = await Promise.all(this.options.pools.map(async (pool) => ({ index: pool.index, ...(await poolUsage(pool)) })));
     const candidates = usage.filter(
       (pool) => !this.isPoolSuspended(pool.index) && pool.totalBytes > 0 && pool.usedBytes / pool.totalBytes <= limits.poolFullFraction,
@@ -440,7 +453,7 @@ export class ObjectLayer {
       throw new SvcError('SlowDown', 'no pool can take new objects (all are full or being decommissioned)');
     }
     const totalFree = candidates.reduce((sum, pool) => sum + pool.freeBytes, 0);
-    let point = (this.options.random ?? Math.random)() * totalFree;
+    let point = this.drawFor(bucket, key) * totalFree;
     for (const pool of candidates) {
       point -= pool.freeBytes;
       if (point < 0) return pool.index;
