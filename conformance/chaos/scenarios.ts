@@ -7,9 +7,11 @@
  *
  * What a seed fixes: keys, bodies, overwrites, victims, fault points, corrupted files. What it
  * does not: the order in which the four concurrent PUTs of a batch and background work (rebalance,
- * decommission, read-repair, a heal racing corruption) interleave, the server's own random choices
- * (the pool of a new object, version and data-dir ids) and latencies; so a replay meets the same
- * faults at the same points of the traffic, not always the same interleaving.
+ * decommission, read-repair, a heal racing corruption) interleave, the ids a process server draws
+ * itself (the deployment id, which keys the pool choice of a new object; version and data-dir ids)
+ * and latencies; so a replay meets the same faults at the same points of the traffic, not always
+ * the same interleaving. The power-cut scenario (power-cut.ts) runs its server in this process and
+ * seeds those ids too.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
