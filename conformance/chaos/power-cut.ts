@@ -240,7 +240,8 @@ export function powerCut(options: PowerCutOptions = {}) {
         const ran = await traffic(node, target.s3, checker, context, generation, plannedOps, plan);
         const writes = node.supply.writeCount;
         const { victims, described } = chooseVictims(node, poolCount, context.prng);
-        const lost = await node.cut(victims, context.prng);
+        // The fates get a generator of their own: how many files were in flight depends on the interleaving.
+        const lost = await node.cut(victims, createPrng((context.seed * 131 + generation) >>> 0));
         context.note(`generation ${generation} (${poolCount} pool${poolCount > 1 ? 's' : ''}): power cut at drive write ${writes} (armed at operation ${plan.operation} + ${plan.writesLater} writes; ${ran} operations started, ${checker.acknowledged - before} acknowledged); ${described} lost ${describeLost(lost)}`);
         target = await node.start(2);
         const found = await checker.verify(target.s3);
