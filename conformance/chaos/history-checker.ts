@@ -92,7 +92,8 @@ export class HistoryChecker implements Tally {
     }
     if (!changes.some((change) => change.md5 === outcome.md5)) return `torn or foreign bytes (${outcome.sizeBytes} bytes no change carried)`;
     if (allowed.some((change) => change.md5 === outcome.md5)) return undefined;
-    return changes[last]!.md5 === undefined ? 'acknowledged delete undone (an older body reads back)' : 'older body than the last acknowledged write';
+    const which = `change ${changes.findIndex((change) => change.md5 === outcome.md5) + 1} of ${changes.length} reads back, the last acknowledged is ${last + 1}`;
+    return changes[last]!.md5 === undefined ? `acknowledged delete undone (${which})` : `older body than the last acknowledged write (${which})`;
   }
 
   private async checkListing(s3: S3Client, outcomes: Map<string, Outcome>): Promise<string[]> {

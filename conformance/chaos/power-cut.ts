@@ -167,6 +167,17 @@ interface CutPlan {
 }
 
 /**
+ * Where a generation's cut goes: in its last three quarters of operations; in generation 1 a
+ * drawn number of drive writes after the rebalance is asked to start (operation -1: armed before
+ * that call), so that it meets the rebalance moving objects (memfs drives let it finish in a moment).
+ */
+function cutPlan(generation: number, plannedOps: number, prng: Prng): CutPlan {
+  if (generation === 1) return { operation: -1, writesLater: 1 + prng.int(400) };
+  const from = Math.floor(plannedOps / 4);
+  return { operation: from + prng.int(plannedOps - from), writesLater: prng.int(60) };
+}
+
+/**
  * Runs up to `plannedOps` changes through four workers (each owning its keys, one change in
  * flight per key) until they are done or the power goes. Returns how many were started.
  */
@@ -210,16 +221,24 @@ function describeLost(lost: LostWrite[]): string {
   return `${lost.length} non-durable file(s): ${count('whole')} whole, ${count('truncated')} truncated, ${count('zero-filled')} zero-filled`;
 }
 
-/** Admin work a generation starts before its traffic: the rebalance after the expansion, then a heal. */
-async function startBackgroundWork(target: Target, generation: number, context: ChaosContext): Promise<void> {
-  if (generation === 1) {
-    const started = await target.admin('POST', '/svc/admin/v3/rebalance/start');
-    context.note(`rebalance start: ${started.status}`);
-  }
-  if (generation === 2) {
-    const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ remove: true }) });
-    context.note(`heal start: ${heal.status}`);
-  }
+/**
+ * Admin work a generation starts before its traffic: the rebalance after the expansion, then a
+ * heal. Either one refused, unless the power went meanwhile, is a problem: the cuts would not
+ * meet what the scenario says they meet.
+ */
+async function startBackgroundWork(target: Target, generation: number, context: ChaosContext, powerCut: () => boolean): Promise<string[]> {
+  const work = generation === 1 ? { what: 'rebalance', path: '/svc/admin/v3/rebalance/start', body: undefined } : generation === 2 ? { what: 'heal', path: `/svc/admin/v3/heal/${bucket}`, body: JSON.stringify({ remove: true }) } : undefined;
+  if (!work) return [];
+  const answer = await target.admin('POST', work.path, '', work.body === undefined ? {} : { body: work.body });
+  context.note(`${work.what} start: ${answer.status}`);
+  return answer.status === 200 || powerCut() ? [] : [`the ${work.what} did not start (${answer.status} ${JSON.stringify(answer.body)})`];
+}
+
+/** What the rebalance cut short had done, as its persisted state tells after the restart. */
+async function noteRebalance(target: Target, context: ChaosContext): Promise<void> {
+  const status = (await target.admin('GET', '/svc/admin/v3/rebalance/status')).body;
+  const source = (status.pools as { id: number; status: string; progress: { objects: number } }[] | undefined)?.find((pool) => pool.id === 0);
+  context.note(`after the restart the rebalance is ${source?.status ?? 'absent'}, ${source?.progress.objects ?? 0} object(s) moved before the cut`);
 }
 
 export function powerCut(options: PowerCutOptions = {}) {
@@ -234,16 +253,18 @@ export function powerCut(options: PowerCutOptions = {}) {
       await target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
       for (let generation = 0; generation < cuts; generation += 1) {
         const poolCount = generation === 0 ? 1 : 2;
-        await startBackgroundWork(target, generation, context);
-        const plan = { operation: Math.floor(plannedOps / 4) + context.prng.int(plannedOps - Math.floor(plannedOps / 4)), writesLater: context.prng.int(60) };
+        const plan = cutPlan(generation, plannedOps, context.prng);
+        if (plan.operation < 0) node.supply.tripAt(node.supply.writeCount + plan.writesLater);
+        problems.push(...(await startBackgroundWork(target, generation, context, () => node.supply.tripped)));
         const before = checker.acknowledged;
         const ran = await traffic(node, target.s3, checker, context, generation, plannedOps, plan);
         const writes = node.supply.writeCount;
         const { victims, described } = chooseVictims(node, poolCount, context.prng);
         // The fates get a generator of their own: how many files were in flight depends on the interleaving.
         const lost = await node.cut(victims, createPrng((context.seed * 131 + generation) >>> 0));
-        context.note(`generation ${generation} (${poolCount} pool${poolCount > 1 ? 's' : ''}): power cut at drive write ${writes} (armed at operation ${plan.operation} + ${plan.writesLater} writes; ${ran} operations started, ${checker.acknowledged - before} acknowledged); ${described} lost ${describeLost(lost)}`);
+        context.note(`generation ${generation} (${poolCount} pool${poolCount > 1 ? 's' : ''}): power cut at drive write ${writes} (armed ${plan.operation < 0 ? 'before the rebalance start' : `at operation ${plan.operation}`} + ${plan.writesLater} writes; ${ran} operations started, ${checker.acknowledged - before} acknowledged); ${described} lost ${describeLost(lost)}`);
         target = await node.start(2);
+        if (generation === 1) await noteRebalance(target, context);
         const found = await checker.verify(target.s3);
         problems.push(...found.map((problem) => `after cut ${generation + 1}: ${problem}`));
         if (found.length > 0) break;

@@ -256,18 +256,25 @@ export class ObjectLayer {
     return this.setFor(poolIndex, key).updateVersionMetadata(bucket, key, versionId, update);
   }
 
+  /**
+   * A delete that removes (an unversioned key, or one version by id) removes it from every pool
+   * holding it, older copies first: a move cut short after its copy and before its cleanup (a
+   * crash, a power cut) leaves the key in two pools, and the copy left behind must not read back
+   * once the newer one is gone. A delete marker goes to the pool of the newest version, which
+   * decides reads in every pool.
+   */
   async deleteObject(bucket: string, key: string, versionId?: string): Promise<DeleteObjectResult> {
     checkObjectKey(key);
     const record = await this.requireBucket(bucket);
-    const holding = await this.poolHolding(bucket, key);
-    if (holding === undefined && (record.versioning === 'unversioned' || versionId !== undefined)) {
-      return { versionId: versionId ?? 'null', deleteMarker: false };
+    const options = { versioning: record.versioning, ...(versionId !== undefined ? { versionId } : {}) };
+    if (record.versioning === 'unversioned' || versionId !== undefined) {
+      const holding = await this.poolsHolding(bucket, key, versionId);
+      let result: DeleteObjectResult = { versionId: versionId ?? 'null', deleteMarker: false };
+      for (const poolIndex of holding.reverse()) result = await this.setFor(poolIndex, key).deleteObject(bucket, key, options);
+      return result;
     }
-    const poolIndex = holding ?? (await this.poolForNewObject(bucket, key));
-    return this.setFor(poolIndex, key).deleteObject(bucket, key, {
-      versioning: record.versioning,
-      ...(versionId !== undefined ? { versionId } : {}),
-    });
+    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject(bucket, key));
+    return this.setFor(poolIndex, key).deleteObject(bucket, key, options);
   }
 
   /**
@@ -408,11 +415,23 @@ export class ObjectLayer {
     return { poolIndex: found.poolIndex, info: found.info! };
   }
 
-  /**
-   * Asks every pool in parallel; the newest version found (a delete marker included) wins. A pool
-   * that cannot answer (below read quorum) makes the whole lookup fail closed rather than guess.
-   */
+  /** The pools holding the key (the version, given its id), newest first; the one pool when there is only one. */
+  private async poolsHolding(bucket: string, key: string, versionId: string | undefined): Promise<number[]> {
+    if (this.options.pools.length === 1) return [this.options.pools[0]!.index];
+    return (await this.poolAnswers(bucket, key, versionId)).map((answer) => answer.poolIndex);
+  }
+
+  /** The newest version found in any pool (a delete marker included): it decides. */
   private async probePools(bucket: string, key: string, versionId: string | undefined): Promise<PoolAnswer | undefined> {
+    return (await this.poolAnswers(bucket, key, versionId))[0];
+  }
+
+  /**
+   * Asks every pool in parallel: the answers of the pools that hold the key, newest first (ties in
+   * pool order). A pool that cannot answer (below read quorum) makes the whole lookup fail closed
+   * rather than guess.
+   */
+  private async poolAnswers(bucket: string, key: string, versionId: string | undefined): Promise<PoolAnswer[]> {
     const answers = await Promise.all(
       this.options.pools.map(async (pool): Promise<PoolAnswer | undefined> => {
         try {
@@ -425,9 +444,7 @@ export class ObjectLayer {
         }
       }),
     );
-    let best: PoolAnswer | undefined;
-    for (const answer of answers) if (answer && (!best || answer.modTimeMs > best.modTimeMs)) best = answer;
-    return best;
+    return answers.filter((answer): answer is PoolAnswer => answer !== undefined).sort((a, b) => b.modTimeMs - a.modTimeMs);
   }
 
   /**
