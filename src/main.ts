@@ -58,7 +58,15 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(args: string[], env: Record<string, string | undefined>, logger?: Logger): Promise<RunningServer> {
+/** What a process embedding the server (a test, the chaos harness) may supply in place of the defaults. */
+export interface ServerHooks {
+  /** Opens a local endpoint's drive in place of the configured backend (the power-cut scenario's drives). */
+  localDrive?: (endpoint: Endpoint) => Drive;
+  /** Ids for a new deployment, versions and data dirs (seeded by the chaos harness, so a seed replays them). */
+  newId?: () => string;
+}
+
+export async function startServer(args: string[], env: Record<string, string | undefined>, logger?: Logger, hooks: ServerHooks = {}): Promise<RunningServer> {
   const config = readServerConfig(args, env);
   const log = logger ?? createLogger(config);
   announce(config, log);
@@ -68,7 +76,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   let storage: StartedStorage | undefined;
   let admin: AdminServices | undefined;
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
-  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log, observability);
+  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log, observability, hooks.localDrive);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, rpcKey, launchHash, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -107,7 +115,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   });
   try {
     const localDrives = new Set<Drive>(localByPath.values());
-    const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding });
+    const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
     admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, onPeerCall: observability.observePeerCall, locker });
     storage = ready;
   } catch (error) {
@@ -256,12 +264,12 @@ interface OpenedDrives {
 }
 
 /** Opens every endpoint: local ones (with exclusive ownership) and, over RPC, the peers' drives. */
-async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: Buffer, launchHash: string, log: Logger, observability: Observability): Promise<OpenedDrives> {
+async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: Buffer, launchHash: string, log: Logger, observability: Observability, localDrive?: ServerHooks['localDrive']): Promise<OpenedDrives> {
   const locks: OwnershipLock[] = [];
   const localByPath = new Map<string, Drive>();
   try {
     const drives = await Promise.all(
-      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, rpcKey, launchHash, log, observability })))),
+      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, rpcKey, launchHash, log, observability, localDrive })))),
     );
     const first = config.layout.pools[0]!.endpoints[0]!;
     return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwn(first) };
@@ -274,13 +282,15 @@ async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: 
 async function openDrive(
   config: ServerConfig,
   endpoint: Endpoint,
-  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger; observability: Observability },
+  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger; observability: Observability; localDrive?: ServerHooks['localDrive'] },
 ): Promise<Drive | undefined> {
   if (endpoint.kind === 'url' && !context.isOwn(endpoint)) {
     return context.observability.instrument(createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey, launchHash: context.launchHash }), false);
   }
   let drive: Drive;
-  if (config.driveBackend === 'memfs') {
+  if (context.localDrive) {
+    drive = context.localDrive(endpoint);
+  } else if (config.driveBackend === 'memfs') {
     drive = createMemfsDrive({ endpoint: endpoint.raw });
   } else {
     const path = config.driveRoot ? join(config.driveRoot, endpoint.path) : endpoint.path;

@@ -5,6 +5,7 @@ import { driveContractSuite } from '../conformance/drive-contract.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
+import { PowerCutDisk, PowerSupply } from '../fault-injection/power-cut-drive.js';
 
 async function fsDrive(options: { directIo?: boolean } = {}) {
   const root = await mkdtemp(join(tmpdir(), 'svc-contract-'));
@@ -26,3 +27,4 @@ driveContractSuite('faulty (liveness) over memfs', async () => ({
   cleanup: noCleanup,
 }));
 driveContractSuite('faulty (no faults) over memfs', async () => ({ drive: createFaultyDrive(createMemfsDrive({ endpoint: 'mem' }), {}), cleanup: noCleanup }));
+driveContractSuite('power-cut (no cut) over memfs', async () => ({ drive: new PowerSupply().power(new PowerCutDisk(createMemfsDrive({ endpoint: 'mem' }))), cleanup: noCleanup }));

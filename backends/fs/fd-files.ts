@@ -36,6 +36,16 @@ class DescriptorHandle implements FileHandleApi {
   }
 }
 
+/** fsync of a directory: its entries (names created, renamed, removed) reach stable storage. */
+export async function syncDirectory(path: string): Promise<void> {
+  const fd = await openFd(path, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    await fsyncFd(fd);
+  } finally {
+    await closeFd(fd);
+  }
+}
+
 export async function openDescriptor(path: string, flags: string | number): Promise<FileHandleApi> {
   return new DescriptorHandle(await openFd(path, flags, 0o644));
 }

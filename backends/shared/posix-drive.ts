@@ -1,7 +1,8 @@
 /**
  * A Drive over a Node-style promises file-system API: node:fs/promises for backends/fs, a memfs
  * volume for backends/memfs. Durable writes put data on stable storage (an fsync, or the backend's
- * own durable write) before the rename that publishes it.
+ * own durable write) before the rename that publishes it; with `syncDir`, a rename or delete
+ * syncs the directory it changed before it resolves (the Drive contract's durability rules).
  */
 import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
@@ -23,6 +24,12 @@ export interface FileSystemApi {
   stat(path: string): Promise<{ size: number; mtimeMs: number; isDirectory(): boolean }>;
   /** Writes a whole file that is on stable storage when this resolves (fs: O_DSYNC); without it, write + sync. */
   writeDurable?(path: string, data: Uint8Array): Promise<void>;
+  /**
+   * Puts a directory's entries on stable storage (fs: fsync of the directory). On a journaling
+   * file system (ext4, xfs) that commits every earlier namespace change too, the directories
+   * made on the way included. Absent (memfs): nothing to do.
+   */
+  syncDir?(path: string): Promise<void>;
 }
 
 export interface FileHandleApi {
@@ -162,6 +169,7 @@ export class PosixDrive implements Drive {
       const tmp = this.abs(`${tmpDir}/${randomUUID()}`);
       await this.withParent(tmp, () => this.writeWhole(tmp, data, true));
       await this.withParent(absolute, () => this.fs.rename(tmp, absolute));
+      await this.syncParent(absolute);
     });
   }
 
@@ -199,6 +207,7 @@ export class PosixDrive implements Drive {
       const replaced = this.options.capacity ? await this.sizeOf(target) : 0;
       await this.withParent(absoluteTarget, () => this.fs.rename(absoluteSource, absoluteTarget), absoluteSource);
       this.options.capacity?.charge(-replaced);
+      await this.syncParent(absoluteTarget);
     });
   }
 
@@ -208,6 +217,7 @@ export class PosixDrive implements Drive {
       if (stat.isDirectory()) throw new SvcError('IsADirectory', `is a directory: ${path}`, { path });
       await this.fs.unlink(absolute);
       this.options.capacity?.charge(-stat.size);
+      await this.syncParent(absolute);
     });
   }
 
@@ -216,6 +226,7 @@ export class PosixDrive implements Drive {
       const stat = await this.fs.stat(absolute);
       if (!stat.isDirectory()) throw new SvcError('NotADirectory', `not a directory: ${path}`, { path });
       await this.fs.rmdir(absolute);
+      await this.syncParent(absolute);
     });
   }
 
@@ -231,6 +242,7 @@ export class PosixDrive implements Drive {
         throw error;
       }
       this.options.capacity?.charge(-bytes);
+      await this.syncParent(absolute);
       await this.fs.rm(trash, { recursive: true, force: true });
     });
   }
@@ -307,6 +319,16 @@ export class PosixDrive implements Drive {
       if (source !== undefined && !(await this.exists(source))) throw error;
       await this.fs.mkdir(posix.dirname(absolute), { recursive: true });
       return action();
+    }
+  }
+
+  /** Makes a rename or delete in the directory holding `absolute` durable (see FileSystemApi.syncDir). */
+  private async syncParent(absolute: string): Promise<void> {
+    try {
+      await this.fs.syncDir?.(posix.dirname(absolute));
+    } catch (error) {
+      // Removed meanwhile (an empty object directory cleaned up by another call): nothing left to sync.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
   }
 

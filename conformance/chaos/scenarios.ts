@@ -7,31 +7,27 @@
  *
  * What a seed fixes: keys, bodies, overwrites, victims, fault points, corrupted files. What it
  * does not: the order in which the four concurrent PUTs of a batch and background work (rebalance,
- * decommission, read-repair, a heal racing corruption) interleave, the server's own random choices
- * (the pool of a new object, version and data-dir ids) and latencies; so a replay meets the same
- * faults at the same points of the traffic, not always the same interleaving.
+ * decommission, read-repair, a heal racing corruption) interleave, the ids a process server draws
+ * itself (the deployment id, which keys the pool choice of a new object; version and data-dir ids)
+ * and latencies; so a replay meets the same faults at the same points of the traffic, not always
+ * the same interleaving. The power-cut scenario (power-cut.ts) runs its server in this process and
+ * seeds those ids too.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { Target } from '../runner/check.js';
 import { WriteChecker } from './checker.js';
-import { startSvc, testCredentials, type SvcProcess } from '../harness/server-process.js';
+import type { Target } from '../runner/check.js';
+import { startSvc, type SvcProcess } from '../harness/server-process.js';
 import { startProcessCluster } from '../harness/process-cluster.js';
-import { createPrng, type Prng } from '../../src/util/prng.js';
+import { createPrng } from '../../src/util/prng.js';
+import { bucket, healAndCheckRedundancy, targetFor, waitForHeal, type ChaosContext } from './steps.js';
+import type { Tally } from './history-checker.js';
+import { powerCut } from './power-cut.js';
 
-export interface ChaosContext {
-  seed: number;
-  prng: Prng;
-  /** Scales the traffic (1 = the small CI size). */
-  size: number;
-  timeline: string[];
-  note(event: string): void;
-  /** Traffic rounds so far (each round writes its own keys, overwriting only its own). */
-  round: number;
-}
+export type { ChaosContext } from './steps.js';
 
 export interface ChaosResult {
   scenario: string;
@@ -43,13 +39,7 @@ export interface ChaosResult {
   refusals: Record<string, number>;
 }
 
-export type Scenario = (context: ChaosContext) => Promise<{ problems: string[]; checker: WriteChecker }>;
-
-const bucket = 'chaos';
-
-function targetFor(url: string, seed: number): Target {
-  return new Target({ endpoint: url, accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey, seed });
-}
+export type Scenario = (context: ChaosContext) => Promise<{ problems: string[]; checker: Tally }>;
 
 /**
  * Runs `count` PUTs (4 at a time) through the given endpoints, calling `at(i)` before the batch
@@ -69,34 +59,6 @@ async function traffic(context: ChaosContext, checker: WriteChecker, clients: ()
       }),
     );
   }
-}
-
-async function waitForHeal(target: Target, path: string, token: string, timeoutMs = 120_000): Promise<Record<string, any>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await target.admin('POST', `/svc/admin/v3/heal/${path}`, `clientToken=${token}`);
-    if (answer.status !== 200) throw new Error(`heal status answered ${answer.status} ${JSON.stringify(answer.body)}`);
-    if (answer.body.status !== 'running') return answer.body;
-    if (Date.now() > deadline) throw new Error(`heal ${token} still running after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** Heals the bucket, then checks with a deep dry-run scan that every object is at full redundancy. */
-async function healAndCheckRedundancy(target: Target, context: ChaosContext): Promise<string[]> {
-  // remove: versions left on a drive that was offline while a majority deleted them (moved objects) are dangling.
-  const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', remove: true }) });
-  if (heal.status !== 200) return [`heal start answered ${heal.status} ${JSON.stringify(heal.body)}`];
-  const healed = await waitForHeal(target, bucket, heal.body.clientToken);
-  context.note(`heal: ${healed.counts.objectsHealed} objects healed, ${healed.counts.shardsHealed} shards written, ${healed.counts.failures} failures`);
-  const problems: string[] = [];
-  for (const item of healed.items as any[]) if (item.outcome === 'failed' || item.outcome === 'unrecoverable') problems.push(`heal ${item.bucket}/${item.object ?? ''} (pool ${item.pool}, set ${item.set}): ${item.outcome} ${item.reason ?? ''}`);
-  if (healed.counts.failures > 0 && problems.length === 0) problems.push(`the heal failed on ${healed.counts.failures} item(s)`);
-  const scan = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', dryRun: true }) });
-  const checked = await waitForHeal(target, bucket, scan.body.clientToken);
-  for (const item of checked.items as any[]) if (item.outcome !== 'healthy') problems.push(`after heal ${item.bucket}/${item.object}: ${item.outcome} ${item.reason ?? ''} (${(item.before ?? []).map((slot: any) => slot.state).join(',')})`);
-  if (checked.counts.failures > 0) problems.push(`the redundancy scan failed on ${checked.counts.failures} object(s)`);
-  return problems;
 }
 
 async function faultDrive(target: Target, drive: string, plan: unknown): Promise<void> {
@@ -336,6 +298,9 @@ export const scenarios: Record<string, Scenario> = {
       await cluster.destroy();
     }
   },
+
+  /** Power cuts at points drawn from the seed, each followed by a restart on what survived (power-cut.ts). */
+  'power-cut': powerCut(),
 };
 
 export async function runScenario(name: string, seed: number, size = 1): Promise<ChaosResult> {

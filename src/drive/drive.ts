@@ -8,6 +8,19 @@
  *
  * Failures are SvcErrors with these codes: FileNotFound, DriveOffline, DriveFull, DriveFaulty,
  * DriveAccessDenied, PathEscapesDrive, NotADirectory, IsADirectory, DirectoryNotEmpty.
+ *
+ * Durability (what survives a power cut; fault-injection/power-cut-drive.ts models it):
+ * - A file's contents are durable once `writeFile` with `sync: true`, `writeFileAtomic` or
+ *   `FileWriter.close` resolves. Contents written by `writeFile` without `sync`, by `appendFile`
+ *   (beyond what was durable before) or by a FileWriter not yet closed are not: after a cut such a
+ *   file may be whole, truncated, or zero-filled past its durable part.
+ * - Namespace changes (a file or directory created, renamed, deleted) are durable once their call
+ *   resolves, and never half-done: `writeFileAtomic` shows the old contents or the new, whole.
+ *   A rename moves contents as they are: a file renamed before its contents were durable is still
+ *   at risk under its new name.
+ * - A call that fails or never answers may or may not have taken effect.
+ * backends/fs keeps these promises with fsync (or O_DSYNC) on file data and an fsync of the
+ * directory after a rename or delete; memfs keeps everything (it loses all at exit).
  */
 export interface Drive {
   /** The endpoint this drive was configured with (a local path or http://host:port/path). */

@@ -81,7 +81,8 @@ export async function readUpload(config: SetConfig, bucket: string, key: string,
   const records = await readVotes<UploadRecord>(config, path);
   const best = records.best;
   if (!best || best.count < Math.min(majority(config), best.record.dataShards)) {
-    if (records.missing >= majority(config) || !best) throw new SvcError('NoSuchUpload', undefined, { uploadId });
+    // Absent only where a majority says so: drives that failed to answer make it a quorum error.
+    if (records.missing >= majority(config)) throw new SvcError('NoSuchUpload', undefined, { uploadId });
     throw new SvcError('ErasureReadQuorum', undefined, { uploadId });
   }
   if (best.record.bucket !== bucket || best.record.key !== key) throw new SvcError('NoSuchUpload', undefined, { uploadId });

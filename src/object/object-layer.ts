@@ -6,7 +6,7 @@
 import { isSvcError, SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import { mergeSorted, compareKeys } from '../util/merge.js';
-import { placeKey, seedFromId } from '../util/hashing.js';
+import { placeKey, seedFromId, unitDraw } from '../util/hashing.js';
 import type { Clock } from '../util/clock.js';
 import { randomUUID } from 'node:crypto';
 import type { ErasureSet } from './erasure-set.js';
@@ -34,7 +34,11 @@ export interface ObjectLayerOptions {
   clock: Clock;
   /** Pools that take no new objects (decommissioning). */
   isPoolSuspended?: (poolIndex: number) => boolean;
-  /** A number in [0, 1) for the free-space-weighted pool choice (injected for tests). */
+  /**
+   * A number in [0, 1) for the free-space-weighted pool choice. Without it, each key draws its
+   * own from its name and the deployment id (see drawFor), so a replayed workload on a
+   * deployment of the same id places its keys the same way.
+   */
   random?: () => number;
 }
 
@@ -238,7 +242,7 @@ export class ObjectLayer {
     // A condition that already fails is answered before the body is read; it is checked again
     // under the write lock before the new version is published.
     if (options.precondition) options.precondition(await this.currentVersion(bucket, key));
-    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
+    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject(bucket, key));
     this.refuseSuspended(poolIndex, bucket, key);
     const systemMetadata = withBucketLock(record.objectLock, options.systemMetadata ?? {}, this.options.clock.nowMs());
     return this.setFor(poolIndex, key).putObject(bucket, key, body, { ...options, systemMetadata, versioning: record.versioning });
@@ -281,21 +285,30 @@ export class ObjectLayer {
    * refused (AccessDenied); `bypassGovernance` lets GOVERNANCE retention give way. With
    * `lockHeld`, the caller already holds the object's write lock (lockObject), as the lifecycle
    * scanner does to re-check before it deletes.
+   *
+   * A delete that removes (an unversioned key, or one version by id) removes it from every pool
+   * holding it, older copies first: a move cut short after its copy and before its cleanup (a
+   * crash, a power cut) leaves the key in two pools, and the copy left behind must not read back
+   * once the newer one is gone. A delete marker goes to the pool of the newest version, which
+   * decides reads in every pool.
    */
-  async deleteObject(bucket: string, key: string, versionId?: string, options: { bypassGovernance?: boolean; lockHeld?: boolean } = {}): Promise<DeleteObjectResult> {
+  async deleteObject(bucket: string, key: string, versionId?: string, deleteOptions: { bypassGovernance?: boolean; lockHeld?: boolean } = {}): Promise<DeleteObjectResult> {
     checkObjectKey(key);
     const record = await this.requireBucket(bucket);
-    const holding = await this.poolHolding(bucket, key);
-    if (holding === undefined && (record.versioning === 'unversioned' || versionId !== undefined)) {
-      return { versionId: versionId ?? 'null', deleteMarker: false };
-    }
-    const poolIndex = holding ?? (await this.poolForNewObject());
-    return this.setFor(poolIndex, key).deleteObject(bucket, key, {
+    const options = {
       versioning: record.versioning,
       ...(versionId !== undefined ? { versionId } : {}),
-      ...(options.bypassGovernance ? { bypassGovernance: true } : {}),
-      ...(options.lockHeld === true ? { lockHeld: true } : {}),
-    });
+      ...(deleteOptions.bypassGovernance ? { bypassGovernance: true } : {}),
+      ...(deleteOptions.lockHeld === true ? { lockHeld: true } : {}),
+    };
+    if (record.versioning === 'unversioned' || versionId !== undefined) {
+      const holding = await this.poolsHolding(bucket, key, versionId);
+      let result: DeleteObjectResult = { versionId: versionId ?? 'null', deleteMarker: false };
+      for (const poolIndex of holding.reverse()) result = await this.setFor(poolIndex, key).deleteObject(bucket, key, options);
+      return result;
+    }
+    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject(bucket, key));
+    return this.setFor(poolIndex, key).deleteObject(bucket, key, options);
   }
 
   /**
@@ -344,7 +357,7 @@ export class ObjectLayer {
     const bucketRecord = await this.requireBucket(bucket);
     // Lock fields on a bucket without object lock are refused now; the default retention is applied at completion.
     withBucketLock(bucketRecord.objectLock, options.systemMetadata ?? {}, this.options.clock.nowMs());
-    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject());
+    const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject(bucket, key));
     this.refuseSuspended(poolIndex, bucket, key);
     const uploadId = Buffer.from(`${poolIndex}.${randomUUID()}`).toString('base64url');
     await createUpload(this.setFor(poolIndex, key).config, bucket, key, uploadId, options);
@@ -439,11 +452,23 @@ export class ObjectLayer {
     return { poolIndex: found.poolIndex, info: found.info! };
   }
 
-  /**
-   * Asks every pool in parallel; the newest version found (a delete marker included) wins. A pool
-   * that cannot answer (below read quorum) makes the whole lookup fail closed rather than guess.
-   */
+  /** The pools holding the key (the version, given its id), newest first; the one pool when there is only one. */
+  private async poolsHolding(bucket: string, key: string, versionId: string | undefined): Promise<number[]> {
+    if (this.options.pools.length === 1) return [this.options.pools[0]!.index];
+    return (await this.poolAnswers(bucket, key, versionId)).map((answer) => answer.poolIndex);
+  }
+
+  /** The newest version found in any pool (a delete marker included): it decides. */
   private async probePools(bucket: string, key: string, versionId: string | undefined): Promise<PoolAnswer | undefined> {
+    return (await this.poolAnswers(bucket, key, versionId))[0];
+  }
+
+  /**
+   * Asks every pool in parallel: the answers of the pools that hold the key, newest first (ties in
+   * pool order). A pool that cannot answer (below read quorum) makes the whole lookup fail closed
+   * rather than guess.
+   */
+  private async poolAnswers(bucket: string, key: string, versionId: string | undefined): Promise<PoolAnswer[]> {
     const answers = await Promise.all(
       this.options.pools.map(async (pool): Promise<PoolAnswer | undefined> => {
         try {
@@ -456,16 +481,23 @@ export class ObjectLayer {
         }
       }),
     );
-    let best: PoolAnswer | undefined;
-    for (const answer of answers) if (answer && (!best || answer.modTimeMs > best.modTimeMs)) best = answer;
-    return best;
+    return answers.filter((answer): answer is PoolAnswer => answer !== undefined).sort((a, b) => b.modTimeMs - a.modTimeMs);
   }
 
   /**
    * A pool for a new object: among pools under the fullness limit and not suspended, chosen at
-   * random weighted by free space, so new writes spread across pools in proportion to room.
+   * random weighted by free space, so new writes spread across pools in proportion to room. The
+   * draw is the key's own (drawFor): the same key on the same free space picks the same pool.
    */
-  async poolForNewObject(): Promise<number> {
+  /**
+   * The number in [0, 1) a weighted random choice for this key uses: the injected source when
+   * there is one, otherwise an even hash of the key keyed by the deployment id.
+   */
+  drawFor(bucket: string, key: string): number {
+    return this.options.random ? this.options.random() : unitDraw(`${bucket}/${key}`, this.seed);
+  }
+
+  async poolForNewObject(bucket: string, key: string): Promise<number> {
     const usage = await Promise.all(this.options.pools.map(async (pool) => ({ index: pool.index, ...(await poolUsage(pool)) })));
     const candidates = usage.filter(
       (pool) => !this.isPoolSuspended(pool.index) && pool.totalBytes > 0 && pool.usedBytes / pool.totalBytes <= limits.poolFullFraction,
@@ -475,7 +507,7 @@ export class ObjectLayer {
       throw new SvcError('SlowDown', 'no pool can take new objects (all are full or being decommissioned)');
     }
     const totalFree = candidates.reduce((sum, pool) => sum + pool.freeBytes, 0);
-    let point = (this.options.random ?? Math.random)() * totalFree;
+    let point = this.drawFor(bucket, key) * totalFree;
     for (const pool of candidates) {
       point -= pool.freeBytes;
       if (point < 0) return pool.index;

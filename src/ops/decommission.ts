@@ -311,7 +311,7 @@ export class DecommissionManager {
     entry.progress.currentBucket = bucket;
     entry.progress.currentObject = key;
     try {
-      const moved = await withAttempts(() => moveObject(objects, bucket, key, entry.pool, () => objects.poolForNewObject()), { attempts: this.options.maxAttempts, signal });
+      const moved = await withAttempts(() => moveObject(objects, bucket, key, entry.pool, () => objects.poolForNewObject(bucket, key)), { attempts: this.options.maxAttempts, signal });
       if (moved.versions > 0) {
         entry.progress.objects += 1;
         entry.progress.versions += moved.versions;

@@ -283,7 +283,7 @@ export class RebalanceManager {
       for await (const { key } of objects.listPool(pool.id, bucket.name)) {
         if (signal.aborted) throw new Stopped();
         pool.progress.currentObject = key;
-        const target = await this.targetPool(document, pool.id);
+        const target = await this.targetPool(document, pool.id, objects.drawFor(bucket.name, key));
         if (target === undefined) return;
         try {
           const moved = await withAttempts(() => moveObject(objects, bucket.name, key, pool.id, async () => target), { attempts: this.options.maxAttempts, signal });
@@ -316,8 +316,9 @@ export class RebalanceManager {
   /**
    * A pool below the goal, chosen at random weighted by the room it has below the goal; none when
    * every other pool has reached it (the source is then as close to the goal as the data allows).
+   * `draw` (in [0, 1)) is the object's own, so a replay moves it to the same pool.
    */
-  private async targetPool(document: RebalanceDocument, source: number): Promise<number | undefined> {
+  private async targetPool(document: RebalanceDocument, source: number, draw: number): Promise<number | undefined> {
     const candidates: { id: number; room: number }[] = [];
     for (const pool of document.pools) {
       if (pool.id === source || this.options.objects.isPoolSuspended(pool.id)) continue;
@@ -326,7 +327,7 @@ export class RebalanceManager {
       if (room > 0) candidates.push({ id: pool.id, room });
     }
     if (candidates.length === 0) return undefined;
-    let point = Math.random() * candidates.reduce((sum, candidate) => sum + candidate.room, 0);
+    let point = draw * candidates.reduce((sum, candidate) => sum + candidate.room, 0);
     for (const candidate of candidates) {
       point -= candidate.room;
       if (point < 0) return candidate.id;

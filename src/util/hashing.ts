@@ -15,6 +15,14 @@ export function seedFromId(id: string): bigint {
   return api.h64(id, 0n);
 }
 
+/**
+ * A number in [0, 1) fixed by `text` and the deployment seed, spread evenly over the interval:
+ * a key's own draw for a weighted random choice, so the choice replays.
+ */
+export function unitDraw(text: string, deploymentSeed: bigint): number {
+  return Number(api.h64(text, deploymentSeed ^ 0x9e3779b97f4a7c15n) >> 11n) / 2 ** 53;
+}
+
 /** Index of the erasure set that holds `key`: xxh64 keyed by the deployment id, mod the set count. */
 export function placeKey(key: string, deploymentSeed: bigint, setCount: number): number {
   return Number(api.h64(key, deploymentSeed) % BigInt(setCount));
