@@ -16,6 +16,7 @@ import { startBrokenServer } from './fixtures/broken-server.js';
 import { countsBySection } from '../conformance/runner/report.js';
 import { modelChecks, runS3Model } from '../conformance/model/s3-model-run.js';
 import { startS3rver, s3rverCredentials } from '../conformance/harness/s3rver-process.js';
+import { fauxqsCredentials, fauxqsUnavailable, startFauxqs } from '../conformance/harness/fauxqs-process.js';
 import { capabilityNames } from '../conformance/runner/capabilities.js';
 
 const blackBox = [
@@ -62,6 +63,46 @@ const s3rverFailures: Record<string, number> = {
   'S3 presigned URLs': 3,
   'S3 model-based runs': 1,
 };
+
+/**
+ * What fauxqs 2.4.1 gets wrong, failed checks per section (seed 9): no /health; storage classes
+ * neither kept nor refused; no bucket-name, Content-MD5, key-length, part-number or empty-Complete
+ * rules; suffix and malformed ranges answered 416; If-Match "*" refused and HEAD ignoring every
+ * precondition; copy preconditions ignored; no ListParts or ListMultipartUploads of open uploads;
+ * delimited listings that repeat common prefixes across pages, no URL encoding, forged tokens and
+ * negative max-keys accepted; no signature checks at all (anonymous, unknown keys, skew, forged
+ * chunks and presigned URLs succeed); CRC32C trailers not kept; and a model-based run whose bucket
+ * cannot be emptied through ListObjectVersions.
+ */
+const fauxqsFailures: Record<string, number> = {
+  'Endpoints': 1,
+  'Storage classes': 4,
+  'Startup configuration (listing)': 1,
+  'Authentication': 7,
+  'Resources and their fields': 1,
+  'S3 CreateBucket': 3,
+  'S3 PutObject': 3,
+  'S3 ListObjectsV2': 4,
+  'S3 DeleteObjects': 1,
+  'S3 error responses': 1,
+  'S3 GetObject (Range)': 3,
+  'S3 GetObject (conditional)': 1,
+  'S3 HeadObject (conditional)': 5,
+  'S3 CopyObject (conditional)': 4,
+  'S3 CopyObject': 1,
+  'S3 ListParts': 1,
+  'S3 ListMultipartUploads': 1,
+  'S3 CompleteMultipartUpload': 2,
+  'S3 UploadPart': 1,
+  'S3 UploadPartCopy': 1,
+  'S3 ListObjects (v1)': 1,
+  'S3 SigV4 (aws-chunked)': 4,
+  'S3 SigV4': 1,
+  'S3 presigned URLs': 3,
+  'S3 model-based runs': 1,
+};
+const fauxqsSkip = await fauxqsUnavailable();
+if (fauxqsSkip) console.warn(`the fauxqs comparison is skipped: ${fauxqsSkip}`);
 
 const credentials = { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey };
 const failed = (report: Report) => report.results.filter((result) => result.outcome === 'failed');
@@ -144,6 +185,19 @@ describe('conformance (black-box)', () => {
     }
   }, 180_000);
 
+  it.skipIf(fauxqsSkip !== undefined)('fails against fauxqs, section by section, as recorded', async () => {
+    const fauxqs = await startFauxqs();
+    try {
+      const report = await runSuites({ endpoint: fauxqs.url, ...fauxqsCredentials, seed: 9, runs: 3, allowAdminMutations: true }, blackBox);
+      const failures = Object.fromEntries([...countsBySection(report)].filter(([, counts]) => counts.failed > 0).map(([section, counts]) => [section, counts.failed]));
+      expect(failures, describeFailures(report)).toEqual(fauxqsFailures);
+      const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
+      expect(absent.sort()).toEqual(['admin', 'multi-pool', 'versioning', 'checksums'].sort());
+    } finally {
+      await fauxqs.stop();
+    }
+  }, 180_000);
+
   it('the fault route is refused when fault injection is off', async () => {
     const { Target } = await import('../conformance/runner/check.js');
     const target = new Target({ endpoint: cluster.urls[0]!, ...credentials, seed: 1 });
@@ -191,9 +245,9 @@ describe('conformance (managed)', () => {
   it.each([
     ['quorum', 2],
     ['inline', 2],
-    ['layout', 6],
+    ['layout', 4],
     ['recovery', 1],
-  ])('the %s property suite holds on process deployments (%i cases, seed 9)', async (name, runs) => {
+  ])('the %s property suite holds on process deployments (%i case(s), seed 9)', async (name, runs) => {
     const lines: string[] = [];
     const report = await runSuites({ endpoint: cluster.urls[0]!, ...credentials, seed: 9, allowAdminMutations: true, skipProbe: true }, managedSuiteRuns(processLauncher(), { names: [name], runs, progress: (line) => lines.push(line) }));
     expect(failed(report), describeFailures(report)).toEqual([]);
