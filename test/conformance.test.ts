@@ -257,7 +257,7 @@ describe('conformance (managed)', () => {
 });
 
 describe('npm run conformance', () => {
-  it('writes JUnit and JSON reports, prints the summary, and refuses bad arguments', async () => {
+  it('writes JUnit and JSON reports, prints the summary, refuses bad arguments, and runs managed property suites from a seed', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-conf-cli-'));
     const run = (args: string[]) =>
       new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -297,8 +297,15 @@ describe('npm run conformance', () => {
       expect((await run(['--endpoint', cluster.urls[0]!, '--access-key', 'a', '--secret-key', 'b', '--suite', 'nonsense'])).stderr).toContain('unknown suite');
       const wrong = await run(['--endpoint', cluster.urls[0]!, '--access-key', 'nobody', '--secret-key', 'nothing-at-all', '--suite', 'admin']);
       expect(wrong.code).toBe(1);
+      const managed = await run(['--managed', 'process', '--suite', 'layout', '--runs', '2', '--seed', '5', '--json', join(dir, 'managed.json')]);
+      expect(managed.code, managed.stdout + managed.stderr).toBe(0);
+      expect(managed.stderr).toContain('seed 5 (replay with --seed 5 --runs 2)');
+      expect(managed.stderr.match(/managed\.layout-rejection case \d\/2 \(process\)/g)).toHaveLength(2);
+      const managedReport = JSON.parse(await readFile(join(dir, 'managed.json'), 'utf8')) as Report;
+      expect(managedReport.results.map((result) => [result.id, result.outcome])).toEqual([['managed.layout-rejection', 'passed']]);
+      expect((await run(['--managed', 'process', '--suite', 'nonsense'])).code).toBe(2);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 180_000);
 });

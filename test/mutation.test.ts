@@ -119,6 +119,12 @@ describe('mutation check: the conformance suite catches a deliberately broken sv
     const failed = failedIds(mutant);
     console.log(`mutant "${mutation.name}": ${failed.length} failed check(s): ${failed.join(', ')}`);
     for (const id of mutation.caughtBy) expect(failed, `${id} should fail against the mutant`).toContain(id);
+    if (mutation.managed) {
+      // A property suite's failure names the case and how to replay it; the replay finds the same.
+      const message = mutant.results.find((result) => result.id === mutation.caughtBy[0])!.message!;
+      expect(message).toMatch(/— case width \d+, .* replay with --seed 21 --runs 1$/);
+      expect((await runAgainst(mutation, script)).results[0]!.message).toBe(message);
+    }
     // The same checks pass on the unaltered build: the failures are the mutation's.
     const original = await runAgainst(mutation, undefined);
     expect(failedIds(original), JSON.stringify(original.results.filter((result) => result.outcome === 'failed'))).toEqual([]);

@@ -17,13 +17,15 @@ function moduleUrl(): string {
   return path ? pathToFileURL(path).href : 'fauxqs';
 }
 
-/** Undefined when fauxqs can be loaded, otherwise why not. */
+/** Undefined when fauxqs can be loaded, otherwise why not; under CI (CI=true) its absence is a failure. */
 export async function fauxqsUnavailable(): Promise<string | undefined> {
   try {
     await import(moduleUrl());
     return undefined;
   } catch (error) {
-    return `fauxqs is not installed (npm install fauxqs, or SVC_FAUXQS_MODULE=<path>/dist/app.js): ${(error as Error).message.split('\n')[0]}`;
+    const reason = `fauxqs is not installed (npm install fauxqs, or SVC_FAUXQS_MODULE=<path>/dist/app.js): ${(error as Error).message.split('\n')[0]}`;
+    if (process.env.CI) throw new Error(`the fauxqs comparison requires fauxqs: ${reason}`);
+    return reason;
   }
 }
 

@@ -114,13 +114,13 @@ async function withEmptyDir<T>(action: (root: string) => Promise<T>): Promise<T>
   }
 }
 
-/** Launches, runs `action`, and always tears down; a failure carries the deployment's logs. */
+/** Launches, runs `action`, and always tears down; a failure carries the deployment's logs (as `logs`). */
 export async function withDeployment<T>(launcher: Launcher, options: LaunchOptions, action: (deployment: Deployment) => Promise<T>): Promise<T> {
   const deployment = await launcher.launch(options);
   try {
     return await action(deployment);
   } catch (error) {
-    if (error instanceof Error) error.message += `\n--- logs (last lines)\n${deployment.logs().slice(-3000)}`;
+    if (error instanceof Error) Object.assign(error, { logs: deployment.logs().slice(-4000) });
     throw error;
   } finally {
     await deployment.destroy();

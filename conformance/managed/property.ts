@@ -39,6 +39,8 @@ export function propertyCheck<T>(suite: PropertySuite<T>, launcher: Launcher, op
       if (!details.failed) return;
       const value = details.counterexample?.[0] as T | undefined;
       const error = details.errorInstance as Error | undefined;
+      const logs = (error as { logs?: string } | undefined)?.logs;
+      if (logs) options.progress?.(`  ${suite.id}: the failing deployment's last log lines\n${logs}`);
       const what = error instanceof CheckFailure ? error.message : `${error?.name ?? 'Error'}: ${error?.message ?? 'no error recorded'}`;
       throw new CheckFailure(`${what} — case ${value === undefined ? '?' : suite.describe(value)} (run ${details.numRuns} of ${runs}, ${launcher.name}); replay with --seed ${seed} --runs ${runs}`);
     },
