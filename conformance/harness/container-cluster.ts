@@ -100,7 +100,7 @@ export async function startContainerCluster(options: { image: string; nodes: num
       const container = containers[index];
       if (!container) return;
       containers[index] = undefined;
-      await container.stop({ timeout: 20, remove: true });
+      await container.stop({ timeout: 30_000, remove: true }); // milliseconds: SIGTERM, SIGKILL only after 30 s
       history.push(`--- node ${index + 1} (stopped)\n${output[index]}`);
       output[index] = '';
     },
