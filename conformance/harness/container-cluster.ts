@@ -40,6 +40,8 @@ export interface ContainerCluster extends TestCluster {
   stop(index: number): Promise<void>;
   /** The output of node i's current container ('' when it is down). */
   nodeLogs(index: number): string;
+  /** The whole output of node i's last container that was stopped or killed. */
+  endedLogs(index: number): string;
 }
 
 export async function startContainerCluster(options: { image: string; nodes: number; drivesPerNode: number; poolPaths?: string[]; env?: Record<string, string> }): Promise<ContainerCluster> {
@@ -51,6 +53,7 @@ export async function startContainerCluster(options: { image: string; nodes: num
   const containers: (StartedTestContainer | undefined)[] = hosts.map(() => undefined);
   const output: string[] = hosts.map(() => '');
   const history: string[] = [];
+  const ended: string[] = hosts.map(() => '');
 
   async function startNode(index: number): Promise<StartedTestContainer> {
     const data = join(root, `node${index + 1}`);
@@ -93,15 +96,18 @@ export async function startContainerCluster(options: { image: string; nodes: num
       await handle.kill({ signal: 'SIGKILL' });
       await client.container.remove(handle, { removeVolumes: true });
       history.push(`--- node ${index + 1} (killed)\n${output[index]}`);
+      ended[index] = output[index]!;
       output[index] = '';
     },
     nodeLogs: (index) => output[index] ?? '',
+    endedLogs: (index) => ended[index] ?? '',
     async stop(index) {
       const container = containers[index];
       if (!container) return;
       containers[index] = undefined;
       await container.stop({ timeout: 30_000, remove: true }); // milliseconds: SIGTERM, SIGKILL only after 30 s
       history.push(`--- node ${index + 1} (stopped)\n${output[index]}`);
+      ended[index] = output[index]!;
       output[index] = '';
     },
     logs: () => [...history, ...output.map((text, index) => `--- node ${index + 1}\n${text}`)].join('\n').slice(-20_000),

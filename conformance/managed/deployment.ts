@@ -25,6 +25,8 @@ export interface Deployment {
   logs(): string;
   /** The output of node i since its last start ('' when it is down). */
   nodeLogs(index: number): string;
+  /** The whole output of node i's run that ended last (stopped or killed), shutdown lines included. */
+  endedLogs(index: number): string;
   destroy(): Promise<void>;
 }
 
@@ -58,7 +60,18 @@ export function processLauncher(options: { entry?: 'source' | 'build'; script?: 
     name: 'process',
     async launch(launch) {
       const cluster = await startProcessCluster({ nodes: launch.nodes, drivesPerNode: 1, poolPaths: launch.poolPaths, env: { SVC_CONSOLE_ENABLE: 'false', ...launch.env }, ...which });
-      return deploymentOf(cluster, (index) => cluster.nodes[index]?.logs() ?? '');
+      const ended: string[] = [];
+      // A process's output stays readable after it exits: keep it when the node goes down.
+      const down = async (index: number, how: 'stop' | 'kill') => {
+        const node = cluster.nodes[index];
+        await cluster[how](index);
+        ended[index] = node?.logs() ?? '';
+      };
+      return {
+        ...deploymentOf(cluster, (index) => cluster.nodes[index]?.logs() ?? '', (index) => ended[index] ?? ''),
+        stop: (index) => down(index, 'stop'),
+        kill: (index) => down(index, 'kill'),
+      };
     },
     async refused(args, env = {}) {
       return withEmptyDir(async (root) => {
@@ -78,7 +91,7 @@ export function containerLauncher(image: string): Launcher {
     async launch(launch) {
       const { startContainerCluster } = await import('../harness/container-cluster.js');
       const cluster = await startContainerCluster({ image, nodes: launch.nodes, drivesPerNode: 1, poolPaths: launch.poolPaths, env: { ...launch.env } });
-      return deploymentOf(cluster, (index) => cluster.nodeLogs(index));
+      return deploymentOf(cluster, (index) => cluster.nodeLogs(index), (index) => cluster.endedLogs(index));
     },
     async refused(args, env = {}) {
       const { refusedContainerLaunch } = await import('../harness/container-cluster.js');
@@ -92,7 +105,7 @@ export function containerLauncher(image: string): Launcher {
 
 type Cluster = Pick<Deployment, 'urls' | 'start' | 'stop' | 'kill' | 'logs' | 'destroy'> & { root: string };
 
-function deploymentOf(cluster: Cluster, nodeLogs: (index: number) => string): Deployment {
+function deploymentOf(cluster: Cluster, nodeLogs: (index: number) => string, endedLogs: (index: number) => string): Deployment {
   return {
     urls: cluster.urls,
     nodeRoot: (index) => join(cluster.root, `node${index + 1}`),
@@ -101,6 +114,7 @@ function deploymentOf(cluster: Cluster, nodeLogs: (index: number) => string): De
     kill: (index) => cluster.kill(index),
     logs: () => cluster.logs(),
     nodeLogs,
+    endedLogs,
     destroy: () => cluster.destroy(),
   };
 }

@@ -78,10 +78,21 @@ async function plantBadRecord(deployment: Deployment, drawn: RecoveryCase, node:
   return join(system, 'quarantine', 'root-heal-unreadable.json');
 }
 
-/** Takes node `node` down as drawn, remembering the output of the run that ends. */
+/** Takes node `node` down as drawn, remembering the output of the run that ends (its shutdown included). */
 async function takeDown(deployment: Deployment, drawn: RecoveryCase, node: number, before: string[]): Promise<void> {
-  before[node] = deployment.nodeLogs(node);
   await (drawn.how[node] === 'kill' ? deployment.kill(node) : deployment.stop(node));
+  before[node] = deployment.endedLogs(node);
+}
+
+/** The JSON log lines of `output` with message `msg` (pino: one object a line). */
+function logLines(output: string, msg: string): Record<string, unknown>[] {
+  return output.split('\n').filter((line) => line.includes(`"msg":"${msg}"`)).flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
 }
 
 function checkMarkers(deployment: Deployment, drawn: RecoveryCase): void {
@@ -110,11 +121,13 @@ async function checkOperation(deployment: Deployment, expected: { rebalanceId?: 
     expectThat(state === 'completed', `the decommission interrupted by the restarts ended '${state}', not completed (pool.bin)`);
   }
   if (expected.healToken) {
+    const token = expected.healToken;
     const node = drawn.via;
-    const saved = before[node]!.includes('saved the running root heal for the next start');
-    const ended = before[node]!.includes('heal ended');
-    if (drawn.how[node] === 'stop' && !ended) expectThat(saved, `node ${node + 1} stopped gracefully during a root heal without saving it`);
-    if (saved) expectThat(deployment.nodeLogs(node).includes('resuming the root heal saved at the last shutdown') && deployment.nodeLogs(node).includes(expected.healToken), `the root heal saved at shutdown (${expected.healToken}) was not resumed with its token`);
+    const ofToken = (msg: string, output: string) => logLines(output, msg).filter((line) => line.clientToken === token);
+    const saved = ofToken('saved the running root heal for the next start', before[node]!).length > 0;
+    const finished = ofToken('heal ended', before[node]!).some((line) => line.status === 'finished');
+    if (drawn.how[node] === 'stop' && !finished) expectThat(saved, `node ${node + 1} stopped gracefully during a root heal (${token}) without saving it`);
+    if (saved) expectThat(ofToken('resuming the root heal saved at the last shutdown', deployment.nodeLogs(node)).length > 0, `the root heal saved at shutdown (${token}) was not resumed with its token`);
   }
 }
 
