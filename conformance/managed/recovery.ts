@@ -127,7 +127,12 @@ async function checkOperation(deployment: Deployment, expected: { rebalanceId?: 
     const saved = ofToken('saved the running root heal for the next start', before[node]!).length > 0;
     const finished = ofToken('heal ended', before[node]!).some((line) => line.status === 'finished');
     if (drawn.how[node] === 'stop' && !finished) expectThat(saved, `node ${node + 1} stopped gracefully during a root heal (${token}) without saving it`);
-    if (saved) expectThat(ofToken('resuming the root heal saved at the last shutdown', deployment.nodeLogs(node)).length > 0, `the root heal saved at shutdown (${token}) was not resumed with its token`);
+    if (saved) {
+      // The line may follow readiness (and a container's output arrives through a stream): wait for it a little.
+      const resumed = () => ofToken('resuming the root heal saved at the last shutdown', deployment.nodeLogs(node)).length > 0;
+      for (const deadline = Date.now() + 10_000; !resumed() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+      expectThat(resumed(), `the root heal saved at shutdown (${token}) was not resumed with its token`);
+    }
   }
 }
 
