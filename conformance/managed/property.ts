@@ -15,6 +15,11 @@ export interface PropertySuite<T> {
   /** Cases per run when --runs is not given. */
   defaultRuns: number;
   cases: fc.Arbitrary<T>;
+  /**
+   * Cases that together cover the whole domain, built from the seed. When --runs is at least their
+   * number they run first (in order), and the remaining runs are drawn.
+   */
+  sweep?(seed: number): T[];
   describe(value: T): string;
   /** Throws (CheckFailure or any error) when the case breaks the property. */
   run(value: T, launcher: Launcher): Promise<void>;
@@ -35,7 +40,10 @@ export function propertyCheck<T>(suite: PropertySuite<T>, launcher: Launcher, op
         options.progress?.(`  ${suite.id} case ${index}/${runs} (${launcher.name}): ${suite.describe(value)}`);
         await suite.run(value, launcher);
       });
-      const details = await fc.check(property, { seed, numRuns: runs, endOnFailure: true });
+      const sweep = suite.sweep?.(seed) ?? [];
+      const examples = sweep.length > 0 && runs >= sweep.length ? sweep.map((value): [T] => [value]) : [];
+      // Examples count within numRuns: they are the first runs.
+      const details = await fc.check(property, { seed, numRuns: runs, examples, endOnFailure: true });
       if (!details.failed) return;
       const value = details.counterexample?.[0] as T | undefined;
       const error = details.errorInstance as Error | undefined;

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client, type StorageClass } from '@aws-sdk/client-s3';
 import { CheckFailure, errorOf, expectThat } from '../runner/check.js';
 import { testCredentials } from '../harness/server-process.js';
+import { createPrng } from '../../src/util/prng.js';
 import { adminAt, withDeployment } from './deployment.js';
 import type { PropertySuite } from './property.js';
 
@@ -28,6 +29,8 @@ export interface QuorumCase {
   sizeBytes: number;
 }
 
+const sizesBytes = [0, 1_000, 300_000, 1_500_000];
+
 /** Every width 2..16 with every valid pair: each parity at most N/2, STANDARD ≥ RRS when both are non-zero. */
 export const quorumCases: fc.Arbitrary<QuorumCase> = fc
   .integer({ min: 2, max: 16 })
@@ -38,9 +41,32 @@ export const quorumCases: fc.Arbitrary<QuorumCase> = fc
       standard: fc.constant(standard),
       rrs: fc.integer({ min: 0, max: standard === 0 ? Math.floor(width / 2) : standard }),
       order: fc.shuffledSubarray([...Array(width).keys()], { minLength: width, maxLength: width }),
-      sizeBytes: fc.constantFrom(0, 1_000, 300_000, 1_500_000),
+      sizeBytes: fc.constantFrom(...sizesBytes),
     }),
   );
+
+/**
+ * Every (width, parity) pair, 79 of them, in 43 cases: per width the parities 0..N/2, highest with
+ * lowest (STANDARD ≥ RRS always holds), with seeded drive orders and sizes.
+ */
+export function quorumSweep(seed: number): QuorumCase[] {
+  const prng = createPrng(seed);
+  const cases: QuorumCase[] = [];
+  for (let width = 2; width <= 16; width += 1) {
+    const parities = Array.from({ length: Math.floor(width / 2) + 1 }, (_, index) => Math.floor(width / 2) - index);
+    while (parities.length > 0) {
+      const standard = parities.shift()!;
+      const rrs = parities.pop() ?? standard;
+      const order = [...Array(width).keys()];
+      for (let index = order.length - 1; index > 0; index -= 1) {
+        const other = prng.int(index + 1);
+        [order[index], order[other]] = [order[other]!, order[index]!];
+      }
+      cases.push({ width, standard, rrs, order, sizeBytes: sizesBytes[cases.length % sizesBytes.length]! });
+    }
+  }
+  return cases;
+}
 
 type Outcome = { name: string; status?: number };
 
@@ -90,6 +116,7 @@ export const quorumSuite: PropertySuite<QuorumCase> = {
   title: 'for every width 2–16 and valid parity, PUT, GET, HEAD (STANDARD and RRS) and delete markers succeed exactly when the drives left meet the quorum formulas',
   defaultRuns: 4,
   cases: quorumCases,
+  sweep: quorumSweep,
   describe: (drawn) => `width ${drawn.width}, STANDARD EC:${drawn.standard}, RRS EC:${drawn.rrs}, ${drawn.sizeBytes} bytes, drives offline in order ${drawn.order.join(',')}`,
   run: (drawn, launcher) =>
     withDeployment(
