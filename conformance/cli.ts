@@ -14,18 +14,20 @@ import { adminChecks } from './suites/admin.js';
 import { runSuites, type SuiteRun } from './runner/run.js';
 import { compareReports, htmlReport, junitXml, summaryTable, type Report } from './runner/report.js';
 import { modelChecks } from './model/s3-model-run.js';
-import { managedSuites } from './managed/suites.js';
+import { managedPropertySuites, managedSuites } from './managed/suites.js';
 
 const usage = `usage: npm run conformance -- --endpoint <url> --access-key <key> --secret-key <secret>
          [--suite s3,admin,model] [--seed <n>] [--runs <n>] [--budget <duration>]
          [--junit <file>] [--json <file>] [--html <file>] [--allow-admin-mutations]
-       npm run conformance -- --managed process|container [--suite ...] [--seed <n>] [--junit <file>] [--json <file>]
+       npm run conformance -- --managed process|container [--suite ...] [--seed <n>] [--runs <n>] [--junit <file>] [--json <file>]
        npm run conformance -- --compare <a.json> <b.json>
 
 Suites: s3 (S3 semantics), admin (admin API semantics; checks that start or stop rebalance or
 decommission run only with --allow-admin-mutations), model (random S3 command sequences against
 an in-memory model: --runs sequences, default 20, within --budget such as 90s, 10m or 1h), and
-with --managed also quorum, inline, layout, recovery.`;
+with --managed the property suites quorum, inline, layout, recovery and exclusion (each launches
+its own deployments: --runs cases each, default per suite; a failure prints the case and the
+--seed and --runs that replay it).`;
 
 export const blackBoxSuites: Record<string, SuiteRun> = {
   s3: { suite: 's3', checks: s3Checks },
@@ -113,7 +115,14 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`conformance: --managed is 'process' or 'container'\n${usage}`);
       return 2;
     }
-    report = await managedSuites({ harness: values.managed, seed, ...(wanted ? { suites: wanted } : {}), progress });
+    const known = ['s3', 'admin', ...Object.keys(managedPropertySuites)];
+    const unknown = (wanted ?? []).filter((name) => !known.includes(name));
+    if (unknown.length > 0) {
+      console.error(`conformance: unknown suite(s) ${unknown.join(', ')} (with --managed: ${known.join(', ')})`);
+      return 2;
+    }
+    console.error(`seed ${seed} (replay with --seed ${seed}${runs ? ` --runs ${runs}` : ''})`);
+    report = await managedSuites({ harness: values.managed, seed, ...(runs ? { runs } : {}), ...(wanted ? { suites: wanted } : {}), progress });
   } else {
     if (!values.endpoint || !values['access-key'] || !values['secret-key']) {
       console.error(`conformance: --endpoint, --access-key and --secret-key are required (or --managed)\n${usage}`);

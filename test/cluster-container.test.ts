@@ -38,6 +38,19 @@ describe.skipIf(skipReason !== undefined)('container cluster: 4 containers x 4 d
     expect(failed.map((result) => `${result.id}: ${result.message}`)).toEqual([]);
   }, 300_000);
 
+  it('a short round of the managed property suites passes on container deployments', async () => {
+    const { runSuites } = await import('../conformance/runner/run.js');
+    const { managedSuiteRuns } = await import('../conformance/managed/suites.js');
+    const { containerLauncher } = await import('../conformance/managed/deployment.js');
+    const { project } = await buildImages({ log: () => undefined });
+    const suites = [
+      ...managedSuiteRuns(containerLauncher(project), { names: ['quorum', 'inline', 'recovery'], runs: 1 }),
+      ...managedSuiteRuns(containerLauncher(project), { names: ['layout'], runs: 2 }),
+    ];
+    const report = await runSuites({ endpoint: cluster!.urls[0]!, accessKey: 'testadmin', secretKey: 'testadmin-secret', seed: 12, allowAdminMutations: true, skipProbe: true }, suites);
+    expect(report.results.filter((result) => result.outcome !== 'passed').map((result) => `${result.id}: ${result.message}`)).toEqual([]);
+  }, 400_000);
+
   it('the image health check passes on a serving node', async () => {
     const container = cluster!.containers[0]!;
     const result = await container.exec(['node', '/app/dist/src/cli/svc.js', 'healthcheck']);

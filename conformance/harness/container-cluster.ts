@@ -34,6 +34,14 @@ export async function dockerUnavailable(): Promise<string | undefined> {
 
 export interface ContainerCluster extends TestCluster {
   containers: (StartedTestContainer | undefined)[];
+  /** Host directory holding node i's /data at node<i+1>/. */
+  root: string;
+  /** Stops node i with SIGTERM (a graceful shutdown), removing its container. */
+  stop(index: number): Promise<void>;
+  /** The output of node i's current container ('' when it is down). */
+  nodeLogs(index: number): string;
+  /** The whole output of node i's last container that was stopped or killed. */
+  endedLogs(index: number): string;
 }
 
 export async function startContainerCluster(options: { image: string; nodes: number; drivesPerNode: number; poolPaths?: string[]; env?: Record<string, string> }): Promise<ContainerCluster> {
@@ -45,6 +53,7 @@ export async function startContainerCluster(options: { image: string; nodes: num
   const containers: (StartedTestContainer | undefined)[] = hosts.map(() => undefined);
   const output: string[] = hosts.map(() => '');
   const history: string[] = [];
+  const ended: string[] = hosts.map(() => '');
 
   async function startNode(index: number): Promise<StartedTestContainer> {
     const data = join(root, `node${index + 1}`);
@@ -75,6 +84,7 @@ export async function startContainerCluster(options: { image: string; nodes: num
 
   const cluster: ContainerCluster = {
     containers,
+    root,
     urls: hosts.map((host) => `http://${host}:${port}`),
     start: (index) => startNode(index),
     async kill(index) {
@@ -86,6 +96,18 @@ export async function startContainerCluster(options: { image: string; nodes: num
       await handle.kill({ signal: 'SIGKILL' });
       await client.container.remove(handle, { removeVolumes: true });
       history.push(`--- node ${index + 1} (killed)\n${output[index]}`);
+      ended[index] = output[index]!;
+      output[index] = '';
+    },
+    nodeLogs: (index) => output[index] ?? '',
+    endedLogs: (index) => ended[index] ?? '',
+    async stop(index) {
+      const container = containers[index];
+      if (!container) return;
+      containers[index] = undefined;
+      await container.stop({ timeout: 30_000, remove: true }); // milliseconds: SIGTERM, SIGKILL only after 30 s
+      history.push(`--- node ${index + 1} (stopped)\n${output[index]}`);
+      ended[index] = output[index]!;
       output[index] = '';
     },
     logs: () => [...history, ...output.map((text, index) => `--- node ${index + 1}\n${text}`)].join('\n').slice(-20_000),
@@ -103,4 +125,20 @@ export async function startContainerCluster(options: { image: string; nodes: num
     throw error;
   }
   return cluster;
+}
+
+/**
+ * Runs one container that is expected to refuse its launch (`docker run`, host networking) with
+ * `root` bind-mounted at /data; answers its exit code (or 'timeout') and its output.
+ */
+export async function refusedContainerLaunch(options: { image: string; root: string; args: string[]; env?: Record<string, string>; timeoutMs?: number }): Promise<{ code: number | 'timeout'; output: string }> {
+  const env = { SVC_CONSOLE_ENABLE: 'false', SVC_ACCESS_KEY: testCredentials.accessKeyId, SVC_SECRET_KEY: testCredentials.secretAccessKey, SVC_ADDRESS: `127.0.0.1:${await freePort()}`, ...options.env };
+  const name = `svc-refused-${process.pid}-${Date.now().toString(36)}`;
+  const dockerArgs = ['run', '--rm', '--name', name, '--network', 'host', '--label', 'org.svc.test=refused-launch', '-v', `${options.root}:/data`, ...Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]), options.image, 'server', ...options.args];
+  const answer = await run('docker', dockerArgs, { timeout: options.timeoutMs ?? 30_000, killSignal: 'SIGKILL' }).then(
+    ({ stdout, stderr }) => ({ code: 0 as number | 'timeout', output: stdout + stderr }),
+    (error: { code?: number | string; killed?: boolean; stdout?: string; stderr?: string }) => ({ code: error.killed ? ('timeout' as const) : Number(error.code), output: `${error.stdout ?? ''}${error.stderr ?? ''}` }),
+  );
+  if (answer.code === 'timeout') await run('docker', ['rm', '-f', name]).catch(() => undefined);
+  return answer;
 }

@@ -27,6 +27,9 @@ export async function startProcessCluster(options: {
   /** Path patterns of the pools (default one pool, /data{1...drivesPerNode}); each becomes http://127.0.0.{2...}:<port><path>. */
   poolPaths?: string[];
   env?: Record<string, string>;
+  /** Which server the nodes run (see startSvc): the sources (default), the build, or an altered build. */
+  entry?: 'source' | 'build';
+  script?: string;
 }): Promise<ProcessCluster> {
   const root = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   const port = await freePort('127.0.0.2');
@@ -44,7 +47,7 @@ export async function startProcessCluster(options: {
     urls: hosts.map((host) => `http://${host}:${port}`),
     root,
     async start(index, startOptions = {}) {
-      const node = await startSvc({ args: cluster.args, host: hosts[index]!, port, waitReady: false, env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
+      const node = await startSvc({ args: cluster.args, host: hosts[index]!, port, waitReady: false, ...(options.entry ? { entry: options.entry } : {}), ...(options.script ? { script: options.script } : {}), env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
       nodes[index] = node;
       if (startOptions.waitReady ?? true) await waitReady(node, 60_000);
       return node;

@@ -41,6 +41,8 @@ export interface StartOptions {
   waitReady?: boolean;
   /** Run the TypeScript sources through tsx (default) or the build in dist/ that `npm install` makes. */
   entry?: 'source' | 'build';
+  /** Runs this built `svc.js` instead (an altered copy of dist/, for the mutation check). */
+  script?: string;
 }
 
 /**
@@ -71,7 +73,8 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort(host));
   const consolePort = await freePort(host);
-  const command = [...serverNodeOptions, ...(options.entry === 'build' ? ['dist/src/cli/svc.js'] : ['--import', 'tsx', 'src/cli/svc.ts'])];
+  const built = options.entry === 'build' || options.script !== undefined;
+  const command = [...serverNodeOptions, ...(options.script !== undefined ? [options.script] : built ? ['dist/src/cli/svc.js'] : ['--import', 'tsx', 'src/cli/svc.ts'])];
   const child = spawn(process.execPath, [...command, 'server', ...options.args], {
     cwd: repoRoot,
     env: {
@@ -84,7 +87,7 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
       SVC_OBS_LOGGER_LEVEL: 'info',
       // The build sizes libuv's pool itself; through tsx the loader starts the pool before the
       // entry can, so the size is passed in, as the build would set it.
-      ...(options.entry === 'build' ? {} : { UV_THREADPOOL_SIZE: String(limits.ioThreadsDefault) }),
+      ...(built ? {} : { UV_THREADPOOL_SIZE: String(limits.ioThreadsDefault) }),
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -10,13 +10,18 @@ export interface SuiteRun {
   checks: Check[];
 }
 
-export async function runSuites(options: TargetOptions & { allowAdminMutations: boolean; progress?: (line: string) => void }, suites: SuiteRun[]): Promise<Report> {
+/**
+ * Runs the suites in order. With `skipProbe: true` (managed suites alone: they launch what they test)
+ * nothing is probed at the endpoint and the report lists no capabilities.
+ */
+export async function runSuites(options: TargetOptions & { allowAdminMutations: boolean; skipProbe?: boolean; progress?: (line: string) => void }, suites: SuiteRun[]): Promise<Report> {
   const started = Date.now();
-  const target = new Target({ probe: probeCapabilities, ...options });
+  const { skipProbe, ...targetOptions } = options;
+  const target = new Target({ probe: probeCapabilities, ...targetOptions });
   const results: CheckResult[] = [];
   const notes: string[] = [];
-  const capabilities = await target.capabilities();
-  for (const [name, state] of Object.entries(capabilities)) options.progress?.(`probe ${name}: ${state.present ? 'yes' : 'no'} (${state.detail})`);
+  const capabilities = skipProbe ? undefined : await target.capabilities();
+  for (const [name, state] of Object.entries(capabilities ?? {})) options.progress?.(`probe ${name}: ${state.present ? 'yes' : 'no'} (${state.detail})`);
   const total = suites.reduce((sum, suite) => sum + suite.checks.length, 0);
   let index = 0;
   for (const suite of suites) {
@@ -25,7 +30,7 @@ export async function runSuites(options: TargetOptions & { allowAdminMutations: 
       const begun = Date.now();
       let outcome: CheckResult['outcome'] = 'passed';
       let message: string | undefined;
-      const lacking = notApplicableReason(check.needs, capabilities);
+      const lacking = capabilities ? notApplicableReason(check.needs, capabilities) : undefined;
       if (lacking) {
         outcome = 'not-applicable';
         message = lacking;
@@ -50,5 +55,5 @@ export async function runSuites(options: TargetOptions & { allowAdminMutations: 
     }
   }
   for (const problem of await target.cleanup()) notes.push(`cleanup: ${problem}`);
-  return { target: options.endpoint, seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, notes, capabilities };
+  return { target: options.endpoint, seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, notes, ...(capabilities ? { capabilities } : {}) };
 }

@@ -134,8 +134,10 @@ function rejectionOf(error: unknown): { code: string; rule?: string; variable?: 
   };
 }
 
-/** The line `svc server` prints (to stderr) when startup fails, before it exits 1. */
+/** The line `svc server` prints (to stderr) when startup fails, before it exits 1; it names the broken rule. */
 export function startupFailureLine(error: unknown): string {
   const code = isSvcError(error) ? error.code : 'StartupFailed';
-  return `svc: ${code}: ${error instanceof Error ? error.message : String(error)}`;
+  const message = error instanceof Error ? error.message : String(error);
+  const rule = isSvcError(error) && typeof error.details.rule === 'string' && !message.includes('[rule: ') ? ` [rule: ${error.details.rule}]` : '';
+  return `svc: ${code}: ${message}${rule}`;
 }

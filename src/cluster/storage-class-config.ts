@@ -64,7 +64,7 @@ export function parseParity(name: string, value: string | undefined): ParitySett
   if (value === undefined) return undefined;
   if (value.trim() === '') return { kind: 'auto' };
   const match = /^EC:(\d{1,2})$/.exec(value.trim());
-  if (!match) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(value)} is invalid: expected EC:<parity>, for example EC:2, or empty for the automatic policy`, { variable: name });
+  if (!match) throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(value)} is invalid: expected EC:<parity>, for example EC:2, or empty for the automatic policy`, { variable: name, rule: 'storage-class-syntax' });
   return { kind: 'explicit', parity: Number(match[1]) };
 }
 
@@ -80,9 +80,9 @@ export function readStorageClassEnv(values: Record<string, string | undefined>):
     try {
       settings.inlineBlockBytes = parseByteSize(inline);
     } catch {
-      throw new SvcError('InvalidConfiguration', `${envNames.inlineBlock}=${JSON.stringify(inline)} is not a byte size such as 128KiB`, { variable: envNames.inlineBlock });
+      throw new SvcError('InvalidConfiguration', `${envNames.inlineBlock}=${JSON.stringify(inline)} is not a byte size such as 128KiB`, { variable: envNames.inlineBlock, rule: 'inline-block-syntax' });
     }
-    if (settings.inlineBlockBytes < 1) throw new SvcError('InvalidConfiguration', `${envNames.inlineBlock} must be at least 1 byte`, { variable: envNames.inlineBlock });
+    if (settings.inlineBlockBytes < 1) throw new SvcError('InvalidConfiguration', `${envNames.inlineBlock} must be at least 1 byte`, { variable: envNames.inlineBlock, rule: 'inline-block-syntax' });
   }
   return settings;
 }
