@@ -117,9 +117,11 @@ class Stopped extends Error {}
 export class HealManager {
   private readonly sequences = new Map<string, Sequence>();
   private readonly replacements: ReplacementRecord[] = [];
-  private readonly mrf: { pool: number; set: number; bucket: string; key: string }[] = [];
+  private readonly mrf: MrfEntry[] = [];
   private readonly mrfKeys = new Set<string>();
-  private mrfStats = { processed: 0, failed: 0, dropped: 0 };
+  /** Entries whose heal found drives offline, each waiting for its next attempt. */
+  private readonly mrfWaiting = new Map<string, { entry: MrfEntry; timer: NodeJS.Timeout }>();
+  private mrfStats = { processed: 0, failed: 0, dropped: 0, retried: 0, gaveUp: 0 };
   private mrfRunning: Promise<void> | undefined;
   private background: Promise<void> = Promise.resolve();
   private closed = false;
@@ -210,7 +212,7 @@ export class HealManager {
   backgroundStatus(): Record<string, unknown> {
     const background = [...this.sequences.values()].filter((sequence) => sequence.background).map((sequence) => ({ task: sequence.status.clientToken, status: sequence.status.status, pool: sequence.status.options.pool, set: sequence.status.options.set, counts: sequence.status.counts }));
     return {
-      mrf: { queued: this.mrf.length, limit: limits.mrfQueueLimit, ...this.mrfStats },
+      mrf: { queued: this.mrf.length, awaitingDrives: this.mrfWaiting.size, limit: limits.mrfQueueLimit, ...this.mrfStats },
       background,
       healingDrives: this.replacements.map((record) => ({ endpoint: record.endpoint, pool: record.pool, set: record.set, slot: record.slot, state: record.completed ? 'healed' : record.startedAt ? 'healing' : 'waiting', objectsHealed: record.objectsHealed, objectsFailed: record.objectsFailed })),
     };
@@ -415,15 +417,21 @@ export class HealManager {
 
   // --- MRF ---------------------------------------------------------------------------------
 
-  enqueue(pool: number, set: number, request: Pick<RepairRequest, 'bucket' | 'key'>): void {
-    const id = `${pool}/${set}/${request.bucket}/${request.key}`;
+  enqueue(pool: number, set: number, request: Pick<RepairRequest, 'bucket' | 'key'>, attempts = 0): void {
+    const id = mrfId({ pool, set, ...request });
+    const waiting = this.mrfWaiting.get(id);
+    if (waiting) {
+      // Asked again (another read or write found it damaged): try now rather than at its turn.
+      clearTimeout(waiting.timer);
+      this.mrfWaiting.delete(id);
+    }
     if (this.mrfKeys.has(id)) return;
     if (this.mrf.length >= limits.mrfQueueLimit) {
       this.mrfStats.dropped += 1;
       return;
     }
     this.mrfKeys.add(id);
-    this.mrf.push({ pool, set, bucket: request.bucket, key: request.key });
+    this.mrf.push({ pool, set, bucket: request.bucket, key: request.key, ...(attempts > 0 ? { attempts } : {}) });
     this.mrfRunning ??= this.drainMrf().finally(() => {
       this.mrfRunning = undefined;
     });
@@ -432,16 +440,39 @@ export class HealManager {
   private async drainMrf(): Promise<void> {
     while (this.mrf.length > 0 && !this.closed) {
       const next = this.mrf.shift()!;
-      this.mrfKeys.delete(`${next.pool}/${next.set}/${next.bucket}/${next.key}`);
+      this.mrfKeys.delete(mrfId(next));
       try {
         // Deep: the report may be of a shard that fails its bitrot check but has the right size.
         const result = await this.objects.pools[next.pool]!.sets[next.set]!.healObject(next.bucket, next.key, { scanMode: 'deep' });
         if (result.outcome === 'unrecoverable') this.mrfStats.failed += 1;
         this.mrfStats.processed += 1;
+        // Drives that were offline (a node down) missed what this object needs: try again later.
+        if (result.outcome !== 'absent' && result.after.includes('offline')) this.retryLater(next);
       } catch {
         this.mrfStats.failed += 1;
+        this.retryLater(next);
       }
     }
+  }
+
+  /** Tries an entry again after a delay that doubles with each attempt, up to the attempts allowed. */
+  private retryLater(entry: MrfEntry): void {
+    const attempts = (entry.attempts ?? 0) + 1;
+    if (this.closed) return;
+    if (attempts > limits.mrfRetryMaxAttempts) {
+      this.mrfStats.gaveUp += 1;
+      return;
+    }
+    const id = mrfId(entry);
+    if (this.mrfWaiting.has(id) || this.mrfKeys.has(id)) return;
+    const delayMs = Math.min(limits.mrfRetryMaxDelayMs, limits.mrfRetryFirstDelayMs * 2 ** (attempts - 1));
+    const timer = setTimeout(() => {
+      this.mrfWaiting.delete(id);
+      this.mrfStats.retried += 1;
+      this.enqueue(entry.pool, entry.set, entry, attempts);
+    }, delayMs);
+    timer.unref();
+    this.mrfWaiting.set(id, { entry: { ...entry, attempts }, timer });
   }
 
   private mrfPath(): string {
@@ -454,8 +485,11 @@ export class HealManager {
   }
 
   private async saveMrf(): Promise<void> {
-    if (this.mrf.length === 0) return;
-    const bytes = Buffer.from(JSON.stringify({ version: 1, entries: this.mrf }));
+    const entries = [...this.mrf, ...[...this.mrfWaiting.values()].map((waiting) => waiting.entry)];
+    for (const waiting of this.mrfWaiting.values()) clearTimeout(waiting.timer);
+    this.mrfWaiting.clear();
+    if (entries.length === 0) return;
+    const bytes = Buffer.from(JSON.stringify({ version: 1, entries: entries.map(({ attempts: _attempts, ...entry }) => entry) }));
     const drive = this.localDrives()[0];
     if (drive) await drive.writeFileAtomic(this.mrfPath(), bytes);
   }
@@ -524,6 +558,19 @@ function parseRootHealRecord(bytes: Uint8Array): RootHealRecord {
     throw new SvcError('CorruptFormat', 'root heal record has missing or malformed fields');
   }
   return parsed as RootHealRecord;
+}
+
+interface MrfEntry {
+  pool: number;
+  set: number;
+  bucket: string;
+  key: string;
+  /** Attempts made so far, for entries tried again because drives were offline. */
+  attempts?: number;
+}
+
+function mrfId(entry: Pick<MrfEntry, 'pool' | 'set' | 'bucket' | 'key'>): string {
+  return `${entry.pool}/${entry.set}/${entry.bucket}/${entry.key}`;
 }
 
 function samePath(a: HealPath, b: HealPath): boolean {

@@ -177,6 +177,14 @@ export const limits = {
   rpcTimeoutMs: 30_000,
   /** Objects waiting for read-repair (MRF); more are dropped and counted. */
   mrfQueueLimit: 10_000,
+  /**
+   * An MRF heal that found some of the object's drives offline (a node down) is tried again after
+   * this long, doubling each time up to the maximum, for at most this many attempts (about an hour
+   * and a half in all); heal sequences cover what is still left then.
+   */
+  mrfRetryFirstDelayMs: 5_000,
+  mrfRetryMaxDelayMs: 5 * 60_000,
+  mrfRetryMaxAttempts: 20,
   /** Items a heal sequence keeps for its status. */
   healItemsKept: 1_000,
   /** Extra attempts of an internode read whose connection failed before any answer. */
