@@ -3,6 +3,7 @@
  * file created with O_EXCL holding the owner's pid. A lock left by a dead process is taken
  * over; a live owner makes the second server fail with a clear message.
  */
+import { readFileSync } from 'node:fs';
 import { open, readFile, rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SvcError } from '../../src/errors/index.js';
@@ -36,11 +37,26 @@ export async function acquireOwnershipLock(rootPath: string): Promise<OwnershipL
   throw new SvcError('InvalidConfiguration', `could not take ownership of ${rootPath}`);
 }
 
+/**
+ * Whether a process with this pid runs. A zombie (killed, not yet reaped by its parent: a node
+ * restarted at once after `kill -9`) holds no files and counts as dead; Linux tells by the state
+ * in /proc/<pid>/stat, elsewhere a pid that answers counts as alive.
+ */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "<pid> (<command, may hold spaces and parentheses>) <state> ...": the state follows the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
   }
 }
