@@ -27,6 +27,8 @@ export async function startProcessCluster(options: {
   /** Path patterns of the pools (default one pool, /data{1...drivesPerNode}); each becomes http://127.0.0.{2...}:<port><path>. */
   poolPaths?: string[];
   env?: Record<string, string>;
+  /** The TypeScript sources through tsx (default) or the build in dist/. */
+  entry?: 'source' | 'build';
 }): Promise<ProcessCluster> {
   const root = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   const port = await freePort('127.0.0.2');
@@ -44,7 +46,7 @@ export async function startProcessCluster(options: {
     urls: hosts.map((host) => `http://${host}:${port}`),
     root,
     async start(index, startOptions = {}) {
-      const node = await startSvc({ args: cluster.args, host: hosts[index]!, port, waitReady: false, env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
+      const node = await startSvc({ args: cluster.args, host: hosts[index]!, port, waitReady: false, ...(options.entry ? { entry: options.entry } : {}), env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
       nodes[index] = node;
       if (startOptions.waitReady ?? true) await waitReady(node, 60_000);
       return node;
