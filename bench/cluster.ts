@@ -10,11 +10,12 @@
  * internode round trips per S3 operation by service (drive, lock, peer), counted by the nodes
  * that answered them (`svc_rpc_received_requests_total`, read from each node's metrics route).
  * Before the load, a probe makes a few 4 KiB and 64 MiB PUTs and GETs one at a time through one
- * node and counts their round trips: the deterministic figure, which the machine's load does not
- * move. The goals (four nodes against one: CPU per operation, throughput, 4 KiB GET p99) are
+ * node and counts their round trips (less the nodes' background requests, measured idle just
+ * before): the deterministic figure, which the machine's load does not move. The goals (four nodes against one: CPU per operation, throughput, 4 KiB GET p99) are
  * judged on the medians of the rounds' ratios, each ratio taken within its round.
  *
  *   npm run bench -- --cluster [--small=N] [--large=M] [--rounds=R] [--warmup=W] [--probe=P] [--client=sdk|http]
+ *   npm run bench -- --cluster --probe-only     the four-node cluster's round trips per operation alone
  *
  * Defaults are CI-sized (N=400, M=4, R=1, W=300, P=20); the figures of docs/benchmarks.md use
  * --small=1000 --large=8 --rounds=3.
@@ -45,6 +46,8 @@ interface Settings {
   warmUpPairs: number;
   probeOps: number;
   client: ClientKind;
+  /** Only the probe's round trips of the four-node cluster (no load, no goals). */
+  probeOnly: boolean;
 }
 
 /** One running target: its server processes and their S3 endpoints. */
@@ -110,24 +113,41 @@ function perOperation(before: RoundTrips, after: RoundTrips, operations: number)
   return { drive: each('drive'), lock: each('lock'), peer: each('peer') };
 }
 
-/** A few PUTs then GETs of each size, one at a time through the first node, with their round trips counted. */
+/**
+ * Internode requests per second while nothing is asked of the servers (each node re-reads its
+ * IAM store and pool state every 5 s), measured over `seconds`.
+ */
+async function idleRoundTrips(urls: string[], seconds: number): Promise<RoundTrips> {
+  const before = await roundTripsSoFar(urls);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return perOperation(before, await roundTripsSoFar(urls), seconds);
+}
+
+/**
+ * A few PUTs then GETs of each size, one at a time through the first node, with their round
+ * trips counted; the idle rate measured just before is taken off for the time each phase took.
+ */
 async function probe(servers: Servers, settings: Settings): Promise<Record<Phase, RoundTrips>> {
+  const idle = await idleRoundTrips(servers.urls, 10);
   const client = await createLoadClient('http', { endpoint: servers.urls[0]!, ...testCredentials });
   const bucket = `probe-${Date.now().toString(36)}`;
+  const counted = async (count: number, work: (index: number) => Promise<unknown>): Promise<RoundTrips> => {
+    const before = await roundTripsSoFar(servers.urls);
+    const started = performance.now();
+    for (let index = 0; index < count; index += 1) await work(index);
+    const seconds = (performance.now() - started) / 1000;
+    const after = await roundTripsSoFar(servers.urls);
+    const less = (service: keyof RoundTrips): number => Math.max(0, after[service] - before[service] - idle[service] * seconds) / count;
+    return { drive: less('drive'), lock: less('lock'), peer: less('peer') };
+  };
   try {
     await client.createBucket(bucket);
     const result = {} as Record<Phase, RoundTrips>;
     const sizes = [['small', Buffer.alloc(4 * KiB, 'p'), settings.probeOps], ['large', Buffer.alloc(64 * MiB, 'P'), 2]] as const;
     for (const [size, bytes, count] of sizes) {
       const payload = payloadOf(bytes);
-      let before = await roundTripsSoFar(servers.urls);
-      for (let index = 0; index < count; index += 1) await client.put(bucket, `${size}-${index}`, payload);
-      let after = await roundTripsSoFar(servers.urls);
-      result[`${size}Put`] = perOperation(before, after, count);
-      before = after;
-      for (let index = 0; index < count; index += 1) await client.get(bucket, `${size}-${index}`);
-      after = await roundTripsSoFar(servers.urls);
-      result[`${size}Get`] = perOperation(before, after, count);
+      result[`${size}Put`] = await counted(count, (index) => client.put(bucket, `${size}-${index}`, payload));
+      result[`${size}Get`] = await counted(count, (index) => client.get(bucket, `${size}-${index}`));
     }
     return result;
   } finally {
@@ -246,7 +266,19 @@ function settingsOf(args: string[]): Settings {
     warmUpPairs: numberFlag(args, 'warmup', 300, 10_000),
     probeOps: numberFlag(args, 'probe', 20, 1000),
     client,
+    probeOnly: args.includes('--probe-only'),
   };
+}
+
+async function printProbe(root: string, settings: Settings): Promise<void> {
+  const servers = await startTarget('four', root);
+  try {
+    const probed = await probe(servers, settings);
+    console.log('four nodes, internode round trips per operation, one at a time through the first node:');
+    for (const phase of phases) console.log(`  ${phaseNames[phase].padEnd(10)} ${tripsText(probed[phase])}`);
+  } finally {
+    await servers.stop();
+  }
 }
 
 export async function runClusterBench(args: string[]): Promise<void> {
@@ -256,6 +288,7 @@ export async function runClusterBench(args: string[]): Promise<void> {
   console.log(`load (${settings.client === 'sdk' ? 'AWS SDK' : 'SigV4-signed node:http'}): 4 KiB x ${settings.smallOps} at 32 concurrent, 64 MiB x ${settings.largeObjects} at 4 concurrent, after ${settings.warmUpPairs} untimed 4 KiB pairs; ${settings.rounds} round(s); probe: ${settings.probeOps} 4 KiB and 2 64 MiB PUTs and GETs one at a time through the first node\n`);
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-cluster-'));
   try {
+    if (settings.probeOnly) return await printProbe(root, settings);
     const rounds: Round[] = [];
     for (let index = 0; index < settings.rounds; index += 1) {
       const order: TargetName[] = index % 2 === 0 ? ['one', 'four'] : ['four', 'one'];

@@ -1,17 +1,23 @@
 /**
  * The remote-drive service of internode RPC, on the S3 listener under /svc/rpc/v1/drive/<op>:
  * every Drive method of a local drive, addressed by its endpoint path, with shard data streamed
- * both ways. Every request needs a valid SvcRpc token; without one nothing is done (403).
+ * both ways; small operations for several drives (or objects) also travel together in one batch
+ * request (`batch`). Every request needs a valid SvcRpc token; without one nothing is done (403).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import type { Drive } from '../../drive/index.js';
 import { verifyRpcToken } from '../../util/rpc-token.js';
+import { decodeBatchRequest, encodeBatchAnswer, type BatchOperationHeader, type BatchOutcome } from '../../util/rpc-batch.js';
+import { limits } from '../../util/limits.js';
 
 export const driveRpcPrefix = '/svc/rpc/v1/drive';
 
 export const launchHashHeader = 'x-svc-launch-hash';
+
+/** The operation name of a batch of drive operations (src/util/rpc-batch.ts). */
+export const batchOp = 'batch';
 
 export interface DriveRpcOptions {
   rpcKey: Buffer;
@@ -36,9 +42,14 @@ const integer = (query: Query, name: string): number | undefined => {
   if (!/^\d+$/.test(value)) throw new SvcError('InvalidArgument', `'${name}' must be a non-negative integer`);
   return Number(value);
 };
-const bytesOf = async (request: FastifyRequest): Promise<Uint8Array> => {
+const bytesOf = async (request: FastifyRequest, maxBytes = Infinity): Promise<Uint8Array> => {
   const parts: Uint8Array[] = [];
-  for await (const part of request.raw) parts.push(part as Uint8Array);
+  let total = 0;
+  for await (const part of request.raw) {
+    total += (part as Uint8Array).length;
+    if (total > maxBytes) throw new SvcError('InvalidArgument', `an internode batch is larger than ${maxBytes} bytes`);
+    parts.push(part as Uint8Array);
+  }
   return new Uint8Array(Buffer.concat(parts));
 };
 /** Answers 204 once the awaited drive call has finished. */
@@ -84,6 +95,55 @@ const handlers: Record<string, { method: 'GET' | 'PUT' | 'POST'; handle: Handler
   'disk-info': { method: 'GET', handle: async (drive, _query, _request, reply) => reply.send(await drive.diskInfo()) },
 };
 
+/** The operations a batch may carry: the small ones, each answering with bytes (or nothing). */
+type BatchHandler = (drive: Drive, header: BatchOperationHeader, body: Uint8Array) => Promise<Uint8Array | void>;
+const pathOf = (header: BatchOperationHeader, name: 'path' | 'source' | 'target' = 'path'): string => {
+  const value = header[name];
+  if (typeof value !== 'string') throw new SvcError('InvalidArgument', `missing '${name}'`);
+  return value;
+};
+const jsonBytes = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
+const batchHandlers: Record<string, BatchHandler> = {
+  read: (drive, header) => drive.readFile(pathOf(header)),
+  range: (drive, header) => drive.readRange(pathOf(header), header.offset ?? 0, header.length ?? 0),
+  write: (drive, header, body) => drive.writeFile(pathOf(header), body, { sync: header.sync === true }),
+  atomic: (drive, header, body) => drive.writeFileAtomic(pathOf(header), body),
+  append: (drive, header, body) => drive.appendFile(pathOf(header), body),
+  mkdir: (drive, header) => drive.makeDir(pathOf(header)),
+  rename: (drive, header) => drive.rename(pathOf(header, 'source'), pathOf(header, 'target')),
+  'delete-file': (drive, header) => drive.deleteFile(pathOf(header)),
+  'delete-dir': (drive, header) => drive.deleteDir(pathOf(header)),
+  'delete-recursive': (drive, header) => drive.deleteRecursive(pathOf(header)),
+  list: async (drive, header) => jsonBytes(await drive.listDir(header.path ?? '')),
+  stat: async (drive, header) => jsonBytes(await drive.stat(header.path ?? '')),
+};
+
+/**
+ * POST <prefix>/batch: every operation of the body run at once (they were issued at once by the
+ * caller, on different drives or for different objects), each answered on its own: one failing
+ * operation fails only itself.
+ */
+async function runBatch(options: DriveRpcOptions, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const body = await bytesOf(request, limits.rpcBatchMaxBytes + limits.rpcBatchMaxOperations * 4096);
+  const operations = decodeBatchRequest(body);
+  if (operations.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `an internode batch carries at most ${limits.rpcBatchMaxOperations} operations`);
+  const outcomes = await Promise.all(
+    operations.map(async ({ header, body: payload }): Promise<BatchOutcome> => {
+      try {
+        const handle = batchHandlers[header.op];
+        if (!handle) throw new SvcError('InvalidArgument', 'unknown drive operation');
+        const drive = options.driveFor(header.drive);
+        if (!drive) throw new SvcError('DriveOffline', `this node serves no drive at '${header.drive}'`);
+        return { ok: true, bytes: (await handle(drive, header, payload ?? new Uint8Array(0))) ?? new Uint8Array(0) };
+      } catch (error) {
+        const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
+        return { ok: false, code: known.code, message: known.message };
+      }
+    }),
+  );
+  return reply.type('application/octet-stream').send(Buffer.concat(encodeBatchAnswer(outcomes)));
+}
+
 async function streamIntoWriter(drive: Drive, path: string, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const writer = await drive.openWriter(path);
   let complete = false;
@@ -113,7 +173,9 @@ export async function driveRpcPlugin(app: FastifyInstance, options: DriveRpcOpti
         if (options.launchHash !== undefined && request.headers[launchHashHeader] !== options.launchHash) {
           throw new SvcError('InvalidConfiguration', 'refused by a peer: the launch arguments (endpoints, pool order, set width or storage-class variables) differ from this node\'s; every node must run the identical command');
         }
-        const op = handlers[(request.params as { op: string }).op];
+        const name = (request.params as { op: string }).op;
+        if (name === batchOp && request.method === 'POST') return await runBatch(options, request, reply);
+        const op = handlers[name];
         if (!op || op.method !== request.method) throw new SvcError('InvalidArgument', 'unknown drive operation');
         const query = request.query as Query;
         const drive = options.driveFor(required(query, 'drive'));

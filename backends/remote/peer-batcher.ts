@@ -1,0 +1,110 @@
+/**
+ * One peer's batch of small drive operations: every operation the remote drives of that peer are
+ * asked for while this process runs one turn of its event loop (an erasure set reading xl.meta
+ * from all of its drives, concurrent S3 requests writing theirs) travels in one request
+ * (src/util/rpc-batch.ts), answered operation by operation. The semantics are a single call's:
+ * each operation has its own outcome, the request has the RPC timeout, an unreachable peer makes
+ * each operation DriveOffline, a batch of reads alone is tried again when the connection failed
+ * before any answer, a batch holding any write never is.
+ */
+import { limits } from '../../src/util/limits.js';
+import { decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader } from '../../src/util/rpc-batch.js';
+import { driveErrorOf, isConnectionFailure, openRpcRequest, readBody, remoteError, responseOf, type PeerTarget } from './rpc-request.js';
+
+interface Queued {
+  operation: BatchOperation;
+  /** The operation only reads: it may be sent again. */
+  read: boolean;
+  endpoint: string;
+  resolve(bytes: Uint8Array): void;
+  reject(error: unknown): void;
+}
+
+export class PeerBatcher {
+  private queue: Queued[] = [];
+  private scheduled = false;
+
+  constructor(private readonly target: PeerTarget) {}
+
+  /** Queues one operation for the next batch to this peer; resolves with its answer's bytes. */
+  submit(header: BatchOperationHeader, options: { body?: Uint8Array; read: boolean; endpoint: string }): Promise<Uint8Array> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ operation: { header, ...(options.body ? { body: options.body } : {}) }, read: options.read, endpoint: options.endpoint, resolve, reject });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      // After this turn's callbacks and promise continuations have queued theirs.
+      setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const queued = this.queue;
+    this.queue = [];
+    for (const batch of splitBatches(queued)) void this.send(batch);
+  }
+
+  private async send(batch: Queued[]): Promise<void> {
+    const retryable = batch.every((entry) => entry.read);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const outcomes = await this.exchange(batch.map((entry) => entry.operation));
+        outcomes.forEach((outcome, index) => {
+          const entry = batch[index]!;
+          if (outcome.ok) entry.resolve(outcome.bytes);
+          else entry.reject(remoteError(outcome.code, outcome.message, entry.endpoint));
+        });
+        return;
+      } catch (failure) {
+        if (retryable && isConnectionFailure(failure) && attempt < limits.rpcReadRetries) {
+          await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+          continue;
+        }
+        for (const entry of batch) entry.reject(driveErrorOf(failure, entry.endpoint));
+        return;
+      }
+    }
+  }
+
+  private async exchange(operations: BatchOperation[]) {
+    const request = openRpcRequest(this.target, 'POST', 'batch');
+    const answered = responseOf(request);
+    answered.catch(() => undefined); // awaited below
+    for (const piece of encodeBatchRequest(operations)) request.write(piece);
+    request.end();
+    const response = await answered;
+    return decodeBatchAnswer(await readBody(response), operations.length);
+  }
+}
+
+/** Consecutive runs of at most rpcBatchMaxOperations operations and rpcBatchMaxBytes of payload (a larger one alone). */
+function splitBatches(queued: Queued[]): Queued[][] {
+  const batches: Queued[][] = [];
+  let current: Queued[] = [];
+  let bytes = 0;
+  for (const entry of queued) {
+    const size = entry.operation.body?.length ?? 0;
+    if (current.length > 0 && (current.length >= limits.rpcBatchMaxOperations || bytes + size > limits.rpcBatchMaxBytes)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+const batchers = new Map<string, PeerBatcher>();
+
+/** The batcher of one peer as reached with these credentials (shared by that peer's remote drives). */
+export function batcherFor(target: PeerTarget): PeerBatcher {
+  const key = `${target.host}:${target.port}/${target.rpcKey.toString('hex')}/${target.launchHash ?? ''}/${target.timeoutMs ?? ''}`;
+  let batcher = target.agent || target.nowMs ? undefined : batchers.get(key);
+  if (!batcher) {
+    batcher = new PeerBatcher(target);
+    if (!target.agent && !target.nowMs) batchers.set(key, batcher);
+  }
+  return batcher;
+}
