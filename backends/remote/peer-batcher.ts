@@ -8,6 +8,7 @@
  * before any answer, a batch holding any write never is.
  */
 import { limits } from '../../src/util/limits.js';
+import { TickBatches } from '../../src/util/tick-batches.js';
 import { decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader } from '../../src/util/rpc-batch.js';
 import { driveErrorOf, isConnectionFailure, openRpcRequest, readBody, remoteError, responseOf, type PeerTarget } from './rpc-request.js';
 
@@ -21,27 +22,22 @@ interface Queued {
 }
 
 export class PeerBatcher {
-  private queue: Queued[] = [];
-  private scheduled = false;
+  private readonly batches: TickBatches<Queued>;
 
-  constructor(private readonly target: PeerTarget) {}
+  constructor(private readonly target: PeerTarget) {
+    this.batches = new TickBatches<Queued>({
+      send: (batch) => void this.send(batch),
+      maxItems: limits.rpcBatchMaxOperations,
+      bytesOf: (entry) => entry.operation.body?.length ?? 0,
+      maxBytes: limits.rpcBatchMaxBytes,
+    });
+  }
 
   /** Queues one operation for the next batch to this peer; resolves with its answer's bytes. */
   submit(header: BatchOperationHeader, options: { body?: Uint8Array; read: boolean; endpoint: string }): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ operation: { header, ...(options.body ? { body: options.body } : {}) }, read: options.read, endpoint: options.endpoint, resolve, reject });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      // After this turn's callbacks and promise continuations have queued theirs.
-      setImmediate(() => this.flush());
+      this.batches.push({ operation: { header, ...(options.body ? { body: options.body } : {}) }, read: options.read, endpoint: options.endpoint, resolve, reject });
     });
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const queued = this.queue;
-    this.queue = [];
-    for (const batch of splitBatches(queued)) void this.send(batch);
   }
 
   private async send(batch: Queued[]): Promise<void> {
@@ -75,25 +71,6 @@ export class PeerBatcher {
     const response = await answered;
     return decodeBatchAnswer(await readBody(response), operations.length);
   }
-}
-
-/** Consecutive runs of at most rpcBatchMaxOperations operations and rpcBatchMaxBytes of payload (a larger one alone). */
-function splitBatches(queued: Queued[]): Queued[][] {
-  const batches: Queued[][] = [];
-  let current: Queued[] = [];
-  let bytes = 0;
-  for (const entry of queued) {
-    const size = entry.operation.body?.length ?? 0;
-    if (current.length > 0 && (current.length >= limits.rpcBatchMaxOperations || bytes + size > limits.rpcBatchMaxBytes)) {
-      batches.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(entry);
-    bytes += size;
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
 }
 
 const batchers = new Map<string, PeerBatcher>();
