@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { driveRpcPlugin } from '../src/api/rpc/drive-rpc-plugin.js';
 import { lockRpcPlugin } from '../src/api/rpc/lock-rpc-plugin.js';
+import { rpcStreamPlugin } from '../src/api/rpc/rpc-stream-plugin.js';
+import type { Socket } from 'node:net';
 import { LockTable } from '../src/cluster/lock-table.js';
 import { DistributedNamespaceLocker, type LockServer } from '../src/cluster/distributed-locker.js';
 import { remoteLockServer } from '../src/cluster/remote-lock-server.js';
@@ -22,7 +24,7 @@ import { KiB, MiB } from '../src/util/limits.js';
 
 const rpcKey = rpcKeyFor('batchadmin', 'batchadmin-secret');
 
-/** One peer: an HTTP server with the drive and lock services, counting the requests it answers. */
+/** One peer: an HTTP server with the drive and lock services and the internode stream, counting the round trips it answers. */
 interface Peer {
   app: FastifyInstance;
   port: number;
@@ -38,17 +40,22 @@ async function startPeer(): Promise<Peer> {
   const table = new LockTable(systemClock);
   const received = { drive: 0, lock: 0 };
   const app = Fastify();
+  // Requests of their own (disk-info, streamed shard data) and the frames of the internode stream.
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/svc/rpc/v1/drive/')) received.drive += 1;
     if (request.url.startsWith('/svc/rpc/v1/lock/')) received.lock += 1;
   });
+  const streams = new Set<Socket>();
+  app.server.prependListener('upgrade', (_request, socket: Socket) => streams.add(socket));
   await app.register(driveRpcPlugin, { rpcKey, driveFor: (path) => served.get(path), nowMs: () => Date.now() });
   await app.register(lockRpcPlugin, { rpcKey, table, nowMs: () => Date.now() });
+  await app.register(rpcStreamPlugin, { rpcKey, table, driveFor: (path) => served.get(path), nowMs: () => Date.now(), observe: (service) => (received[service] += 1) });
   const port = await freePort();
   await app.listen({ host: '127.0.0.1', port });
   const die = (): void => {
     app.server.close();
     app.server.closeAllConnections();
+    for (const socket of streams) socket.destroy();
   };
   return { app, port, served, table, received, die };
 }

@@ -1,8 +1,9 @@
 /**
  * One peer's batch of small drive operations: every operation the remote drives of that peer are
  * asked for while this process runs one turn of its event loop (an erasure set reading xl.meta
- * from all of its drives, concurrent S3 requests writing theirs) travels in one request
- * (src/util/rpc-batch.ts), answered operation by operation. The semantics are a single call's:
+ * from all of its drives, concurrent S3 requests writing theirs) travels in one frame of the
+ * peer's internode stream (src/util/rpc-stream.ts, src/util/rpc-batch.ts), answered operation by
+ * operation. The semantics are a single call's:
  * each operation has its own outcome, the request has the RPC timeout, an unreachable peer makes
  * each operation DriveOffline, a batch of reads alone is tried again when the connection failed
  * before any answer, a batch holding any write never is.
@@ -10,7 +11,8 @@
 import { limits } from '../../src/util/limits.js';
 import { TickBatches } from '../../src/util/tick-batches.js';
 import { decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader } from '../../src/util/rpc-batch.js';
-import { driveErrorOf, isConnectionFailure, openRpcRequest, readBody, remoteError, responseOf, type PeerTarget } from './rpc-request.js';
+import { RpcStreamFailure, rpcStreamTo } from '../../src/util/rpc-stream.js';
+import { driveErrorOf, isConnectionFailure, remoteError, type ExchangeFailure, type PeerTarget } from './rpc-request.js';
 
 interface Queued {
   operation: BatchOperation;
@@ -63,14 +65,20 @@ export class PeerBatcher {
   }
 
   private async exchange(operations: BatchOperation[]) {
-    const request = openRpcRequest(this.target, 'POST', 'batch');
-    const answered = responseOf(request);
-    answered.catch(() => undefined); // awaited below
-    for (const piece of encodeBatchRequest(operations)) request.write(piece);
-    request.end();
-    const response = await answered;
-    return decodeBatchAnswer(await readBody(response), operations.length);
+    let answer: Uint8Array;
+    try {
+      answer = await rpcStreamTo(this.target).call('drive', encodeBatchRequest(operations), this.target.timeoutMs ?? limits.rpcTimeoutMs);
+    } catch (error) {
+      throw exchangeFailureOf(error);
+    }
+    return decodeBatchAnswer(answer, operations.length);
   }
+}
+
+/** A stream's failure as the exchange failure the remote drive reports. */
+function exchangeFailureOf(error: unknown): ExchangeFailure {
+  if (error instanceof RpcStreamFailure && error.kind === 'refused') return { kind: 'refused', status: error.status, text: error.text };
+  return { kind: 'unreachable', cause: error instanceof Error ? error : new Error(String(error)) };
 }
 
 const batchers = new Map<string, PeerBatcher>();

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { SvcError, isErrorCode } from '../../src/errors/index.js';
 import { createRpcToken, rpcAuthScheme } from '../../src/util/rpc-token.js';
 import { limits } from '../../src/util/limits.js';
+import { streamTimeoutMessage } from '../../src/util/rpc-stream.js';
 
 export const drivePrefix = '/svc/rpc/v1/drive';
 
@@ -26,7 +27,7 @@ export interface PeerTarget {
 /** Keep-alive connections shared by every remote drive and batch of this process. */
 export const sharedAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-export const timeoutMessage = 'internode RPC timed out';
+export const timeoutMessage = streamTimeoutMessage;
 
 /** Opens a request to `<drive prefix>/<op>?<query>` with credentials; the caller writes and ends it. */
 export function openRpcRequest(target: PeerTarget, method: string, pathAndQuery: string): ClientRequest {

@@ -119,12 +119,12 @@ const batchHandlers: Record<string, BatchHandler> = {
 };
 
 /**
- * POST <prefix>/batch: every operation of the body run at once (they were issued at once by the
+ * A batch of drive operations (src/util/rpc-batch.ts), as POST <prefix>/batch or a frame of an
+ * internode stream carries it: every operation run at once (they were issued at once by the
  * caller, on different drives or for different objects), each answered on its own: one failing
  * operation fails only itself.
  */
-async function runBatch(options: DriveRpcOptions, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const body = await bytesOf(request, limits.rpcBatchMaxBytes + limits.rpcBatchMaxOperations * 4096);
+export async function runDriveBatch(driveFor: (path: string) => Drive | undefined, body: Uint8Array): Promise<Uint8Array[]> {
   const operations = decodeBatchRequest(body);
   if (operations.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `an internode batch carries at most ${limits.rpcBatchMaxOperations} operations`);
   const outcomes = await Promise.all(
@@ -132,7 +132,7 @@ async function runBatch(options: DriveRpcOptions, request: FastifyRequest, reply
       try {
         const handle = batchHandlers[header.op];
         if (!handle) throw new SvcError('InvalidArgument', 'unknown drive operation');
-        const drive = options.driveFor(header.drive);
+        const drive = driveFor(header.drive);
         if (!drive) throw new SvcError('DriveOffline', `this node serves no drive at '${header.drive}'`);
         return { ok: true, bytes: (await handle(drive, header, payload ?? new Uint8Array(0))) ?? new Uint8Array(0) };
       } catch (error) {
@@ -141,7 +141,15 @@ async function runBatch(options: DriveRpcOptions, request: FastifyRequest, reply
       }
     }),
   );
-  return reply.type('application/octet-stream').send(Buffer.concat(encodeBatchAnswer(outcomes)));
+  return encodeBatchAnswer(outcomes);
+}
+
+/** The largest batch body accepted. */
+export const maxBatchBodyBytes = limits.rpcBatchMaxBytes + limits.rpcBatchMaxOperations * 4096;
+
+async function runBatch(options: DriveRpcOptions, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const answer = await runDriveBatch(options.driveFor, await bytesOf(request, maxBatchBodyBytes));
+  return reply.type('application/octet-stream').send(Buffer.concat(answer));
 }
 
 async function streamIntoWriter(drive: Drive, path: string, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {

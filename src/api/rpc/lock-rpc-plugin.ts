@@ -37,7 +37,7 @@ function runLockCall(table: LockTable, op: unknown, body: LockBody): Record<stri
   }
 }
 
-function runLockBatch(table: LockTable, body: { calls?: unknown }): { answers: Record<string, unknown>[] } {
+export function runLockBatch(table: LockTable, body: { calls?: unknown }): { answers: Record<string, unknown>[] } {
   if (!Array.isArray(body.calls) || body.calls.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `calls must be a list of at most ${limits.rpcBatchMaxOperations} lock calls`);
   return {
     answers: body.calls.map((call: unknown) => {
