@@ -13,7 +13,7 @@ import type { LockServer } from './distributed-locker.js';
 
 const timeoutMs = 5_000;
 
-/** One lock call of a batch, as sent in a frame of the peer's stream (or POST /svc/rpc/v1/lock/batch), `{ calls: [...] }`. */
+/** One lock call of a batch, as sent in a frame of the peer's stream: `{ calls: [...] }`. */
 export interface LockCall {
   op: 'acquire' | 'refresh' | 'release';
   resource: string;

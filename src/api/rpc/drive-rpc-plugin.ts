@@ -1,8 +1,8 @@
 /**
  * The remote-drive service of internode RPC, on the S3 listener under /svc/rpc/v1/drive/<op>:
  * every Drive method of a local drive, addressed by its endpoint path, with shard data streamed
- * both ways; small operations for several drives (or objects) also travel together in one batch
- * request (`batch`). Every request needs a valid SvcRpc token; without one nothing is done (403).
+ * both ways; small operations for several drives (or objects) travel together in batches on the
+ * internode stream (rpc-stream-plugin.ts, runDriveBatch here). Every request needs a valid SvcRpc token; without one nothing is done (403).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
@@ -16,8 +16,6 @@ export const driveRpcPrefix = '/svc/rpc/v1/drive';
 
 export const launchHashHeader = 'x-svc-launch-hash';
 
-/** The operation name of a batch of drive operations (src/util/rpc-batch.ts). */
-export const batchOp = 'batch';
 
 export interface DriveRpcOptions {
   rpcKey: Buffer;
@@ -42,14 +40,9 @@ const integer = (query: Query, name: string): number | undefined => {
   if (!/^\d+$/.test(value)) throw new SvcError('InvalidArgument', `'${name}' must be a non-negative integer`);
   return Number(value);
 };
-const bytesOf = async (request: FastifyRequest, maxBytes = Infinity): Promise<Uint8Array> => {
+const bytesOf = async (request: FastifyRequest): Promise<Uint8Array> => {
   const parts: Uint8Array[] = [];
-  let total = 0;
-  for await (const part of request.raw) {
-    total += (part as Uint8Array).length;
-    if (total > maxBytes) throw new SvcError('InvalidArgument', `an internode batch is larger than ${maxBytes} bytes`);
-    parts.push(part as Uint8Array);
-  }
+  for await (const part of request.raw) parts.push(part as Uint8Array);
   return new Uint8Array(Buffer.concat(parts));
 };
 /** Answers 204 once the awaited drive call has finished. */
@@ -119,8 +112,8 @@ const batchHandlers: Record<string, BatchHandler> = {
 };
 
 /**
- * A batch of drive operations (src/util/rpc-batch.ts), as POST <prefix>/batch or a frame of an
- * internode stream carries it: every operation run at once (they were issued at once by the
+ * A batch of drive operations (src/util/rpc-batch.ts), as a frame of an internode stream
+ * (rpc-stream-plugin.ts) carries it: every operation run at once (they were issued at once by the
  * caller, on different drives or for different objects), each answered on its own: one failing
  * operation fails only itself.
  */
@@ -144,13 +137,8 @@ export async function runDriveBatch(driveFor: (path: string) => Drive | undefine
   return encodeBatchAnswer(outcomes);
 }
 
-/** The largest batch body accepted. */
+/** The largest batch accepted in a frame. */
 export const maxBatchBodyBytes = limits.rpcBatchMaxBytes + limits.rpcBatchMaxOperations * 4096;
-
-async function runBatch(options: DriveRpcOptions, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const answer = await runDriveBatch(options.driveFor, await bytesOf(request, maxBatchBodyBytes));
-  return reply.type('application/octet-stream').send(Buffer.concat(answer));
-}
 
 async function streamIntoWriter(drive: Drive, path: string, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const writer = await drive.openWriter(path);
@@ -181,9 +169,7 @@ export async function driveRpcPlugin(app: FastifyInstance, options: DriveRpcOpti
         if (options.launchHash !== undefined && request.headers[launchHashHeader] !== options.launchHash) {
           throw new SvcError('InvalidConfiguration', 'refused by a peer: the launch arguments (endpoints, pool order, set width or storage-class variables) differ from this node\'s; every node must run the identical command');
         }
-        const name = (request.params as { op: string }).op;
-        if (name === batchOp && request.method === 'POST') return await runBatch(options, request, reply);
-        const op = handlers[name];
+        const op = handlers[(request.params as { op: string }).op];
         if (!op || op.method !== request.method) throw new SvcError('InvalidArgument', 'unknown drive operation');
         const query = request.query as Query;
         const drive = options.driveFor(required(query, 'drive'));

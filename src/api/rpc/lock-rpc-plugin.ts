@@ -1,7 +1,8 @@
 /**
  * The lock service of internode RPC: POST /svc/rpc/v1/lock/{acquire,refresh,release} (JSON), and
- * /svc/rpc/v1/lock/batch with `{ calls: [{ op, resource, mode, uid, ttlMs }...] }`, answered with
- * `{ answers: [...] }` in order, each call's own (a refused call's answer is `{ code, message }`).
+ * batches of lock calls on the internode stream (rpc-stream-plugin.ts): `{ calls: [{ op,
+ * resource, mode, uid, ttlMs }...] }`, answered with `{ answers: [...] }` in order, each call's
+ * own (a refused call's answer is `{ code, message }`).
  */
 import type { FastifyInstance } from 'fastify';
 import { isSvcError, SvcError } from '../../errors/index.js';
@@ -57,9 +58,7 @@ export async function lockRpcPlugin(app: FastifyInstance, options: { rpcKey: Buf
     try {
       verifyRpcToken(options.rpcKey, request.headers.authorization, options.nowMs());
       if (options.launchHash !== undefined && request.headers[launchHashHeader] !== options.launchHash) throw new SvcError('InvalidConfiguration', 'refused by a peer: launch arguments differ');
-      const op = (request.params as { op: string }).op;
-      if (op === 'batch') return runLockBatch(options.table, (request.body ?? {}) as { calls?: unknown });
-      return runLockCall(options.table, op, (request.body ?? {}) as LockBody);
+      return runLockCall(options.table, (request.params as { op: string }).op, (request.body ?? {}) as LockBody);
     } catch (error) {
       const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
       return reply.code(known.code === 'AccessDenied' ? 403 : known.httpStatus).send({ code: known.code, message: known.message });
