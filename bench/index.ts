@@ -28,18 +28,19 @@
  * round (fewer operations) for a first look.
  *
  *   npm run bench [-- --quick] [-- --rounds=N] [-- --client=http|sdk]
+ *
+ * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts).
  */
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { existsSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { startSvc, freePort, repoRoot, testCredentials } from '../conformance/harness/server-process.js';
 import { openDirectWriter } from '../backends/fs/direct-io.js';
 import type { ClientKind } from './clients.js';
+import { median, processCpuMs, runBenchScript, spawnBenchScript } from './shared.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -63,46 +64,6 @@ interface S3Figures {
   cpu: { client: Partial<Record<Phase, number>>; server?: Partial<Record<Phase, number>> };
 }
 type Phase = 'smallPut' | 'smallGet' | 'largePut' | 'largeGet';
-
-const clockTicksPerSecond = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** User + system CPU ms of process `pid` so far, from /proc (undefined where there is none). */
-function processCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Starts `node --import tsx bench/<script> ...args` in a process of its own, its stdout piped here. */
-function spawnBenchScript(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcessByStdio<null, Readable, null> {
-  return spawn(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-/**
- * Runs a bench script to its end and resolves with its last line of output; `onLine` sees every
- * line as it comes. A non-zero exit fails with `what` named.
- */
-async function runBenchScript(what: string, script: string, args: string[], options: { env?: NodeJS.ProcessEnv; onLine?: (line: string) => void } = {}): Promise<string> {
-  const child = spawnBenchScript(script, args, options.env);
-  let lastLine = '';
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    options.onLine?.(line);
-    if (line.trim()) lastLine = line;
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`${what} failed (exit ${code})`);
-  return lastLine;
-}
 
 /**
  * Runs bench/load.ts in its own process against `endpoint`; resolves with its figures. Given the
@@ -316,12 +277,6 @@ async function measureTarget(target: Target, dir: string): Promise<Partial<S3Fig
   }
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 /** The figures a row or goal compares, read from one round. */
 type Pick = (round: Round) => number;
 const k = dataShards;
@@ -471,4 +426,5 @@ function passThrough(...names: string[]): Record<string, string> {
   return Object.fromEntries(names.flatMap((name) => (process.env[name] !== undefined ? [[name, process.env[name]!]] : [])));
 }
 
-await main();
+if (process.argv.includes('--cluster')) await (await import('./cluster.js')).runClusterBench(process.argv.slice(2));
+else await main();

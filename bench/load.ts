@@ -3,8 +3,9 @@
  * and GETs (32 at a time), then 64 MiB PUTs and GETs (4 at a time), each size after an untimed
  * warm-up, through one of the clients of bench/clients.ts (`http`, the default, or `sdk`).
  * Prints a `phase <name> start|end` line around each timed phase, then one JSON line with the
- * rates and this process's CPU ms per operation of each phase. Every loop is bounded in count and
- * time.
+ * rates, this process's CPU ms per operation and the latency percentiles (ms) of each phase. Every
+ * loop is bounded in count and time. Several endpoints (comma-separated: the nodes of a cluster)
+ * share the load in turn, operation by operation.
  *
  * The load comes from `threads` worker threads (each with its own client and connections; the
  * phase's concurrency split between them, and its keys too), so the client's CPU is not capped
@@ -13,7 +14,7 @@
  * inside this process instead, sharing the load's one thread, which is how s3rver figures are
  * often quoted (`threads` must then be 1).
  *
- *   node --import tsx bench/load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads]
+ *   node --import tsx bench/load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs]
  *
  * `phases` is a comma-separated subset of small-put, small-get, large-put, large-get.
  */
@@ -32,7 +33,7 @@ const largeSeconds = 120;
  * their heaps have grown: measured on a fresh svc, 4 KiB PUTs ran at 505/s after 300 pairs and
  * 820/s after 3,000, GETs at 1,940/s and 3,190/s.
  */
-const smallWarmUpPairs = 3000;
+const defaultSmallWarmUpPairs = 3000;
 const largeWarmUpPairs = 4;
 const maxThreads = 8;
 
@@ -51,20 +52,33 @@ interface Task {
   storedOnly?: boolean;
 }
 
-/** Runs `work(i)` for i < count with `concurrency` workers, stopping after `seconds`; returns how many were done. */
-async function drive(count: number, concurrency: number, seconds: number, work: (index: number) => Promise<void>): Promise<number> {
+/** What a stretch of work did: how many operations, and how long each took (ms). */
+interface Done {
+  done: number;
+  latenciesMs: number[];
+}
+
+/** Runs `work(i)` for i < count with `concurrency` workers, stopping after `seconds`. */
+async function drive(count: number, concurrency: number, seconds: number, work: (index: number) => Promise<void>): Promise<Done> {
   let next = 0;
-  let done = 0;
+  const latenciesMs: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < count && performance.now() < deadline) {
       const index = next;
       next += 1;
+      const started = performance.now();
       await work(index);
-      done += 1;
+      latenciesMs.push(performance.now() - started);
     }
   }));
-  return done;
+  return { done: latenciesMs.length, latenciesMs };
+}
+
+/** The p-th percentile (0..100) of some latencies, nearest rank. */
+function percentile(sortedMs: number[], p: number): number {
+  if (sortedMs.length === 0) return 0;
+  return sortedMs[Math.min(sortedMs.length - 1, Math.max(0, Math.ceil((p / 100) * sortedMs.length) - 1))]!;
 }
 
 /** A client with the bodies it sends (their digests computed once, before any timing). */
@@ -73,23 +87,26 @@ class Loader {
   /** Objects this loader has stored under each `<size>/<prefix>`: its first indexes, all of them done. */
   private readonly stored = new Map<string, number>();
 
-  constructor(private readonly client: LoadClient, private readonly bucket: string) {}
+  /** `clients`: one per endpoint, taking the operations in turn. */
+  constructor(private readonly clients: LoadClient[], private readonly bucket: string) {}
 
   /** Runs this loader's share of `task`: indexes congruent to `share` modulo `shares`. */
-  async run(task: Task, share: number, shares: number): Promise<number> {
+  async run(task: Task, share: number, shares: number): Promise<Done> {
     const payload = this.payload(task.size);
     const keys = `${task.size}/${task.prefix}`;
     let indexes = Math.floor((task.count - share + shares - 1) / shares);
     if (task.storedOnly) indexes = Math.min(indexes, this.stored.get(keys) ?? 0);
     const concurrency = Math.max(1, Math.round(task.concurrency / shares));
     const done = await drive(indexes, concurrency, task.seconds, async (local) => {
-      const key = `${keys}${local * shares + share}`;
-      if (task.kind !== 'get') await this.client.put(this.bucket, key, payload);
+      const index = local * shares + share;
+      const key = `${keys}${index}`;
+      const client = this.clients[index % this.clients.length]!;
+      if (task.kind !== 'get') await client.put(this.bucket, key, payload);
       if (task.kind === 'put') return;
-      const length = await this.client.get(this.bucket, key);
+      const length = await client.get(this.bucket, key);
       if (length !== payload.bytes.length) throw new Error(`read ${length} bytes of an object of ${payload.bytes.length}`);
     });
-    if (task.kind !== 'get') this.stored.set(keys, done);
+    if (task.kind !== 'get') this.stored.set(keys, done.done);
     return done;
   }
 
@@ -105,13 +122,13 @@ class Loader {
 
 /** What runs the tasks: one loader on this thread, or one per worker thread. */
 interface LoadRunner {
-  run(task: Task): Promise<number>;
+  run(task: Task): Promise<Done>;
   close(): Promise<void>;
 }
 
 interface WorkerSetup {
   client: ClientKind;
-  options: ClientOptions;
+  options: ClientOptions[];
   bucket: string;
   share: number;
   shares: number;
@@ -124,18 +141,18 @@ class ThreadRunner implements LoadRunner {
     this.workers = setups.map((setup) => new Worker(fileURLToPath(import.meta.url), { workerData: setup }));
   }
 
-  async run(task: Task): Promise<number> {
-    const done = await Promise.all(this.workers.map((worker) => new Promise<number>((resolve, reject) => {
+  async run(task: Task): Promise<Done> {
+    const done = await Promise.all(this.workers.map((worker) => new Promise<Done>((resolve, reject) => {
       const onError = (error: Error): void => reject(error);
       worker.once('error', onError);
-      worker.once('message', (reply: { done?: number; error?: string }) => {
+      worker.once('message', (reply: { done?: Done; error?: string }) => {
         worker.off('error', onError);
         if (reply.error !== undefined) reject(new Error(reply.error));
         else resolve(reply.done!);
       });
       worker.postMessage(task);
     })));
-    return done.reduce((sum, count) => sum + count, 0);
+    return { done: done.reduce((sum, part) => sum + part.done, 0), latenciesMs: done.flatMap((part) => part.latenciesMs) };
   }
 
   async close(): Promise<void> {
@@ -145,7 +162,7 @@ class ThreadRunner implements LoadRunner {
 
 async function serveAsWorker(): Promise<void> {
   const setup = workerData as WorkerSetup;
-  const loader = new Loader(await createLoadClient(setup.client, setup.options), setup.bucket);
+  const loader = new Loader(await Promise.all(setup.options.map((options) => createLoadClient(setup.client, options))), setup.bucket);
   parentPort!.on('message', (task: Task) => {
     loader.run(task, setup.share, setup.shares).then(
       (done) => parentPort!.postMessage({ done }),
@@ -164,39 +181,42 @@ async function resolveEndpoint(endpoint: string): Promise<{ url: string; stop():
   return { url: `http://127.0.0.1:${port}`, stop: () => instance.close() };
 }
 
-const usage = 'usage: load.ts <endpoint> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads]';
+const usage = 'usage: load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs]';
 
 async function main(): Promise<void> {
-  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText, clientText = 'http', threadsText = '1'] = process.argv.slice(2);
+  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText, clientText = 'http', threadsText = '1', warmUpText] = process.argv.slice(2);
   if (!target || !accessKeyId || !secretAccessKey) throw new Error(usage);
   if (clientText !== 'http' && clientText !== 'sdk') throw new Error(`unknown client ${clientText}; ${usage}`);
   const threads = Number(threadsText);
   if (!Number.isInteger(threads) || threads < 1 || threads > maxThreads) throw new Error(`threads ${threadsText}: a whole number from 1 to ${maxThreads}; ${usage}`);
   if (threads > 1 && target.startsWith('in-process-s3rver:')) throw new Error('an in-process s3rver shares the load\'s one thread: threads must be 1');
-  const resolved = await resolveEndpoint(target);
-  const options: ClientOptions = { endpoint: resolved.url, accessKeyId, secretAccessKey };
+  const resolved = await Promise.all(target.split(',').map(resolveEndpoint));
+  const options: ClientOptions[] = resolved.map(({ url }) => ({ endpoint: url, accessKeyId, secretAccessKey }));
   const bucket = `bench-${randomUUID().slice(0, 8)}`;
-  const setup = await createLoadClient(clientText, options);
+  const setup = await Promise.all(options.map((each) => createLoadClient(clientText, each)));
   let runner: LoadRunner | undefined;
   try {
-    await setup.createBucket(bucket);
+    await setup[0]!.createBucket(bucket);
     if (threads === 1) {
       const loader = new Loader(setup, bucket);
       runner = { run: (task) => loader.run(task, 0, 1), close: async () => undefined };
     } else {
       runner = new ThreadRunner(Array.from({ length: threads }, (_, share) => ({ client: clientText, options, bucket, share, shares: threads })));
     }
-    await measure(runner, Number(smallOpsText ?? 3000), Number(largeObjectsText ?? 8), new Set((phasesText ?? 'small-put,small-get,large-put,large-get').split(',')));
+    const warmUpPairs = warmUpText === undefined ? defaultSmallWarmUpPairs : Number(warmUpText);
+    await measure(runner, { smallOps: Number(smallOpsText ?? 3000), largeObjects: Number(largeObjectsText ?? 8), warmUpPairs }, new Set((phasesText ?? 'small-put,small-get,large-put,large-get').split(',')));
   } finally {
     await runner?.close();
-    setup.destroy();
-    await resolved.stop();
+    for (const client of setup) client.destroy();
+    await Promise.all(resolved.map((each) => each.stop()));
   }
 }
 
-async function measure(runner: LoadRunner, smallOps: number, largeObjects: number, phases: Set<string>): Promise<void> {
+async function measure(runner: LoadRunner, counts: { smallOps: number; largeObjects: number; warmUpPairs: number }, phases: Set<string>): Promise<void> {
+  const { smallOps, largeObjects, warmUpPairs } = counts;
   const result: Record<string, number> = {};
   const cpu: Record<string, number> = {};
+  const latencyMs: Record<string, { p50: number; p90: number; p99: number }> = {};
   /**
    * Runs one timed phase between `phase <name> start` and `phase <name> end` lines (the benchmark
    * reads the server's CPU time at each), recording the operations per second and this process's
@@ -206,15 +226,17 @@ async function measure(runner: LoadRunner, smallOps: number, largeObjects: numbe
     console.log(`phase ${name} start`);
     const before = process.cpuUsage();
     const started = performance.now();
-    const done = await runner.run(task);
+    const { done, latenciesMs } = await runner.run(task);
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(before);
     console.log(`phase ${name} end ${done}`);
     cpu[name] = (used.user + used.system) / 1000 / Math.max(1, done);
+    const sorted = latenciesMs.sort((a, b) => a - b);
+    latencyMs[name] = { p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99) };
     return { done, perSecond: done / seconds };
   }
   if (phases.has('small-put') || phases.has('small-get')) {
-    await runner.run({ kind: 'warm-up', size: 'small', prefix: 'warm-', count: smallWarmUpPairs, concurrency: 32, seconds: smallSeconds });
+    await runner.run({ kind: 'warm-up', size: 'small', prefix: 'warm-', count: warmUpPairs, concurrency: 32, seconds: smallSeconds });
   }
   if (phases.has('small-put')) {
     result.smallPut = (await phase('smallPut', { kind: 'put', size: 'small', prefix: '', count: smallOps, concurrency: 32, seconds: smallSeconds })).perSecond;
@@ -234,7 +256,7 @@ async function measure(runner: LoadRunner, smallOps: number, largeObjects: numbe
     const gets = await phase('largeGet', { kind: 'get', size: 'large', prefix: '', count: largeObjects, concurrency: 4, seconds: largeSeconds, storedOnly: phases.has('large-put') });
     result.largeGet = (gets.perSecond * sizeBytes.large) / 1e6;
   }
-  console.log(JSON.stringify({ ...result, cpu }));
+  console.log(JSON.stringify({ ...result, cpu, latencyMs }));
 }
 
 if (isMainThread) await main();

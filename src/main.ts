@@ -13,6 +13,7 @@ import { LockTable } from './cluster/lock-table.js';
 import { DistributedNamespaceLocker, type LockServer } from './cluster/distributed-locker.js';
 import { remoteLockServer } from './cluster/remote-lock-server.js';
 import { lockRpcPlugin } from './api/rpc/lock-rpc-plugin.js';
+import { rpcStreamPlugin } from './api/rpc/rpc-stream-plugin.js';
 import { readServerConfig, type RequestTimeouts, type ServerConfig } from './cluster/server-config.js';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { limits } from './util/limits.js';
@@ -98,6 +99,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(metricsPlugin, observability.pluginOptions);
     await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
     await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
+    await app.register(rpcStreamPlugin, { rpcKey, launchHash, table: lockTable, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now(), observe: (service) => observability.metrics.observeInternodeRequest(service) });
     await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...admin?.peerHandlers, ...observability.peerHandlers }) });
     await app.register(adminPlugin, {
       context: () => {

@@ -6,6 +6,7 @@ import { readQuorum, writeQuorum } from '../src/erasure/geometry.js';
 import { tmpDir } from '../src/drive/index.js';
 import { MiB, KiB } from '../src/util/limits.js';
 import { readBuffers } from '../src/object/read-buffers.js';
+import { LocalNamespaceLocker } from '../src/object/index.js';
 
 const block = MiB;
 let current: TestSet | undefined;
@@ -385,5 +386,37 @@ describe('erasure set on fs drives', () => {
       ),
       { numRuns: 12 },
     );
+  });
+});
+
+describe('erasure set: GETs and the read lock', () => {
+  /** Whether `promise` settles within `ms`. */
+  const settlesWithin = (promise: Promise<unknown>, ms: number) => Promise.race([promise.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+
+  it('reads an inline object every drive agrees on without the lock, and waits for it where shard files are read or drives disagree', async () => {
+    const locker = new LocalNamespaceLocker();
+    const test = (current = await makeTestSet({ drives: 6, parity: 2, locker }));
+    const small = patternBytes(4 * KiB, 5);
+    const large = patternBytes(2 * block + 7, 6);
+    await test.set.putObject('bucket', 'small', chunked(small), { storageClass: 'STANDARD', versioning: 'unversioned' });
+    await test.set.putObject('bucket', 'large', chunked(large), { storageClass: 'STANDARD', versioning: 'unversioned' });
+
+    // A writer holds both keys: an inline GET is answered meanwhile, a GET of shard files waits.
+    const releaseSmall = await locker.acquire('bucket/small', 'write');
+    const releaseLarge = await locker.acquire('bucket/large', 'write');
+    const inline = test.set.getObject('bucket', 'small').then(async (reader) => Buffer.from(await collect(reader.body)));
+    expect(await settlesWithin(inline, 2_000)).toBe(true);
+    expect((await inline).equals(Buffer.from(small))).toBe(true);
+    const streamed = test.set.getObject('bucket', 'large').then(async (reader) => Buffer.from(await collect(reader.body)));
+    expect(await settlesWithin(streamed, 300)).toBe(false);
+    releaseLarge();
+    expect((await streamed).equals(Buffer.from(large))).toBe(true);
+
+    // One drive offline (an answer that is not the agreed version): the GET takes the lock.
+    test.faulty[0]!.setFaults({ offline: true });
+    const degraded = test.set.getObject('bucket', 'small').then(async (reader) => Buffer.from(await collect(reader.body)));
+    expect(await settlesWithin(degraded, 300)).toBe(false);
+    releaseSmall();
+    expect((await degraded).equals(Buffer.from(small))).toBe(true);
   });
 });

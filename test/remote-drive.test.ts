@@ -9,6 +9,10 @@ import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { driveRpcPlugin, driveRpcPrefix } from '../src/api/rpc/drive-rpc-plugin.js';
+import { rpcStreamPlugin } from '../src/api/rpc/rpc-stream-plugin.js';
+import { LockTable } from '../src/cluster/lock-table.js';
+import { systemClock } from '../src/util/clock.js';
+import type { Socket } from 'node:net';
 import { createRpcToken, rpcKeyFor } from '../src/util/rpc-token.js';
 import type { Drive } from '../src/drive/index.js';
 import { freePort } from './helpers/server-process.js';
@@ -25,6 +29,7 @@ beforeAll(async () => {
   port = await freePort();
   app = Fastify();
   await app.register(driveRpcPlugin, { rpcKey, driveFor: (path) => served.get(path), nowMs: () => Date.now() });
+  await app.register(rpcStreamPlugin, { rpcKey, driveFor: (path) => served.get(path), table: new LockTable(systemClock), nowMs: () => Date.now() });
   await app.listen({ host: '127.0.0.1', port });
 });
 afterAll(async () => {
@@ -83,18 +88,26 @@ describe('internode RPC retries', () => {
     const flaky = Fastify();
     let drops = 0;
     let dropsLeft = 0;
-    flaky.addHook('onRequest', (request, _reply, done) => {
+    const streams = new Set<Socket>();
+    // Before the stream service sees it: a connection dropped before any answer.
+    flaky.server.prependListener('upgrade', (_request, socket: Socket) => {
       if (dropsLeft > 0) {
         dropsLeft -= 1;
         drops += 1;
-        request.raw.socket.destroy();
+        socket.destroy();
         return;
       }
-      done();
+      streams.add(socket);
     });
+    const dropOpenStreams = async () => {
+      for (const socket of streams) socket.destroy();
+      streams.clear();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    };
     const inner = createMemfsDrive();
     await inner.writeFile('present', new Uint8Array([7, 7]));
     await flaky.register(driveRpcPlugin, { rpcKey, driveFor: () => inner, nowMs: () => Date.now() });
+    await flaky.register(rpcStreamPlugin, { rpcKey, driveFor: () => inner, table: new LockTable(systemClock), nowMs: () => Date.now() });
     const flakyPort = await freePort();
     await flaky.listen({ host: '127.0.0.1', port: flakyPort });
     try {
@@ -103,6 +116,7 @@ describe('internode RPC retries', () => {
       expect(await drive.readFile('present')).toEqual(new Uint8Array([7, 7]));
       expect(drops).toBe(2);
 
+      await dropOpenStreams();
       drops = 0;
       dropsLeft = 5;
       await expect(drive.readFile('present')).rejects.toMatchObject({ code: 'DriveOffline' });
@@ -112,6 +126,7 @@ describe('internode RPC retries', () => {
       dropsLeft = 1;
       await expect(drive.writeFile('written', new Uint8Array([1]))).rejects.toMatchObject({ code: 'DriveOffline' });
       expect(drops).toBe(1);
+      expect(await inner.stat('written').then(() => 'written', () => 'absent')).toBe('absent');
       dropsLeft = 0;
     } finally {
       await flaky.close();

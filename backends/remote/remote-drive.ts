@@ -1,43 +1,25 @@
 /**
- * A Drive on another node, reached over internode RPC (src/api/rpc/drive-rpc-plugin.ts): every
- * call is an HTTP request to the peer's S3 listener with a short-lived SvcRpc token, with
- * timeouts; shard data streams both ways. A peer that cannot be reached is an offline drive.
+ * A Drive on another node, reached over internode RPC (src/api/rpc/drive-rpc-plugin.ts): HTTP
+ * requests to the peer's S3 listener with a short-lived SvcRpc token, with timeouts, over
+ * keep-alive connections. Small operations (reading and writing whole files, renames, deletes,
+ * stat, list, ranges) travel in the peer's batches (peer-batcher.ts) with those of its other
+ * drives and of concurrent requests; shard data streams both ways in requests of their own. A
+ * peer that cannot be reached is an offline drive.
  */
-import { request as httpRequest, Agent, type IncomingMessage, type ClientRequest } from 'node:http';
-import { once } from 'node:events';
-import { SvcError, isErrorCode } from '../../src/errors/index.js';
+import type { IncomingMessage } from 'node:http';
+import { SvcError } from '../../src/errors/index.js';
 import { checkDrivePath, type DiskInfo, type Drive, type FileReader, type FileStat, type FileWriter } from '../../src/drive/index.js';
-import { createRpcToken, rpcAuthScheme } from '../../src/util/rpc-token.js';
 import { limits } from '../../src/util/limits.js';
+import type { BatchOperationHeader } from '../../src/util/rpc-batch.js';
+import { batcherFor, type PeerBatcher } from './peer-batcher.js';
+import { driveErrorOf, isConnectionFailure, openRpcRequest, readBody, responseOf, type PeerTarget } from './rpc-request.js';
 
-const prefix = '/svc/rpc/v1/drive';
-
-export interface RemoteDriveOptions {
+export interface RemoteDriveOptions extends PeerTarget {
   /** The endpoint as configured, e.g. http://node2:9000/data1. */
   endpoint: string;
-  host: string;
-  port: number;
   /** The drive's path on the peer (the endpoint's path). */
   path: string;
-  rpcKey: Buffer;
-  /** Sent with every call; a peer launched differently refuses it (InvalidConfiguration). */
-  launchHash?: string;
-  nowMs?: () => number;
-  timeoutMs?: number;
-  agent?: Agent;
 }
-
-const sharedAgent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-const timeoutMessage = 'internode RPC timed out';
-
-/** The call failed before the peer answered, for a reason other than the RPC timeout. */
-function isConnectionFailure(error: unknown): boolean {
-  if (!(error instanceof SvcError) || error.code !== 'DriveOffline') return false;
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error && cause.message !== timeoutMessage;
-}
-
 
 export function createRemoteDrive(options: RemoteDriveOptions): Drive {
   return new RemoteDrive(options);
@@ -45,83 +27,58 @@ export function createRemoteDrive(options: RemoteDriveOptions): Drive {
 
 class RemoteDrive implements Drive {
   readonly endpoint: string;
+  private readonly target: PeerTarget;
+  /** Small operations travel in this peer's batches, with other drives' and other requests'. */
+  private readonly batcher: PeerBatcher;
 
   constructor(private readonly options: RemoteDriveOptions) {
     this.endpoint = options.endpoint;
+    this.target = options;
+    this.batcher = batcherFor(options);
   }
 
-  private open(method: string, op: string, params: Record<string, string | number | undefined>): ClientRequest {
+  /** One small operation through the peer's batch; resolves with its answer's bytes. */
+  private batched(op: string, fields: Omit<BatchOperationHeader, 'drive' | 'op'>, options: { body?: Uint8Array; read?: boolean } = {}): Promise<Uint8Array> {
+    return this.batcher.submit({ drive: this.options.path, op, ...fields }, { ...(options.body ? { body: options.body } : {}), read: options.read ?? false, endpoint: this.endpoint });
+  }
+
+  private async batchedJson<T>(op: string, fields: Omit<BatchOperationHeader, 'drive' | 'op'>): Promise<T> {
+    return JSON.parse(Buffer.from(await this.batched(op, fields, { read: true })).toString('utf8')) as T;
+  }
+
+  private open(method: string, op: string, params: Record<string, string | number | undefined>) {
     const query = new URLSearchParams({ drive: this.options.path });
     for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
-    const token = createRpcToken(this.options.rpcKey, (this.options.nowMs ?? Date.now)());
-    return httpRequest({
-      host: this.options.host,
-      port: this.options.port,
-      method,
-      path: `${prefix}/${op}?${query.toString()}`,
-      headers: {
-        authorization: `${rpcAuthScheme} ${token}`,
-        'content-type': 'application/octet-stream',
-        ...(this.options.launchHash !== undefined ? { 'x-svc-launch-hash': this.options.launchHash } : {}),
-      },
-      agent: this.options.agent ?? sharedAgent,
-      timeout: this.options.timeoutMs ?? limits.rpcTimeoutMs,
-    });
+    return openRpcRequest(this.target, method, `${op}?${query.toString()}`);
   }
 
-  /** Sends a request and resolves with the response, or rejects with the drive error it names. */
   /**
+   * Sends a request and resolves with the response, or rejects with the drive error it names.
    * Reads (GET) are retried a bounded number of times when the connection fails before any
    * answer (a peer restarting, a stale keep-alive socket); a timeout or any answer is final, and
    * writes are never retried: they are not all idempotent.
    */
-  private async call(method: string, op: string, params: Record<string, string | number | undefined>, body?: Uint8Array): Promise<IncomingMessage> {
+  private async call(method: string, op: string, params: Record<string, string | number | undefined>): Promise<IncomingMessage> {
     for (let attempt = 0; ; attempt += 1) {
       const request = this.open(method, op, params);
-      const response = this.responseOf(request);
-      request.end(body === undefined ? undefined : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+      const response = responseOf(request);
+      request.end();
       try {
         return await response;
-      } catch (error) {
-        const retryable = method === 'GET' && isConnectionFailure(error) && attempt < limits.rpcReadRetries;
-        if (!retryable) throw error;
+      } catch (failure) {
+        const retryable = method === 'GET' && isConnectionFailure(failure) && attempt < limits.rpcReadRetries;
+        if (!retryable) throw driveErrorOf(failure, this.endpoint);
         await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
       }
     }
   }
 
-  private async responseOf(request: ClientRequest): Promise<IncomingMessage> {
-    request.on('timeout', () => request.destroy(new Error(timeoutMessage)));
-    let response: IncomingMessage;
-    try {
-      [response] = (await once(request, 'response')) as [IncomingMessage];
-    } catch (error) {
-      throw new SvcError('DriveOffline', `drive ${this.endpoint} is unreachable: ${(error as Error).message}`, { endpoint: this.endpoint }, { cause: error });
-    }
-    if ((response.statusCode ?? 500) >= 400) throw await errorOf(response, this.endpoint);
-    return response;
-  }
-
-  private async bytes(method: string, op: string, params: Record<string, string | number | undefined>, body?: Uint8Array): Promise<Uint8Array> {
-    const response = await this.call(method, op, params, body);
-    return readBody(response, this.endpoint);
-  }
-
-  private async json<T>(op: string, params: Record<string, string | number | undefined>): Promise<T> {
-    return JSON.parse(Buffer.from(await this.bytes('GET', op, params)).toString('utf8')) as T;
-  }
-
-  private async action(op: string, params: Record<string, string | number | undefined>, body?: Uint8Array, method = 'POST'): Promise<void> {
-    const response = await this.call(method, op, params, body);
-    await readBody(response, this.endpoint);
-  }
-
   readFile(path: string): Promise<Uint8Array> {
-    return this.bytes('GET', 'read', { path: checkDrivePath(path) });
+    return this.batched('read', { path: checkDrivePath(path) }, { read: true });
   }
 
   async readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
-    const bytes = await this.bytes('GET', 'range', { path: checkDrivePath(path), offset, length });
+    const bytes = await this.batched('range', { path: checkDrivePath(path), offset, length }, { read: true });
     if (!into) return bytes;
     into.set(bytes.subarray(0, Math.min(bytes.length, length)));
     return into.subarray(0, Math.min(bytes.length, length));
@@ -142,26 +99,26 @@ class RemoteDrive implements Drive {
     }
   }
 
-  writeFile(path: string, data: Uint8Array, options: { sync?: boolean } = {}): Promise<void> {
-    return this.action('write', { path: checkDrivePath(path), sync: options.sync ? '1' : undefined }, data, 'PUT');
+  async writeFile(path: string, data: Uint8Array, options: { sync?: boolean } = {}): Promise<void> {
+    await this.batched('write', { path: checkDrivePath(path), ...(options.sync ? { sync: true } : {}) }, { body: data });
   }
 
-  writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
-    return this.action('atomic', { path: checkDrivePath(path) }, data, 'PUT');
+  async writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
+    await this.batched('atomic', { path: checkDrivePath(path) }, { body: data });
   }
 
-  appendFile(path: string, data: Uint8Array): Promise<void> {
-    return this.action('append', { path: checkDrivePath(path) }, data, 'PUT');
+  async appendFile(path: string, data: Uint8Array): Promise<void> {
+    await this.batched('append', { path: checkDrivePath(path) }, { body: data });
   }
 
   async openWriter(path: string): Promise<FileWriter> {
     const request = this.open('PUT', 'writer', { path: checkDrivePath(path) });
     request.setHeader('transfer-encoding', 'chunked');
-    const response = this.responseOf(request);
+    const endpoint = this.endpoint;
+    const response = responseOf(request).catch((exchangeFailure: unknown) => Promise.reject(driveErrorOf(exchangeFailure, endpoint)));
     response.catch(() => undefined); // surfaced by write() or close()
     let failure: unknown;
     request.on('error', (error) => (failure ??= error));
-    const endpoint = this.endpoint;
     const check = async (): Promise<void> => {
       if (failure) throw failure instanceof SvcError ? failure : new SvcError('DriveOffline', `drive ${endpoint}: writer connection failed`, {}, { cause: failure });
     };
@@ -190,28 +147,28 @@ class RemoteDrive implements Drive {
     };
   }
 
-  makeDir(path: string): Promise<void> {
-    return this.action('mkdir', { path: checkDrivePath(path) });
+  async makeDir(path: string): Promise<void> {
+    await this.batched('mkdir', { path: checkDrivePath(path) });
   }
 
-  rename(source: string, target: string): Promise<void> {
-    return this.action('rename', { source: checkDrivePath(source), target: checkDrivePath(target) });
+  async rename(source: string, target: string): Promise<void> {
+    await this.batched('rename', { source: checkDrivePath(source), target: checkDrivePath(target) });
   }
 
-  deleteFile(path: string): Promise<void> {
-    return this.action('delete-file', { path: checkDrivePath(path) });
+  async deleteFile(path: string): Promise<void> {
+    await this.batched('delete-file', { path: checkDrivePath(path) });
   }
 
-  deleteDir(path: string): Promise<void> {
-    return this.action('delete-dir', { path: checkDrivePath(path) });
+  async deleteDir(path: string): Promise<void> {
+    await this.batched('delete-dir', { path: checkDrivePath(path) });
   }
 
-  deleteRecursive(path: string): Promise<void> {
-    return this.action('delete-recursive', { path: checkDrivePath(path) });
+  async deleteRecursive(path: string): Promise<void> {
+    await this.batched('delete-recursive', { path: checkDrivePath(path) });
   }
 
   listDir(path: string): Promise<string[]> {
-    return this.json('list', { path: checkDrivePath(path) });
+    return this.batchedJson('list', { path: checkDrivePath(path) });
   }
 
   async *walk(prefixPath: string, options: { startAfter?: string } = {}): AsyncIterable<string> {
@@ -229,12 +186,13 @@ class RemoteDrive implements Drive {
   }
 
   stat(path: string): Promise<FileStat> {
-    return this.json('stat', { path: checkDrivePath(path) });
+    return this.batchedJson('stat', { path: checkDrivePath(path) });
   }
 
   async diskInfo(): Promise<DiskInfo> {
     try {
-      return { ...(await this.json<DiskInfo>('disk-info', {})), endpoint: this.endpoint };
+      const answer = await readBody(await this.call('GET', 'disk-info', {}), this.endpoint);
+      return { ...(JSON.parse(Buffer.from(answer).toString('utf8')) as DiskInfo), endpoint: this.endpoint };
     } catch (error) {
       return { endpoint: this.endpoint, online: false, totalBytes: 0, freeBytes: 0, usedBytes: 0, error: String(error) };
     }
@@ -243,25 +201,4 @@ class RemoteDrive implements Drive {
   async close(): Promise<void> {
     // Connections are pooled by the agent.
   }
-}
-
-async function readBody(response: IncomingMessage, endpoint: string): Promise<Uint8Array> {
-  const parts: Buffer[] = [];
-  try {
-    for await (const chunk of response) parts.push(chunk as Buffer);
-  } catch (error) {
-    throw new SvcError('DriveOffline', `drive ${endpoint}: response interrupted`, {}, { cause: error });
-  }
-  return new Uint8Array(Buffer.concat(parts));
-}
-
-async function errorOf(response: IncomingMessage, endpoint: string): Promise<SvcError> {
-  const text = Buffer.from(await readBody(response, endpoint)).toString('utf8');
-  try {
-    const body = JSON.parse(text) as { code?: string; message?: string };
-    if (body.code && isErrorCode(body.code)) return new SvcError(body.code, body.message, { endpoint, remote: true });
-  } catch {
-    // not a JSON error body
-  }
-  return new SvcError('DriveFaulty', `drive ${endpoint}: HTTP ${response.statusCode}: ${text.slice(0, 200)}`, { endpoint });
 }

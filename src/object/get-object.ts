@@ -50,10 +50,35 @@ export interface ObjectReader {
   release(chunk: Uint8Array): void;
 }
 
-export async function getObject(config: SetConfig, bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
-  const release = options.lockHeld ? () => undefined : await config.locker.acquire(objectResource(bucket, key), 'read');
+/**
+ * A read lock keeps a version's shard files in place while a GET streams them (an overwrite
+ * removes the old data directory once it commits). An inline object has no shard files: its
+ * bytes are in the xl.meta every drive answered with. So a GET first reads the metadata without
+ * the lock, and serves it as read when it is clean: an inline version (not a delete marker) on
+ * which every online drive of the set agrees. A concurrent write publishes its xl.meta drive by
+ * drive, so a clean answer is the state before that write or after it, never a mix. Anything
+ * else (shard files, drives disagreeing or failing, no such key) is read again under the lock,
+ * as before. SPEC asks the object lock of writes, not of reads.
+ */
+async function resolveInlineWithoutLock(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ResolvedObject | undefined> {
+  const { dir, answers } = await readObjectMeta(config, bucket, key);
+  const online = (slot: number): boolean => config.drives[slot] !== undefined;
+  if (answers.some((answer) => answer.state !== 'found' && online(answer.slot))) return undefined;
+  let resolved: ResolvedVersion;
   try {
-    const resolved = await resolveForRead(config, bucket, key, options.versionId);
+    resolved = resolveVersion(answers, config.drives.length, versionId);
+  } catch {
+    return undefined;
+  }
+  if (resolved.version.deleteMarker || resolved.version.dataDir !== undefined || resolved.outdated.some(online)) return undefined;
+  return { ...resolved, dir };
+}
+
+export async function getObject(config: SetConfig, bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {
+  const unlocked = options.lockHeld ? undefined : await resolveInlineWithoutLock(config, bucket, key, options.versionId);
+  const release = options.lockHeld || unlocked ? () => undefined : await config.locker.acquire(objectResource(bucket, key), 'read');
+  try {
+    const resolved = unlocked ?? (await resolveForRead(config, bucket, key, options.versionId));
     const info = toObjectInfo(bucket, key, resolved.version, resolved.isLatest);
     const range = options.prepare?.(info) ?? options.range ?? { offset: 0, length: info.sizeBytes };
     if (range.offset < 0 || range.length < 0 || range.offset + range.length > info.sizeBytes) {

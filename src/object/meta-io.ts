@@ -116,11 +116,14 @@ export async function changeMeta(
       if (!snapshot) return false;
       try {
         const { meta, beforePublish, garbageDataDirs } = change.apply(snapshot.meta, snapshot.slot, dir);
-        // A drive without xl.meta usually lacks the object's directory too: make it first rather than
-        // let the writes below fail on it and retry.
-        if (!snapshot.before && meta) await snapshot.drive.makeDir(dir);
-        if (beforePublish) await beforePublish(snapshot.drive);
-        if (meta) await snapshot.drive.writeFileAtomic(path, encodeXlMeta(meta));
+        // A drive without xl.meta usually lacks the object's directory too. The renames and the
+        // xl.meta write below make missing parents themselves, but only after a failed attempt:
+        // the directory is made alongside the first of them (a local drive has it before the
+        // tmp file is written; a remote drive gets both in one exchange).
+        const made = !snapshot.before && meta ? snapshot.drive.makeDir(dir) : undefined;
+        const xlMeta = meta ? encodeXlMeta(meta) : undefined;
+        if (beforePublish) await Promise.all([made, beforePublish(snapshot.drive)]);
+        if (xlMeta) await Promise.all([beforePublish ? undefined : made, snapshot.drive.writeFileAtomic(path, xlMeta)]);
         else await removeMetaFile(snapshot.drive, path);
         garbage.set(snapshot.slot, garbageDataDirs ?? []);
         return true;

@@ -175,6 +175,10 @@ export const limits = {
   maxHealRecordBytes: 1 * MiB,
   /** Internode RPC. */
   rpcTimeoutMs: 30_000,
+  /** Drive operations one internode batch request carries at most (more wait for the next). */
+  rpcBatchMaxOperations: 64,
+  /** Payload bytes one internode batch request carries at most (a single larger operation goes alone). */
+  rpcBatchMaxBytes: 8 * MiB,
   /** Objects waiting for read-repair (MRF); more are dropped and counted. */
   mrfQueueLimit: 10_000,
   /**

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createMemfsDrive } from '../../backends/memfs/memfs-drive.js';
 import { createFsDrive } from '../../backends/fs/fs-drive.js';
 import { createFaultyDrive, type FaultyDrive } from '../../fault-injection/faulty-drive.js';
-import { ErasureSet, LocalNamespaceLocker, type BlockCoding, type SetConfig } from '../../src/object/index.js';
+import { ErasureSet, LocalNamespaceLocker, type BlockCoding, type NamespaceLocker, type SetConfig } from '../../src/object/index.js';
 import type { Drive } from '../../src/drive/index.js';
 import { MiB } from '../../src/util/limits.js';
 
@@ -31,6 +31,8 @@ export async function makeTestSet(options: {
   coding?: BlockCoding;
   /** Capacity of each memfs drive (4 GiB when unset); writes past it fail with DriveFull. */
   capacityBytes?: number;
+  /** The set's namespace locks (a fresh in-process table when unset). */
+  locker?: NamespaceLocker;
 }): Promise<TestSet> {
   const root = options.backend === 'fs' ? await mkdtemp(join(tmpdir(), 'svc-set-')) : undefined;
   const inner: Drive[] = [];
@@ -45,7 +47,7 @@ export async function makeTestSet(options: {
     setIndex: 0,
     drives: faulty,
     deploymentId: '00000000-0000-4000-8000-000000000000',
-    locker: new LocalNamespaceLocker(),
+    locker: options.locker ?? new LocalNamespaceLocker(),
     clock: { nowMs: options.nowMs ?? (() => Date.now()) },
     newId: randomUUID,
     standardParity: options.parity,

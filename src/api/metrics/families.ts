@@ -68,6 +68,7 @@ export function createFamilies(registry: Registry) {
     rpcCalls: counter('rpc_calls_total', 'Internode calls made to a peer (remote drive operations and peer RPC).', ['peer']),
     rpcErrors: counter('rpc_errors_total', 'Internode calls to a peer that failed (unreachable, timed out, or a failed answer).', ['peer']),
     rpcDuration: histogram('rpc_call_duration_seconds', 'Internode call latency, by peer.', ['peer'], driveBucketsSeconds),
+    rpcReceived: counter('rpc_received_requests_total', 'Internode requests and stream frames this node answered, by service (drive, lock, peer): each one a network round trip.', ['service']),
 
     nodeUptime: gauge('node_uptime_seconds', 'Seconds since this node started.'),
     nodeInfo: gauge('node_info', 'Always 1; the labels carry the version.', ['version']),

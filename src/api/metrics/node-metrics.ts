@@ -55,6 +55,11 @@ export class NodeMetrics {
     if (failed) f.rpcErrors.inc({ peer });
   }
 
+  /** An internode request arrived for `service` (drive, lock, peer). */
+  observeInternodeRequest(service: string): void {
+    this.families.rpcReceived.inc({ service });
+  }
+
   /** An S3 request began; the returned function is called once when its answer is finished. */
   s3RequestStarted(api: string): (status: number, receivedBytes: number, sentBytes: number) => void {
     const f = this.families;

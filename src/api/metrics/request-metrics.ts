@@ -41,10 +41,22 @@ export function isReserved(rawUrl: string, reservedPrefixes: string[]): boolean 
   return reservedPrefixes.some((prefix) => (prefix.endsWith('/') ? rawPath.startsWith(prefix) : rawPath === prefix || rawPath.startsWith(`${prefix}/`)));
 }
 
+const internodePrefix = '/svc/rpc/v1/';
+const internodeServices = new Set(['drive', 'lock', 'peer']);
+
+/** The internode service a request is for (`/svc/rpc/v1/<service>/...`), if it is one. */
+function internodeServiceOf(rawUrl: string): string | undefined {
+  if (!rawUrl.startsWith(internodePrefix)) return undefined;
+  const service = rawUrl.slice(internodePrefix.length).split(/[/?]/, 1)[0]!;
+  return internodeServices.has(service) ? service : 'other';
+}
+
 export function installS3RequestMetrics(app: FastifyInstance, options: S3RequestMetricsOptions): void {
   app.addHook('onRequest', (request, reply, done) => {
     const rawUrl = request.raw.url ?? '/';
     if (isReserved(rawUrl, options.reservedPrefixes)) {
+      const service = internodeServiceOf(rawUrl);
+      if (service !== undefined) options.metrics.observeInternodeRequest(service);
       done();
       return;
     }

@@ -1,17 +1,21 @@
 /**
  * The remote-drive service of internode RPC, on the S3 listener under /svc/rpc/v1/drive/<op>:
  * every Drive method of a local drive, addressed by its endpoint path, with shard data streamed
- * both ways. Every request needs a valid SvcRpc token; without one nothing is done (403).
+ * both ways; small operations for several drives (or objects) travel together in batches on the
+ * internode stream (rpc-stream-plugin.ts, runDriveBatch here). Every request needs a valid SvcRpc token; without one nothing is done (403).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import type { Drive } from '../../drive/index.js';
 import { verifyRpcToken } from '../../util/rpc-token.js';
+import { decodeBatchRequest, encodeBatchAnswer, type BatchOperationHeader, type BatchOutcome } from '../../util/rpc-batch.js';
+import { limits } from '../../util/limits.js';
 
 export const driveRpcPrefix = '/svc/rpc/v1/drive';
 
 export const launchHashHeader = 'x-svc-launch-hash';
+
 
 export interface DriveRpcOptions {
   rpcKey: Buffer;
@@ -83,6 +87,58 @@ const handlers: Record<string, { method: 'GET' | 'PUT' | 'POST'; handle: Handler
   stat: { method: 'GET', handle: async (drive, query, _request, reply) => reply.send(await drive.stat(query.path ?? '')) },
   'disk-info': { method: 'GET', handle: async (drive, _query, _request, reply) => reply.send(await drive.diskInfo()) },
 };
+
+/** The operations a batch may carry: the small ones, each answering with bytes (or nothing). */
+type BatchHandler = (drive: Drive, header: BatchOperationHeader, body: Uint8Array) => Promise<Uint8Array | void>;
+const pathOf = (header: BatchOperationHeader, name: 'path' | 'source' | 'target' = 'path'): string => {
+  const value = header[name];
+  if (typeof value !== 'string') throw new SvcError('InvalidArgument', `missing '${name}'`);
+  return value;
+};
+const jsonBytes = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
+const batchHandlers: Record<string, BatchHandler> = {
+  read: (drive, header) => drive.readFile(pathOf(header)),
+  range: (drive, header) => drive.readRange(pathOf(header), header.offset ?? 0, header.length ?? 0),
+  write: (drive, header, body) => drive.writeFile(pathOf(header), body, { sync: header.sync === true }),
+  atomic: (drive, header, body) => drive.writeFileAtomic(pathOf(header), body),
+  append: (drive, header, body) => drive.appendFile(pathOf(header), body),
+  mkdir: (drive, header) => drive.makeDir(pathOf(header)),
+  rename: (drive, header) => drive.rename(pathOf(header, 'source'), pathOf(header, 'target')),
+  'delete-file': (drive, header) => drive.deleteFile(pathOf(header)),
+  'delete-dir': (drive, header) => drive.deleteDir(pathOf(header)),
+  'delete-recursive': (drive, header) => drive.deleteRecursive(pathOf(header)),
+  list: async (drive, header) => jsonBytes(await drive.listDir(header.path ?? '')),
+  stat: async (drive, header) => jsonBytes(await drive.stat(header.path ?? '')),
+};
+
+/**
+ * A batch of drive operations (src/util/rpc-batch.ts), as a frame of an internode stream
+ * (rpc-stream-plugin.ts) carries it: every operation run at once (they were issued at once by the
+ * caller, on different drives or for different objects), each answered on its own: one failing
+ * operation fails only itself.
+ */
+export async function runDriveBatch(driveFor: (path: string) => Drive | undefined, body: Uint8Array): Promise<Uint8Array[]> {
+  const operations = decodeBatchRequest(body);
+  if (operations.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `an internode batch carries at most ${limits.rpcBatchMaxOperations} operations`);
+  const outcomes = await Promise.all(
+    operations.map(async ({ header, body: payload }): Promise<BatchOutcome> => {
+      try {
+        const handle = batchHandlers[header.op];
+        if (!handle) throw new SvcError('InvalidArgument', 'unknown drive operation');
+        const drive = driveFor(header.drive);
+        if (!drive) throw new SvcError('DriveOffline', `this node serves no drive at '${header.drive}'`);
+        return { ok: true, bytes: (await handle(drive, header, payload ?? new Uint8Array(0))) ?? new Uint8Array(0) };
+      } catch (error) {
+        const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
+        return { ok: false, code: known.code, message: known.message };
+      }
+    }),
+  );
+  return encodeBatchAnswer(outcomes);
+}
+
+/** The largest batch accepted in a frame. */
+export const maxBatchBodyBytes = limits.rpcBatchMaxBytes + limits.rpcBatchMaxOperations * 4096;
 
 async function streamIntoWriter(drive: Drive, path: string, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const writer = await drive.openWriter(path);

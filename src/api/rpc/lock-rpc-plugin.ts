@@ -1,7 +1,13 @@
-/** The lock service of internode RPC: POST /svc/rpc/v1/lock/{acquire,refresh,release} (JSON). */
+/**
+ * The lock service of internode RPC: POST /svc/rpc/v1/lock/{acquire,refresh,release} (JSON), and
+ * batches of lock calls on the internode stream (rpc-stream-plugin.ts): `{ calls: [{ op,
+ * resource, mode, uid, ttlMs }...] }`, answered with `{ answers: [...] }` in order, each call's
+ * own (a refused call's answer is `{ code, message }`).
+ */
 import type { FastifyInstance } from 'fastify';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import { verifyRpcToken } from '../../util/rpc-token.js';
+import { limits } from '../../util/limits.js';
 import type { LockTable } from '../../cluster/lock-table.js';
 import { launchHashHeader } from './drive-rpc-plugin.js';
 
@@ -14,26 +20,45 @@ interface LockBody {
   ttlMs?: unknown;
 }
 
+/** One lock call on the table; throws InvalidArgument for a malformed one. */
+function runLockCall(table: LockTable, op: unknown, body: LockBody): Record<string, unknown> {
+  if (typeof body.resource !== 'string' || typeof body.uid !== 'string') throw new SvcError('InvalidArgument', 'resource and uid are required');
+  const ttlMs = typeof body.ttlMs === 'number' && body.ttlMs > 0 && body.ttlMs <= 600_000 ? body.ttlMs : 30_000;
+  switch (op) {
+    case 'acquire':
+      if (body.mode !== 'read' && body.mode !== 'write') throw new SvcError('InvalidArgument', 'mode must be read or write');
+      return { granted: table.acquire(body.resource, body.mode, body.uid, ttlMs) };
+    case 'refresh':
+      return { refreshed: table.refresh(body.resource, body.uid, ttlMs) };
+    case 'release':
+      table.release(body.resource, body.uid);
+      return { released: true };
+    default:
+      throw new SvcError('InvalidArgument', 'unknown lock operation');
+  }
+}
+
+export function runLockBatch(table: LockTable, body: { calls?: unknown }): { answers: Record<string, unknown>[] } {
+  if (!Array.isArray(body.calls) || body.calls.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `calls must be a list of at most ${limits.rpcBatchMaxOperations} lock calls`);
+  return {
+    answers: body.calls.map((call: unknown) => {
+      try {
+        const entry = (call ?? {}) as LockBody & { op?: unknown };
+        return runLockCall(table, entry.op, entry);
+      } catch (error) {
+        const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
+        return { code: known.code, message: known.message };
+      }
+    }),
+  };
+}
+
 export async function lockRpcPlugin(app: FastifyInstance, options: { rpcKey: Buffer; launchHash?: string; table: LockTable; nowMs(): number }): Promise<void> {
   app.post(`${lockRpcPrefix}/:op`, async (request, reply) => {
     try {
       verifyRpcToken(options.rpcKey, request.headers.authorization, options.nowMs());
       if (options.launchHash !== undefined && request.headers[launchHashHeader] !== options.launchHash) throw new SvcError('InvalidConfiguration', 'refused by a peer: launch arguments differ');
-      const body = (request.body ?? {}) as LockBody;
-      if (typeof body.resource !== 'string' || typeof body.uid !== 'string') throw new SvcError('InvalidArgument', 'resource and uid are required');
-      const ttlMs = typeof body.ttlMs === 'number' && body.ttlMs > 0 && body.ttlMs <= 600_000 ? body.ttlMs : 30_000;
-      switch ((request.params as { op: string }).op) {
-        case 'acquire':
-          if (body.mode !== 'read' && body.mode !== 'write') throw new SvcError('InvalidArgument', 'mode must be read or write');
-          return { granted: options.table.acquire(body.resource, body.mode, body.uid, ttlMs) };
-        case 'refresh':
-          return { refreshed: options.table.refresh(body.resource, body.uid, ttlMs) };
-        case 'release':
-          options.table.release(body.resource, body.uid);
-          return { released: true };
-        default:
-          throw new SvcError('InvalidArgument', 'unknown lock operation');
-      }
+      return runLockCall(options.table, (request.params as { op: string }).op, (request.body ?? {}) as LockBody);
     } catch (error) {
       const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
       return reply.code(known.code === 'AccessDenied' ? 403 : known.httpStatus).send({ code: known.code, message: known.message });

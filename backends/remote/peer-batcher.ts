@@ -1,0 +1,95 @@
+/**
+ * One peer's batch of small drive operations: every operation the remote drives of that peer are
+ * asked for while this process runs one turn of its event loop (an erasure set reading xl.meta
+ * from all of its drives, concurrent S3 requests writing theirs) travels in one frame of the
+ * peer's internode stream (src/util/rpc-stream.ts, src/util/rpc-batch.ts), answered operation by
+ * operation. The semantics are a single call's:
+ * each operation has its own outcome, the request has the RPC timeout, an unreachable peer makes
+ * each operation DriveOffline, a batch of reads alone is tried again when the connection failed
+ * before any answer, a batch holding any write never is.
+ */
+import { limits } from '../../src/util/limits.js';
+import { TickBatches } from '../../src/util/tick-batches.js';
+import { decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader } from '../../src/util/rpc-batch.js';
+import { RpcStreamFailure, rpcStreamTo } from '../../src/util/rpc-stream.js';
+import { driveErrorOf, isConnectionFailure, remoteError, type ExchangeFailure, type PeerTarget } from './rpc-request.js';
+
+interface Queued {
+  operation: BatchOperation;
+  /** The operation only reads: it may be sent again. */
+  read: boolean;
+  endpoint: string;
+  resolve(bytes: Uint8Array): void;
+  reject(error: unknown): void;
+}
+
+export class PeerBatcher {
+  private readonly batches: TickBatches<Queued>;
+
+  constructor(private readonly target: PeerTarget) {
+    this.batches = new TickBatches<Queued>({
+      send: (batch) => void this.send(batch),
+      maxItems: limits.rpcBatchMaxOperations,
+      bytesOf: (entry) => entry.operation.body?.length ?? 0,
+      maxBytes: limits.rpcBatchMaxBytes,
+    });
+  }
+
+  /** Queues one operation for the next batch to this peer; resolves with its answer's bytes. */
+  submit(header: BatchOperationHeader, options: { body?: Uint8Array; read: boolean; endpoint: string }): Promise<Uint8Array> {
+    return new Promise((resolve, reject) => {
+      this.batches.push({ operation: { header, ...(options.body ? { body: options.body } : {}) }, read: options.read, endpoint: options.endpoint, resolve, reject });
+    });
+  }
+
+  private async send(batch: Queued[]): Promise<void> {
+    const retryable = batch.every((entry) => entry.read);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const outcomes = await this.exchange(batch.map((entry) => entry.operation));
+        outcomes.forEach((outcome, index) => {
+          const entry = batch[index]!;
+          if (outcome.ok) entry.resolve(outcome.bytes);
+          else entry.reject(remoteError(outcome.code, outcome.message, entry.endpoint));
+        });
+        return;
+      } catch (failure) {
+        if (retryable && isConnectionFailure(failure) && attempt < limits.rpcReadRetries) {
+          await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+          continue;
+        }
+        for (const entry of batch) entry.reject(driveErrorOf(failure, entry.endpoint));
+        return;
+      }
+    }
+  }
+
+  private async exchange(operations: BatchOperation[]) {
+    let answer: Uint8Array;
+    try {
+      answer = await rpcStreamTo(this.target).call('drive', encodeBatchRequest(operations), this.target.timeoutMs ?? limits.rpcTimeoutMs);
+    } catch (error) {
+      throw exchangeFailureOf(error);
+    }
+    return decodeBatchAnswer(answer, operations.length);
+  }
+}
+
+/** A stream's failure as the exchange failure the remote drive reports. */
+function exchangeFailureOf(error: unknown): ExchangeFailure {
+  if (error instanceof RpcStreamFailure && error.kind === 'refused') return { kind: 'refused', status: error.status, text: error.text };
+  return { kind: 'unreachable', cause: error instanceof Error ? error : new Error(String(error)) };
+}
+
+const batchers = new Map<string, PeerBatcher>();
+
+/** The batcher of one peer as reached with these credentials (shared by that peer's remote drives). */
+export function batcherFor(target: PeerTarget): PeerBatcher {
+  const key = `${target.host}:${target.port}/${target.rpcKey.toString('hex')}/${target.launchHash ?? ''}/${target.timeoutMs ?? ''}`;
+  let batcher = target.agent || target.nowMs ? undefined : batchers.get(key);
+  if (!batcher) {
+    batcher = new PeerBatcher(target);
+    if (!target.agent && !target.nowMs) batchers.set(key, batcher);
+  }
+  return batcher;
+}

@@ -1,0 +1,306 @@
+/**
+ * `npm run bench -- --cluster`: the same 16 fs drives (one set, EC:4, on the same disk) served by
+ * one node and by a four-node cluster on 127.0.0.2-5 (four drives a node, the four-node command
+ * of the README), in the same round, under the same load: 4 KiB objects 32 at a time, 64 MiB
+ * objects 4 at a time, from the load generator of bench/load.ts in a process of its own (the AWS
+ * SDK's S3Client by default; the cluster's load is spread over its four nodes in turn).
+ *
+ * For each phase it prints, per target: throughput, latency percentiles, server CPU per operation
+ * (per MB for 64 MiB) of every server process and summed (user + system time from /proc), and the
+ * internode round trips per S3 operation by service (drive, lock, peer), counted by the nodes
+ * that answered them (`svc_rpc_received_requests_total`, read from each node's metrics route).
+ * Before the load, a probe makes a few 4 KiB and 64 MiB PUTs and GETs one at a time through one
+ * node and counts their round trips (less the nodes' background requests, measured idle just
+ * before): the deterministic figure, which the machine's load does not move. The goals (four nodes against one: CPU per operation, throughput, 4 KiB GET p99) are
+ * judged on the medians of the rounds' ratios, each ratio taken within its round.
+ *
+ *   npm run bench -- --cluster [--small=N] [--large=M] [--rounds=R] [--warmup=W] [--probe=P] [--client=sdk|http]
+ *   npm run bench -- --cluster --probe-only     the four-node cluster's round trips per operation alone
+ *
+ * Defaults are CI-sized (N=400, M=4, R=1, W=300, P=20); the figures of docs/benchmarks.md use
+ * --small=1000 --large=8 --rounds=3.
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { startSvc, repoRoot, testCredentials } from '../conformance/harness/server-process.js';
+import { startProcessCluster } from '../conformance/harness/process-cluster.js';
+import { createLoadClient, payloadOf, type ClientKind } from './clients.js';
+import { median, processCpuMs, runBenchScript } from './shared.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const largeMegabytes = (64 * MiB) / 1e6;
+
+type Phase = 'smallPut' | 'smallGet' | 'largePut' | 'largeGet';
+const phases: Phase[] = ['smallPut', 'smallGet', 'largePut', 'largeGet'];
+const phaseNames: Record<Phase, string> = { smallPut: '4 KiB PUT', smallGet: '4 KiB GET', largePut: '64 MiB PUT', largeGet: '64 MiB GET' };
+const services = ['drive', 'lock', 'peer'] as const;
+type RoundTrips = Record<(typeof services)[number], number>;
+
+interface Settings {
+  smallOps: number;
+  largeObjects: number;
+  rounds: number;
+  warmUpPairs: number;
+  probeOps: number;
+  client: ClientKind;
+  /** Only the probe's round trips of the four-node cluster (no load, no goals). */
+  probeOnly: boolean;
+}
+
+/** One running target: its server processes and their S3 endpoints. */
+interface Servers {
+  pids: number[];
+  urls: string[];
+  stop(): Promise<void>;
+}
+
+interface PhaseFigures {
+  /** op/s (4 KiB) or MB/s (64 MiB). */
+  rate: number;
+  latencyMs: { p50: number; p90: number; p99: number };
+  /** Server CPU ms per operation, per server process. */
+  serverCpuMs: number[];
+  clientCpuMs: number;
+  roundTrips: RoundTrips;
+}
+
+interface TargetFigures {
+  phases: Record<Phase, PhaseFigures>;
+  /** Round trips per operation, one operation at a time through the first node. */
+  probe: Record<Phase, RoundTrips>;
+}
+
+type TargetName = 'one' | 'four';
+type Round = Record<TargetName, TargetFigures>;
+
+const serverEnv = { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_CONSOLE_ENABLE: 'false' };
+
+async function startTarget(target: TargetName, dir: string): Promise<Servers> {
+  if (target === 'one') {
+    await mkdir(join(dir, 'one'), { recursive: true });
+    const server = await startSvc({ entry: 'build', args: [join(dir, 'one', 'd{1...16}')], env: serverEnv });
+    return { pids: [server.child.pid!], urls: [server.url], stop: async () => void (await server.stop()) };
+  }
+  const cluster = await startProcessCluster({ nodes: 4, drivesPerNode: 4, entry: 'build', env: serverEnv });
+  return {
+    pids: cluster.nodes.map((node) => node!.child.pid!),
+    urls: cluster.urls,
+    stop: async () => {
+      await Promise.all(cluster.nodes.map((_, index) => cluster.stop(index)));
+      await cluster.destroy();
+    },
+  };
+}
+
+/** Internode requests answered so far, summed over the nodes, by service. */
+async function roundTripsSoFar(urls: string[]): Promise<RoundTrips> {
+  const total: RoundTrips = { drive: 0, lock: 0, peer: 0 };
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/svc/metrics/node`)).text();
+    for (const match of text.matchAll(/^svc_rpc_received_requests_total\{service="(\w+)"\} (\d+(?:\.\d+)?)/gm)) {
+      const service = match[1] as keyof RoundTrips;
+      if (service in total) total[service] += Number(match[2]);
+    }
+  }
+  return total;
+}
+
+function perOperation(before: RoundTrips, after: RoundTrips, operations: number): RoundTrips {
+  const each = (service: keyof RoundTrips): number => (after[service] - before[service]) / Math.max(1, operations);
+  return { drive: each('drive'), lock: each('lock'), peer: each('peer') };
+}
+
+/**
+ * Internode requests per second while nothing is asked of the servers (each node re-reads its
+ * IAM store and pool state every 5 s), measured over `seconds`.
+ */
+async function idleRoundTrips(urls: string[], seconds: number): Promise<RoundTrips> {
+  const before = await roundTripsSoFar(urls);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return perOperation(before, await roundTripsSoFar(urls), seconds);
+}
+
+/**
+ * A few PUTs then GETs of each size, one at a time through the first node, with their round
+ * trips counted; the idle rate measured just before is taken off for the time each phase took.
+ */
+async function probe(servers: Servers, settings: Settings): Promise<Record<Phase, RoundTrips>> {
+  const idle = await idleRoundTrips(servers.urls, 10);
+  const client = await createLoadClient('http', { endpoint: servers.urls[0]!, ...testCredentials });
+  const bucket = `probe-${Date.now().toString(36)}`;
+  const counted = async (count: number, work: (index: number) => Promise<unknown>): Promise<RoundTrips> => {
+    const before = await roundTripsSoFar(servers.urls);
+    const started = performance.now();
+    for (let index = 0; index < count; index += 1) await work(index);
+    const seconds = (performance.now() - started) / 1000;
+    const after = await roundTripsSoFar(servers.urls);
+    const less = (service: keyof RoundTrips): number => Math.max(0, after[service] - before[service] - idle[service] * seconds) / count;
+    return { drive: less('drive'), lock: less('lock'), peer: less('peer') };
+  };
+  try {
+    await client.createBucket(bucket);
+    const result = {} as Record<Phase, RoundTrips>;
+    const sizes = [['small', Buffer.alloc(4 * KiB, 'p'), settings.probeOps], ['large', Buffer.alloc(64 * MiB, 'P'), 2]] as const;
+    for (const [size, bytes, count] of sizes) {
+      const payload = payloadOf(bytes);
+      result[`${size}Put`] = await counted(count, (index) => client.put(bucket, `${size}-${index}`, payload));
+      result[`${size}Get`] = await counted(count, (index) => client.get(bucket, `${size}-${index}`));
+    }
+    return result;
+  } finally {
+    client.destroy();
+  }
+}
+
+/** One load process (bench/load.ts) over `phaseList`; the servers' CPU and round trips are read at each phase's edges. */
+async function runLoad(servers: Servers, settings: Settings, phaseList: string[], threads: number): Promise<Partial<Record<Phase, PhaseFigures>>> {
+  const edges = new Map<string, Promise<{ cpuMs: number[]; trips: RoundTrips }>>();
+  const done = new Map<string, number>();
+  const onLine = (line: string): void => {
+    const mark = /^phase (\w+) (start|end)(?: (\d+))?$/.exec(line);
+    if (!mark) return;
+    const cpuMs = servers.pids.map((pid) => processCpuMs(pid) ?? 0);
+    edges.set(`${mark[1]} ${mark[2]}`, roundTripsSoFar(servers.urls).then((trips) => ({ cpuMs, trips })));
+    if (mark[3] !== undefined) done.set(mark[1]!, Number(mark[3]));
+  };
+  const args = [servers.urls.join(','), testCredentials.accessKeyId, testCredentials.secretAccessKey, String(settings.smallOps), String(settings.largeObjects), phaseList.join(','), settings.client, String(threads), String(settings.warmUpPairs)];
+  const lastLine = await runBenchScript('the load generator', 'load.ts', args, { onLine });
+  const output = JSON.parse(lastLine) as Partial<Record<Phase, number>> & { cpu: Record<string, number>; latencyMs: Record<string, PhaseFigures['latencyMs']> };
+  const figures: Partial<Record<Phase, PhaseFigures>> = {};
+  for (const phase of phases) {
+    if (output[phase] === undefined) continue;
+    const start = await edges.get(`${phase} start`)!;
+    const end = await edges.get(`${phase} end`)!;
+    const operations = Math.max(1, done.get(phase) ?? 1);
+    figures[phase] = {
+      rate: output[phase]!,
+      latencyMs: output.latencyMs[phase]!,
+      serverCpuMs: end.cpuMs.map((cpuMs, index) => (cpuMs - start.cpuMs[index]!) / operations),
+      clientCpuMs: output.cpu[phase]!,
+      roundTrips: perOperation(start.trips, end.trips, operations),
+    };
+  }
+  return figures;
+}
+
+async function measureTarget(target: TargetName, dir: string, settings: Settings): Promise<TargetFigures> {
+  const servers = await startTarget(target, dir);
+  try {
+    const probed = await probe(servers, settings);
+    const small = await runLoad(servers, settings, ['small-put', 'small-get'], 1);
+    const large = await runLoad(servers, settings, ['large-put', 'large-get'], 2);
+    return { phases: { ...small, ...large } as Record<Phase, PhaseFigures>, probe: probed };
+  } finally {
+    await servers.stop();
+  }
+}
+
+const sum = (values: number[]): number => values.reduce((total, value) => total + value, 0);
+const tripsText = (trips: RoundTrips): string => `${(trips.drive + trips.lock + trips.peer).toFixed(1)} (drive ${trips.drive.toFixed(1)}, lock ${trips.lock.toFixed(1)}, peer ${trips.peer.toFixed(1)})`;
+/** CPU per operation, or per MB for 64 MiB objects. */
+const perUnit = (phase: Phase, ms: number): number => (phase.startsWith('large') ? ms / largeMegabytes : ms);
+
+function printTarget(name: string, figures: TargetFigures): void {
+  console.log(`  ${name}`);
+  for (const phase of phases) {
+    const f = figures.phases[phase];
+    const unit = phase.startsWith('small') ? 'op/s' : 'MB/s';
+    const cpuUnit = phase.startsWith('small') ? 'ms/op' : 'ms/MB';
+    const perNode = f.serverCpuMs.length > 1 ? ` (${f.serverCpuMs.map((ms) => perUnit(phase, ms).toFixed(2)).join(' + ')})` : '';
+    console.log(
+      `    ${phaseNames[phase].padEnd(10)} ${f.rate.toFixed(0).padStart(5)} ${unit}  p50 ${f.latencyMs.p50.toFixed(1)} p90 ${f.latencyMs.p90.toFixed(1)} p99 ${f.latencyMs.p99.toFixed(1)} ms` +
+        `  server CPU ${perUnit(phase, sum(f.serverCpuMs)).toFixed(2)} ${cpuUnit}${perNode}, load ${perUnit(phase, f.clientCpuMs).toFixed(2)}` +
+        `  round trips/op: one at a time ${tripsText(figures.probe[phase])}, under load ${tripsText(f.roundTrips)}`,
+    );
+  }
+}
+
+interface Goal {
+  what: string;
+  /** The four-node figure over the one-node figure, within one round. */
+  ratio: (round: Round) => number;
+  bound: number;
+  atMost: boolean;
+}
+
+const cpuRatio = (phase: Phase) => (round: Round) => sum(round.four.phases[phase].serverCpuMs) / sum(round.one.phases[phase].serverCpuMs);
+const rateRatio = (phase: Phase) => (round: Round) => round.four.phases[phase].rate / round.one.phases[phase].rate;
+
+const goals: Goal[] = [
+  ...(['smallPut', 'smallGet'] as const).map((phase) => ({ what: `${phaseNames[phase]} server CPU per op, summed`, ratio: cpuRatio(phase), bound: 1.3, atMost: true })),
+  ...(['largePut', 'largeGet'] as const).map((phase) => ({ what: `${phaseNames[phase]} server CPU per op, summed`, ratio: cpuRatio(phase), bound: 1.15, atMost: true })),
+  ...(['smallPut', 'smallGet'] as const).map((phase) => ({ what: `${phaseNames[phase]} throughput`, ratio: rateRatio(phase), bound: 0.8, atMost: false })),
+  ...(['largePut', 'largeGet'] as const).map((phase) => ({ what: `${phaseNames[phase]} throughput`, ratio: rateRatio(phase), bound: 0.9, atMost: false })),
+  { what: '4 KiB GET p99 latency', ratio: (round) => round.four.phases.smallGet.latencyMs.p99 / round.one.phases.smallGet.latencyMs.p99, bound: 2, atMost: true },
+];
+
+function printGoals(rounds: Round[]): void {
+  console.log(`\ngoals, four nodes against one, on the median of the rounds' ratios:`);
+  for (const goal of goals) {
+    const ratios = rounds.map(goal.ratio);
+    const ratio = median(ratios);
+    const met = goal.atMost ? ratio <= goal.bound : ratio >= goal.bound;
+    const perRound = rounds.length > 1 ? ` (rounds: ${ratios.map((value) => `x${value.toFixed(2)}`).join(', ')})` : '';
+    console.log(`${met ? 'met    ' : 'not met'}  ${goal.what.padEnd(38)} x${ratio.toFixed(2)} ${goal.atMost ? '<=' : '>='} x${goal.bound.toFixed(2)}${perRound}`);
+  }
+}
+
+function numberFlag(args: string[], name: string, fallback: number, max: number): number {
+  const given = args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  if (given === undefined) return fallback;
+  const value = Number(given);
+  if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`--${name}=${given}: a whole number from 1 to ${max}`);
+  return value;
+}
+
+function settingsOf(args: string[]): Settings {
+  const client = args.find((arg) => arg.startsWith('--client='))?.slice('--client='.length) ?? 'sdk';
+  if (client !== 'sdk' && client !== 'http') throw new Error(`--client=${client}: the load generator's client is sdk (the default here) or http`);
+  return {
+    smallOps: numberFlag(args, 'small', 400, 100_000),
+    largeObjects: numberFlag(args, 'large', 4, 64),
+    rounds: numberFlag(args, 'rounds', 1, 9),
+    warmUpPairs: numberFlag(args, 'warmup', 300, 10_000),
+    probeOps: numberFlag(args, 'probe', 20, 1000),
+    client,
+    probeOnly: args.includes('--probe-only'),
+  };
+}
+
+async function printProbe(root: string, settings: Settings): Promise<void> {
+  const servers = await startTarget('four', root);
+  try {
+    const probed = await probe(servers, settings);
+    console.log('four nodes, internode round trips per operation, one at a time through the first node:');
+    for (const phase of phases) console.log(`  ${phaseNames[phase].padEnd(10)} ${tripsText(probed[phase])}`);
+  } finally {
+    await servers.stop();
+  }
+}
+
+export async function runClusterBench(args: string[]): Promise<void> {
+  if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('no build in dist/: run npm install (or npm run build) first');
+  const settings = settingsOf(args);
+  console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; 16 fs drives, one set, EC:4, on one disk: one node, and four nodes on 127.0.0.2-5 with four drives each`);
+  console.log(`load (${settings.client === 'sdk' ? 'AWS SDK' : 'SigV4-signed node:http'}): 4 KiB x ${settings.smallOps} at 32 concurrent, 64 MiB x ${settings.largeObjects} at 4 concurrent, after ${settings.warmUpPairs} untimed 4 KiB pairs; ${settings.rounds} round(s); probe: ${settings.probeOps} 4 KiB and 2 64 MiB PUTs and GETs one at a time through the first node\n`);
+  const root = await mkdtemp(join(tmpdir(), 'svc-bench-cluster-'));
+  try {
+    if (settings.probeOnly) return await printProbe(root, settings);
+    const rounds: Round[] = [];
+    for (let index = 0; index < settings.rounds; index += 1) {
+      const order: TargetName[] = index % 2 === 0 ? ['one', 'four'] : ['four', 'one'];
+      const round = {} as Round;
+      for (const target of order) round[target] = await measureTarget(target, join(root, `round-${index + 1}`), settings);
+      console.log(`round ${index + 1} of ${settings.rounds} (${order.join(' first, then ')})`);
+      printTarget('one node', round.one);
+      printTarget('four nodes', round.four);
+      rounds.push(round);
+    }
+    printGoals(rounds);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,53 @@
+/** What bench/index.ts and bench/cluster.ts share: child scripts, process CPU time, medians. */
+import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { once } from 'node:events';
+import { repoRoot } from '../conformance/harness/server-process.js';
+
+const clockTicksPerSecond = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User + system CPU ms of process `pid` so far, from /proc (undefined where there is none). */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts `node --import tsx bench/<script> ...args` in a process of its own, its stdout piped here. */
+export function spawnBenchScript(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcessByStdio<null, Readable, null> {
+  return spawn(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+/**
+ * Runs a bench script to its end and resolves with its last line of output; `onLine` sees every
+ * line as it comes. A non-zero exit fails with `what` named.
+ */
+export async function runBenchScript(what: string, script: string, args: string[], options: { env?: NodeJS.ProcessEnv; onLine?: (line: string) => void } = {}): Promise<string> {
+  const child = spawnBenchScript(script, args, options.env);
+  let lastLine = '';
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    options.onLine?.(line);
+    if (line.trim()) lastLine = line;
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`${what} failed (exit ${code})`);
+  return lastLine;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}

@@ -1,0 +1,238 @@
+/**
+ * One framed stream per peer for internode batches: an HTTP request to the peer's listener
+ * (`GET /svc/rpc/v1/stream`, `Upgrade: svc-rpc`, with an SvcRpc token and the launch hash,
+ * refused with 403 like any RPC request) turns its connection into a stream of frames, each a
+ * batch of drive or lock calls, answered by id in any order:
+ *
+ *   call   := u8 service (1 drive, 2 lock), u32 id, u16 token bytes, token, u32 body bytes, body
+ *   answer := u32 id, u8 status (0 done, 1 refused), u32 bytes, bytes
+ *
+ * Every frame carries a fresh token, checked by the peer; a refused frame's bytes are
+ * `{ code, message }` as JSON. A call has its own timeout; a connection that fails or closes fails
+ * every call in flight on it, and the next call opens a new one.
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { createRpcToken, rpcAuthScheme } from './rpc-token.js';
+
+export const rpcStreamPath = '/svc/rpc/v1/stream';
+export const rpcStreamProtocol = 'svc-rpc';
+export const streamServices = { drive: 1, lock: 2 } as const;
+export type StreamService = keyof typeof streamServices;
+
+/** Why a call got no answer: the peer is unreachable (or the stream broke, or timed out), or it refused the stream or the call. */
+export class RpcStreamFailure extends Error {
+  constructor(message: string, readonly kind: 'unreachable' | 'refused', readonly status = 0, readonly text = '') {
+    super(message);
+  }
+}
+
+const u32 = (value: number): Buffer => {
+  const bytes = Buffer.allocUnsafe(4);
+  bytes.writeUInt32BE(value);
+  return bytes;
+};
+
+export function callFrame(service: StreamService, id: number, token: string, body: Uint8Array[]): Uint8Array[] {
+  const tokenBytes = Buffer.from(token);
+  const head = Buffer.allocUnsafe(7);
+  head.writeUInt8(streamServices[service], 0);
+  head.writeUInt32BE(id, 1);
+  head.writeUInt16BE(tokenBytes.length, 5);
+  return [head, tokenBytes, u32(body.reduce((sum, piece) => sum + piece.length, 0)), ...body];
+}
+
+export function answerFrame(id: number, ok: boolean, body: Uint8Array[]): Uint8Array[] {
+  const head = Buffer.allocUnsafe(9);
+  head.writeUInt32BE(id, 0);
+  head.writeUInt8(ok ? 0 : 1, 4);
+  head.writeUInt32BE(body.reduce((sum, piece) => sum + piece.length, 0), 5);
+  return [head, ...body];
+}
+
+/**
+ * Cuts a byte stream into frames: `headBytes(prefix)` says how long a frame's head is once
+ * `prefix` (the bytes so far, at least `minHead`) is known, and where its body's length is. Bodies
+ * are gathered without copying until the frame is complete, then joined once.
+ */
+export class FrameReader {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+
+  constructor(
+    private readonly layout: { minHead: number; headBytes(prefix: Buffer): number; bodyLengthAt(head: Buffer): number },
+    private readonly onFrame: (head: Buffer, body: Buffer) => void,
+    private readonly maxBodyBytes: number,
+  ) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+    for (;;) {
+      if (this.buffered < this.layout.minHead) return;
+      const prefix = this.peek(Math.min(this.buffered, 64));
+      const headBytes = this.layout.headBytes(prefix);
+      if (this.buffered < headBytes) return;
+      const head = this.peek(headBytes);
+      const bodyBytes = this.layout.bodyLengthAt(head);
+      if (bodyBytes > this.maxBodyBytes) throw new RpcStreamFailure(`an internode frame of ${bodyBytes} bytes is larger than ${this.maxBodyBytes}`, 'refused', 400);
+      if (this.buffered < headBytes + bodyBytes) return;
+      const frame = this.take(headBytes + bodyBytes);
+      this.onFrame(frame.subarray(0, headBytes), frame.subarray(headBytes));
+    }
+  }
+
+  private peek(length: number): Buffer {
+    if (this.chunks[0]!.length >= length) return this.chunks[0]!.subarray(0, length);
+    const joined = Buffer.concat(this.chunks);
+    this.chunks = [joined];
+    return joined.subarray(0, length);
+  }
+
+  private take(length: number): Buffer {
+    const joined = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    this.chunks = joined.length > length ? [joined.subarray(length)] : [];
+    this.buffered -= length;
+    return joined.subarray(0, length);
+  }
+}
+
+/** Layout of a call frame (the server reads these). */
+export const callLayout = {
+  minHead: 7,
+  headBytes: (prefix: Buffer) => 7 + prefix.readUInt16BE(5) + 4,
+  bodyLengthAt: (head: Buffer) => head.readUInt32BE(head.length - 4),
+};
+
+/** Layout of an answer frame (the client reads these). */
+const answerLayout = { minHead: 9, headBytes: () => 9, bodyLengthAt: (head: Buffer) => head.readUInt32BE(5) };
+
+export interface StreamTarget {
+  host: string;
+  port: number;
+  rpcKey: Buffer;
+  launchHash?: string;
+  nowMs?: () => number;
+}
+
+interface InFlight {
+  resolve(bytes: Uint8Array): void;
+  reject(error: RpcStreamFailure): void;
+  timer: NodeJS.Timeout;
+}
+
+export const streamTimeoutMessage = 'internode RPC timed out';
+
+/** The client end of one peer's stream. */
+export class RpcStreamClient {
+  private socket: Promise<Socket> | undefined;
+  private nextId = 1;
+  private readonly inFlight = new Map<number, InFlight>();
+
+  constructor(private readonly target: StreamTarget, private readonly maxAnswerBytes = 1024 * 1024 * 1024) {}
+
+  /** Sends one call; resolves with the answer's bytes, rejects with an RpcStreamFailure. */
+  async call(service: StreamService, body: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
+    const socket = await this.connected();
+    const id = this.nextId;
+    this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
+    const token = createRpcToken(this.target.rpcKey, (this.target.nowMs ?? Date.now)());
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.inFlight.delete(id);
+        reject(new RpcStreamFailure(streamTimeoutMessage, 'unreachable'));
+      }, timeoutMs);
+      this.inFlight.set(id, { resolve, reject, timer });
+      socket.cork();
+      for (const piece of callFrame(service, id, token, body)) socket.write(piece);
+      socket.uncork();
+    });
+  }
+
+  /** Closes the stream; calls in flight fail as unreachable. */
+  close(): void {
+    void this.socket?.then((socket) => socket.destroy(), () => undefined);
+  }
+
+  private connected(): Promise<Socket> {
+    this.socket ??= this.open();
+    return this.socket;
+  }
+
+  private open(): Promise<Socket> {
+    const opening = new Promise<Socket>((resolve, reject) => {
+      const request = httpRequest({
+        host: this.target.host,
+        port: this.target.port,
+        path: rpcStreamPath,
+        agent: false,
+        headers: {
+          connection: 'Upgrade',
+          upgrade: rpcStreamProtocol,
+          authorization: `${rpcAuthScheme} ${createRpcToken(this.target.rpcKey, (this.target.nowMs ?? Date.now)())}`,
+          ...(this.target.launchHash !== undefined ? { 'x-svc-launch-hash': this.target.launchHash } : {}),
+        },
+      });
+      request.on('upgrade', (_response: IncomingMessage, socket: Socket, head: Buffer) => resolve(this.attach(socket, head)));
+      request.on('response', (response: IncomingMessage) => {
+        const parts: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => parts.push(chunk));
+        response.on('end', () => reject(new RpcStreamFailure(`peer refused the internode stream: HTTP ${response.statusCode}`, 'refused', response.statusCode ?? 500, Buffer.concat(parts).toString('utf8'))));
+        response.on('error', (error) => reject(new RpcStreamFailure(error.message, 'unreachable')));
+      });
+      request.on('error', (error) => reject(new RpcStreamFailure(error.message, 'unreachable')));
+      request.end();
+    });
+    opening.catch(() => {
+      this.socket = undefined; // the next call tries again
+    });
+    return opening;
+  }
+
+  private attach(socket: Socket, head: Buffer): Socket {
+    socket.setNoDelay(true);
+    const reader = new FrameReader(answerLayout, (frameHead, body) => this.answer(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0, body), this.maxAnswerBytes);
+    const fail = (message: string): void => {
+      this.socket = undefined;
+      for (const [id, call] of this.inFlight) {
+        clearTimeout(call.timer);
+        call.reject(new RpcStreamFailure(message, 'unreachable'));
+        this.inFlight.delete(id);
+      }
+    };
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch (error) {
+        socket.destroy(error as Error);
+      }
+    });
+    socket.on('error', (error) => fail(error.message));
+    socket.on('close', () => fail('the internode stream closed'));
+    if (head.length > 0) reader.push(head);
+    return socket;
+  }
+
+  private answer(id: number, ok: boolean, body: Buffer): void {
+    const call = this.inFlight.get(id);
+    if (!call) return; // timed out already
+    this.inFlight.delete(id);
+    clearTimeout(call.timer);
+    if (ok) call.resolve(new Uint8Array(body.buffer, body.byteOffset, body.length));
+    else call.reject(new RpcStreamFailure(`peer refused the call: ${body.toString('utf8').slice(0, 200)}`, 'refused', 400, body.toString('utf8')));
+  }
+}
+
+const clients = new Map<string, RpcStreamClient>();
+
+/** The stream to one peer as reached with these credentials, shared by everything calling it. */
+export function rpcStreamTo(target: StreamTarget): RpcStreamClient {
+  const key = `${target.host}:${target.port}/${target.rpcKey.toString('hex')}/${target.launchHash ?? ''}`;
+  if (target.nowMs) return new RpcStreamClient(target);
+  let client = clients.get(key);
+  if (!client) {
+    client = new RpcStreamClient(target);
+    clients.set(key, client);
+  }
+  return client;
+}

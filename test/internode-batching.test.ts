@@ -1,0 +1,216 @@
+/**
+ * Internode round trips of the object layer on a set of 16 drives over four nodes (this node's 4
+ * local, 12 on three peers reached over the real drive and lock RPC, in-process HTTP servers),
+ * counted as the peers receive them; and what a peer dying in the middle of a batch does.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { driveRpcPlugin } from '../src/api/rpc/drive-rpc-plugin.js';
+import { lockRpcPlugin } from '../src/api/rpc/lock-rpc-plugin.js';
+import { rpcStreamPlugin } from '../src/api/rpc/rpc-stream-plugin.js';
+import type { Socket } from 'node:net';
+import { LockTable } from '../src/cluster/lock-table.js';
+import { DistributedNamespaceLocker, type LockServer } from '../src/cluster/distributed-locker.js';
+import { remoteLockServer } from '../src/cluster/remote-lock-server.js';
+import { createRemoteDrive } from '../backends/remote/remote-drive.js';
+import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
+import { rpcKeyFor } from '../src/util/rpc-token.js';
+import { isSvcError } from '../src/errors/index.js';
+import { systemClock } from '../src/util/clock.js';
+import type { Drive } from '../src/drive/index.js';
+import { collect, chunked, makeTestSet, patternBytes, type TestSet } from './helpers/erasure-set.js';
+import { freePort } from './helpers/server-process.js';
+import { KiB, MiB } from '../src/util/limits.js';
+
+const rpcKey = rpcKeyFor('batchadmin', 'batchadmin-secret');
+
+/** One peer: an HTTP server with the drive and lock services and the internode stream, counting the round trips it answers. */
+interface Peer {
+  app: FastifyInstance;
+  port: number;
+  served: Map<string, Drive>;
+  table: LockTable;
+  received: { drive: number; lock: number };
+  /** Dies at once: stops listening and drops every connection, answers in flight included. */
+  die(): void;
+}
+
+async function startPeer(): Promise<Peer> {
+  const served = new Map<string, Drive>();
+  const table = new LockTable(systemClock);
+  const received = { drive: 0, lock: 0 };
+  const app = Fastify();
+  // Requests of their own (disk-info, streamed shard data) and the frames of the internode stream.
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/svc/rpc/v1/drive/')) received.drive += 1;
+    if (request.url.startsWith('/svc/rpc/v1/lock/')) received.lock += 1;
+  });
+  const streams = new Set<Socket>();
+  app.server.prependListener('upgrade', (_request, socket: Socket) => streams.add(socket));
+  await app.register(driveRpcPlugin, { rpcKey, driveFor: (path) => served.get(path), nowMs: () => Date.now() });
+  await app.register(lockRpcPlugin, { rpcKey, table, nowMs: () => Date.now() });
+  await app.register(rpcStreamPlugin, { rpcKey, table, driveFor: (path) => served.get(path), nowMs: () => Date.now(), observe: (service) => (received[service] += 1) });
+  const port = await freePort();
+  await app.listen({ host: '127.0.0.1', port });
+  const die = (): void => {
+    app.server.close();
+    app.server.closeAllConnections();
+    for (const socket of streams) socket.destroy();
+  };
+  return { app, port, served, table, received, die };
+}
+
+/** A drive that, asked to write a file whose path contains `trigger`, makes its node die mid-answer. */
+function dyingOn(drive: Drive, trigger: string, peer: () => Peer): Drive {
+  return new Proxy(drive, {
+    get(target, property) {
+      const value = Reflect.get(target, property) as unknown;
+      if (property === 'writeFileAtomic') {
+        return async (path: string, data: Uint8Array) => {
+          if (path.includes(trigger)) {
+            peer().die();
+            return new Promise(() => undefined); // never answers: the node is gone
+          }
+          return target.writeFileAtomic(path, data);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+interface Cluster {
+  test: TestSet;
+  peers: Peer[];
+  total(): { drive: number; lock: number };
+  close(): Promise<void>;
+}
+
+/**
+ * A set of 16 drives (EC:4): slots 0-3 local, slots 4-15 on peers 1-3 (four each), with
+ * distributed locks over this node's table and the three peers'. `trigger`: peer 3's drives die
+ * on a write to a path containing it, peer 2's on one containing `${trigger}-2`.
+ */
+async function startCluster(trigger = 'never-written'): Promise<Cluster> {
+  const peers = [await startPeer(), await startPeer(), await startPeer()];
+  const local = new LockTable(systemClock);
+  const servers: LockServer[] = [
+    { acquire: async (...args) => local.acquire(...args), refresh: async (...args) => local.refresh(...args), release: async (...args) => local.release(...args) },
+    ...peers.map((peer) => remoteLockServer({ host: '127.0.0.1', port: peer.port, rpcKey })),
+  ];
+  const test = await makeTestSet({
+    drives: 16,
+    parity: 4,
+    locker: new DistributedNamespaceLocker({ servers }),
+    wrap: (base, slot) => {
+      if (slot < 4) return base;
+      const index = Math.floor(slot / 4) - 1;
+      const peer = peers[index]!;
+      const path = `/d${slot}`;
+      const dieOn = index === 2 ? trigger : index === 1 ? `${trigger}-2` : undefined;
+      peer.served.set(path, dieOn ? dyingOn(base, dieOn, () => peer) : base);
+      return createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey });
+    },
+  });
+  const total = () => ({ drive: peers.reduce((sum, peer) => sum + peer.received.drive, 0), lock: peers.reduce((sum, peer) => sum + peer.received.lock, 0) });
+  return {
+    test,
+    peers,
+    total,
+    close: async () => {
+      await test.cleanup();
+      await Promise.all(peers.map((peer) => peer.app.close().catch(() => undefined)));
+    },
+  };
+}
+
+/** Round trips the peers received while `work` ran (lock releases, sent after an answer, included). */
+async function counted(cluster: Cluster, work: () => Promise<unknown>): Promise<{ drive: number; lock: number }> {
+  const before = cluster.total();
+  await work();
+  await new Promise((resolve) => setTimeout(resolve, 50)); // releases go out after the answer
+  const after = cluster.total();
+  return { drive: after.drive - before.drive, lock: after.lock - before.lock };
+}
+
+let cluster: Cluster | undefined;
+afterEach(async () => {
+  await cluster?.close();
+  cluster = undefined;
+});
+
+const put = (test: TestSet, key: string, bytes: Uint8Array) => test.set.putObject('bucket', key, chunked(bytes), { storageClass: 'STANDARD', versioning: 'unversioned' });
+const get = async (test: TestSet, key: string) => Buffer.from(await collect((await test.set.getObject('bucket', key)).body));
+const codeOf = (promise: Promise<unknown>) => promise.then(() => 'ok', (error: unknown) => (isSvcError(error) ? error.code : String(error)));
+
+describe('internode round trips per S3 operation (16 drives, 4 nodes)', () => {
+  it('a 4 KiB PUT makes one exchange per peer per phase, a GET one, and concurrent requests share them', async () => {
+    cluster = await startCluster();
+    const { test } = cluster;
+    const small = patternBytes(4 * KiB, 1);
+    // Three peers: xl.meta read, then the object's directory made and xl.meta written in one exchange; lock grants and releases.
+    expect(await counted(cluster, () => put(test, 'one', small))).toEqual({ drive: 6, lock: 6 });
+    // Overwritten: the directory is there, xl.meta read and written.
+    expect(await counted(cluster, () => put(test, 'one', small))).toEqual({ drive: 6, lock: 6 });
+    // An inline object every drive agrees on: the xl.meta read alone, no lock.
+    const read = await counted(cluster, async () => expect((await get(test, 'one')).equals(Buffer.from(small))).toBe(true));
+    expect(read).toEqual({ drive: 3, lock: 0 });
+    // 16 PUTs at once share their exchanges: far fewer than 16 times one PUT's.
+    const many = await counted(cluster, () => Promise.all(Array.from({ length: 16 }, (_, index) => put(test, `many-${index}`, small))));
+    expect(many.drive).toBeLessThan((16 * 6) / 4);
+    expect(many.lock).toBeLessThan((16 * 6) / 4);
+    const reads = await counted(cluster, () => Promise.all(Array.from({ length: 16 }, (_, index) => get(test, `many-${index}`))));
+    expect(reads.drive).toBeLessThanOrEqual(6);
+    // A streamed object: shard files written on requests of their own (one per remote drive); xl.meta
+    // read; data renamed into place with its directory made; xl.meta written; the tmp area cleared.
+    const large = patternBytes(2 * MiB + 3, 4);
+    const streamed = await counted(cluster, () => put(test, 'large', large));
+    expect(streamed).toEqual({ drive: 12 + 3 + 3 + 3 + 3, lock: 6 });
+  });
+});
+
+describe('a peer dying in the middle of a batch', () => {
+  it('fails the operations of that batch with DriveOffline, as an unreachable peer does, and no other; a write is not sent again', async () => {
+    const dying = await startPeer();
+    const other = await startPeer();
+    try {
+      const inner = createMemfsDrive({ endpoint: 'inner' });
+      let writes = 0;
+      const counting = new Proxy(inner, {
+        get: (target, property) => (property === 'writeFileAtomic' ? (path: string, data: Uint8Array) => ((writes += 1), target.writeFileAtomic(path, data)) : (Reflect.get(target, property) as () => unknown).bind(target)),
+      });
+      dying.served.set('/a', createMemfsDrive({ endpoint: 'a' }));
+      dying.served.set('/b', dyingOn(counting, 'die', () => dying));
+      other.served.set('/c', createMemfsDrive({ endpoint: 'c' }));
+      const remote = (peer: Peer, path: string) => createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey });
+      const [a, b, c] = [remote(dying, '/a'), remote(dying, '/b'), remote(other, '/c')];
+      await a.writeFile('file', new Uint8Array([1]));
+      await c.writeFile('file', new Uint8Array([3]));
+      // One turn: a read on /a and the fatal write on /b travel in one batch to the dying peer, a read on /c to the other.
+      const outcomes = await Promise.all([codeOf(a.readFile('file')), codeOf(b.writeFileAtomic('die', new Uint8Array([2]))), codeOf(c.readFile('file'))]);
+      expect(outcomes).toEqual(['DriveOffline', 'DriveOffline', 'ok']);
+      expect(writes).toBe(0); // the wrapper died before writing; and the batch was not sent again
+      expect(dying.received.drive).toBe(2);
+      // The same error as any call to a peer that is gone.
+      expect(await codeOf(remote(dying, '/a').readFile('file'))).toBe('DriveOffline');
+    } finally {
+      await Promise.all([dying.app.close().catch(() => undefined), other.app.close()]);
+    }
+  });
+
+  it('a PUT survives one peer dying mid-commit (its four drives are within parity); with a second gone writes and reads fail closed as before', async () => {
+    cluster = await startCluster('victim');
+    const { test } = cluster;
+    const small = patternBytes(4 * KiB, 2);
+    const large = patternBytes(2 * MiB + 5, 3);
+    await put(test, 'before', large);
+    // Peer 3 dies while it writes victim's xl.meta: the PUT commits on the other 12 drives.
+    await put(test, 'victim', small);
+    expect((await get(test, 'victim')).equals(Buffer.from(small))).toBe(true);
+    expect((await get(test, 'before')).equals(Buffer.from(large))).toBe(true);
+    // Peer 2 dies the same way: 8 drives left, below write and read quorum (12).
+    expect(await codeOf(put(test, 'victim-2', small))).toBe('ErasureWriteQuorum');
+    expect(await codeOf(test.set.headObject('bucket', 'victim-2'))).toBe('NoSuchKey');
+    expect(await codeOf(get(test, 'before'))).toBe('ErasureReadQuorum');
+  });
+});
