@@ -73,8 +73,9 @@ const s3rverFailures: Record<string, number> = {
  * precondition; copy preconditions ignored; no ListParts or ListMultipartUploads of open uploads;
  * delimited listings that repeat common prefixes across pages, no URL encoding, forged tokens and
  * negative max-keys accepted; no signature checks at all (anonymous, unknown keys, skew, forged
- * chunks and presigned URLs succeed); CRC32C trailers not kept; and a model-based run whose bucket
- * cannot be emptied through ListObjectVersions.
+ * chunks and presigned URLs succeed); CRC32C trailers not kept; lifecycle documents accepted
+ * whatever they hold (truncated XML, zero days, a date not at midnight, a rule with no action); and
+ * a model-based run whose bucket cannot be emptied through ListObjectVersions.
  */
 const fauxqsFailures: Record<string, number> = {
   'Endpoints': 1,
@@ -94,6 +95,7 @@ const fauxqsFailures: Record<string, number> = {
   'S3 CopyObject': 1,
   'S3 ListParts': 1,
   'S3 ListMultipartUploads': 1,
+  'S3 PutBucketLifecycleConfiguration': 4,
   'S3 CompleteMultipartUpload': 2,
   'S3 UploadPart': 1,
   'S3 UploadPartCopy': 1,
