@@ -196,7 +196,7 @@ describe('conformance (black-box)', () => {
       const failures = Object.fromEntries([...countsBySection(report)].filter(([, counts]) => counts.failed > 0).map(([section, counts]) => [section, counts.failed]));
       expect(failures, describeFailures(report)).toEqual(fauxqsFailures);
       const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
-      expect(absent.sort()).toEqual(['admin', 'multi-pool', 'versioning', 'checksums'].sort());
+      expect(absent.sort()).toEqual(['admin', 'multi-pool', 'versioning', 'checksums', 'object-lock'].sort());
     } finally {
       await fauxqs.stop();
     }
