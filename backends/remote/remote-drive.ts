@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../src/errors/index.js';
 import { checkDrivePath, type DiskInfo, type Drive, type FileReader, type FileStat, type FileWriter } from '../../src/drive/index.js';
 import { limits } from '../../src/util/limits.js';
-import type { BatchOperationHeader } from '../../src/util/rpc-batch.js';
+import { writerTrailer, type BatchOperationHeader } from '../../src/util/rpc-batch.js';
 import { batcherFor, type PeerBatcher } from './peer-batcher.js';
 import { driveErrorOf, isConnectionFailure, openRpcRequest, readBody, responseOf, type PeerTarget } from './rpc-request.js';
 
@@ -138,10 +138,21 @@ class RemoteDrive implements Drive {
         await readBody(await response, endpoint);
       },
       abort: async () => {
+        // Ask the peer to abort (a trailer after the bytes sent) and wait for its answer, so the
+        // partial file is gone when abort() resolves: a delete sent on another connection could
+        // reach the peer before the writer's own request does.
+        if (!failure && request.writable) {
+          request.addTrailers({ [writerTrailer]: 'abort' });
+          request.end();
+          const answered = await response.then(
+            (answer) => readBody(answer, endpoint).then(() => true),
+            () => false,
+          );
+          if (answered) return;
+        }
         request.destroy();
         await response.catch(() => undefined);
-        // The peer removes the partial file when it sees the connection go; remove it here too, so
-        // it is gone when abort() resolves.
+        // The peer removes the partial file when it sees the connection go; remove it here too.
         await this.deleteFile(path).catch(() => undefined);
       },
     };

@@ -119,3 +119,6 @@ export function decodeBatchAnswer(bytes: Uint8Array, expected: number): BatchOut
   if (outcomes.length !== expected) throw new SvcError('InvalidArgument', `internode batch answer has ${outcomes.length} outcomes for ${expected} operations`);
   return outcomes;
 }
+
+/** Trailer a remote writer's request ends with to abort the file instead of keeping it. */
+export const writerTrailer = 'x-svc-writer';

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import type { Drive } from '../../drive/index.js';
 import { verifyRpcToken } from '../../util/rpc-token.js';
-import { decodeBatchRequest, encodeBatchAnswer, type BatchOperationHeader, type BatchOutcome } from '../../util/rpc-batch.js';
+import { decodeBatchRequest, encodeBatchAnswer, writerTrailer, type BatchOperationHeader, type BatchOutcome } from '../../util/rpc-batch.js';
 import { limits } from '../../util/limits.js';
 
 export const driveRpcPrefix = '/svc/rpc/v1/drive';
@@ -148,8 +148,10 @@ async function streamIntoWriter(drive: Drive, path: string, request: FastifyRequ
   });
   try {
     for await (const chunk of request.raw) await writer.write(chunk as Uint8Array);
-    await writer.close();
     complete = true;
+    // The client's abort() ends the body with this trailer and waits for the answer.
+    if (request.raw.trailers[writerTrailer] === 'abort') await writer.abort();
+    else await writer.close();
   } catch (error) {
     await writer.abort();
     throw error;
