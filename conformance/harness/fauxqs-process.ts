@@ -6,9 +6,8 @@
  *
  * Run directly, it serves: `node --import tsx conformance/harness/fauxqs-process.ts <port>`.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { freePort, repoRoot } from './server-process.js';
+import { startChildServer, type ChildServer } from './child-server.js';
 
 export const fauxqsCredentials = { accessKey: 'fauxqs', secretKey: 'fauxqs-secret' };
 
@@ -29,31 +28,10 @@ export async function fauxqsUnavailable(): Promise<string | undefined> {
   }
 }
 
-export interface FauxqsProcess {
-  url: string;
-  output(): string;
-  stop(): Promise<void>;
-}
+export type FauxqsProcess = ChildServer;
 
 export async function startFauxqs(): Promise<FauxqsProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--no-warnings', '--import', 'tsx', fileURLToPath(import.meta.url), String(port)], { cwd: repoRoot, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (let attempt = 0; !output.includes('fauxqs listening'); attempt += 1) {
-    if (attempt > 300 || child.exitCode !== null) throw new Error(`fauxqs did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
-    url: `http://127.0.0.1:${port}`,
-    output: () => output,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return startChildServer('fauxqs', fileURLToPath(import.meta.url));
 }
 
 async function serve(port: number): Promise<void> {

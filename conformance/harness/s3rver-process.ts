@@ -6,37 +6,15 @@
  *
  * Run directly, it serves: `node --import tsx conformance/harness/s3rver-process.ts <port> <dir>`.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort, repoRoot } from './server-process.js';
+import { startChildServer, type ChildServer } from './child-server.js';
 
 export const s3rverCredentials = { accessKey: 'S3RVER', secretKey: 'S3RVER' };
 
-export interface S3rverProcess {
-  url: string;
-  output(): string;
-  stop(): Promise<void>;
-}
+export type S3rverProcess = ChildServer;
 
 export async function startS3rver(directory: string): Promise<S3rverProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), String(port), directory], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (let attempt = 0; !output.includes('s3rver listening'); attempt += 1) {
-    if (attempt > 200 || child.exitCode !== null) throw new Error(`s3rver did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
-    url: `http://127.0.0.1:${port}`,
-    output: () => output,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return startChildServer('s3rver', fileURLToPath(import.meta.url), [directory]);
 }
 
 async function serve(port: number, directory: string): Promise<void> {
