@@ -3,9 +3,11 @@ import { LockTable } from '../src/cluster/lock-table.js';
 import { DistributedNamespaceLocker, type LockServer } from '../src/cluster/distributed-locker.js';
 import { isSvcError } from '../src/errors/index.js';
 
-function servers(tables: LockTable[], down: Set<number> = new Set()): LockServer[] {
+function servers(tables: LockTable[], down: Set<number> = new Set(), own?: number, asked?: number[]): LockServer[] {
   return tables.map((table, index) => ({
+    ...(own !== undefined && index !== own ? { remote: true } : {}),
     acquire: async (resource, mode, uid, ttlMs) => {
+      asked?.push(index);
       if (down.has(index)) throw new Error('down');
       return table.acquire(resource, mode, uid, ttlMs);
     },
@@ -72,5 +74,44 @@ describe('distributed locker', () => {
     const release = await locker.acquire('b/k', 'write', 5_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     release();
+  });
+
+  it('asks only a quorum (its own server, then the peers after it), the rest when short; nodes with different own servers still exclude each other', async () => {
+    const tables = Array.from({ length: 4 }, () => new LockTable({ nowMs: () => Date.now() }));
+    const asked: number[] = [];
+    const down = new Set<number>();
+    const nodeTwo = new DistributedNamespaceLocker({ servers: servers(tables, down, 2, asked) });
+    const release = await nodeTwo.acquire('b/one', 'write');
+    expect(asked).toEqual([2, 3, 0]);
+    release();
+    asked.length = 0;
+    down.add(3);
+    (await nodeTwo.acquire('b/two', 'write'))();
+    expect(asked).toEqual([2, 3, 0, 1]); // server 3 down: the rest asked in the same attempt
+    down.clear();
+    asked.length = 0;
+    (await nodeTwo.acquire('b/three', 'read'))();
+    expect(asked).toEqual([2, 3]);
+    // Four nodes, each leaning on different servers, writers and readers mixed: a writer is always alone.
+    const lockers = [0, 1, 2, 3].map((own) => new DistributedNamespaceLocker({ servers: servers(tables, new Set(), own), refreshIntervalMs: 50 }));
+    let writers = 0;
+    let readers = 0;
+    let violations = 0;
+    await Promise.all(lockers.flatMap((locker, node) => [0, 1].map(async (task) => {
+      const mode = (node + task) % 3 === 0 ? 'write' : 'read';
+      for (let round = 0; round < 6; round += 1) {
+        const done = await locker.acquire('b/shared', mode, 10_000);
+        if (mode === 'write') writers += 1;
+        else readers += 1;
+        if (writers > 1 || (writers === 1 && readers > 0)) violations += 1;
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        if (mode === 'write') writers -= 1;
+        else readers -= 1;
+        done();
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })));
+    expect(violations).toBe(0);
+    for (const table of tables) expect(table.held()).toEqual([]);
   });
 });

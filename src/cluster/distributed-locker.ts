@@ -1,8 +1,15 @@
 /**
- * Distributed namespace locks: a lock is held when a majority of the nodes' lock servers grant
- * it (write: N/2 + 1; read: N/2, at least 1), refreshed while held, released everywhere when done.
+ * Distributed namespace locks: a lock is held when a quorum of the nodes' lock servers grant it
+ * (write: N/2 + 1; read: N/2, at least 1), refreshed while held, released where asked when done.
  * A failed attempt releases its partial grants and retries after a random pause until the
  * timeout, then fails with SlowDown.
+ *
+ * An attempt asks only as many servers as the quorum needs, this node's own first and then the
+ * peers that follow it in the servers' order (so each node leans on different peers, and its
+ * releases find a frame to the same peer to ride in); the others are asked in the same attempt
+ * only when those fall short (a peer down, a grant refused). Two write quorums, or a write and a
+ * read quorum, always share a server, whichever servers were asked: exclusion holds as when every
+ * server is asked.
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
@@ -14,6 +21,8 @@ export interface LockServer {
   acquire(resource: string, mode: LockMode, uid: string, ttlMs: number): Promise<boolean>;
   refresh(resource: string, uid: string, ttlMs: number): Promise<boolean>;
   release(resource: string, uid: string): Promise<void>;
+  /** Reached over the network (another node's): asked after this node's own. */
+  readonly remote?: boolean;
 }
 
 export interface DistributedLockerOptions {
@@ -26,9 +35,13 @@ export interface DistributedLockerOptions {
 
 export class DistributedNamespaceLocker implements NamespaceLocker {
   private readonly ttlMs: number;
+  /** The order servers are asked in: this node's own first, then the peers after it, wrapping around. */
+  private readonly askOrder: LockServer[];
 
   constructor(private readonly options: DistributedLockerOptions) {
     this.ttlMs = options.ttlMs ?? limits.lockExpiryMs;
+    const own = Math.max(0, options.servers.findIndex((server) => !server.remote));
+    this.askOrder = options.servers.map((_, index) => options.servers[(own + index) % options.servers.length]!);
   }
 
   private quorum(mode: LockMode): number {
@@ -39,20 +52,33 @@ export class DistributedNamespaceLocker implements NamespaceLocker {
   async acquire(resource: string, mode: LockMode, timeoutMs: number = limits.lockAcquireTimeoutMs): Promise<() => void> {
     const uid = randomUUID();
     const deadline = Date.now() + timeoutMs;
+    const quorum = this.quorum(mode);
     for (let attempt = 0; ; attempt += 1) {
-      const granted = await Promise.all(this.options.servers.map((server) => server.acquire(resource, mode, uid, this.ttlMs).catch(() => false)));
-      if (granted.filter(Boolean).length >= this.quorum(mode)) return this.holdUntilReleased(resource, uid);
-      await Promise.all(this.options.servers.map((server, index) => (granted[index] ? server.release(resource, uid).catch(() => undefined) : undefined)));
+      const ask = (servers: LockServer[]) => Promise.all(servers.map((server) => server.acquire(resource, mode, uid, this.ttlMs).catch(() => false)));
+      let asked = this.askOrder.slice(0, quorum);
+      let granted = await ask(asked);
+      if (granted.filter(Boolean).length < quorum) {
+        const rest = this.askOrder.slice(quorum);
+        granted = [...granted, ...(await ask(rest))];
+        asked = [...asked, ...rest];
+      }
+      const holding = asked.filter((_, index) => granted[index]);
+      if (holding.length >= quorum) return this.holdUntilReleased(resource, uid, quorum, holding, asked);
+      await Promise.all(holding.map((server) => server.release(resource, uid).catch(() => undefined)));
       if (Date.now() >= deadline) throw new SvcError('SlowDown', `timed out after ${timeoutMs} ms waiting for the ${mode} lock on ${resource}`, { resource });
       const pauseMs = Math.min(250, 10 * 2 ** Math.min(attempt, 5)) * (0.5 + (this.options.random ?? Math.random)());
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   }
 
-  private holdUntilReleased(resource: string, uid: string): () => void {
+  /**
+   * Refreshes the grants while held (lost when fewer than the quorum still hold it); the release
+   * goes to every server asked, so a grant whose answer was lost does not wait for its expiry.
+   */
+  private holdUntilReleased(resource: string, uid: string, quorum: number, holding: LockServer[], asked: LockServer[]): () => void {
     const timer = setInterval(() => {
-      void Promise.all(this.options.servers.map((server) => server.refresh(resource, uid, this.ttlMs).catch(() => false))).then((refreshed) => {
-        if (refreshed.filter(Boolean).length < Math.floor(this.options.servers.length / 2) + 1) this.options.onLost?.(resource);
+      void Promise.all(holding.map((server) => server.refresh(resource, uid, this.ttlMs).catch(() => false))).then((refreshed) => {
+        if (refreshed.filter(Boolean).length < quorum) this.options.onLost?.(resource);
       });
     }, this.options.refreshIntervalMs ?? limits.lockRefreshIntervalMs);
     timer.unref();
@@ -61,7 +87,7 @@ export class DistributedNamespaceLocker implements NamespaceLocker {
       if (released) return;
       released = true;
       clearInterval(timer);
-      void Promise.all(this.options.servers.map((server) => server.release(resource, uid).catch(() => undefined)));
+      void Promise.all(asked.map((server) => server.release(resource, uid).catch(() => undefined)));
     };
   }
 }
