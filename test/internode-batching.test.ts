@@ -14,7 +14,7 @@ import { DistributedNamespaceLocker, type LockServer } from '../src/cluster/dist
 import { remoteLockServer } from '../src/cluster/remote-lock-server.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
-import { rpcKeyFor } from '../src/util/rpc-token.js';
+import { createRpcToken, rpcKeyFor, RpcTokenSource, RpcTokenVerifier } from '../src/util/rpc-token.js';
 import { isSvcError } from '../src/errors/index.js';
 import { systemClock } from '../src/util/clock.js';
 import type { Drive } from '../src/drive/index.js';
@@ -173,6 +173,59 @@ describe('internode round trips per S3 operation (16 drives, 4 nodes)', () => {
     const large = patternBytes(2 * MiB + 3, 4);
     const streamed = await counted(cluster, () => put(test, 'large', large));
     expect(streamed).toEqual({ drive: 12 + 3 + 3 + 3 + 3, lock: 4 });
+  });
+});
+
+describe('internode tokens', () => {
+  it('are signed once every few seconds by a sender, and every frame\'s is checked: expiry against the clock, signature remembered once right', () => {
+    let nowMs = 1_000_000;
+    const source = new RpcTokenSource(rpcKey);
+    const first = source.tokenAt(nowMs);
+    expect(source.tokenAt(nowMs + 4_000)).toBe(first);
+    expect(source.tokenAt(nowMs + 5_000)).not.toBe(first);
+    const verifier = new RpcTokenVerifier(rpcKey);
+    const refused = (token: string) => {
+      try {
+        verifier.verify(token, nowMs);
+        return 'accepted';
+      } catch (error) {
+        return isSvcError(error, 'AccessDenied') ? 'AccessDenied' : String(error);
+      }
+    };
+    expect(refused(first)).toBe('accepted');
+    expect(refused(first)).toBe('accepted'); // remembered
+    expect(refused(createRpcToken(rpcKeyFor('batchadmin', 'another-secret'), nowMs))).toBe('AccessDenied');
+    expect(refused(`${first.split('.')[0]}.${'0'.repeat(64)}`)).toBe('AccessDenied');
+    expect(refused('garbage')).toBe('AccessDenied');
+    nowMs += 16 * 60 * 1000; // past the token's lifetime: refused though its signature is remembered
+    expect(refused(first)).toBe('AccessDenied');
+  });
+});
+
+describe('internode call deadlines', () => {
+  it('a call the peer never answers fails as an offline drive at its deadline; calls with other deadlines on the same stream are answered or fail at theirs', async () => {
+    const peer = await startPeer();
+    try {
+      const hung = createMemfsDrive({ endpoint: 'hung' });
+      const answering = createMemfsDrive({ endpoint: 'answering' });
+      await answering.writeFile('file', new Uint8Array([9]));
+      peer.served.set('/hung', new Proxy(hung, { get: (target, property) => (property === 'readFile' ? () => new Promise(() => undefined) : (Reflect.get(target, property) as () => unknown).bind(target)) }));
+      peer.served.set('/answering', answering);
+      const remote = (path: string, timeoutMs: number) => createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey, timeoutMs });
+      const started = Date.now();
+      const late = codeOf(remote('/hung', 600).readFile('file')).then((code) => ({ code, afterMs: Date.now() - started }));
+      const soon = codeOf(remote('/hung', 200).readFile('file')).then((code) => ({ code, afterMs: Date.now() - started }));
+      await new Promise((resolve) => setTimeout(resolve, 20)); // a frame of its own (a frame is answered whole)
+      expect(Buffer.from(await remote('/answering', 200).readFile('file'))).toEqual(Buffer.from([9]));
+      const [first, second] = await Promise.all([soon, late]);
+      expect(first.code).toBe('DriveOffline');
+      expect(first.afterMs).toBeGreaterThanOrEqual(190);
+      expect(first.afterMs).toBeLessThan(550);
+      expect(second.code).toBe('DriveOffline');
+      expect(second.afterMs).toBeGreaterThanOrEqual(590);
+    } finally {
+      await peer.app.close().catch(() => undefined);
+    }
   });
 });
 

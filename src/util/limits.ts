@@ -204,6 +204,10 @@ export const limits = {
   formatSettleMs: 3_000,
   rpcMaxRetries: 3,
   rpcTokenTtlMs: 15 * 60 * 1000,
+  /** A sender signs a new internode token this often, not for every call (a token lives rpcTokenTtlMs). */
+  rpcTokenReuseMs: 5_000,
+  /** Checked tokens a stream's receiver remembers (a few per peer at any time). */
+  rpcTokensRemembered: 256,
   /** Objects a failure what-if reads the stored geometry of, at most, for its scope count. */
   simulateScanMaxObjects: 10_000,
   /** Drives plus nodes one failure what-if may name. */

@@ -7,13 +7,14 @@
  *   call   := u8 service (1 drive, 2 lock), u32 id, u16 token bytes, token, u32 body bytes, body
  *   answer := u32 id, u8 status (0 done, 1 refused), u32 bytes, bytes
  *
- * Every frame carries a fresh token, checked by the peer; a refused frame's bytes are
- * `{ code, message }` as JSON. A call has its own timeout; a connection that fails or closes fails
- * every call in flight on it, and the next call opens a new one.
+ * Every frame carries a token (signed anew every few seconds, rpc-token.ts), checked by the peer;
+ * a refused frame's bytes are `{ code, message }` as JSON. A call has its own deadline, watched by
+ * one timer per connection set for the earliest; a connection that fails or closes fails every
+ * call in flight on it, and the next call opens a new one.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { createRpcToken, rpcAuthScheme } from './rpc-token.js';
+import { rpcAuthScheme, RpcTokenSource } from './rpc-token.js';
 
 export const rpcStreamPath = '/svc/rpc/v1/stream';
 export const rpcStreamProtocol = 'svc-rpc';
@@ -118,7 +119,7 @@ export interface StreamTarget {
 interface InFlight {
   resolve(bytes: Uint8Array): void;
   reject(error: RpcStreamFailure): void;
-  timer: NodeJS.Timeout;
+  deadlineMs: number;
 }
 
 export const streamTimeoutMessage = 'internode RPC timed out';
@@ -128,25 +129,51 @@ export class RpcStreamClient {
   private socket: Promise<Socket> | undefined;
   private nextId = 1;
   private readonly inFlight = new Map<number, InFlight>();
+  private readonly tokens: RpcTokenSource;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private timerAtMs = 0;
 
-  constructor(private readonly target: StreamTarget, private readonly maxAnswerBytes = 1024 * 1024 * 1024) {}
+  constructor(private readonly target: StreamTarget, private readonly maxAnswerBytes = 1024 * 1024 * 1024) {
+    this.tokens = new RpcTokenSource(target.rpcKey);
+  }
 
   /** Sends one call; resolves with the answer's bytes, rejects with an RpcStreamFailure. */
   async call(service: StreamService, body: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
     const socket = await this.connected();
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
-    const token = createRpcToken(this.target.rpcKey, (this.target.nowMs ?? Date.now)());
+    const token = this.tokens.tokenAt((this.target.nowMs ?? Date.now)());
     return new Promise<Uint8Array>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.inFlight.delete(id);
-        reject(new RpcStreamFailure(streamTimeoutMessage, 'unreachable'));
-      }, timeoutMs);
-      this.inFlight.set(id, { resolve, reject, timer });
+      const deadlineMs = Date.now() + timeoutMs;
+      this.inFlight.set(id, { resolve, reject, deadlineMs });
+      this.watch(deadlineMs);
       socket.cork();
       for (const piece of callFrame(service, id, token, body)) socket.write(piece);
       socket.uncork();
     });
+  }
+
+  /** Makes sure the deadline timer fires by `deadlineMs`. */
+  private watch(deadlineMs: number): void {
+    if (this.deadlineTimer && this.timerAtMs <= deadlineMs) return;
+    clearTimeout(this.deadlineTimer);
+    this.timerAtMs = deadlineMs;
+    this.deadlineTimer = setTimeout(() => this.expire(), Math.max(0, deadlineMs - Date.now()));
+    this.deadlineTimer.unref();
+  }
+
+  /** Fails the calls past their deadline, and sets the timer for the next one. */
+  private expire(): void {
+    this.deadlineTimer = undefined;
+    const nowMs = Date.now();
+    let nextMs = Number.POSITIVE_INFINITY;
+    for (const [id, call] of this.inFlight) {
+      if (call.deadlineMs <= nowMs) {
+        this.inFlight.delete(id);
+        call.reject(new RpcStreamFailure(streamTimeoutMessage, 'unreachable'));
+      } else nextMs = Math.min(nextMs, call.deadlineMs);
+    }
+    if (nextMs !== Number.POSITIVE_INFINITY) this.watch(nextMs);
   }
 
   /** Closes the stream; calls in flight fail as unreachable. */
@@ -169,7 +196,7 @@ export class RpcStreamClient {
         headers: {
           connection: 'Upgrade',
           upgrade: rpcStreamProtocol,
-          authorization: `${rpcAuthScheme} ${createRpcToken(this.target.rpcKey, (this.target.nowMs ?? Date.now)())}`,
+          authorization: `${rpcAuthScheme} ${this.tokens.tokenAt((this.target.nowMs ?? Date.now)())}`,
           ...(this.target.launchHash !== undefined ? { 'x-svc-launch-hash': this.target.launchHash } : {}),
         },
       });
@@ -195,7 +222,6 @@ export class RpcStreamClient {
     const fail = (message: string): void => {
       this.socket = undefined;
       for (const [id, call] of this.inFlight) {
-        clearTimeout(call.timer);
         call.reject(new RpcStreamFailure(message, 'unreachable'));
         this.inFlight.delete(id);
       }
@@ -217,7 +243,6 @@ export class RpcStreamClient {
     const call = this.inFlight.get(id);
     if (!call) return; // timed out already
     this.inFlight.delete(id);
-    clearTimeout(call.timer);
     if (ok) call.resolve(new Uint8Array(body.buffer, body.byteOffset, body.length));
     else call.reject(new RpcStreamFailure(`peer refused the call: ${body.toString('utf8').slice(0, 200)}`, 'refused', 400, body.toString('utf8')));
   }

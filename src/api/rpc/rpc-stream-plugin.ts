@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import type { Drive } from '../../drive/index.js';
 import type { LockTable } from '../../cluster/lock-table.js';
-import { rpcAuthScheme, verifyRpcToken } from '../../util/rpc-token.js';
+import { RpcTokenVerifier, verifyRpcToken } from '../../util/rpc-token.js';
 import { answerFrame, callLayout, FrameReader, rpcStreamPath, rpcStreamProtocol, streamServices, type StreamService } from '../../util/rpc-stream.js';
 import { launchHashHeader, maxBatchBodyBytes, runDriveBatch } from './drive-rpc-plugin.js';
 import { runLockBatch } from './lock-rpc-plugin.js';
@@ -35,12 +35,12 @@ function refuse(socket: Socket, error: SvcError): void {
 }
 
 /** What one frame asks: its batch run, answered as bytes; a refusal answered as `{ code, message }`. */
-async function runFrame(options: RpcStreamOptions, head: Buffer, body: Buffer): Promise<{ ok: boolean; bytes: Uint8Array[] }> {
+async function runFrame(options: RpcStreamOptions, tokens: RpcTokenVerifier, head: Buffer, body: Buffer): Promise<{ ok: boolean; bytes: Uint8Array[] }> {
   try {
     const service = serviceOf.get(head.readUInt8(0));
     if (!service) throw new SvcError('InvalidArgument', 'unknown internode service');
     options.observe?.(service);
-    verifyRpcToken(options.rpcKey, `${rpcAuthScheme} ${head.subarray(7, head.length - 4).toString('latin1')}`, options.nowMs());
+    tokens.verify(head.toString('latin1', 7, head.length - 4), options.nowMs());
     if (service === 'drive') return { ok: true, bytes: await runDriveBatch(options.driveFor, body) };
     const parsed = JSON.parse(body.toString('utf8') || '{}') as { calls?: unknown };
     return { ok: true, bytes: [Buffer.from(JSON.stringify(runLockBatch(options.table, parsed)))] };
@@ -50,11 +50,11 @@ async function runFrame(options: RpcStreamOptions, head: Buffer, body: Buffer): 
   }
 }
 
-function serve(options: RpcStreamOptions, socket: Socket, head: Buffer): void {
+function serve(options: RpcStreamOptions, tokens: RpcTokenVerifier, socket: Socket, head: Buffer): void {
   socket.setNoDelay(true);
   const reader = new FrameReader(callLayout, (frameHead, body) => {
     const id = frameHead.readUInt32BE(1);
-    void runFrame(options, frameHead, body).then(({ ok, bytes }) => {
+    void runFrame(options, tokens, frameHead, body).then(({ ok, bytes }) => {
       if (socket.destroyed) return;
       socket.cork();
       for (const piece of answerFrame(id, ok, bytes)) socket.write(piece);
@@ -74,6 +74,7 @@ function serve(options: RpcStreamOptions, socket: Socket, head: Buffer): void {
 
 export async function rpcStreamPlugin(app: FastifyInstance, options: RpcStreamOptions): Promise<void> {
   const sockets = new Set<Socket>();
+  const tokens = new RpcTokenVerifier(options.rpcKey);
   app.server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
     if (socket.destroyed) return;
     if ((request.url ?? '').split('?')[0] !== rpcStreamPath || String(request.headers.upgrade).toLowerCase() !== rpcStreamProtocol) {
@@ -92,7 +93,7 @@ export async function rpcStreamPlugin(app: FastifyInstance, options: RpcStreamOp
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${rpcStreamProtocol}\r\n\r\n`);
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    serve(options, socket, head);
+    serve(options, tokens, socket, head);
   });
   app.addHook('preClose', async () => {
     for (const socket of sockets) socket.destroy();
