@@ -41,6 +41,7 @@ const phases: Phase[] = ['smallPut', 'smallGet', 'largePut', 'largeGet'];
 const phaseNames: Record<Phase, string> = { smallPut: '4 KiB PUT', smallGet: '4 KiB GET', largePut: '64 MiB PUT', largeGet: '64 MiB GET' };
 const services = ['drive', 'lock', 'peer'] as const;
 type RoundTrips = Record<(typeof services)[number], number>;
+type Probed = RoundTrips & { serverCpuMs: number };
 
 interface Settings {
   smallOps: number;
@@ -74,8 +75,8 @@ interface PhaseFigures {
 
 interface TargetFigures {
   phases: Record<Phase, PhaseFigures>;
-  /** Round trips per operation, one operation at a time through the first node. */
-  probe: Record<Phase, RoundTrips>;
+  /** Round trips and server CPU (ms, summed over the servers) per operation, one operation at a time through the first node. */
+  probe: Record<Phase, Probed>;
 }
 
 type TargetName = 'one' | 'four';
@@ -123,32 +124,38 @@ function perOperation(before: RoundTrips, after: RoundTrips, operations: number)
  * Internode requests per second while nothing is asked of the servers (each node re-reads its
  * IAM store and pool state every 5 s), measured over `seconds`.
  */
-async function idleRoundTrips(urls: string[], seconds: number): Promise<RoundTrips> {
-  const before = await roundTripsSoFar(urls);
+async function idleRoundTrips(servers: Servers, seconds: number): Promise<Probed> {
+  const before = await roundTripsSoFar(servers.urls);
+  const cpuBefore = sum(servers.pids.map((pid) => processCpuMs(pid) ?? 0));
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-  return perOperation(before, await roundTripsSoFar(urls), seconds);
+  const cpuAfter = sum(servers.pids.map((pid) => processCpuMs(pid) ?? 0));
+  return { ...perOperation(before, await roundTripsSoFar(servers.urls), seconds), serverCpuMs: (cpuAfter - cpuBefore) / seconds };
 }
 
 /**
  * A few PUTs then GETs of each size, one at a time through the first node, with their round
  * trips counted; the idle rate measured just before is taken off for the time each phase took.
  */
-async function probe(servers: Servers, settings: Settings): Promise<Record<Phase, RoundTrips>> {
-  const idle = await idleRoundTrips(servers.urls, 10);
+async function probe(servers: Servers, settings: Settings): Promise<Record<Phase, Probed>> {
+  const idle = await idleRoundTrips(servers, 10);
+  console.log(`  idle: ${servers.pids.length} server(s) use ${idle.serverCpuMs.toFixed(1)} ms of CPU a second, summed, and make ${tripsText(idle)} round trips a second`);
   const client = await createLoadClient('http', { endpoint: servers.urls[0]!, ...testCredentials });
   const bucket = `probe-${Date.now().toString(36)}`;
-  const counted = async (count: number, work: (index: number) => Promise<unknown>): Promise<RoundTrips> => {
+  const cpuMs = (): number => sum(servers.pids.map((pid) => processCpuMs(pid) ?? 0));
+  const counted = async (count: number, work: (index: number) => Promise<unknown>): Promise<Probed> => {
     const before = await roundTripsSoFar(servers.urls);
+    const cpuBefore = cpuMs();
     const started = performance.now();
     for (let index = 0; index < count; index += 1) await work(index);
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuMs();
     const after = await roundTripsSoFar(servers.urls);
     const less = (service: keyof RoundTrips): number => Math.max(0, after[service] - before[service] - idle[service] * seconds) / count;
-    return { drive: less('drive'), lock: less('lock'), peer: less('peer') };
+    return { drive: less('drive'), lock: less('lock'), peer: less('peer'), serverCpuMs: (cpuAfter - cpuBefore) / count };
   };
   try {
     await client.createBucket(bucket);
-    const result = {} as Record<Phase, RoundTrips>;
+    const result = {} as Record<Phase, Probed>;
     const sizes = [['small', Buffer.alloc(4 * KiB, 'p'), settings.probeOps], ['large', Buffer.alloc(64 * MiB, 'P'), 2]] as const;
     for (const [size, bytes, count] of sizes.filter(([size]) => size === 'small' || settings.largeObjects > 0)) {
       const payload = payloadOf(bytes);
@@ -222,7 +229,8 @@ function printTarget(name: string, figures: TargetFigures): void {
     console.log(
       `    ${phaseNames[phase].padEnd(10)} ${f.rate.toFixed(0).padStart(5)} ${unit}  p50 ${f.latencyMs.p50.toFixed(1)} p90 ${f.latencyMs.p90.toFixed(1)} p99 ${f.latencyMs.p99.toFixed(1)} ms` +
         `  server CPU ${perUnit(phase, sum(f.serverCpuMs)).toFixed(2)} ${cpuUnit}${perNode}, load ${perUnit(phase, f.clientCpuMs).toFixed(2)}` +
-        `  round trips/op: one at a time ${tripsText(figures.probe[phase])}, under load ${tripsText(f.roundTrips)}`,
+        `  round trips/op: one at a time ${tripsText(figures.probe[phase])}, under load ${tripsText(f.roundTrips)}` +
+        `  one at a time: server CPU ${perUnit(phase, figures.probe[phase].serverCpuMs).toFixed(2)} ${cpuUnit}`,
     );
   }
 }
@@ -291,7 +299,7 @@ async function printProbe(root: string, settings: Settings): Promise<void> {
   try {
     const probed = await probe(servers, settings);
     console.log('four nodes, internode round trips per operation, one at a time through the first node:');
-    for (const phase of phases) if (probed[phase]) console.log(`  ${phaseNames[phase].padEnd(10)} ${tripsText(probed[phase])}`);
+    for (const phase of phases) if (probed[phase]) console.log(`  ${phaseNames[phase].padEnd(10)} ${tripsText(probed[phase])}, server CPU ${perUnit(phase, probed[phase].serverCpuMs).toFixed(2)} ms/${phase.startsWith('small') ? 'op' : 'MB'} summed`);
   } finally {
     await servers.stop();
   }
