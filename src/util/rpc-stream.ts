@@ -119,6 +119,7 @@ export interface StreamTarget {
 interface InFlight {
   resolve(bytes: Uint8Array): void;
   reject(error: RpcStreamFailure): void;
+  /** On the monotonic clock (performance.now()). */
   deadlineMs: number;
 }
 
@@ -144,7 +145,7 @@ export class RpcStreamClient {
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
     const token = this.tokens.tokenAt((this.target.nowMs ?? Date.now)());
     return new Promise<Uint8Array>((resolve, reject) => {
-      const deadlineMs = Date.now() + timeoutMs;
+      const deadlineMs = performance.now() + timeoutMs;
       this.inFlight.set(id, { resolve, reject, deadlineMs });
       this.watch(deadlineMs);
       socket.cork();
@@ -158,14 +159,14 @@ export class RpcStreamClient {
     if (this.deadlineTimer && this.timerAtMs <= deadlineMs) return;
     clearTimeout(this.deadlineTimer);
     this.timerAtMs = deadlineMs;
-    this.deadlineTimer = setTimeout(() => this.expire(), Math.max(0, deadlineMs - Date.now()));
+    this.deadlineTimer = setTimeout(() => this.expire(), Math.max(0, deadlineMs - performance.now()));
     this.deadlineTimer.unref();
   }
 
   /** Fails the calls past their deadline, and sets the timer for the next one. */
   private expire(): void {
     this.deadlineTimer = undefined;
-    const nowMs = Date.now();
+    const nowMs = performance.now();
     let nextMs = Number.POSITIVE_INFINITY;
     for (const [id, call] of this.inFlight) {
       if (call.deadlineMs <= nowMs) {
