@@ -1,6 +1,7 @@
 /**
  * Distributed namespace locks: a lock is held when a quorum of the nodes' lock servers grant it
- * (write: N/2 + 1; read: N/2, at least 1), refreshed while held, released where asked when done.
+ * (write: N/2 + 1; read: N - N/2, so a reader's and a writer's quorums always share a server, for odd
+ * N too), refreshed while held, released where asked when done.
  * A failed attempt releases its partial grants and retries after a random pause until the
  * timeout, then fails with SlowDown.
  *
@@ -46,7 +47,7 @@ export class DistributedNamespaceLocker implements NamespaceLocker {
 
   private quorum(mode: LockMode): number {
     const count = this.options.servers.length;
-    return mode === 'write' ? Math.floor(count / 2) + 1 : Math.max(1, Math.floor(count / 2));
+    return mode === 'write' ? Math.floor(count / 2) + 1 : count - Math.floor(count / 2);
   }
 
   async acquire(resource: string, mode: LockMode, timeoutMs: number = limits.lockAcquireTimeoutMs): Promise<() => void> {
