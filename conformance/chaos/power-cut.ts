@@ -19,6 +19,9 @@
  * each lost file and the deployment id (so which pool a new key goes to). It does not fix how the
  * four workers, the rebalance and the heal interleave, so the drive writes counted at a cut differ
  * a little from run to run.
+ *
+ * The server, its disks and the workload live in power-cut-workload.ts, shared with
+ * power-cut-cluster.ts, where part of a four-node cluster loses power while the rest serves on.
  */
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Drive } from '../../src/drive/index.js';
