@@ -25,7 +25,7 @@
  * fate of every lost file and every id the nodes draw from their generators. It does not fix how
  * the workers, read-repair and the heals interleave, nor (so) which node draws which id.
  */
-import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { Drive } from '../../src/drive/index.js';
 import { MiB } from '../../src/util/limits.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
@@ -104,7 +104,7 @@ class PowerCutCluster {
 
   /** Indices of the nodes serving now. */
   up(): number[] {
-    return this.nodes.flatMap((node, index) => (node.running && !node.supply.tripped ? [index] : []));
+    return this.nodes.flatMap((node, index) => (node.running && !node.supply.tripped && this.targets[index] ? [index] : []));
   }
 
   /** Node `index` loses power: every disk of it loses what was not durable. */
@@ -171,8 +171,9 @@ class CutRun {
     this.armedAt = index;
     node.supply.tripAt(node.supply.writeCount + this.cut.writesLater);
     this.powerOff = node.supply.whenTripped().then(async () => {
+      const relation = !this.first ? 'first' : this.first.back ? 'after the first came back' : 'while the first is down';
       const what = await this.cluster.powerOff(this.cut.node, this.fates);
-      this.context.note(`${this.label}: node ${this.cut.node + 1} (${hostOf(this.cut.node)}) loses power (${this.cut.kind}; armed at operation ${index} + ${this.cut.writesLater} writes) ${what}`);
+      this.context.note(`${this.label}: node ${this.cut.node + 1} (${hostOf(this.cut.node)}) loses power (${relation}; armed at operation ${index} + ${this.cut.writesLater} writes) ${what}`);
     });
   }
 
@@ -183,9 +184,9 @@ class CutRun {
       await this.cluster.start(this.cut.node);
       this.back = true;
       const target = this.cluster.targets[this.cut.node]!;
-      const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ remove: true }) });
+      const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ remove: true }) }).catch((error: Error) => ({ status: error.message, body: {} as Record<string, string> }));
       this.context.note(`${this.label}: node ${this.cut.node + 1} back (restart at operation ${index}); heal on it: ${heal.status}`);
-      if (heal.status === 200) this.cluster.heals[this.cut.node] = { target, token: heal.body.clientToken };
+      if (heal.status === 200) this.cluster.heals[this.cut.node] = { target, token: heal.body.clientToken! };
     });
   }
 
@@ -221,7 +222,6 @@ async function episode(cluster: PowerCutCluster, checker: HistoryChecker, contex
   }
   const before = checker.acknowledged;
   const refusedBefore = checker.refused;
-  const clients = (): S3Client[] => cluster.targets.map((target) => target?.s3 as S3Client);
   const started = await runTraffic(checker, {
     workerCount: 4,
     keysPerWorker: 8 * context.size,
@@ -233,7 +233,7 @@ async function episode(cluster: PowerCutCluster, checker: HistoryChecker, contex
     },
     client: (prng) => {
       const up = cluster.up();
-      return clients()[up[prng.int(up.length)]!]!;
+      return cluster.targets[up[prng.int(up.length)]!]!.s3;
     },
   });
   for (const cut of cuts) await cut.finish(started);
