@@ -46,7 +46,7 @@ const drivePaths = '/power-cut-cluster/d{1...2}';
 /** One cut in an episode: which node, when its power goes, when it comes back. */
 interface NodeCut {
   node: number;
-  /** The operation at whose start the trip is armed (or the first after the episode's first node is back, for a second cut after it). */
+  /** The operation at whose start the trip is armed (for a second cut: the first from then on at which the first node is down, or back, as `kind` says). */
   armAt: number;
   /** The node's drive writes after arming at which the power goes. */
   writesLater: number;
