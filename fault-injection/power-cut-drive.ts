@@ -13,7 +13,9 @@
  * calls already running finish underneath but report failure. `settle()` waits for them. Then
  * `loseVolatile` on the disks chosen to lose power throws away what a real cut could: each
  * non-durable file comes back whole, truncated, or with a zero-filled tail, never shorter than its
- * durable prefix. A new supply then powers the next generation over the same disks.
+ * durable prefix. A new supply then powers the next generation over the same disks. In a
+ * cluster, the peers' drives a node reaches over the network go through its supply too
+ * (`reach`): once it trips, the node sends them nothing more.
  *
  * Every choice is drawn from a seeded Prng and made in path order, so a seed replays it.
  */
@@ -140,6 +142,15 @@ export class PowerSupply {
   /** A drive over `disk` powered by this supply. */
   power(disk: PowerCutDisk): Drive {
     return new PowerCutDrive(disk, this);
+  }
+
+  /**
+   * A peer's drive as the machine on this supply reaches it over the network: once the supply
+   * trips that machine sends nothing more, and an answer still on its way finds no one to take
+   * it (the call fails). What the peer did with a call already sent stays done.
+   */
+  reach(drive: Drive): Drive {
+    return new SilencedDrive(drive, this);
   }
 
   /** Runs one call: refused when tripped (a writing call may trip the supply first), reported failed if a trip came meanwhile. */
@@ -305,5 +316,113 @@ class PowerCutDrive implements Drive {
 
   async close(): Promise<void> {
     // The disk outlives this generation of drives: nothing to release.
+  }
+}
+
+/** A peer's drive, silenced when the caller's supply trips (PowerSupply.reach). */
+class SilencedDrive implements Drive {
+  constructor(private readonly inner: Drive, private readonly supply: PowerSupply) {}
+
+  get endpoint(): string {
+    return this.inner.endpoint;
+  }
+
+  private async call<T>(action: () => Promise<T>): Promise<T> {
+    this.supply.refuseWhenTripped(this.endpoint);
+    const result = await action();
+    this.supply.refuseWhenTripped(this.endpoint);
+    return result;
+  }
+
+  private async *stream<T>(items: AsyncIterable<T>): AsyncIterable<T> {
+    this.supply.refuseWhenTripped(this.endpoint);
+    for await (const item of items) {
+      this.supply.refuseWhenTripped(this.endpoint);
+      yield item;
+    }
+  }
+
+  readFile(path: string): Promise<Uint8Array> {
+    return this.call(() => this.inner.readFile(path));
+  }
+
+  readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+    return this.call(() => this.inner.readRange(path, offset, length, into));
+  }
+
+  readStream(path: string, options?: { offset?: number; length?: number }): AsyncIterable<Uint8Array> {
+    return this.stream(this.inner.readStream(path, options));
+  }
+
+  openReader(path: string): Promise<FileReader> {
+    return this.call(async () => {
+      const reader = await this.inner.openReader(path);
+      return { read: (offset, length, into) => this.call(() => reader.read(offset, length, into)), close: () => reader.close() };
+    });
+  }
+
+  writeFile(path: string, data: Uint8Array, options?: { sync?: boolean }): Promise<void> {
+    return this.call(() => this.inner.writeFile(path, data, options));
+  }
+
+  writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
+    return this.call(() => this.inner.writeFileAtomic(path, data));
+  }
+
+  appendFile(path: string, data: Uint8Array): Promise<void> {
+    return this.call(() => this.inner.appendFile(path, data));
+  }
+
+  openWriter(path: string): Promise<FileWriter> {
+    return this.call(async () => {
+      const writer = await this.inner.openWriter(path);
+      return {
+        write: (chunk) => this.call(() => writer.write(chunk)),
+        close: () => this.call(() => writer.close()),
+        // After the cut nothing is sent: the partial file stays on the peer.
+        abort: async () => (this.supply.tripped ? undefined : writer.abort()),
+      };
+    });
+  }
+
+  makeDir(path: string): Promise<void> {
+    return this.call(() => this.inner.makeDir(path));
+  }
+
+  rename(source: string, target: string): Promise<void> {
+    return this.call(() => this.inner.rename(source, target));
+  }
+
+  deleteFile(path: string): Promise<void> {
+    return this.call(() => this.inner.deleteFile(path));
+  }
+
+  deleteDir(path: string): Promise<void> {
+    return this.call(() => this.inner.deleteDir(path));
+  }
+
+  deleteRecursive(path: string): Promise<void> {
+    return this.call(() => this.inner.deleteRecursive(path));
+  }
+
+  listDir(path: string): Promise<string[]> {
+    return this.call(() => this.inner.listDir(path));
+  }
+
+  walk(prefix: string, options?: { startAfter?: string }): AsyncIterable<string> {
+    return this.stream(this.inner.walk(prefix, options));
+  }
+
+  stat(path: string): Promise<FileStat> {
+    return this.call(() => this.inner.stat(path));
+  }
+
+  async diskInfo(): Promise<DiskInfo> {
+    if (this.supply.tripped) return { endpoint: this.endpoint, online: false, totalBytes: 0, freeBytes: 0, usedBytes: 0, error: 'power cut (this node)' };
+    return this.inner.diskInfo();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
   }
 }

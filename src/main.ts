@@ -65,6 +65,8 @@ export interface ServerHooks {
   localDrive?: (endpoint: Endpoint) => Drive;
   /** Ids for a new deployment, versions and data dirs (seeded by the chaos harness, so a seed replays them). */
   newId?: () => string;
+  /** Wraps each peer's drive as this node reaches it over RPC (the power-cut cluster scenario silences a node that lost power). */
+  peerDrive?: (drive: Drive) => Drive;
 }
 
 export async function startServer(args: string[], env: Record<string, string | undefined>, logger?: Logger, hooks: ServerHooks = {}): Promise<RunningServer> {
@@ -77,7 +79,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   let storage: StartedStorage | undefined;
   let admin: AdminServices | undefined;
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
-  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log, observability, hooks.localDrive);
+  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log, observability, hooks);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, rpcKey, launchHash, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -266,12 +268,12 @@ interface OpenedDrives {
 }
 
 /** Opens every endpoint: local ones (with exclusive ownership) and, over RPC, the peers' drives. */
-async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: Buffer, launchHash: string, log: Logger, observability: Observability, localDrive?: ServerHooks['localDrive']): Promise<OpenedDrives> {
+async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: Buffer, launchHash: string, log: Logger, observability: Observability, hooks: ServerHooks): Promise<OpenedDrives> {
   const locks: OwnershipLock[] = [];
   const localByPath = new Map<string, Drive>();
   try {
     const drives = await Promise.all(
-      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, rpcKey, launchHash, log, observability, localDrive })))),
+      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, rpcKey, launchHash, log, observability, hooks })))),
     );
     const first = config.layout.pools[0]!.endpoints[0]!;
     return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwn(first) };
@@ -284,14 +286,16 @@ async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: 
 async function openDrive(
   config: ServerConfig,
   endpoint: Endpoint,
-  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger; observability: Observability; localDrive?: ServerHooks['localDrive'] },
+  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger; observability: Observability; hooks: ServerHooks },
 ): Promise<Drive | undefined> {
+  const { localDrive, peerDrive } = context.hooks;
   if (endpoint.kind === 'url' && !context.isOwn(endpoint)) {
-    return context.observability.instrument(createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey, launchHash: context.launchHash }), false);
+    const remote = createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey, launchHash: context.launchHash });
+    return context.observability.instrument(peerDrive ? peerDrive(remote) : remote, false);
   }
   let drive: Drive;
-  if (context.localDrive) {
-    drive = context.localDrive(endpoint);
+  if (localDrive) {
+    drive = localDrive(endpoint);
   } else if (config.driveBackend === 'memfs') {
     drive = createMemfsDrive({ endpoint: endpoint.raw });
   } else {

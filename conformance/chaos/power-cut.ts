@@ -19,19 +19,17 @@
  * each lost file and the deployment id (so which pool a new key goes to). It does not fix how the
  * four workers, the rebalance and the heal interleave, so the drive writes counted at a cut differ
  * a little from run to run.
+ *
+ * The server, its disks and the workload live in power-cut-workload.ts, shared with
+ * power-cut-cluster.ts, where part of a four-node cluster loses power while the rest serves on.
  */
-import type { AddressInfo } from 'node:net';
-import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
-import { pino } from 'pino';
-import { startServer, type RunningServer } from '../../src/main.js';
+import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Drive } from '../../src/drive/index.js';
 import { MiB } from '../../src/util/limits.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
-import { createMemfsDrive } from '../../backends/memfs/memfs-drive.js';
-import { PowerCutDisk, PowerSupply, type LostWrite } from '../../fault-injection/power-cut-drive.js';
 import type { Target } from '../runner/check.js';
-import { testCredentials } from '../harness/server-process.js';
 import { HistoryChecker } from './history-checker.js';
+import { describeLost, PowerCutServer, runTraffic } from './power-cut-workload.js';
 import { bucket, healAndCheckRedundancy, targetFor, type ChaosContext } from './steps.js';
 
 export interface PowerCutOptions {
@@ -43,120 +41,17 @@ export interface PowerCutOptions {
 }
 
 const poolPatterns = ['/power-cut/p0/d{1...4}', '/power-cut/p1/d{1...4}'];
-const workerCount = 4;
-const silent = pino({ level: 'silent' });
 
 /** One server on power-cut disks, restarted generation after generation over the same disks. */
-class PowerCutNode {
-  readonly disks = new Map<string, PowerCutDisk>();
-  supply = new PowerSupply();
-  private server: RunningServer | undefined;
-  private readonly ids: Prng;
-
-  constructor(private readonly context: ChaosContext, private readonly options: PowerCutOptions) {
-    this.ids = createPrng(context.seed ^ 0x1d5);
+class PowerCutNode extends PowerCutServer {
+  constructor(private readonly context: ChaosContext, options: PowerCutOptions) {
+    // Small enough that pool 0's data is a visible fraction (the rebalance has work), large enough never to fill.
+    super({ address: '127.0.0.1:0', capacityBytes: 24 * MiB * context.size, idSeed: context.seed ^ 0x1d5, ...(options.serverDrive ? { serverDrive: options.serverDrive } : {}) });
   }
 
-  async start(poolCount: number): Promise<Target> {
-    this.supply = new PowerSupply();
-    const env = {
-      SVC_ADDRESS: '127.0.0.1:0',
-      SVC_CONSOLE_ENABLE: 'false',
-      SVC_ACCESS_KEY: testCredentials.accessKeyId,
-      SVC_SECRET_KEY: testCredentials.secretAccessKey,
-      SVC_CODING_THREADS: '0',
-    };
-    this.server = await startServer(poolPatterns.slice(0, poolCount), env, silent, { localDrive: (endpoint) => this.drive(endpoint.path), newId: () => seededUuid(this.ids) });
-    const { port } = this.server.s3.server.address() as AddressInfo;
-    return targetFor(`http://127.0.0.1:${port}`, this.context.seed);
+  async startPools(poolCount: number): Promise<Target> {
+    return targetFor(await this.start(poolPatterns.slice(0, poolCount)), this.context.seed);
   }
-
-  private drive(path: string): Drive {
-    let disk = this.disks.get(path);
-    if (!disk) {
-      // Small enough that pool 0's data is a visible fraction (the rebalance has work), large enough never to fill.
-      disk = new PowerCutDisk(createMemfsDrive({ endpoint: path, capacityBytes: 24 * MiB * this.context.size }));
-      this.disks.set(path, disk);
-    }
-    const powered = this.supply.power(disk);
-    return this.options.serverDrive ? this.options.serverDrive(powered) : powered;
-  }
-
-  /** The power goes: the server is dropped (no graceful shutdown), then the chosen disks lose what was not durable. */
-  async cut(victims: string[], prng: Prng): Promise<LostWrite[]> {
-    this.supply.trip();
-    this.server?.s3.server.closeAllConnections();
-    await this.server?.stop().catch(() => undefined);
-    this.server = undefined;
-    await this.supply.settle();
-    const lost: LostWrite[] = [];
-    for (const path of victims) lost.push(...(await this.disks.get(path)!.loseVolatile(prng)));
-    return lost;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.s3.server.closeIdleConnections();
-    await this.server?.stop();
-    this.server = undefined;
-  }
-}
-
-/** A v4-shaped UUID from the seeded generator (the deployment id, version and data-dir ids). */
-function seededUuid(prng: Prng): string {
-  const hex = Array.from({ length: 32 }, () => prng.int(16).toString(16));
-  hex[12] = '4';
-  hex[16] = (8 + prng.int(4)).toString(16);
-  const text = hex.join('');
-  return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
-}
-
-const bodySizes = [100, 4_000, 150_000, 1_100_000, 2_200_000];
-const bodyWeights = [0.4, 0.25, 0.2, 0.1, 0.05];
-
-function pickWeighted<T>(prng: Prng, values: T[], weights: number[]): T {
-  let point = prng.next();
-  for (const [index, weight] of weights.entries()) {
-    point -= weight;
-    if (point < 0) return values[index]!;
-  }
-  return values.at(-1)!;
-}
-
-/** A body no other change carries (but by a 1 in 2^62 chance): it starts with its key and two random numbers. */
-function bodyFor(key: string, sizeBytes: number, prng: Prng): Buffer {
-  const body = Buffer.alloc(sizeBytes, prng.int(256));
-  body.write(`${key}#${prng.int(2 ** 31)}#${prng.int(2 ** 31)}`.slice(0, sizeBytes));
-  return body;
-}
-
-/** One worker's next change on one of its own keys. */
-async function oneChange(s3: S3Client, checker: HistoryChecker, key: string, prng: Prng): Promise<void> {
-  const roll = prng.next();
-  if (roll < 0.1) {
-    await checker.attempt(key, undefined, () => s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
-  } else if (roll < 0.2) {
-    await multipartChange(s3, checker, key, prng);
-  } else {
-    const body = bodyFor(key, pickWeighted(prng, bodySizes, bodyWeights) + prng.int(1000), prng);
-    await checker.attempt(key, body, () => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body })));
-  }
-}
-
-/** A multipart upload of one part, or now and then two (5 MiB and a tail), then its complete. */
-async function multipartChange(s3: S3Client, checker: HistoryChecker, key: string, prng: Prng): Promise<void> {
-  const sizes = prng.next() < 0.15 ? [5 * MiB, 100_000 + prng.int(1000)] : [300_000 + prng.int(1_000_000)];
-  const parts = sizes.map((sizeBytes) => bodyFor(key, sizeBytes, prng));
-  const etags: string[] = [];
-  let uploadId: string;
-  try {
-    uploadId = (await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }))).UploadId!;
-    for (const [index, part] of parts.entries()) etags.push((await s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: index + 1, Body: part }))).ETag!);
-  } catch (error) {
-    checker.refuse(error);
-    return;
-  }
-  const complete = new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: etags.map((ETag, index) => ({ ETag, PartNumber: index + 1 })) } });
-  await checker.attempt(key, Buffer.concat(parts), () => s3.send(complete));
 }
 
 interface CutPlan {
@@ -181,20 +76,18 @@ function cutPlan(generation: number, plannedOps: number, prng: Prng): CutPlan {
  * Runs up to `plannedOps` changes through four workers (each owning its keys, one change in
  * flight per key) until they are done or the power goes. Returns how many were started.
  */
-async function traffic(node: PowerCutNode, s3: S3Client, checker: HistoryChecker, context: ChaosContext, generation: number, plannedOps: number, cut: CutPlan | undefined): Promise<number> {
-  let started = 0;
-  const keysPerWorker = 8 * context.size;
-  await Promise.all(
-    Array.from({ length: workerCount }, async (_, worker) => {
-      const prng = createPrng((context.seed * 31 + generation * 7 + worker) >>> 0);
-      while (!node.supply.tripped && started < plannedOps) {
-        const index = (started += 1) - 1;
-        if (cut && index === cut.operation) node.supply.tripAt(node.supply.writeCount + cut.writesLater);
-        await oneChange(s3, checker, `w${worker}/k${prng.int(keysPerWorker)}`, prng);
-      }
-    }),
-  );
-  return started;
+function traffic(node: PowerCutNode, s3: S3Client, checker: HistoryChecker, context: ChaosContext, generation: number, plannedOps: number, cut: CutPlan | undefined): Promise<number> {
+  return runTraffic(checker, {
+    workerCount: 4,
+    keysPerWorker: 8 * context.size,
+    workerSeed: (worker) => (context.seed * 31 + generation * 7 + worker) >>> 0,
+    plannedOps,
+    stopped: () => node.supply.tripped,
+    beforeOperation: (index) => {
+      if (cut && index === cut.operation) node.supply.tripAt(node.supply.writeCount + cut.writesLater);
+    },
+    client: () => s3,
+  });
 }
 
 /** Which disks lose power: one, two of a pool, a whole pool, or every disk present. */
@@ -214,11 +107,6 @@ function chooseVictims(node: PowerCutNode, poolCount: number, prng: Prng): { vic
   }
   if (roll < 0.75) return { victims: ofPool, described: `every drive of pool ${pool}` };
   return { victims: paths, described: 'every drive' };
-}
-
-function describeLost(lost: LostWrite[]): string {
-  const count = (fate: LostWrite['fate']) => lost.filter((write) => write.fate === fate).length;
-  return `${lost.length} non-durable file(s): ${count('whole')} whole, ${count('truncated')} truncated, ${count('zero-filled')} zero-filled`;
 }
 
 /**
@@ -249,7 +137,7 @@ export function powerCut(options: PowerCutOptions = {}) {
     const cuts = 2 + context.size;
     const plannedOps = 40 * context.size;
     try {
-      let target = await node.start(1);
+      let target = await node.startPools(1);
       await target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
       for (let generation = 0; generation < cuts; generation += 1) {
         const poolCount = generation === 0 ? 1 : 2;
@@ -263,7 +151,7 @@ export function powerCut(options: PowerCutOptions = {}) {
         // The fates get a generator of their own: how many files were in flight depends on the interleaving.
         const lost = await node.cut(victims, createPrng((context.seed * 131 + generation) >>> 0));
         context.note(`generation ${generation} (${poolCount} pool${poolCount > 1 ? 's' : ''}): power cut at drive write ${writes} (armed ${plan.operation < 0 ? 'before the rebalance start' : `at operation ${plan.operation}`} + ${plan.writesLater} writes; ${ran} operations started, ${checker.acknowledged - before} acknowledged); ${described} lost ${describeLost(lost)}`);
-        target = await node.start(2);
+        target = await node.startPools(2);
         if (generation === 1) await noteRebalance(target, context);
         const found = await checker.verify(target.s3);
         problems.push(...found.map((problem) => `after cut ${generation + 1}: ${problem}`));

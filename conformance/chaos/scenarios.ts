@@ -301,6 +301,7 @@ export const scenarios: Record<string, Scenario> = {
 
   /** Power cuts at points drawn from the seed, each followed by a restart on what survived (power-cut.ts). */
   'power-cut': powerCut(),
+  'power-cut-cluster': async (context) => (await import('./power-cut-cluster.js')).powerCutCluster()(context),
 };
 
 export async function runScenario(name: string, seed: number, size = 1): Promise<ChaosResult> {
