@@ -35,7 +35,8 @@ const WasmMemory = (globalThis as unknown as { WebAssembly: { Memory: WasmMemory
 class AlignedBuffers {
   private readonly free: Uint8Array[] = [];
 
-  constructor(private readonly bufferBytes: number, private readonly retainedMax: number) {}
+  /** `shared`: the bytes of idle buffers of this pool and others sharing one budget, and that budget. */
+  constructor(private readonly bufferBytes: number, private readonly retainedMax: number, private readonly shared?: { bytes: number; maxBytes: number }) {}
 
   acquire(): Uint8Array {
     if (this.free.length === 0) {
@@ -43,18 +44,45 @@ class AlignedBuffers {
       const pages = Math.ceil((perSlab * this.bufferBytes) / wasmPageBytes);
       const slab = new WasmMemory({ initial: pages, maximum: pages }).buffer;
       for (let index = 0; index < perSlab; index += 1) this.free.push(new Uint8Array(slab, index * this.bufferBytes, this.bufferBytes));
+      if (this.shared) this.shared.bytes += perSlab * this.bufferBytes;
     }
+    if (this.shared) this.shared.bytes -= this.bufferBytes;
     return this.free.pop()!;
   }
 
-  /** Keeps at most `retainedMax`; a slab none of whose buffers is kept is collected. */
+  /** Keeps at most `retainedMax` (and within the shared budget); a slab none of whose buffers is kept is collected. */
   release(buffer: Uint8Array): void {
-    if (this.free.length < this.retainedMax) this.free.push(buffer);
+    if (this.free.length >= this.retainedMax) return;
+    if (this.shared) {
+      if (this.shared.bytes + this.bufferBytes > this.shared.maxBytes) return;
+      this.shared.bytes += this.bufferBytes;
+    }
+    this.free.push(buffer);
   }
 }
 
 const writeStaging = new AlignedBuffers(stagingBufferBytes, limits.directIoBuffersRetained);
-const readStaging = new AlignedBuffers(limits.directReadStagingBytes, limits.directReadStagingRetained);
+/**
+ * Read staging in sizes of whole 256 KiB steps up to limits.directReadStagingBytes, kept for
+ * reuse up to limits.directReadStagingRetainedBytes in all. A GET reads a few hundred KiB of each
+ * shard file at a time, a dozen files at once for each request: staging buffers all of the
+ * largest size would outgrow what is kept, so reads would keep mapping fresh slabs, which the
+ * runtime counts as external memory and answers with full collections.
+ */
+const readStagingStepBytes = 256 * 1024;
+/** Bytes of idle read staging kept, over all sizes. */
+const readStagingRetained = { bytes: 0, maxBytes: limits.directReadStagingRetainedBytes };
+const readStagingBySize = new Map<number, AlignedBuffers>();
+
+function readStagingFor(spanBytes: number): AlignedBuffers {
+  const size = Math.min(limits.directReadStagingBytes, Math.max(1, Math.ceil(spanBytes / readStagingStepBytes)) * readStagingStepBytes);
+  let buffers = readStagingBySize.get(size);
+  if (!buffers) {
+    buffers = new AlignedBuffers(size, Math.max(1, Math.floor(limits.directReadStagingRetainedBytes / size)), readStagingRetained);
+    readStagingBySize.set(size, buffers);
+  }
+  return buffers;
+}
 
 const directFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_DIRECT ?? 0);
 
@@ -178,7 +206,7 @@ export async function openDirectReader(absolute: string): Promise<RawReader | un
 
 /**
  * Reads with O_DIRECT: the aligned span around the bytes asked for is read into a staging
- * buffer (limits.directReadStagingBytes, so a read of a few blocks' chunks is one call), and the
+ * buffer (up to limits.directReadStagingBytes, so a read of a few blocks' chunks is one call), and the
  * bytes are copied out, so the caller owns ordinary memory. A short file gives a short result.
  * Given `into`, the bytes land at its start.
  */
@@ -189,7 +217,8 @@ class DirectReader implements RawReader {
 
   async read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     if (this.closed) throw Object.assign(new Error('the reader is closed'), { code: 'EBADF' });
-    const stage = readStaging.acquire();
+    const staging = readStagingFor((offset % directIoAlignmentBytes) + length);
+    const stage = staging.acquire();
     try {
       const result = into ?? Buffer.allocUnsafe(length);
       let filled = 0;
@@ -207,7 +236,7 @@ class DirectReader implements RawReader {
       }
       return filled === result.length ? result : result.subarray(0, filled);
     } finally {
-      readStaging.release(stage);
+      staging.release(stage);
     }
   }
 
