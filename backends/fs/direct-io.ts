@@ -31,31 +31,43 @@ interface WasmMemoryConstructor {
 }
 const WasmMemory = (globalThis as unknown as { WebAssembly: { Memory: WasmMemoryConstructor } }).WebAssembly.Memory;
 
-/** Staging buffers of one size at page-aligned addresses, reused; slabs of 16 MiB are added as needed. */
+/** Slabs of aligned memory mapped so far, for every staging size (a diagnostic, and what tests count). */
+export const stagingSlabs = { mapped: 0 };
+
+/** Staging buffers of one size at page-aligned addresses, reused; slabs (16 MiB unless told) are added as needed. */
 class AlignedBuffers {
   private readonly free: Uint8Array[] = [];
 
-  /** `shared`: the bytes of idle buffers of this pool and others sharing one budget, and that budget. */
-  constructor(private readonly bufferBytes: number, private readonly retainedMax: number, private readonly shared?: { bytes: number; maxBytes: number }) {}
+  /**
+   * `shared`: the bytes of idle buffers of this pool and of others sharing one budget, and that
+   * budget; `buffersPerSlab`: buffers mapped at once (by default as many as fit in 16 MiB).
+   */
+  constructor(
+    private readonly bufferBytes: number,
+    private readonly retainedMax: number,
+    private readonly options: { shared?: { bytes: number; maxBytes: number }; buffersPerSlab?: number } = {},
+  ) {}
 
   acquire(): Uint8Array {
     if (this.free.length === 0) {
-      const perSlab = Math.max(1, Math.floor(slabBytes / this.bufferBytes));
+      const perSlab = this.options.buffersPerSlab ?? Math.max(1, Math.floor(slabBytes / this.bufferBytes));
       const pages = Math.ceil((perSlab * this.bufferBytes) / wasmPageBytes);
       const slab = new WasmMemory({ initial: pages, maximum: pages }).buffer;
+      stagingSlabs.mapped += 1;
       for (let index = 0; index < perSlab; index += 1) this.free.push(new Uint8Array(slab, index * this.bufferBytes, this.bufferBytes));
-      if (this.shared) this.shared.bytes += perSlab * this.bufferBytes;
+      if (this.options.shared) this.options.shared.bytes += perSlab * this.bufferBytes;
     }
-    if (this.shared) this.shared.bytes -= this.bufferBytes;
+    if (this.options.shared) this.options.shared.bytes -= this.bufferBytes;
     return this.free.pop()!;
   }
 
-  /** Keeps at most `retainedMax` (and within the shared budget); a slab none of whose buffers is kept is collected. */
+  /** Keeps at most `retainedMax`, within the shared budget if any; a slab none of whose buffers is kept is collected. */
   release(buffer: Uint8Array): void {
     if (this.free.length >= this.retainedMax) return;
-    if (this.shared) {
-      if (this.shared.bytes + this.bufferBytes > this.shared.maxBytes) return;
-      this.shared.bytes += this.bufferBytes;
+    const shared = this.options.shared;
+    if (shared) {
+      if (shared.bytes + this.bufferBytes > shared.maxBytes) return;
+      shared.bytes += this.bufferBytes;
     }
     this.free.push(buffer);
   }
@@ -63,8 +75,8 @@ class AlignedBuffers {
 
 const writeStaging = new AlignedBuffers(stagingBufferBytes, limits.directIoBuffersRetained);
 /**
- * Read staging in sizes of whole 256 KiB steps up to limits.directReadStagingBytes, kept for
- * reuse up to limits.directReadStagingRetainedBytes in all. A GET reads a few hundred KiB of each
+ * Read staging in sizes of whole 256 KiB steps up to limits.directReadStagingBytes, each buffer
+ * mapped on its own, kept for reuse up to limits.directReadStagingRetainedBytes in all. A GET reads a few hundred KiB of each
  * shard file at a time, a dozen files at once for each request: staging buffers all of the
  * largest size would outgrow what is kept, so reads would keep mapping fresh slabs, which the
  * runtime counts as external memory and answers with full collections.
@@ -78,7 +90,9 @@ function readStagingFor(spanBytes: number): AlignedBuffers {
   const size = Math.min(limits.directReadStagingBytes, Math.max(1, Math.ceil(spanBytes / readStagingStepBytes)) * readStagingStepBytes);
   let buffers = readStagingBySize.get(size);
   if (!buffers) {
-    buffers = new AlignedBuffers(size, Math.max(1, Math.floor(limits.directReadStagingRetainedBytes / size)), readStagingRetained);
+    // One buffer a slab: idle bytes are exactly the buffers given back, so one size's idle slab
+    // remainder never crowds another size out of the budget.
+    buffers = new AlignedBuffers(size, Number.MAX_SAFE_INTEGER, { shared: readStagingRetained, buffersPerSlab: 1 });
     readStagingBySize.set(size, buffers);
   }
   return buffers;
