@@ -76,10 +76,12 @@ class AlignedBuffers {
 const writeStaging = new AlignedBuffers(stagingBufferBytes, limits.directIoBuffersRetained);
 /**
  * Read staging in sizes of whole 256 KiB steps up to limits.directReadStagingBytes, each buffer
- * mapped on its own, kept for reuse up to limits.directReadStagingRetainedBytes in all. A GET reads a few hundred KiB of each
- * shard file at a time, a dozen files at once for each request: staging buffers all of the
- * largest size would outgrow what is kept, so reads would keep mapping fresh slabs, which the
- * runtime counts as external memory and answers with full collections.
+ * mapped on its own, kept for reuse up to limits.directReadStagingRetainedBytes in all. A GET
+ * reads a few hundred KiB of each shard file at a time, a dozen files at once for each request:
+ * staging buffers all of the largest size would outgrow what is kept, so reads would keep mapping
+ * fresh slabs, which the runtime counts as external memory and answers with full collections.
+ * (Each buffer is a WebAssembly memory of its own; the runtime allows thousands at once, and a
+ * process holds about as many as it has reads in flight plus the idle ones kept.)
  */
 const readStagingStepBytes = 256 * 1024;
 /** Bytes of idle read staging kept, over all sizes. */

@@ -144,7 +144,7 @@ export const limits = {
   readRunsAhead: 1,
   /** Aligned staging buffer of an O_DIRECT read: a run's chunk of one shard file fits in one call. */
   directReadStagingBytes: 4 * MiB + 64 * KiB,
-  /** Idle O_DIRECT read staging buffers kept for reuse, in bytes for each of their sizes. */
+  /** Idle O_DIRECT read staging kept for reuse, in bytes over all staging sizes. */
   directReadStagingRetainedBytes: 32 * MiB,
   /** libuv threads for file-system calls when UV_THREADPOOL_SIZE is not set (src/cli/svc.ts). */
   ioThreadsDefault: 16,
