@@ -31,30 +31,74 @@ interface WasmMemoryConstructor {
 }
 const WasmMemory = (globalThis as unknown as { WebAssembly: { Memory: WasmMemoryConstructor } }).WebAssembly.Memory;
 
-/** Staging buffers of one size at page-aligned addresses, reused; slabs of 16 MiB are added as needed. */
+/** Slabs of aligned memory mapped so far, for every staging size (a diagnostic, and what tests count). */
+export const stagingSlabs = { mapped: 0 };
+
+/** Staging buffers of one size at page-aligned addresses, reused; slabs (16 MiB unless told) are added as needed. */
 class AlignedBuffers {
   private readonly free: Uint8Array[] = [];
 
-  constructor(private readonly bufferBytes: number, private readonly retainedMax: number) {}
+  /**
+   * `shared`: the bytes of idle buffers of this pool and of others sharing one budget, and that
+   * budget; `buffersPerSlab`: buffers mapped at once (by default as many as fit in 16 MiB).
+   */
+  constructor(
+    private readonly bufferBytes: number,
+    private readonly retainedMax: number,
+    private readonly options: { shared?: { bytes: number; maxBytes: number }; buffersPerSlab?: number } = {},
+  ) {}
 
   acquire(): Uint8Array {
     if (this.free.length === 0) {
-      const perSlab = Math.max(1, Math.floor(slabBytes / this.bufferBytes));
+      const perSlab = this.options.buffersPerSlab ?? Math.max(1, Math.floor(slabBytes / this.bufferBytes));
       const pages = Math.ceil((perSlab * this.bufferBytes) / wasmPageBytes);
       const slab = new WasmMemory({ initial: pages, maximum: pages }).buffer;
+      stagingSlabs.mapped += 1;
       for (let index = 0; index < perSlab; index += 1) this.free.push(new Uint8Array(slab, index * this.bufferBytes, this.bufferBytes));
+      if (this.options.shared) this.options.shared.bytes += perSlab * this.bufferBytes;
     }
+    if (this.options.shared) this.options.shared.bytes -= this.bufferBytes;
     return this.free.pop()!;
   }
 
-  /** Keeps at most `retainedMax`; a slab none of whose buffers is kept is collected. */
+  /** Keeps at most `retainedMax`, within the shared budget if any; a slab none of whose buffers is kept is collected. */
   release(buffer: Uint8Array): void {
-    if (this.free.length < this.retainedMax) this.free.push(buffer);
+    if (this.free.length >= this.retainedMax) return;
+    const shared = this.options.shared;
+    if (shared) {
+      if (shared.bytes + this.bufferBytes > shared.maxBytes) return;
+      shared.bytes += this.bufferBytes;
+    }
+    this.free.push(buffer);
   }
 }
 
 const writeStaging = new AlignedBuffers(stagingBufferBytes, limits.directIoBuffersRetained);
-const readStaging = new AlignedBuffers(limits.directReadStagingBytes, limits.directReadStagingRetained);
+/**
+ * Read staging in sizes of whole 256 KiB steps up to limits.directReadStagingBytes, each buffer
+ * mapped on its own, kept for reuse up to limits.directReadStagingRetainedBytes in all. A GET
+ * reads a few hundred KiB of each shard file at a time, a dozen files at once for each request:
+ * staging buffers all of the largest size would outgrow what is kept, so reads would keep mapping
+ * fresh slabs, which the runtime counts as external memory and answers with full collections.
+ * (Each buffer is a WebAssembly memory of its own; the runtime allows thousands at once, and a
+ * process holds about as many as it has reads in flight plus the idle ones kept.)
+ */
+const readStagingStepBytes = 256 * 1024;
+/** Bytes of idle read staging kept, over all sizes. */
+const readStagingRetained = { bytes: 0, maxBytes: limits.directReadStagingRetainedBytes };
+const readStagingBySize = new Map<number, AlignedBuffers>();
+
+function readStagingFor(spanBytes: number): AlignedBuffers {
+  const size = Math.min(limits.directReadStagingBytes, Math.max(1, Math.ceil(spanBytes / readStagingStepBytes)) * readStagingStepBytes);
+  let buffers = readStagingBySize.get(size);
+  if (!buffers) {
+    // One buffer a slab: idle bytes are exactly the buffers given back, so one size's idle slab
+    // remainder never crowds another size out of the budget.
+    buffers = new AlignedBuffers(size, Number.MAX_SAFE_INTEGER, { shared: readStagingRetained, buffersPerSlab: 1 });
+    readStagingBySize.set(size, buffers);
+  }
+  return buffers;
+}
 
 const directFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_DIRECT ?? 0);
 
@@ -178,7 +222,7 @@ export async function openDirectReader(absolute: string): Promise<RawReader | un
 
 /**
  * Reads with O_DIRECT: the aligned span around the bytes asked for is read into a staging
- * buffer (limits.directReadStagingBytes, so a read of a few blocks' chunks is one call), and the
+ * buffer (up to limits.directReadStagingBytes, so a read of a few blocks' chunks is one call), and the
  * bytes are copied out, so the caller owns ordinary memory. A short file gives a short result.
  * Given `into`, the bytes land at its start.
  */
@@ -189,7 +233,8 @@ class DirectReader implements RawReader {
 
   async read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     if (this.closed) throw Object.assign(new Error('the reader is closed'), { code: 'EBADF' });
-    const stage = readStaging.acquire();
+    const staging = readStagingFor((offset % directIoAlignmentBytes) + length);
+    const stage = staging.acquire();
     try {
       const result = into ?? Buffer.allocUnsafe(length);
       let filled = 0;
@@ -207,7 +252,7 @@ class DirectReader implements RawReader {
       }
       return filled === result.length ? result : result.subarray(0, filled);
     } finally {
-      readStaging.release(stage);
+      staging.release(stage);
     }
   }
 

@@ -144,8 +144,8 @@ export const limits = {
   readRunsAhead: 1,
   /** Aligned staging buffer of an O_DIRECT read: a run's chunk of one shard file fits in one call. */
   directReadStagingBytes: 4 * MiB + 64 * KiB,
-  /** Idle O_DIRECT read staging buffers kept for reuse. */
-  directReadStagingRetained: 8,
+  /** Idle O_DIRECT read staging kept for reuse, in bytes over all staging sizes. */
+  directReadStagingRetainedBytes: 32 * MiB,
   /** libuv threads for file-system calls when UV_THREADPOOL_SIZE is not set (src/cli/svc.ts). */
   ioThreadsDefault: 16,
   /** Threads that read whole small files (xl.meta) with synchronous calls, shared by every fs drive. */
