@@ -5,8 +5,15 @@
  * identical, nothing unacknowledged is half-visible, the heal fails on nothing, and after it every
  * object is at full redundancy (a deep scan finds every shard).
  *
+ * How much: each scenario writes its base traffic (40 to 46 PUTs) times `volume(size)`
+ * (steps.ts): the size itself up to 2, half its square above, so size 1 writes the base, size 2
+ * (CI) twice it and size 10 fifty times it (2,000 to 2,300 PUTs a run). Fault points are drawn as
+ * fractions of that traffic (a fill drawn among writes 4 to 12 of 40 at size 1 is drawn among
+ * 200 to 600 of 2,000 at size 10), and the room and waits grow with it. PUTs go out in batches,
+ * 4 at a time up to size 2 and 8 above. (power-cut.ts sizes its own workload.)
+ *
  * What a seed fixes: keys, bodies, overwrites, victims, fault points, corrupted files. What it
- * does not: the order in which the four concurrent PUTs of a batch and background work (rebalance,
+ * does not: the order in which the concurrent PUTs of a batch and background work (rebalance,
  * decommission, read-repair, a heal racing corruption) interleave, the ids a process server draws
  * itself (the deployment id, which keys the pool choice of a new object; version and data-dir ids)
  * and latencies; so a replay meets the same faults at the same points of the traffic, not always
