@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runScenario, scenarios } from '../conformance/chaos/scenarios.js';
+import { volume } from '../conformance/chaos/steps.js';
 
 /** The rebalance scenario mounts a tmpfs per pool (pools must differ in fullness); that needs root. */
 function mountUnavailable(): string | undefined {
@@ -20,6 +21,12 @@ function mountUnavailable(): string | undefined {
   }
 }
 const noMount = mountUnavailable();
+
+describe('chaos traffic volume', () => {
+  it('is the size up to 2 (CI stays cheap), then half its square: size 10 writes 50 times the base', () => {
+    expect([1, 2, 3, 4, 5, 10, 20].map(volume)).toEqual([1, 2, 5, 8, 13, 50, 200]);
+  });
+});
 
 const seed = 2026;
 /** CI runs every scenario once, with one seed, at twice the smallest traffic. */

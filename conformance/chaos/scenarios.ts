@@ -5,8 +5,15 @@
  * identical, nothing unacknowledged is half-visible, the heal fails on nothing, and after it every
  * object is at full redundancy (a deep scan finds every shard).
  *
+ * How much: each scenario writes its base traffic (40 to 46 PUTs) times `volume(size)`
+ * (steps.ts): the size itself up to 2, half its square above, so size 1 writes the base, size 2
+ * (CI) twice it and size 10 fifty times it (2,000 to 2,300 PUTs a run). Fault points are drawn as
+ * fractions of that traffic (a fill drawn among writes 4 to 12 of 40 at size 1 is drawn among
+ * 200 to 600 of 2,000 at size 10), and the room and waits grow with it. PUTs go out in batches,
+ * 4 at a time up to size 2 and 8 above. (power-cut.ts sizes its own workload.)
+ *
  * What a seed fixes: keys, bodies, overwrites, victims, fault points, corrupted files. What it
- * does not: the order in which the four concurrent PUTs of a batch and background work (rebalance,
+ * does not: the order in which the concurrent PUTs of a batch and background work (rebalance,
  * decommission, read-repair, a heal racing corruption) interleave, the ids a process server draws
  * itself (the deployment id, which keys the pool choice of a new object; version and data-dir ids)
  * and latencies; so a replay meets the same faults at the same points of the traffic, not always
@@ -23,7 +30,7 @@ import type { Target } from '../runner/check.js';
 import { startSvc, type SvcProcess } from '../harness/server-process.js';
 import { startProcessCluster } from '../harness/process-cluster.js';
 import { createPrng } from '../../src/util/prng.js';
-import { bucket, healAndCheckRedundancy, targetFor, waitForHeal, type ChaosContext } from './steps.js';
+import { bucket, healAndCheckRedundancy, targetFor, volume, waitForHeal, type ChaosContext } from './steps.js';
 import type { Tally } from './history-checker.js';
 import { powerCut } from './power-cut.js';
 
@@ -41,24 +48,44 @@ export interface ChaosResult {
 
 export type Scenario = (context: ChaosContext) => Promise<{ problems: string[]; checker: Tally }>;
 
+/** PUTs a batch of traffic sends at once: 4 at the small sizes CI runs, 8 once the traffic is large. */
+function batchSize(context: ChaosContext): number {
+  return volume(context.size) > 2 ? 8 : 4;
+}
+
 /**
- * Runs `count` PUTs (4 at a time) through the given endpoints, calling `at(i)` before the batch
- * holding write i starts (every earlier batch answered): fault points are write indices.
+ * Runs `count` PUTs (a batch at a time) through the given endpoints, calling `at(i)` before the
+ * batch holding write i starts (every earlier batch answered): fault points are write indices.
  */
 async function traffic(context: ChaosContext, checker: WriteChecker, clients: () => S3Client[], count: number, at: (index: number) => Promise<void> = async () => undefined): Promise<void> {
   const round = (context.round += 1);
-  for (let start = 0; start < count; start += 4) {
-    for (let index = start; index < Math.min(count, start + 4); index += 1) await at(index);
+  const batch = batchSize(context);
+  for (let start = 0; start < count; start += batch) {
+    for (let index = start; index < Math.min(count, start + batch); index += 1) await at(index);
     const list = clients();
+    const keys = new Set<string>();
     await Promise.all(
-      Array.from({ length: Math.min(4, count - start) }, (_, offset) => {
-        const index = start + offset;
-        // Mostly new keys; every fifth write overwrites an earlier key.
-        const key = index % 5 === 4 && index > 10 ? `r${round}/k${context.prng.int(index - 5)}` : `r${round}/k${index}`;
-        return checker.put(list[index % list.length]!, key, context.prng);
+      Array.from({ length: Math.min(batch, count - start) }, (_, offset) => {
+        const key = trafficKey(context, round, start + offset, start, keys);
+        return checker.put(list[(start + offset) % list.length]!, key, context.prng);
       }),
     );
   }
+}
+
+/**
+ * Mostly new keys; every fifth write overwrites a key of an earlier batch (all of its writes
+ * answered) that no other write of its batch touches, so the order of a key's writes is the order
+ * the checker recorded them in.
+ */
+function trafficKey(context: ChaosContext, round: number, index: number, batchStart: number, batchKeys: Set<string>): string {
+  let key = `r${round}/k${index}`;
+  if (index % 5 === 4 && index > 10) {
+    const earlier = `r${round}/k${context.prng.int(Math.min(index - 5, batchStart))}`;
+    if (!batchKeys.has(earlier)) key = earlier;
+  }
+  batchKeys.add(key);
+  return key;
 }
 
 async function faultDrive(target: Target, drive: string, plan: unknown): Promise<void> {
@@ -118,11 +145,12 @@ export const scenarios: Record<string, Scenario> = {
    */
   'kill-drives-mid-rebalance': async (context) =>
     withRoot(async (root) => {
+      const scale = volume(context.size);
       const mounts: string[] = [];
       try {
         for (const pool of ['p0', 'p1']) {
           await mkdir(join(root, pool));
-          execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${96 * context.size}m`, 'tmpfs', join(root, pool)]);
+          execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${96 * scale}m`, 'tmpfs', join(root, pool)]);
           mounts.push(join(root, pool));
         }
         const pool0 = join(root, 'p0/d{1...4}');
@@ -130,7 +158,7 @@ export const scenarios: Record<string, Scenario> = {
         let node = await singleNode(root, [pool0]);
         const checker = new WriteChecker(bucket);
         await node.target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-        await traffic(context, checker, () => [node.target.s3], 24 * context.size);
+        await traffic(context, checker, () => [node.target.s3], 24 * scale);
         await node.process.stop();
         node = await singleNode(root, [pool0, pool1]);
         const target = node.target;
@@ -143,15 +171,15 @@ export const scenarios: Record<string, Scenario> = {
         const moving = started.status === 200 ? await waitForRebalance(target, (pool) => pool.progress.objects > 0 || pool.status !== 'active', 30_000 * context.size) : undefined;
         if (!moving || moving.progress.objects === 0) problems.push(`the rebalance moved nothing (pool 0: ${JSON.stringify(moving ?? null)})`);
         const victim = sources[context.prng.int(sources.length)]!;
-        const killAt = context.prng.int(8);
-        await traffic(context, checker, () => [target.s3], 16 * context.size, async (index) => {
+        const killAt = context.prng.int(8 * scale);
+        await traffic(context, checker, () => [target.s3], 16 * scale, async (index) => {
           if (index !== killAt) return;
           await faultDrive(target, victim, { offline: true });
           const pool = await rebalancePool(target);
           context.note(`write ${index}: drive ${victim.slice(root.length)} offline`);
           if (pool?.status !== 'active') problems.push(`the rebalance was not running when the drive went offline (pool 0: ${pool?.status ?? 'none'})`);
         });
-        const ended = started.status === 200 ? await waitForRebalance(target, (pool) => pool.status !== 'active' && pool.status !== 'stopping', 60_000 * context.size) : undefined;
+        const ended = started.status === 200 ? await waitForRebalance(target, (pool) => pool.status !== 'active' && pool.status !== 'stopping', 60_000 * scale) : undefined;
         context.note(`rebalance of pool 0 ended: ${ended ? `${ended.status}, ${ended.progress.objects} objects moved` : 'never started'}`);
         if (ended && (ended.status !== 'completed' || ended.progress.objects === 0)) problems.push(`the rebalance ended ${ended.status} after moving ${ended.progress.objects} object(s) ${ended.lastError}`);
         for (const drive of sources) await faultDrive(target, drive, {});
@@ -171,25 +199,26 @@ export const scenarios: Record<string, Scenario> = {
       const checker = new WriteChecker(bucket);
       const first = targetFor(cluster.urls[0]!, context.seed);
       await first.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-      await traffic(context, checker, () => [first.s3], 30 * context.size);
+      const scale = volume(context.size);
+      await traffic(context, checker, () => [first.s3], 30 * scale);
       await Promise.all(cluster.urls.map((_, index) => cluster.stop(index)));
       cluster.setPools(['/p0', '/p1']);
       await Promise.all(cluster.urls.map((_, index) => cluster.start(index)));
       const started = await first.admin('POST', '/svc/admin/v3/pools/decommission', 'pool=0&by-id=true');
       context.note(`decommission start: ${started.status}`);
-      const killAt = 2 + context.prng.int(6);
-      await traffic(context, checker, () => [first.s3], 16 * context.size, async (index) => {
+      const killAt = 2 * scale + context.prng.int(6 * scale);
+      await traffic(context, checker, () => [first.s3], 16 * scale, async (index) => {
         if (index === killAt) {
           await cluster.kill(1);
           context.note(`write ${index}: node 2 SIGKILLed`);
         }
-        if (index === killAt + 4) {
+        if (index === killAt + 4 * scale) {
           await cluster.start(1);
           context.note(`write ${index}: node 2 restarted`);
         }
       });
       if (!cluster.nodes[1]) await cluster.start(1);
-      const deadline = Date.now() + 90_000;
+      const deadline = Date.now() + 90_000 * scale;
       let state = '';
       while (Date.now() < deadline) {
         state = (await first.admin('GET', '/svc/admin/v3/decommission/status', 'pool=0&by-id=true')).body.entries?.[0]?.state ?? 'none';
@@ -212,7 +241,7 @@ export const scenarios: Record<string, Scenario> = {
       try {
         const checker = new WriteChecker(bucket);
         await node.target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-        await traffic(context, checker, () => [node.target.s3], 30 * context.size);
+        await traffic(context, checker, () => [node.target.s3], 40 * volume(context.size));
         const wiped = 1 + context.prng.int(3);
         const corrupted = (wiped % 4) + 1;
         await rm(join(root, `d${wiped}`, bucket), { recursive: true, force: true });
@@ -249,13 +278,14 @@ export const scenarios: Record<string, Scenario> = {
         const slot = context.prng.int(4);
         const drive = (await driveList(node.target))[slot]!;
         const full = { operations: { writeFile: { error: 'ENOSPC' }, writeFileAtomic: { error: 'ENOSPC' }, appendFile: { error: 'ENOSPC' }, openWriter: { error: 'ENOSPC' }, makeDir: { error: 'ENOSPC' } } };
-        const fillAt = 4 + context.prng.int(8);
-        await traffic(context, checker, () => [node.target.s3], 40 * context.size, async (index) => {
+        const scale = volume(context.size);
+        const fillAt = 4 * scale + context.prng.int(8 * scale);
+        await traffic(context, checker, () => [node.target.s3], 40 * scale, async (index) => {
           if (index === fillAt) {
             await faultDrive(node.target, drive, full);
             context.note(`write ${index}: drive ${slot + 1} full (ENOSPC)`);
           }
-          if (index === fillAt + 16) {
+          if (index === fillAt + 16 * scale) {
             await faultDrive(node.target, drive, {});
             context.note(`write ${index}: drive ${slot + 1} has room again`);
           }
@@ -280,7 +310,7 @@ export const scenarios: Record<string, Scenario> = {
       const targets = cluster.urls.map((url) => targetFor(url, context.seed));
       await targets[0]!.s3.send(new CreateBucketCommand({ Bucket: bucket }));
       const order = [0, 1, 2, 3].sort(() => context.prng.next() - 0.5);
-      const per = Math.max(8, Math.floor((32 * context.size) / order.length));
+      const per = 10 * volume(context.size);
       await traffic(context, checker, () => targets.filter((_, index) => cluster.nodes[index]).map((target) => target.s3), per * order.length, async (index) => {
         const node = order[Math.floor(index / per)]!;
         if (index % per === 0) {
