@@ -13,7 +13,7 @@
  * call in flight on it, and the next call opens a new one.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import { createConnection, type NetConnectOpts, type Socket } from 'node:net';
 import { rpcAuthScheme, RpcTokenSource } from './rpc-token.js';
 
 export const rpcStreamPath = '/svc/rpc/v1/stream';
@@ -53,12 +53,19 @@ export function answerFrame(id: number, ok: boolean, body: Uint8Array[]): Uint8A
 
 /**
  * Cuts a byte stream into frames: `headBytes(prefix)` says how long a frame's head is once
- * `prefix` (the bytes so far, at least `minHead`) is known, and where its body's length is. Bodies
- * are gathered without copying until the frame is complete, then joined once.
+ * `prefix` (the bytes so far, at least `minHead`) is known, and where its body's length is. Each
+ * frame is copied once, as it arrives, into a buffer of its own final size, so a chunk handed to
+ * `push` is never kept: the caller may read the next bytes into the same memory, and a frame
+ * handed out is never written again.
  */
 export class FrameReader {
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  /** The head so far, gathered here until its length and its body's length are known. */
+  private headScratch = Buffer.allocUnsafe(64);
+  private headFill = 0;
+  /** The frame being filled once its head is known (head and body), and how far. */
+  private frame: Buffer | undefined;
+  private frameHeadBytes = 0;
+  private frameFill = 0;
 
   constructor(
     private readonly layout: { minHead: number; headBytes(prefix: Buffer): number; bodyLengthAt(head: Buffer): number },
@@ -66,35 +73,48 @@ export class FrameReader {
     private readonly maxBodyBytes: number,
   ) {}
 
-  push(chunk: Buffer): void {
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
-    for (;;) {
-      if (this.buffered < this.layout.minHead) return;
-      const prefix = this.peek(Math.min(this.buffered, 64));
-      const headBytes = this.layout.headBytes(prefix);
-      if (this.buffered < headBytes) return;
-      const head = this.peek(headBytes);
-      const bodyBytes = this.layout.bodyLengthAt(head);
-      if (bodyBytes > this.maxBodyBytes) throw new RpcStreamFailure(`an internode frame of ${bodyBytes} bytes is larger than ${this.maxBodyBytes}`, 'refused', 400);
-      if (this.buffered < headBytes + bodyBytes) return;
-      const frame = this.take(headBytes + bodyBytes);
-      this.onFrame(frame.subarray(0, headBytes), frame.subarray(headBytes));
-    }
+  push(chunk: Uint8Array): void {
+    let at = 0;
+    while (at < chunk.length) at = this.frame ? this.fillFrame(chunk, at) : this.fillHead(chunk, at);
   }
 
-  private peek(length: number): Buffer {
-    if (this.chunks[0]!.length >= length) return this.chunks[0]!.subarray(0, length);
-    const joined = Buffer.concat(this.chunks);
-    this.chunks = [joined];
-    return joined.subarray(0, length);
+  /** Copies head bytes from `chunk` at `at`; once the head is whole, starts its frame. */
+  private fillHead(chunk: Uint8Array, at: number): number {
+    const { minHead } = this.layout;
+    const wanted = this.headFill < minHead ? minHead : this.layout.headBytes(this.headScratch.subarray(0, this.headFill));
+    if (wanted > this.headScratch.length) this.headScratch = Buffer.concat([this.headScratch.subarray(0, this.headFill)], wanted);
+    const copied = Math.min(wanted - this.headFill, chunk.length - at);
+    this.headScratch.set(chunk.subarray(at, at + copied), this.headFill);
+    this.headFill += copied;
+    if (this.headFill >= minHead && this.headFill === this.layout.headBytes(this.headScratch.subarray(0, this.headFill))) this.start(this.headFill);
+    return at + copied;
   }
 
-  private take(length: number): Buffer {
-    const joined = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-    this.chunks = joined.length > length ? [joined.subarray(length)] : [];
-    this.buffered -= length;
-    return joined.subarray(0, length);
+  private start(headBytes: number): void {
+    const head = this.headScratch.subarray(0, headBytes);
+    const bodyBytes = this.layout.bodyLengthAt(head);
+    if (bodyBytes > this.maxBodyBytes) throw new RpcStreamFailure(`an internode frame of ${bodyBytes} bytes is larger than ${this.maxBodyBytes}`, 'refused', 400);
+    this.frame = Buffer.allocUnsafe(headBytes + bodyBytes);
+    head.copy(this.frame);
+    this.frameHeadBytes = headBytes;
+    this.frameFill = headBytes;
+    this.headFill = 0;
+    if (bodyBytes === 0) this.finish();
+  }
+
+  private fillFrame(chunk: Uint8Array, at: number): number {
+    const frame = this.frame!;
+    const copied = Math.min(frame.length - this.frameFill, chunk.length - at);
+    frame.set(chunk.subarray(at, at + copied), this.frameFill);
+    this.frameFill += copied;
+    if (this.frameFill === frame.length) this.finish();
+    return at + copied;
+  }
+
+  private finish(): void {
+    const frame = this.frame!;
+    this.frame = undefined;
+    this.onFrame(frame.subarray(0, this.frameHeadBytes), frame.subarray(this.frameHeadBytes));
   }
 }
 
@@ -106,7 +126,7 @@ export const callLayout = {
 };
 
 /** Layout of an answer frame (the client reads these). */
-const answerLayout = { minHead: 9, headBytes: () => 9, bodyLengthAt: (head: Buffer) => head.readUInt32BE(5) };
+export const answerLayout = { minHead: 9, headBytes: () => 9, bodyLengthAt: (head: Buffer) => head.readUInt32BE(5) };
 
 export interface StreamTarget {
   host: string;
@@ -124,6 +144,29 @@ interface InFlight {
 }
 
 export const streamTimeoutMessage = 'internode RPC timed out';
+
+/** A client stream's reused receive buffer. */
+const receiveBufferBytes = 256 * 1024;
+
+/**
+ * Receives a client connection's bytes into one reused buffer (`net.Socket`'s `onread`) instead
+ * of fresh memory per read: the HTTP response that upgrades the connection is handed on to the
+ * socket as copies, and once upgraded every read goes straight to the frame reader, which copies
+ * what it keeps before the next read.
+ */
+class Receiver {
+  socket: Socket | undefined;
+  frames: ((bytes: Uint8Array) => void) | undefined;
+  readonly onread = {
+    buffer: Buffer.allocUnsafe(receiveBufferBytes),
+    callback: (bytes: number, buffer: Uint8Array): boolean => {
+      const received = buffer.subarray(0, bytes);
+      if (this.frames) this.frames(received);
+      else this.socket?.push(Buffer.from(received));
+      return true;
+    },
+  };
+}
 
 /** The client end of one peer's stream. */
 export class RpcStreamClient {
@@ -188,12 +231,13 @@ export class RpcStreamClient {
   }
 
   private open(): Promise<Socket> {
+    const receiver = new Receiver();
     const opening = new Promise<Socket>((resolve, reject) => {
       const request = httpRequest({
         host: this.target.host,
         port: this.target.port,
         path: rpcStreamPath,
-        agent: false,
+        createConnection: (options) => (receiver.socket = createConnection({ ...options, onread: receiver.onread } as NetConnectOpts)),
         headers: {
           connection: 'Upgrade',
           upgrade: rpcStreamProtocol,
@@ -201,7 +245,7 @@ export class RpcStreamClient {
           ...(this.target.launchHash !== undefined ? { 'x-svc-launch-hash': this.target.launchHash } : {}),
         },
       });
-      request.on('upgrade', (_response: IncomingMessage, socket: Socket, head: Buffer) => resolve(this.attach(socket, head)));
+      request.on('upgrade', (_response: IncomingMessage, socket: Socket, head: Buffer) => resolve(this.attach(socket, head, receiver)));
       request.on('response', (response: IncomingMessage) => {
         const parts: Buffer[] = [];
         response.on('data', (chunk: Buffer) => parts.push(chunk));
@@ -217,7 +261,7 @@ export class RpcStreamClient {
     return opening;
   }
 
-  private attach(socket: Socket, head: Buffer): Socket {
+  private attach(socket: Socket, head: Buffer, receiver: Receiver): Socket {
     socket.setNoDelay(true);
     const reader = new FrameReader(answerLayout, (frameHead, body) => this.answer(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0, body), this.maxAnswerBytes);
     const fail = (message: string): void => {
@@ -227,16 +271,17 @@ export class RpcStreamClient {
         this.inFlight.delete(id);
       }
     };
-    socket.on('data', (chunk: Buffer) => {
+    receiver.frames = (bytes) => {
       try {
-        reader.push(chunk);
+        reader.push(bytes);
       } catch (error) {
         socket.destroy(error as Error);
       }
-    });
+    };
     socket.on('error', (error) => fail(error.message));
     socket.on('close', () => fail('the internode stream closed'));
-    if (head.length > 0) reader.push(head);
+    socket.resume(); // nothing is pushed any more, but the end of the stream must still be seen
+    if (head.length > 0) receiver.frames(head);
     return socket;
   }
 
