@@ -237,6 +237,7 @@ export class RpcStreamClient {
         host: this.target.host,
         port: this.target.port,
         path: rpcStreamPath,
+        // no agent: a connection of its own, opened here so that it reads with `onread`
         createConnection: (options) => (receiver.socket = createConnection({ ...options, onread: receiver.onread } as NetConnectOpts)),
         headers: {
           connection: 'Upgrade',
