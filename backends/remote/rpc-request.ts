@@ -6,7 +6,7 @@
 import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import { SvcError, isErrorCode } from '../../src/errors/index.js';
-import { rpcAuthScheme, RpcTokenSource } from '../../src/util/rpc-token.js';
+import { rpcAuthScheme, rpcTokenFor } from '../../src/util/rpc-token.js';
 import { limits } from '../../src/util/limits.js';
 import { streamTimeoutMessage } from '../../src/util/rpc-stream.js';
 
@@ -29,21 +29,9 @@ export const sharedAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 export const timeoutMessage = streamTimeoutMessage;
 
-/** Each key's tokens, signed anew every few seconds (rpc-token.ts). */
-const tokenSources = new WeakMap<Buffer, RpcTokenSource>();
-
-function tokenFor(target: PeerTarget): string {
-  let source = tokenSources.get(target.rpcKey);
-  if (!source) {
-    source = new RpcTokenSource(target.rpcKey);
-    tokenSources.set(target.rpcKey, source);
-  }
-  return source.tokenAt((target.nowMs ?? Date.now)());
-}
-
 /** Opens a request to `<drive prefix>/<op>?<query>` with credentials; the caller writes and ends it. */
 export function openRpcRequest(target: PeerTarget, method: string, pathAndQuery: string): ClientRequest {
-  const token = tokenFor(target);
+  const token = rpcTokenFor(target.rpcKey, (target.nowMs ?? Date.now)());
   const request = httpRequest({
     host: target.host,
     port: target.port,

@@ -14,7 +14,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createConnection, type NetConnectOpts, type Socket } from 'node:net';
-import { rpcAuthScheme, RpcTokenSource } from './rpc-token.js';
+import { rpcAuthScheme, rpcTokenFor } from './rpc-token.js';
 
 export const rpcStreamPath = '/svc/rpc/v1/stream';
 export const rpcStreamProtocol = 'svc-rpc';
@@ -173,20 +173,17 @@ export class RpcStreamClient {
   private socket: Promise<Socket> | undefined;
   private nextId = 1;
   private readonly inFlight = new Map<number, InFlight>();
-  private readonly tokens: RpcTokenSource;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private timerAtMs = 0;
 
-  constructor(private readonly target: StreamTarget, private readonly maxAnswerBytes = 1024 * 1024 * 1024) {
-    this.tokens = new RpcTokenSource(target.rpcKey);
-  }
+  constructor(private readonly target: StreamTarget, private readonly maxAnswerBytes = 1024 * 1024 * 1024) {}
 
   /** Sends one call; resolves with the answer's bytes, rejects with an RpcStreamFailure. */
   async call(service: StreamService, body: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
     const socket = await this.connected();
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
-    const token = this.tokens.tokenAt((this.target.nowMs ?? Date.now)());
+    const token = rpcTokenFor(this.target.rpcKey, (this.target.nowMs ?? Date.now)());
     return new Promise<Uint8Array>((resolve, reject) => {
       const deadlineMs = performance.now() + timeoutMs;
       this.inFlight.set(id, { resolve, reject, deadlineMs });
@@ -242,7 +239,7 @@ export class RpcStreamClient {
         headers: {
           connection: 'Upgrade',
           upgrade: rpcStreamProtocol,
-          authorization: `${rpcAuthScheme} ${this.tokens.tokenAt((this.target.nowMs ?? Date.now)())}`,
+          authorization: `${rpcAuthScheme} ${rpcTokenFor(this.target.rpcKey, (this.target.nowMs ?? Date.now)())}`,
           ...(this.target.launchHash !== undefined ? { 'x-svc-launch-hash': this.target.launchHash } : {}),
         },
       });

@@ -6,7 +6,7 @@
  * stream.
  *
  * A sender uses one token for a few seconds (RpcTokenSource) rather than signing every call, and
- * a stream's receiver remembers the tokens whose signature it has checked (RpcTokenVerifier):
+ * a node's stream listener remembers the tokens whose signature it has checked (RpcTokenVerifier):
  * every frame's token is still checked, its expiry against the clock, its signature by a lookup.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -79,4 +79,17 @@ export class RpcTokenSource {
     }
     return this.token;
   }
+}
+
+/** Each key's token source, so every sender with one key (streams, plain requests) shares its tokens. */
+const sourcesByKey = new WeakMap<Buffer, RpcTokenSource>();
+
+/** A token to send with `key` now: the key's current one, signed anew every limits.rpcTokenReuseMs. */
+export function rpcTokenFor(key: Buffer, nowMs: number): string {
+  let source = sourcesByKey.get(key);
+  if (!source) {
+    source = new RpcTokenSource(key);
+    sourcesByKey.set(key, source);
+  }
+  return source.tokenAt(nowMs);
 }
