@@ -4,10 +4,9 @@
  * concurrent requests) travel in one frame of the peer's internode stream
  * (src/util/rpc-stream.ts), each answered on its own.
  *
- * Releases are fire-and-forget (a lost one lapses with the lock's expiry), so they do not get a
- * frame of their own at once: they ride at the front of the next frame to the peer, ahead of the
- * calls it carries (a release and a new grant of the same resource in one frame are applied in
- * that order), or, when no frame goes within `limits.lockReleaseCoalesceMs`, go together in one.
+ * Releases are fire-and-forget (a lost one lapses with the lock's expiry) but go in the next frame
+ * at once: a release held back to ride in a later frame would be lost with a node that crashes
+ * right after answering, and the object would stay locked until the grant expires.
  */
 import { SvcError } from '../errors/index.js';
 import { rpcStreamTo } from '../util/rpc-stream.js';
@@ -41,41 +40,6 @@ export interface RemoteLockServerOptions {
   port: number;
   rpcKey: Buffer;
   launchHash?: string;
-  /** How long a release waits for a frame to ride in (default limits.lockReleaseCoalesceMs). */
-  releaseCoalesceMs?: number;
-}
-
-/** Releases waiting for the next frame to their peer, or for their own after a short delay. */
-class PendingReleases {
-  private calls: LockCall[] = [];
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly delayMs: number, private readonly flush: (calls: LockCall[]) => void) {}
-
-  add(call: LockCall): void {
-    this.calls.push(call);
-    if (this.calls.length >= limits.rpcBatchMaxOperations / 2) this.send();
-    else this.timer ??= setTimeout(() => this.send(), this.delayMs).unref();
-  }
-
-  /** Up to `room` releases to send ahead of a frame's own calls. */
-  take(room: number): LockCall[] {
-    const taken = this.calls.splice(0, Math.max(0, room));
-    if (this.calls.length === 0) this.stopTimer();
-    return taken;
-  }
-
-  private send(): void {
-    this.stopTimer();
-    const calls = this.calls;
-    this.calls = [];
-    if (calls.length > 0) this.flush(calls);
-  }
-
-  private stopTimer(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
 }
 
 export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
@@ -92,13 +56,11 @@ export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
     if (!Array.isArray(parsed.answers) || parsed.answers.length !== calls.length) throw new SvcError('DriveOffline', `lock server ${peer}: an answer for each call was expected`);
     return parsed.answers;
   };
-  const releases = new PendingReleases(options.releaseCoalesceMs ?? limits.lockReleaseCoalesceMs, (calls) => void exchange(calls).catch(() => undefined));
   const batches = new TickBatches<QueuedCall>({
     maxItems: limits.rpcBatchMaxOperations,
     send: (queued) => {
-      const riders = releases.take(limits.rpcBatchMaxOperations - queued.length);
-      exchange([...riders, ...queued.map((entry) => entry.call)]).then(
-        (answers) => answers.slice(riders.length).forEach((answer, index) => {
+      exchange(queued.map((entry) => entry.call)).then(
+        (answers) => answers.forEach((answer, index) => {
           if (typeof answer.code === 'string') queued[index]!.reject(new SvcError('DriveOffline', `lock server ${peer}: ${String(answer.message ?? answer.code)}`));
           else queued[index]!.resolve(answer);
         }),
@@ -110,7 +72,7 @@ export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
   return {
     acquire: async (resource: string, mode: LockMode, uid: string, ttlMs: number) => (await call({ op: 'acquire', resource, mode, uid, ttlMs })).granted === true,
     refresh: async (resource: string, uid: string, ttlMs: number) => (await call({ op: 'refresh', resource, uid, ttlMs })).refreshed === true,
-    release: async (resource: string, uid: string) => releases.add({ op: 'release', resource, uid }),
+    release: async (resource: string, uid: string) => void (await call({ op: 'release', resource, uid })),
     remote: true,
   };
 }

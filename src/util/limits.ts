@@ -169,11 +169,6 @@ export const limits = {
   lockExpiryMs: 30_000,
   lockRefreshIntervalMs: 10_000,
   lockAcquireTimeoutMs: 10_000,
-  /**
-   * A lock release to a peer waits at most this long for the next lock frame to that peer to ride
-   * in (releases are fire-and-forget); then it goes in a frame of its own with the others queued.
-   */
-  lockReleaseCoalesceMs: 3,
   /** Read-repair queue (MRF). */
   repairQueueMaxEntries: 10_000,
   /** Root-heal records larger than this are quarantined. */
