@@ -14,7 +14,7 @@
  * inside this process instead, sharing the load's one thread, which is how s3rver figures are
  * often quoted (`threads` must then be 1).
  *
- *   node --import tsx bench/load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs]
+ *   node --import tsx bench/load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs] [small-warm-up-seconds]
  *
  * `phases` is a comma-separated subset of small-put, small-get, large-put, large-get.
  */
@@ -35,6 +35,8 @@ const largeSeconds = 120;
  */
 const defaultSmallWarmUpPairs = 3000;
 const largeWarmUpPairs = 4;
+/** The longest a small warm-up may be asked to run. */
+const maxWarmUpSeconds = 300;
 const maxThreads = 8;
 
 type Size = 'small' | 'large';
@@ -181,10 +183,10 @@ async function resolveEndpoint(endpoint: string): Promise<{ url: string; stop():
   return { url: `http://127.0.0.1:${port}`, stop: () => instance.close() };
 }
 
-const usage = 'usage: load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs]';
+const usage = 'usage: load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs] [small-warm-up-seconds]';
 
 async function main(): Promise<void> {
-  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText, clientText = 'http', threadsText = '1', warmUpText] = process.argv.slice(2);
+  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText, clientText = 'http', threadsText = '1', warmUpText, warmUpSecondsText] = process.argv.slice(2);
   if (!target || !accessKeyId || !secretAccessKey) throw new Error(usage);
   if (clientText !== 'http' && clientText !== 'sdk') throw new Error(`unknown client ${clientText}; ${usage}`);
   const threads = Number(threadsText);
@@ -204,7 +206,9 @@ async function main(): Promise<void> {
       runner = new ThreadRunner(Array.from({ length: threads }, (_, share) => ({ client: clientText, options, bucket, share, shares: threads })));
     }
     const warmUpPairs = warmUpText === undefined ? defaultSmallWarmUpPairs : Number(warmUpText);
-    await measure(runner, { smallOps: Number(smallOpsText ?? 3000), largeObjects: Number(largeObjectsText ?? 8), warmUpPairs }, new Set((phasesText ?? 'small-put,small-get,large-put,large-get').split(',')));
+    const warmUpSeconds = warmUpSecondsText === undefined ? smallSeconds : Number(warmUpSecondsText);
+    if (!(warmUpSeconds > 0 && warmUpSeconds <= maxWarmUpSeconds)) throw new Error(`small-warm-up-seconds ${warmUpSecondsText}: from 1 to ${maxWarmUpSeconds}; ${usage}`);
+    await measure(runner, { smallOps: Number(smallOpsText ?? 3000), largeObjects: Number(largeObjectsText ?? 8), warmUpPairs, warmUpSeconds }, new Set((phasesText ?? 'small-put,small-get,large-put,large-get').split(',')));
   } finally {
     await runner?.close();
     for (const client of setup) client.destroy();
@@ -212,8 +216,8 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure(runner: LoadRunner, counts: { smallOps: number; largeObjects: number; warmUpPairs: number }, phases: Set<string>): Promise<void> {
-  const { smallOps, largeObjects, warmUpPairs } = counts;
+async function measure(runner: LoadRunner, counts: { smallOps: number; largeObjects: number; warmUpPairs: number; warmUpSeconds: number }, phases: Set<string>): Promise<void> {
+  const { smallOps, largeObjects, warmUpPairs, warmUpSeconds } = counts;
   const result: Record<string, number> = {};
   const cpu: Record<string, number> = {};
   const latencyMs: Record<string, { p50: number; p90: number; p99: number }> = {};
@@ -236,7 +240,9 @@ async function measure(runner: LoadRunner, counts: { smallOps: number; largeObje
     return { done, perSecond: done / seconds };
   }
   if (phases.has('small-put') || phases.has('small-get')) {
-    await runner.run({ kind: 'warm-up', size: 'small', prefix: 'warm-', count: warmUpPairs, concurrency: 32, seconds: smallSeconds });
+    const started = performance.now();
+    const { done } = await runner.run({ kind: 'warm-up', size: 'small', prefix: 'warm-', count: warmUpPairs, concurrency: 32, seconds: warmUpSeconds });
+    console.log(`warm-up ${done} pairs in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
   if (phases.has('small-put')) {
     result.smallPut = (await phase('smallPut', { kind: 'put', size: 'small', prefix: '', count: smallOps, concurrency: 32, seconds: smallSeconds })).perSecond;

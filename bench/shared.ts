@@ -1,6 +1,6 @@
 /** What bench/index.ts and bench/cluster.ts share: child scripts, process CPU time, medians. */
 import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { once } from 'node:events';
@@ -50,4 +50,40 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** A process's CPU ms so far by kind of thread. */
+export interface ThreadCpuMs {
+  /** The main thread: JavaScript, promise continuations, socket and file-call hand-offs. */
+  eventLoop: number;
+  /** libuv's pool (file-system calls). */
+  ioPool: number;
+  /** Every other thread: V8's compiler and collector helpers, worker threads (file reads, coding). */
+  otherThreads: number;
+}
+
+/** CPU ms so far of each kind of thread of process `pid`, from /proc (undefined where there is none). */
+export function threadCpuMs(pid: number | undefined): ThreadCpuMs | undefined {
+  if (pid === undefined) return undefined;
+  const total: ThreadCpuMs = { eventLoop: 0, ioPool: 0, otherThreads: 0 };
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  for (const thread of threads) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended in between
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+    const kind: keyof ThreadCpuMs = thread === String(pid) ? 'eventLoop' : name.startsWith('libuv-worker') ? 'ioPool' : 'otherThreads';
+    total[kind] += cpuMs;
+  }
+  return total;
 }
