@@ -14,6 +14,7 @@ import { LockTable } from '../src/cluster/lock-table.js';
 import { systemClock } from '../src/util/clock.js';
 import type { Socket } from 'node:net';
 import { createRpcToken, rpcKeyFor } from '../src/util/rpc-token.js';
+import { internodeBuffers } from '../src/util/rpc-stream.js';
 import type { Drive } from '../src/drive/index.js';
 import { freePort } from './helpers/server-process.js';
 
@@ -130,6 +131,44 @@ describe('internode RPC retries', () => {
       dropsLeft = 0;
     } finally {
       await flaky.close();
+    }
+  });
+});
+
+describe('internode range reads into reused memory', () => {
+  it('lands every range read in the caller\'s buffer byte for byte, and gives back each answer frame and each range the peer read', async () => {
+    const path = `/pooled${(counter += 1)}`;
+    const inner = await createFsDrive(join(root, path));
+    served.set(path, inner);
+    const file = Buffer.alloc(3 * 1024 * 1024);
+    for (let index = 0; index < file.length; index += 1) file[index] = (index * 7 + (index >> 11)) & 0xff;
+    await inner.writeFile('shards/part.1', file, { sync: true });
+    const drive = remoteFor(path);
+    try {
+      const before = { outstanding: internodeBuffers.outstanding, allocated: internodeBuffers.allocated };
+      const lengthBytes = 300 * 1024;
+      // Rounds of four concurrent reads (several ranges to one frame, as a GET's run of blocks makes).
+      for (let round = 0; round < 12; round += 1) {
+        await Promise.all(Array.from({ length: 4 }, async (_, index) => {
+          const offset = ((round * 4 + index) * 65_537) % (file.length - lengthBytes);
+          const into = new Uint8Array(lengthBytes + 5).fill(0xee);
+          const placed = await drive.readRange('shards/part.1', offset, lengthBytes, into);
+          expect(placed.buffer).toBe(into.buffer);
+          expect(Buffer.from(placed).equals(file.subarray(offset, offset + lengthBytes)), `range at ${offset}`).toBe(true);
+          expect(into[lengthBytes]).toBe(0xee); // nothing past the range was written
+        }));
+      }
+      // A short range at the end of the file, and a missing file: the answer frame still goes back.
+      const tail = await drive.readRange('shards/part.1', file.length - 100_000, lengthBytes, new Uint8Array(lengthBytes));
+      expect(Buffer.from(tail).equals(file.subarray(file.length - 100_000))).toBe(true);
+      await expect(drive.readRange('shards/absent', 0, lengthBytes, new Uint8Array(lengthBytes))).rejects.toMatchObject({ code: 'FileNotFound' });
+      // The peer's range buffers are given back when the socket has taken the answer, a moment after it arrives here.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(internodeBuffers.outstanding).toBe(before.outstanding);
+      // 50 reads of about 1.2 MB per frame came through a handful of buffers, not one or two each.
+      expect(internodeBuffers.allocated - before.allocated).toBeLessThanOrEqual(12);
+    } finally {
+      served.delete(path);
     }
   });
 });

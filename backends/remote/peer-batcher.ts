@@ -7,10 +7,15 @@
  * each operation has its own outcome, the request has the RPC timeout, an unreachable peer makes
  * each operation DriveOffline, a batch of reads alone is tried again when the connection failed
  * before any answer, a batch holding any write never is.
+ *
+ * An operation may name where its answer goes (`into`: a range read into the caller's buffer). A
+ * batch holding such an operation is answered into reused memory: each answer is copied out at
+ * once, into its `into` or into memory of its own, and the frame's memory goes back to the pool.
  */
+import { isSvcError } from '../../src/errors/index.js';
 import { limits } from '../../src/util/limits.js';
 import { TickBatches } from '../../src/util/tick-batches.js';
-import { decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader } from '../../src/util/rpc-batch.js';
+import { decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader, type BatchOutcome } from '../../src/util/rpc-batch.js';
 import { RpcStreamFailure, rpcStreamTo } from '../../src/util/rpc-stream.js';
 import { driveErrorOf, isConnectionFailure, remoteError, type ExchangeFailure, type PeerTarget } from './rpc-request.js';
 
@@ -19,6 +24,8 @@ interface Queued {
   /** The operation only reads: it may be sent again. */
   read: boolean;
   endpoint: string;
+  /** Where the answer's bytes go (at most its length of them); the operation resolves with a view of it. */
+  into?: Uint8Array;
   resolve(bytes: Uint8Array): void;
   reject(error: unknown): void;
 }
@@ -36,9 +43,9 @@ export class PeerBatcher {
   }
 
   /** Queues one operation for the next batch to this peer; resolves with its answer's bytes. */
-  submit(header: BatchOperationHeader, options: { body?: Uint8Array; read: boolean; endpoint: string }): Promise<Uint8Array> {
+  submit(header: BatchOperationHeader, options: { body?: Uint8Array; read: boolean; endpoint: string; into?: Uint8Array }): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
-      this.batches.push({ operation: { header, ...(options.body ? { body: options.body } : {}) }, read: options.read, endpoint: options.endpoint, resolve, reject });
+      this.batches.push({ operation: { header, ...(options.body ? { body: options.body } : {}) }, read: options.read, endpoint: options.endpoint, ...(options.into ? { into: options.into } : {}), resolve, reject });
     });
   }
 
@@ -46,7 +53,7 @@ export class PeerBatcher {
     const retryable = batch.every((entry) => entry.read);
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const outcomes = await this.exchange(batch.map((entry) => entry.operation));
+        const outcomes = await this.exchange(batch);
         outcomes.forEach((outcome, index) => {
           const entry = batch[index]!;
           if (outcome.ok) entry.resolve(outcome.bytes);
@@ -64,15 +71,27 @@ export class PeerBatcher {
     }
   }
 
-  private async exchange(operations: BatchOperation[]) {
-    let answer: Uint8Array;
+  private async exchange(batch: Queued[]): Promise<BatchOutcome[]> {
+    const request = encodeBatchRequest(batch.map((entry) => entry.operation));
+    const timeoutMs = this.target.timeoutMs ?? limits.rpcTimeoutMs;
+    const stream = rpcStreamTo(this.target);
     try {
-      answer = await rpcStreamTo(this.target).call('drive', encodeBatchRequest(operations), this.target.timeoutMs ?? limits.rpcTimeoutMs);
+      if (!batch.some((entry) => entry.into)) return decodeBatchAnswer(await stream.call('drive', request, timeoutMs), batch.length);
+      return await stream.callInto('drive', request, timeoutMs, (answer) => decodeBatchAnswer(answer, batch.length).map((outcome, index) => copiedOut(outcome, batch[index]!.into)));
     } catch (error) {
+      if (isSvcError(error)) throw error; // the answer itself was malformed
       throw exchangeFailureOf(error);
     }
-    return decodeBatchAnswer(answer, operations.length);
   }
+}
+
+/** An outcome whose bytes no longer depend on the answer's memory: copied into `into` (as much as fits), or into memory of their own. */
+function copiedOut(outcome: BatchOutcome, into: Uint8Array | undefined): BatchOutcome {
+  if (!outcome.ok) return outcome;
+  if (!into) return { ok: true, bytes: outcome.bytes.slice() };
+  const length = Math.min(outcome.bytes.length, into.length);
+  into.set(outcome.bytes.subarray(0, length));
+  return { ok: true, bytes: into.subarray(0, length) };
 }
 
 /** A stream's failure as the exchange failure the remote drive reports. */

@@ -38,8 +38,8 @@ class RemoteDrive implements Drive {
   }
 
   /** One small operation through the peer's batch; resolves with its answer's bytes. */
-  private batched(op: string, fields: Omit<BatchOperationHeader, 'drive' | 'op'>, options: { body?: Uint8Array; read?: boolean } = {}): Promise<Uint8Array> {
-    return this.batcher.submit({ drive: this.options.path, op, ...fields }, { ...(options.body ? { body: options.body } : {}), read: options.read ?? false, endpoint: this.endpoint });
+  private batched(op: string, fields: Omit<BatchOperationHeader, 'drive' | 'op'>, options: { body?: Uint8Array; read?: boolean; into?: Uint8Array } = {}): Promise<Uint8Array> {
+    return this.batcher.submit({ drive: this.options.path, op, ...fields }, { ...(options.body ? { body: options.body } : {}), ...(options.into ? { into: options.into } : {}), read: options.read ?? false, endpoint: this.endpoint });
   }
 
   private async batchedJson<T>(op: string, fields: Omit<BatchOperationHeader, 'drive' | 'op'>): Promise<T> {
@@ -77,11 +77,9 @@ class RemoteDrive implements Drive {
     return this.batched('read', { path: checkDrivePath(path) }, { read: true });
   }
 
+  /** Given `into`, the answer is copied there as it arrives (its frame's memory is reused), and the result is a view of it. */
   async readRange(path: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
-    const bytes = await this.batched('range', { path: checkDrivePath(path), offset, length }, { read: true });
-    if (!into) return bytes;
-    into.set(bytes.subarray(0, Math.min(bytes.length, length)));
-    return into.subarray(0, Math.min(bytes.length, length));
+    return this.batched('range', { path: checkDrivePath(path), offset, length }, { read: true, ...(into ? { into: into.subarray(0, length) } : {}) });
   }
 
   /** Reads ranges over RPC; the peer keeps nothing open between them. */

@@ -134,6 +134,8 @@ export const limits = {
   directIoSyncIntervalBytes: 8 * MiB,
   /** Idle GET read buffers kept for reuse, in bytes. */
   readBuffersRetainedBytes: 64 * MiB,
+  /** Idle internode buffers kept for reuse, in bytes: answers received on a stream, ranges a peer reads for an answer. */
+  internodeBuffersRetainedBytes: 32 * MiB,
   /**
    * A GET reads the blocks of this many bytes of an object with one read per shard file (after
    * its first block, which is read alone so the first bytes go out soon), and reads the next

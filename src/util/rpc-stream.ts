@@ -15,8 +15,19 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createConnection, type NetConnectOpts, type Socket } from 'node:net';
 import { rpcAuthScheme, rpcTokenFor } from './rpc-token.js';
+import { BufferPool } from './buffer-pool.js';
+import { limits } from './limits.js';
 
 export const rpcStreamPath = '/svc/rpc/v1/stream';
+
+/**
+ * Buffers of this process's internode traffic that are given back once used: answer frames a
+ * caller consumed at once (RpcStreamClient.callInto), ranges a peer read for an answer it has sent.
+ */
+export const internodeBuffers = new BufferPool(limits.internodeBuffersRetainedBytes);
+
+/** Frames at least this long are filled into pooled memory (when the reader is given a pool). */
+const pooledFrameMinBytes = 64 * 1024;
 export const rpcStreamProtocol = 'svc-rpc';
 export const streamServices = { drive: 1, lock: 2 } as const;
 export type StreamService = keyof typeof streamServices;
@@ -56,7 +67,9 @@ export function answerFrame(id: number, ok: boolean, body: Uint8Array[]): Uint8A
  * `prefix` (the bytes so far, at least `minHead`) is known, and where its body's length is. Each
  * frame is copied once, as it arrives, into a buffer of its own final size, so a chunk handed to
  * `push` is never kept: the caller may read the next bytes into the same memory, and a frame
- * handed out is never written again.
+ * handed out is never written again. Given `poolFor`, a frame of 64 KiB or more whose head it
+ * answers with a pool is filled into that pool's memory, which the frame's consumer gives back
+ * (`pool.release(body)`) once done with it.
  */
 export class FrameReader {
   /** The head so far, gathered here until its length and its body's length are known. */
@@ -71,6 +84,7 @@ export class FrameReader {
     private readonly layout: { minHead: number; headBytes(prefix: Buffer): number; bodyLengthAt(head: Buffer): number },
     private readonly onFrame: (head: Buffer, body: Buffer) => void,
     private readonly maxBodyBytes: number,
+    private readonly poolFor?: (head: Buffer) => BufferPool | undefined,
   ) {}
 
   push(chunk: Uint8Array): void {
@@ -94,12 +108,19 @@ export class FrameReader {
     const head = this.headScratch.subarray(0, headBytes);
     const bodyBytes = this.layout.bodyLengthAt(head);
     if (bodyBytes > this.maxBodyBytes) throw new RpcStreamFailure(`an internode frame of ${bodyBytes} bytes is larger than ${this.maxBodyBytes}`, 'refused', 400);
-    this.frame = Buffer.allocUnsafe(headBytes + bodyBytes);
+    this.frame = this.allocate(head, headBytes + bodyBytes);
     head.copy(this.frame);
     this.frameHeadBytes = headBytes;
     this.frameFill = headBytes;
     this.headFill = 0;
     if (bodyBytes === 0) this.finish();
+  }
+
+  private allocate(head: Buffer, bytes: number): Buffer {
+    const pool = bytes >= pooledFrameMinBytes ? this.poolFor?.(head) : undefined;
+    if (!pool) return Buffer.allocUnsafe(bytes);
+    const memory = pool.acquire(bytes);
+    return Buffer.from(memory.buffer, memory.byteOffset, bytes);
   }
 
   private fillFrame(chunk: Uint8Array, at: number): number {
@@ -137,8 +158,10 @@ export interface StreamTarget {
 }
 
 interface InFlight {
-  resolve(bytes: Uint8Array): void;
-  reject(error: RpcStreamFailure): void;
+  resolve(answer: unknown): void;
+  reject(error: unknown): void;
+  /** Reads what it needs of the answer at once (the answer's memory is reused after it returns); its result is the call's. */
+  consume?: (bytes: Uint8Array) => unknown;
   /** On the monotonic clock (performance.now()). */
   deadlineMs: number;
 }
@@ -179,14 +202,28 @@ export class RpcStreamClient {
   constructor(private readonly target: StreamTarget, private readonly maxAnswerBytes = 1024 * 1024 * 1024) {}
 
   /** Sends one call; resolves with the answer's bytes, rejects with an RpcStreamFailure. */
-  async call(service: StreamService, body: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
+  call(service: StreamService, body: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
+    return this.send(service, body, timeoutMs) as Promise<Uint8Array>;
+  }
+
+  /**
+   * Sends one call whose answer `consume` reads at once, copying out whatever it keeps: the
+   * answer's memory goes back to the pool when it returns (a GET's shard ranges arrive in reused
+   * buffers instead of fresh ones). Resolves with what `consume` returns; rejects with an
+   * RpcStreamFailure, or with what `consume` threw.
+   */
+  callInto<T>(service: StreamService, body: Uint8Array[], timeoutMs: number, consume: (bytes: Uint8Array) => T): Promise<T> {
+    return this.send(service, body, timeoutMs, consume) as Promise<T>;
+  }
+
+  private async send(service: StreamService, body: Uint8Array[], timeoutMs: number, consume?: (bytes: Uint8Array) => unknown): Promise<unknown> {
     const socket = await this.connected();
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
     const token = rpcTokenFor(this.target.rpcKey, (this.target.nowMs ?? Date.now)());
-    return new Promise<Uint8Array>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const deadlineMs = performance.now() + timeoutMs;
-      this.inFlight.set(id, { resolve, reject, deadlineMs });
+      this.inFlight.set(id, { resolve, reject, deadlineMs, ...(consume ? { consume } : {}) });
       this.watch(deadlineMs);
       socket.cork();
       for (const piece of callFrame(service, id, token, body)) socket.write(piece);
@@ -261,7 +298,7 @@ export class RpcStreamClient {
 
   private attach(socket: Socket, head: Buffer, receiver: Receiver): Socket {
     socket.setNoDelay(true);
-    const reader = new FrameReader(answerLayout, (frameHead, body) => this.answer(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0, body), this.maxAnswerBytes);
+    const reader = new FrameReader(answerLayout, (frameHead, body) => this.answer(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0, body), this.maxAnswerBytes, (head) => (this.inFlight.get(head.readUInt32BE(0))?.consume ? internodeBuffers : undefined));
     const fail = (message: string): void => {
       this.socket = undefined;
       for (const [id, call] of this.inFlight) {
@@ -285,11 +322,29 @@ export class RpcStreamClient {
 
   private answer(id: number, ok: boolean, body: Buffer): void {
     const call = this.inFlight.get(id);
-    if (!call) return; // timed out already
     this.inFlight.delete(id);
-    if (ok) call.resolve(new Uint8Array(body.buffer, body.byteOffset, body.length));
-    else call.reject(new RpcStreamFailure(`peer refused the call: ${body.toString('utf8').slice(0, 200)}`, 'refused', 400, body.toString('utf8')));
+    if (!call) return; // timed out already (pooled memory, if any, is left to the collector)
+    const bytes = new Uint8Array(body.buffer, body.byteOffset, body.length);
+    if (!call.consume) {
+      if (ok) call.resolve(bytes); // the caller keeps the memory
+      else call.reject(refusal(body));
+      return;
+    }
+    try {
+      if (ok) call.resolve(call.consume(bytes));
+      else call.reject(refusal(body));
+    } catch (error) {
+      call.reject(error);
+    } finally {
+      internodeBuffers.release(bytes);
+    }
   }
+
+}
+
+function refusal(body: Buffer): RpcStreamFailure {
+  const text = body.toString('utf8');
+  return new RpcStreamFailure(`peer refused the call: ${text.slice(0, 200)}`, 'refused', 400, text);
 }
 
 const clients = new Map<string, RpcStreamClient>();

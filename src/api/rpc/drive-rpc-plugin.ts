@@ -11,6 +11,7 @@ import type { Drive } from '../../drive/index.js';
 import { verifyRpcToken } from '../../util/rpc-token.js';
 import { decodeBatchRequest, encodeBatchAnswer, writerTrailer, type BatchOperationHeader, type BatchOutcome } from '../../util/rpc-batch.js';
 import { limits } from '../../util/limits.js';
+import { internodeBuffers } from '../../util/rpc-stream.js';
 
 export const driveRpcPrefix = '/svc/rpc/v1/drive';
 
@@ -88,17 +89,26 @@ const handlers: Record<string, { method: 'GET' | 'PUT' | 'POST'; handle: Handler
   'disk-info': { method: 'GET', handle: async (drive, _query, _request, reply) => reply.send(await drive.diskInfo()) },
 };
 
-/** The operations a batch may carry: the small ones, each answering with bytes (or nothing). */
-type BatchHandler = (drive: Drive, header: BatchOperationHeader, body: Uint8Array) => Promise<Uint8Array | void>;
+/**
+ * The operations a batch may carry: the small ones, each answering with bytes (or nothing).
+ * `hold(bytes)` lends a pooled buffer for an answer, kept until the answer has been sent.
+ */
+type BatchHandler = (drive: Drive, header: BatchOperationHeader, body: Uint8Array, hold: (bytes: number) => Uint8Array) => Promise<Uint8Array | void>;
 const pathOf = (header: BatchOperationHeader, name: 'path' | 'source' | 'target' = 'path'): string => {
   const value = header[name];
   if (typeof value !== 'string') throw new SvcError('InvalidArgument', `missing '${name}'`);
   return value;
 };
 const jsonBytes = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
+/** A range's length: a whole number of bytes. */
+const lengthOf = (header: BatchOperationHeader): number => {
+  const length = header.length ?? 0;
+  if (!Number.isInteger(length) || length < 0) throw new SvcError('InvalidArgument', "a range's length must be a whole number of bytes");
+  return length;
+};
 const batchHandlers: Record<string, BatchHandler> = {
   read: (drive, header) => drive.readFile(pathOf(header)),
-  range: (drive, header) => drive.readRange(pathOf(header), header.offset ?? 0, header.length ?? 0),
+  range: (drive, header, _body, hold) => drive.readRange(pathOf(header), header.offset ?? 0, lengthOf(header), hold(lengthOf(header))),
   write: (drive, header, body) => drive.writeFile(pathOf(header), body, { sync: header.sync === true }),
   atomic: (drive, header, body) => drive.writeFileAtomic(pathOf(header), body),
   append: (drive, header, body) => drive.appendFile(pathOf(header), body),
@@ -115,11 +125,19 @@ const batchHandlers: Record<string, BatchHandler> = {
  * A batch of drive operations (src/util/rpc-batch.ts), as a frame of an internode stream
  * (rpc-stream-plugin.ts) carries it: every operation run at once (they were issued at once by the
  * caller, on different drives or for different objects), each answered on its own: one failing
- * operation fails only itself.
+ * operation fails only itself. Ranges are read into pooled buffers (`held`), which the caller
+ * gives back to `internodeBuffers` once the answer has been sent.
  */
-export async function runDriveBatch(driveFor: (path: string) => Drive | undefined, body: Uint8Array): Promise<Uint8Array[]> {
+export async function runDriveBatch(driveFor: (path: string) => Drive | undefined, body: Uint8Array): Promise<{ answer: Uint8Array[]; held: Uint8Array[] }> {
   const operations = decodeBatchRequest(body);
   if (operations.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `an internode batch carries at most ${limits.rpcBatchMaxOperations} operations`);
+  const held: Uint8Array[] = [];
+  const hold = (bytes: number): Uint8Array => {
+    // Ranges past a batch's payload size (never a GET's or a heal's) are not worth keeping memory for.
+    const buffer = bytes > limits.rpcBatchMaxBytes ? Buffer.allocUnsafe(bytes) : internodeBuffers.acquire(bytes).subarray(0, bytes);
+    held.push(buffer);
+    return buffer;
+  };
   const outcomes = await Promise.all(
     operations.map(async ({ header, body: payload }): Promise<BatchOutcome> => {
       try {
@@ -127,14 +145,14 @@ export async function runDriveBatch(driveFor: (path: string) => Drive | undefine
         if (!handle) throw new SvcError('InvalidArgument', 'unknown drive operation');
         const drive = driveFor(header.drive);
         if (!drive) throw new SvcError('DriveOffline', `this node serves no drive at '${header.drive}'`);
-        return { ok: true, bytes: (await handle(drive, header, payload ?? new Uint8Array(0))) ?? new Uint8Array(0) };
+        return { ok: true, bytes: (await handle(drive, header, payload ?? new Uint8Array(0), hold)) ?? new Uint8Array(0) };
       } catch (error) {
         const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
         return { ok: false, code: known.code, message: known.message };
       }
     }),
   );
-  return encodeBatchAnswer(outcomes);
+  return { answer: encodeBatchAnswer(outcomes), held };
 }
 
 /** The largest batch accepted in a frame. */

@@ -12,7 +12,7 @@ import { isSvcError, SvcError } from '../../errors/index.js';
 import type { Drive } from '../../drive/index.js';
 import type { LockTable } from '../../cluster/lock-table.js';
 import { RpcTokenVerifier, verifyRpcToken } from '../../util/rpc-token.js';
-import { answerFrame, callLayout, FrameReader, rpcStreamPath, rpcStreamProtocol, streamServices, type StreamService } from '../../util/rpc-stream.js';
+import { answerFrame, callLayout, FrameReader, internodeBuffers, rpcStreamPath, rpcStreamProtocol, streamServices, type StreamService } from '../../util/rpc-stream.js';
 import { launchHashHeader, maxBatchBodyBytes, runDriveBatch } from './drive-rpc-plugin.js';
 import { runLockBatch } from './lock-rpc-plugin.js';
 
@@ -34,14 +34,20 @@ function refuse(socket: Socket, error: SvcError): void {
   socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
-/** What one frame asks: its batch run, answered as bytes; a refusal answered as `{ code, message }`. */
-async function runFrame(options: RpcStreamOptions, tokens: RpcTokenVerifier, head: Buffer, body: Buffer): Promise<{ ok: boolean; bytes: Uint8Array[] }> {
+/**
+ * What one frame asks: its batch run, answered as bytes; a refusal answered as `{ code, message }`.
+ * `held`: pooled buffers the answer is sent from, given back once the socket has taken it.
+ */
+async function runFrame(options: RpcStreamOptions, tokens: RpcTokenVerifier, head: Buffer, body: Buffer): Promise<{ ok: boolean; bytes: Uint8Array[]; held?: Uint8Array[] }> {
   try {
     const service = serviceOf.get(head.readUInt8(0));
     if (!service) throw new SvcError('InvalidArgument', 'unknown internode service');
     options.observe?.(service);
     tokens.verify(head.toString('latin1', 7, head.length - 4), options.nowMs());
-    if (service === 'drive') return { ok: true, bytes: await runDriveBatch(options.driveFor, body) };
+    if (service === 'drive') {
+      const { answer, held } = await runDriveBatch(options.driveFor, body);
+      return { ok: true, bytes: answer, held };
+    }
     const parsed = JSON.parse(body.toString('utf8') || '{}') as { calls?: unknown };
     return { ok: true, bytes: [Buffer.from(JSON.stringify(runLockBatch(options.table, parsed)))] };
   } catch (error) {
@@ -54,10 +60,13 @@ function serve(options: RpcStreamOptions, tokens: RpcTokenVerifier, socket: Sock
   socket.setNoDelay(true);
   const reader = new FrameReader(callLayout, (frameHead, body) => {
     const id = frameHead.readUInt32BE(1);
-    void runFrame(options, tokens, frameHead, body).then(({ ok, bytes }) => {
-      if (socket.destroyed) return;
+    void runFrame(options, tokens, frameHead, body).then(({ ok, bytes, held = [] }) => {
+      const giveBack = (): void => held.forEach((buffer) => internodeBuffers.release(buffer));
+      if (socket.destroyed) return giveBack();
       socket.cork();
-      for (const piece of answerFrame(id, ok, bytes)) socket.write(piece);
+      const pieces = answerFrame(id, ok, bytes);
+      // The last write's callback comes once the socket has taken every piece (or failed).
+      pieces.forEach((piece, index) => socket.write(piece, index === pieces.length - 1 ? giveBack : undefined));
       socket.uncork();
     });
   }, maxBatchBodyBytes + 64 * 1024);
