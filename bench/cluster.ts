@@ -210,7 +210,7 @@ async function runLoad(servers: Servers, settings: Settings, phaseList: string[]
       rate: output[phase]!,
       latencyMs: output.latencyMs[phase]!,
       serverCpuMs: end.cpuMs.map((cpuMs, index) => (cpuMs - start.cpuMs[index]!) / operations),
-      threadCpuMs: { eventLoop: (end.threads.eventLoop - start.threads.eventLoop) / operations, ioPool: (end.threads.ioPool - start.threads.ioPool) / operations, otherThreads: (end.threads.otherThreads - start.threads.otherThreads) / operations },
+      threadCpuMs: threadsPerOperation(start.threads, end.threads, operations),
       clientCpuMs: output.cpu[phase]!,
       roundTrips: perOperation(start.trips, end.trips, operations),
     };
@@ -231,7 +231,10 @@ async function measureTarget(target: TargetName, dir: string, settings: Settings
 }
 
 const sum = (values: number[]): number => values.reduce((total, value) => total + value, 0);
-const sumThreads = (each: ThreadCpuMs[]): ThreadCpuMs => ({ eventLoop: sum(each.map((t) => t.eventLoop)), ioPool: sum(each.map((t) => t.ioPool)), otherThreads: sum(each.map((t) => t.otherThreads)) });
+/** A figure for each kind of thread, from `figure(kind)`. */
+const byThread = (figure: (kind: keyof ThreadCpuMs) => number): ThreadCpuMs => ({ eventLoop: figure('eventLoop'), ioPool: figure('ioPool'), otherThreads: figure('otherThreads') });
+const sumThreads = (each: ThreadCpuMs[]): ThreadCpuMs => byThread((kind) => sum(each.map((threads) => threads[kind])));
+const threadsPerOperation = (start: ThreadCpuMs, end: ThreadCpuMs, operations: number): ThreadCpuMs => byThread((kind) => (end[kind] - start[kind]) / operations);
 const tripsText = (trips: RoundTrips): string => `${(trips.drive + trips.lock + trips.peer).toFixed(1)} (drive ${trips.drive.toFixed(1)}, lock ${trips.lock.toFixed(1)}, peer ${trips.peer.toFixed(1)})`;
 /** CPU per operation, or per MB for 64 MiB objects. */
 const perUnit = (phase: Phase, ms: number): number => (phase.startsWith('large') ? ms / largeMegabytes : ms);

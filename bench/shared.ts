@@ -14,12 +14,17 @@ const clockTicksPerSecond = (() => {
   }
 })();
 
+/** User + system CPU ms of a process or thread so far, from its /proc `stat` line (fields after the name in parentheses). */
+function cpuMsOfStat(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+}
+
 /** User + system CPU ms of process `pid` so far, from /proc (undefined where there is none). */
 export function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+    return cpuMsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return undefined;
   }
@@ -80,10 +85,8 @@ export function threadCpuMs(pid: number | undefined): ThreadCpuMs | undefined {
       continue; // the thread ended in between
     }
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
     const kind: keyof ThreadCpuMs = thread === String(pid) ? 'eventLoop' : name.startsWith('libuv-worker') ? 'ioPool' : 'otherThreads';
-    total[kind] += cpuMs;
+    total[kind] += cpuMsOfStat(stat);
   }
   return total;
 }

@@ -19,6 +19,9 @@ import { BufferPool } from './buffer-pool.js';
 import { limits } from './limits.js';
 
 export const rpcStreamPath = '/svc/rpc/v1/stream';
+export const rpcStreamProtocol = 'svc-rpc';
+export const streamServices = { drive: 1, lock: 2 } as const;
+export type StreamService = keyof typeof streamServices;
 
 /**
  * Buffers of this process's internode traffic that are given back once used: answer frames a
@@ -26,11 +29,8 @@ export const rpcStreamPath = '/svc/rpc/v1/stream';
  */
 export const internodeBuffers = new BufferPool(limits.internodeBuffersRetainedBytes);
 
-/** Frames at least this long are filled into pooled memory (when the reader is given a pool). */
+/** Frames shorter than this are never pooled (FrameReader's `poolFor`). */
 const pooledFrameMinBytes = 64 * 1024;
-export const rpcStreamProtocol = 'svc-rpc';
-export const streamServices = { drive: 1, lock: 2 } as const;
-export type StreamService = keyof typeof streamServices;
 
 /** Why a call got no answer: the peer is unreachable (or the stream broke, or timed out), or it refused the stream or the call. */
 export class RpcStreamFailure extends Error {
@@ -325,21 +325,15 @@ export class RpcStreamClient {
     this.inFlight.delete(id);
     if (!call) return; // timed out already (pooled memory, if any, is left to the collector)
     const bytes = new Uint8Array(body.buffer, body.byteOffset, body.length);
-    if (!call.consume) {
-      if (ok) call.resolve(bytes); // the caller keeps the memory
-      else call.reject(refusal(body));
-      return;
-    }
     try {
-      if (ok) call.resolve(call.consume(bytes));
-      else call.reject(refusal(body));
+      if (!ok) call.reject(refusal(body));
+      else call.resolve(call.consume ? call.consume(bytes) : bytes); // without `consume`, the caller keeps the memory
     } catch (error) {
       call.reject(error);
     } finally {
-      internodeBuffers.release(bytes);
+      if (call.consume) internodeBuffers.release(bytes);
     }
   }
-
 }
 
 function refusal(body: Buffer): RpcStreamFailure {

@@ -108,7 +108,10 @@ const lengthOf = (header: BatchOperationHeader): number => {
 };
 const batchHandlers: Record<string, BatchHandler> = {
   read: (drive, header) => drive.readFile(pathOf(header)),
-  range: (drive, header, _body, hold) => drive.readRange(pathOf(header), header.offset ?? 0, lengthOf(header), hold(lengthOf(header))),
+  range: (drive, header, _body, hold) => {
+    const length = lengthOf(header);
+    return drive.readRange(pathOf(header), header.offset ?? 0, length, hold(length));
+  },
   write: (drive, header, body) => drive.writeFile(pathOf(header), body, { sync: header.sync === true }),
   atomic: (drive, header, body) => drive.writeFileAtomic(pathOf(header), body),
   append: (drive, header, body) => drive.appendFile(pathOf(header), body),
