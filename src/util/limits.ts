@@ -88,6 +88,14 @@ export const limits = {
    */
   errorBodyDrainBytes: 8 * MiB,
   errorBodyDrainMs: 10_000,
+  /**
+   * Beyond that, the answer goes out with `connection: close` and a half-close; what the client
+   * still sends is dropped until it stops (idle this long), for at most this long and this much,
+   * so the close does not reset the connection under the answer.
+   */
+  closeLingerMs: 5_000,
+  closeLingerIdleMs: 1_000,
+  closeLingerBytes: 64 * MiB,
   /** Clock skew allowed on signed requests. */
   maxRequestSkewMs: 15 * 60 * 1000,
   maxPresignExpirySeconds: 7 * 24 * 3600,

@@ -4,11 +4,17 @@
  * a bounded drain for answers given before the body was read to its end.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { SvcError } from '../../errors/index.js';
 
 export interface DrainBounds {
   maxBytes: number;
   maxMs: number;
+}
+
+export interface LingerBounds extends DrainBounds {
+  /** The client sent nothing for this long: it has stopped, the connection closes. */
+  idleMs: number;
 }
 
 export class RequestBody implements AsyncIterable<Uint8Array> {
@@ -80,6 +86,34 @@ export class RequestBody implements AsyncIterable<Uint8Array> {
     }
     return false;
   }
+}
+
+/**
+ * Closes the connection of an answer given before its body ended without resetting it under the
+ * answer. Closing a socket whose incoming bytes are unread makes the kernel send a reset, and a
+ * client still writing its body can then lose the answer already on its way. So the answer is
+ * followed by a half-close, and what the client goes on sending is read and dropped until it ends
+ * its side, falls idle, or passes the bounds; only then is the socket closed.
+ */
+export function lingerOnClose(raw: IncomingMessage, bounds: LingerBounds): void {
+  const socket = raw.socket as Socket & { destroySoon?: () => void };
+  let dropped = 0;
+  const drop = (): void => {
+    for (let chunk = raw.read() as Buffer | null; chunk !== null; chunk = raw.read() as Buffer | null) dropped += chunk.length;
+    if (dropped > bounds.maxBytes) socket.destroy();
+  };
+  // Node's HTTP server closes a connection answered with `connection: close` through destroySoon
+  // (end, then destroy at once); this keeps the end and puts the destroy off.
+  socket.destroySoon = () => {
+    socket.end();
+    const close = (): void => void socket.destroy();
+    const total = setTimeout(close, bounds.maxMs);
+    socket.setTimeout(bounds.idleMs, close);
+    socket.once('end', close);
+    socket.once('close', () => clearTimeout(total));
+  };
+  raw.on('readable', drop);
+  drop();
 }
 
 function timeoutError(): SvcError {

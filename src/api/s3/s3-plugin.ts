@@ -10,7 +10,7 @@ import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
 import { decodeAwsChunked } from './auth/chunked.js';
 import { addressOf, routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
-import { RequestBody } from './request-body.js';
+import { RequestBody, lingerOnClose } from './request-body.js';
 import { limits } from '../../util/limits.js';
 import { nextRequestId, requestLine } from '../request-line.js';
 import { headerValue, isChunkStream, type ChunkStream, type S3Context, type S3Request, type S3Response } from './context.js';
@@ -262,7 +262,10 @@ async function sendError(options: S3PluginOptions, reply: FastifyReply, error: u
   // An answer given before the body was read to its end: what is left of it is read (a bounded
   // amount, so a client that sends its whole body before reading still gets the answer), and
   // the connection closes unless the body ended.
-  if (!body.complete && !(await body.drain({ maxBytes: limits.errorBodyDrainBytes, maxMs: limits.errorBodyDrainMs }))) reply.header('connection', 'close');
+  if (!body.complete && !(await body.drain({ maxBytes: limits.errorBodyDrainBytes, maxMs: limits.errorBodyDrainMs }))) {
+    reply.header('connection', 'close');
+    lingerOnClose(reply.request.raw, { maxBytes: limits.closeLingerBytes, maxMs: limits.closeLingerMs, idleMs: limits.closeLingerIdleMs });
+  }
   const known = isSvcError(error) ? error : undefined;
   if (!known) options.logger?.error({ requestId, error: String(error), stack: (error as Error)?.stack }, 'unexpected error in an S3 request');
   const code = known?.code ?? 'InternalError';
