@@ -187,7 +187,7 @@ async function runLoad(servers: Servers, settings: Settings, phaseList: string[]
   const edges = new Map<string, Promise<{ cpuMs: number[]; threads: ThreadCpuMs; trips: RoundTrips }>>();
   const done = new Map<string, number>();
   const onLine = (line: string): void => {
-    if (line.startsWith('warm-up ')) console.log(`  ${servers.pids.length === 1 ? 'one node' : 'four nodes'}: ${line}`);
+    if (line.startsWith('warm-up ') || line.startsWith('large warm-up ')) console.log(`  ${servers.pids.length === 1 ? 'one node' : 'four nodes'}: ${line}`);
     const mark = /^phase (\w+) (start|end)(?: (\d+))?$/.exec(line);
     if (!mark) return;
     const cpuMs = servers.pids.map((pid) => processCpuMs(pid) ?? 0);

@@ -1,8 +1,9 @@
 /**
- * Starts the real `svc` server as a child process (from source through tsx, or from the build)
- * for integration tests and benchmarks: free ports, readiness polling, log capture, SIGTERM/SIGKILL.
+ * Starts the real `svc` server as a child process (from the build when it is current, else from
+ * source through tsx: entry.ts) for integration tests and benchmarks: free ports, readiness polling, log capture, SIGTERM/SIGKILL.
  */
 import { limits } from '../../src/util/limits.js';
+import { programArgs } from './entry.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -39,7 +40,7 @@ export interface StartOptions {
   port?: number;
   /** Wait for /health/ready (default true). */
   waitReady?: boolean;
-  /** Run the TypeScript sources through tsx (default) or the build in dist/ that `npm install` makes. */
+  /** Run the build in dist/ that `npm install` makes, or the TypeScript sources through tsx; by default the build when it is current. */
   entry?: 'source' | 'build';
   /** Runs this built `svc.js` instead (an altered copy of dist/, for the mutation check). */
   script?: string;
@@ -73,8 +74,9 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort(host));
   const consolePort = await freePort(host);
-  const built = options.entry === 'build' || options.script !== undefined;
-  const command = [...serverNodeOptions, ...(options.script !== undefined ? [options.script] : built ? ['dist/src/cli/svc.js'] : ['--import', 'tsx', 'src/cli/svc.ts'])];
+  const program = options.script !== undefined ? [options.script] : programArgs('svc', options.entry ?? 'current');
+  const built = !program.includes('tsx');
+  const command = [...serverNodeOptions, ...program];
   const child = spawn(process.execPath, [...command, 'server', ...options.args], {
     cwd: repoRoot,
     env: {

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { programArgs } from '../../conformance/harness/entry.js';
 import { repoRoot, testCredentials } from './server-process.js';
 
 export interface Sample {
@@ -62,7 +63,7 @@ export interface RcRun {
 
 export function runRc(home: string, ...args: string[]): Promise<RcRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rc.ts', ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc') } });
+    const child = spawn(process.execPath, [...programArgs('rc'), ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc') } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

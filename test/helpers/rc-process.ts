@@ -1,6 +1,7 @@
-/** Runs the `rc` client as a real process (through tsx) with its own HOME and configuration directory. */
+/** Runs the `rc` client as a real process (the build when current, else through tsx) with its own HOME and configuration directory. */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { programArgs } from '../../conformance/harness/entry.js';
 import { expect } from 'vitest';
 import { repoRoot } from './server-process.js';
 
@@ -12,7 +13,7 @@ export interface RcRun {
 
 export function runRc(home: string, args: string[], env: Record<string, string> = {}): Promise<RcRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rc.ts', ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc'), ...env } });
+    const child = spawn(process.execPath, [...programArgs('rc'), ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc'), ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
