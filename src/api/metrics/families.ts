@@ -77,10 +77,17 @@ export function createFamilies(registry: Registry) {
 
 export type MetricFamilies = ReturnType<typeof createFamilies>;
 
+/**
+ * How often the event-loop delay is sampled. Each sample is a timer that wakes an idle process:
+ * sampled every 20 ms, an idle node with 16 drives used 10.5 ms of CPU a second on a 2-core
+ * machine; every 100 ms, 6.2 ms. A stall of the loop still shows in the percentiles.
+ */
+export const eventLoopSampleMs = 100;
+
 /** A registry with the families and the process metrics (memory, CPU, event-loop delay), all prefixed. */
 export function createNodeRegistry(): { registry: Registry; families: MetricFamilies } {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: metricsPrefix, eventLoopMonitoringPrecision: 20 });
+  collectDefaultMetrics({ register: registry, prefix: metricsPrefix, eventLoopMonitoringPrecision: eventLoopSampleMs });
   return { registry, families: createFamilies(registry) };
 }
 
