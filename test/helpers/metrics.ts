@@ -3,10 +3,8 @@
  * getting a scrape configuration the way an operator does: `rc alias set`, then
  * `rc admin prometheus generate`.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { programArgs } from '../../conformance/harness/entry.js';
-import { repoRoot, testCredentials } from './server-process.js';
+import { runRc } from './rc-process.js';
+import { testCredentials } from './server-process.js';
 
 export interface Sample {
   name: string;
@@ -55,23 +53,6 @@ export function sampleValue(families: Map<string, Family>, name: string, labels:
   return matching[0]!.value;
 }
 
-export interface RcRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export function runRc(home: string, ...args: string[]): Promise<RcRun> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...programArgs('rc'), ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc') } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 export interface GeneratedScrapeConfig {
   jobName: string;
   bearerToken: string;
@@ -84,10 +65,10 @@ export interface GeneratedScrapeConfig {
 
 /** `rc alias set` with the test credentials, then `rc admin prometheus generate` (JSON and YAML). */
 export async function generateScrapeConfig(home: string, url: string, view: 'cluster' | 'node' = 'cluster'): Promise<GeneratedScrapeConfig> {
-  const alias = await runRc(home, 'alias', 'set', 'metrics', url, testCredentials.accessKeyId, testCredentials.secretAccessKey);
+  const alias = await runRc(home, ['alias', 'set', 'metrics', url, testCredentials.accessKeyId, testCredentials.secretAccessKey]);
   if (alias.code !== 0) throw new Error(`rc alias set failed: ${alias.stderr}`);
-  const json = await runRc(home, 'admin', 'prometheus', 'generate', 'metrics', view, '--json');
-  const yaml = await runRc(home, 'admin', 'prometheus', 'generate', 'metrics', view);
+  const json = await runRc(home, ['admin', 'prometheus', 'generate', 'metrics', view, '--json']);
+  const yaml = await runRc(home, ['admin', 'prometheus', 'generate', 'metrics', view]);
   if (json.code !== 0 || yaml.code !== 0) throw new Error(`rc admin prometheus generate failed: ${json.stderr}${yaml.stderr}`);
   return { ...(JSON.parse(json.stdout) as Omit<GeneratedScrapeConfig, 'yaml'>), yaml: yaml.stdout };
 }
