@@ -18,7 +18,10 @@
  *   npm run bench -- --cluster --probe-only     the four-node cluster's round trips per operation alone
  *
  * --large=0 leaves out the 64 MiB phases (and their goals); --cpu-prof=DIR runs the servers with
- * `node --cpu-prof`, each writing its profile under DIR/one or DIR/four when it stops.
+ * `node --cpu-prof`, each writing its profile under DIR/one or DIR/four when it stops (wall-clock
+ * samples: under contention they count time a process waits for a core). For CPU samples, run
+ * `perf record` alongside with the servers started under BENCH_SERVER_NODE_OPTIONS=--perf-basic-prof,
+ * which names their JavaScript in perf's reports.
  *
  * Each process of a target compiles its own hot code, and a four-node target's processes each see
  * a quarter of the requests it serves, so the 4 KiB warm-up runs W pairs (at most S seconds):
@@ -96,7 +99,7 @@ type Round = Record<TargetName, TargetFigures> & {
   loopbackMsPerMb: number;
 };
 
-const serverEnv = { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_CONSOLE_ENABLE: 'false' };
+const serverEnv = { ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}), SVC_OBS_LOGGER_LEVEL: 'warn', SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_CONSOLE_ENABLE: 'false' };
 
 async function startTarget(target: TargetName, dir: string, cpuProfileDir?: string): Promise<Servers> {
   const env = cpuProfileDir === undefined ? serverEnv : { ...serverEnv, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(cpuProfileDir, target)}` };

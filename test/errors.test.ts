@@ -1,7 +1,9 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorCatalogue } from '../src/errors/index.js';
+import { errorCatalogue, SvcError, withoutStack } from '../src/errors/index.js';
+import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { repoRoot } from './helpers/server-process.js';
 
 function sourceFiles(dir: string): string[] {
@@ -32,5 +34,34 @@ describe('the error catalogue', () => {
     }
     expect(errorCatalogue.ErasureWriteQuorum.httpStatus).toBe(503);
     expect(errorCatalogue.ErasureReadQuorum.httpStatus).toBe(503);
+  });
+});
+
+describe('errors that are answers', () => {
+  it('are made without a stack, and the stack limit is put back even when making one throws', () => {
+    const limit = Error.stackTraceLimit;
+    const quiet = withoutStack(() => new SvcError('FileNotFound', 'no such file: a'));
+    expect(quiet.stack).toBe('SvcError: no such file: a');
+    expect(new SvcError('FileNotFound').stack).toMatch(/\n\s+at /);
+    expect(() => withoutStack(() => {
+      throw new Error('while making');
+    })).toThrow('while making');
+    expect(Error.stackTraceLimit).toBe(limit);
+  });
+
+  it('a file an fs drive does not have fails with its code, path and cause, and no stack', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'svc-quiet-'));
+    const drive = await createFsDrive(root);
+    try {
+      for (const attempt of [() => drive.readFile('bucket/key/xl.meta'), () => drive.stat('bucket/key/xl.meta'), () => drive.readRange('bucket/key/part.1', 0, 10)]) {
+        const error = await attempt().then(() => undefined, (failure: unknown) => failure as SvcError);
+        expect(error).toMatchObject({ code: 'FileNotFound', details: { path: expect.stringContaining('bucket/key') } });
+        expect(error?.cause).toBeDefined();
+        expect(error?.stack).not.toMatch(/\n\s+at /);
+      }
+    } finally {
+      await drive.close();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

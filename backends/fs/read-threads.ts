@@ -16,6 +16,7 @@
  * `maxWaitMs`. A thread that dies hands the reads it had to the fallback and is replaced.
  */
 import type { Worker } from 'node:worker_threads';
+import { withoutStack } from '../../src/errors/index.js';
 import { limits } from '../../src/util/limits.js';
 import { startModuleThread } from '../../src/util/threads.js';
 import type { ReadReply, ReadRequest } from './read-thread.js';
@@ -134,7 +135,7 @@ export class ReadThreads {
         if (!pending) continue;
         thread.sent.delete(reply.id);
         if (reply.bytes) pending.resolve(reply.bytes);
-        else pending.reject(Object.assign(new Error(reply.message ?? `${reply.code}: ${pending.path}`), { code: reply.code }));
+        else pending.reject(withoutStack(() => Object.assign(new Error(reply.message ?? `${reply.code}: ${pending.path}`), { code: reply.code })));
       }
       this.pump();
     });

@@ -5,7 +5,7 @@
  */
 import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
-import { SvcError, isErrorCode } from '../../src/errors/index.js';
+import { SvcError, isErrorCode, withoutStack } from '../../src/errors/index.js';
 import { rpcAuthScheme, rpcTokenFor } from '../../src/util/rpc-token.js';
 import { limits } from '../../src/util/limits.js';
 import { streamTimeoutMessage } from '../../src/util/rpc-stream.js';
@@ -92,7 +92,7 @@ export function driveErrorOf(failure: unknown, endpoint: string): SvcError {
 
 /** An error the peer named for one operation on the drive at `endpoint`. */
 export function remoteError(code: string, message: string | undefined, endpoint: string): SvcError {
-  if (isErrorCode(code)) return new SvcError(code, message, { endpoint, remote: true });
+  if (isErrorCode(code)) return withoutStack(() => new SvcError(code, message, { endpoint, remote: true }));
   return new SvcError('DriveFaulty', `drive ${endpoint}: ${code}: ${message ?? ''}`.slice(0, 300), { endpoint });
 }
 

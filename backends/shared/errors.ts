@@ -1,5 +1,5 @@
 /** Maps Node errno codes from fs calls onto the drive error codes of the catalogue. */
-import { SvcError, isSvcError, type ErrorCode } from '../../src/errors/index.js';
+import { SvcError, isSvcError, withoutStack, type ErrorCode } from '../../src/errors/index.js';
 
 const errnoToCode: Record<string, ErrorCode> = {
   ENOENT: 'FileNotFound',
@@ -20,7 +20,7 @@ export function toDriveError(error: unknown, endpoint: string, path: string): Sv
   if (isSvcError(error)) return error;
   const errno = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
   const code = errnoToCode[errno] ?? 'DriveFaulty';
-  return new SvcError(code, `${code === 'FileNotFound' ? 'no such file' : errno || 'drive error'}: ${path}`, { endpoint, path, errno }, { cause: error });
+  return withoutStack(() => new SvcError(code, `${code === 'FileNotFound' ? 'no such file' : errno || 'drive error'}: ${path}`, { endpoint, path, errno }, { cause: error }));
 }
 
 export async function mapDriveErrors<T>(endpoint: string, path: string, action: () => Promise<T>): Promise<T> {

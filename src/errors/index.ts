@@ -1,2 +1,2 @@
 export { errorCatalogue, isErrorCode, type ErrorCode } from './catalogue.js';
-export { SvcError, isSvcError, assert, AssertionError } from './svc-error.js';
+export { SvcError, isSvcError, assert, AssertionError, withoutStack } from './svc-error.js';
