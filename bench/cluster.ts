@@ -99,10 +99,12 @@ type Round = Record<TargetName, TargetFigures> & {
   loopbackMsPerMb: number;
 };
 
-const serverEnv = { ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}), SVC_OBS_LOGGER_LEVEL: 'warn', SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_CONSOLE_ENABLE: 'false' };
+const serverEnv = { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_CONSOLE_ENABLE: 'false' };
 
 async function startTarget(target: TargetName, dir: string, cpuProfileDir?: string): Promise<Servers> {
-  const env = cpuProfileDir === undefined ? serverEnv : { ...serverEnv, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(cpuProfileDir, target)}` };
+  // Node options for the servers: BENCH_SERVER_NODE_OPTIONS as given, and --cpu-prof with --cpu-prof=DIR.
+  const nodeOptions = [process.env.BENCH_SERVER_NODE_OPTIONS, cpuProfileDir === undefined ? undefined : `--cpu-prof --cpu-prof-dir=${join(cpuProfileDir, target)}`].filter(Boolean).join(' ');
+  const env = nodeOptions === '' ? serverEnv : { ...serverEnv, NODE_OPTIONS: nodeOptions };
   if (target === 'one') {
     await mkdir(join(dir, 'one'), { recursive: true });
     const server = await startSvc({ entry: 'build', args: [join(dir, 'one', 'd{1...16}')], env });

@@ -56,7 +56,7 @@ describe('errors that are answers', () => {
       for (const attempt of [() => drive.readFile('bucket/key/xl.meta'), () => drive.stat('bucket/key/xl.meta'), () => drive.readRange('bucket/key/part.1', 0, 10)]) {
         const error = await attempt().then(() => undefined, (failure: unknown) => failure as SvcError);
         expect(error).toMatchObject({ code: 'FileNotFound', details: { path: expect.stringContaining('bucket/key') } });
-        expect(error?.cause).toBeDefined();
+        expect((error?.cause as NodeJS.ErrnoException | undefined)?.code).toBe('ENOENT');
         expect(error?.stack).not.toMatch(/\n\s+at /);
       }
     } finally {

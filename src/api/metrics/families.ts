@@ -82,7 +82,7 @@ export type MetricFamilies = ReturnType<typeof createFamilies>;
  * sampled every 20 ms, an idle node with 16 drives used 10.5 ms of CPU a second on a 2-core
  * machine; every 100 ms, 6.2 ms. A stall of the loop still shows in the percentiles.
  */
-export const eventLoopSampleMs = 100;
+const eventLoopSampleMs = 100;
 
 /** A registry with the families and the process metrics (memory, CPU, event-loop delay), all prefixed. */
 export function createNodeRegistry(): { registry: Registry; families: MetricFamilies } {
