@@ -20,12 +20,15 @@
  * --large=0 leaves out the 64 MiB phases (and their goals); --cpu-prof=DIR runs the servers with
  * `node --cpu-prof`, each writing its profile under DIR/one or DIR/four when it stops (wall-clock
  * samples: under contention they count time a process waits for a core). For CPU samples, run
- * `perf record` alongside with the servers started under BENCH_SERVER_NODE_OPTIONS=--perf-basic-prof,
- * which names their JavaScript in perf's reports.
+ * `perf record -k CLOCK_MONOTONIC` alongside with the servers started under
+ * BENCH_SERVER_NODE_OPTIONS=--perf-basic-prof, which names their JavaScript in perf's reports;
+ * BENCH_PHASE_EDGES=1 prints each phase's edges on that clock without --cpu-prof.
  *
- * Each process of a target compiles its own hot code, and a four-node target's processes each see
- * a quarter of the requests it serves, so the 4 KiB warm-up runs W pairs (at most S seconds):
- * enough for every process to reach its steady state, the same count for both targets. Each round
+ * Each process of a target compiles its own hot code, and V8 optimizes a function only after
+ * thousands of calls in that process; a four-node target's processes each coordinate a quarter of
+ * the requests it serves. So the 4 KiB warm-up runs W pairs per node (at most S seconds per node):
+ * every process coordinates the same number of requests before the timed phases, whichever the
+ * target, and the four nodes are measured in the same steady state as the one node. Each round
  * also measures what moving bytes between two processes costs this machine (bench/loopback.ts)
  * and prints the floor that puts under the four nodes' 64 MiB CPU; each phase's server CPU is
  * split by thread (event loops, libuv's I/O pool, other threads).
@@ -57,8 +60,9 @@ interface Settings {
   smallOps: number;
   largeObjects: number;
   rounds: number;
+  /** 4 KiB pairs of the warm-up per node of the target. */
   warmUpPairs: number;
-  /** The longest the 4 KiB warm-up may run. */
+  /** The longest the 4 KiB warm-up may run, per node of the target. */
   warmUpSeconds: number;
   probeOps: number;
   client: ClientKind;
@@ -198,11 +202,11 @@ async function runLoad(servers: Servers, settings: Settings, phaseList: string[]
     const cpuMs = servers.pids.map((pid) => processCpuMs(pid) ?? 0);
     const threads = sumThreads(servers.pids.map((pid) => threadCpuMs(pid) ?? { eventLoop: 0, ioPool: 0, otherThreads: 0 }));
     // The profiles' clock is the monotonic one: a phase's samples are those between its edges.
-    if (settings.cpuProfileDir !== undefined) console.log(`cpu profile: phase ${mark[1]} ${mark[2]} at ${process.hrtime.bigint() / 1000n} µs`);
+    if (settings.cpuProfileDir !== undefined || process.env.BENCH_PHASE_EDGES === '1') console.log(`cpu profile: phase ${mark[1]} ${mark[2]} at ${process.hrtime.bigint() / 1000n} µs`);
     edges.set(`${mark[1]} ${mark[2]}`, roundTripsSoFar(servers.urls).then((trips) => ({ cpuMs, threads, trips })));
     if (mark[3] !== undefined) done.set(mark[1]!, Number(mark[3]));
   };
-  const args = [servers.urls.join(','), testCredentials.accessKeyId, testCredentials.secretAccessKey, String(settings.smallOps), String(settings.largeObjects), phaseList.join(','), settings.client, String(threads), String(settings.warmUpPairs), String(settings.warmUpSeconds)];
+  const args = [servers.urls.join(','), testCredentials.accessKeyId, testCredentials.secretAccessKey, String(settings.smallOps), String(settings.largeObjects), phaseList.join(','), settings.client, String(threads), String(settings.warmUpPairs * servers.pids.length), String(settings.warmUpSeconds * servers.pids.length)];
   const lastLine = await runBenchScript('the load generator', 'load.ts', args, { onLine });
   const output = JSON.parse(lastLine) as Partial<Record<Phase, number>> & { cpu: Record<string, number>; latencyMs: Record<string, PhaseFigures['latencyMs']> };
   const figures: Partial<Record<Phase, PhaseFigures>> = {};
@@ -374,7 +378,7 @@ export async function runClusterBench(args: string[]): Promise<void> {
   if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('no build in dist/: run npm install (or npm run build) first');
   const settings = settingsOf(args);
   console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; 16 fs drives, one set, EC:4, on one disk: one node, and four nodes on 127.0.0.2-5 with four drives each`);
-  console.log(`load (${settings.client === 'sdk' ? 'AWS SDK' : 'SigV4-signed node:http'}): 4 KiB x ${settings.smallOps} at 32 concurrent, 64 MiB x ${settings.largeObjects} at 4 concurrent, after ${settings.warmUpPairs} untimed 4 KiB pairs (at most ${settings.warmUpSeconds} s); ${settings.rounds} round(s); probe: ${settings.probeOps} 4 KiB and 2 64 MiB PUTs and GETs one at a time through the first node\n`);
+  console.log(`load (${settings.client === 'sdk' ? 'AWS SDK' : 'SigV4-signed node:http'}): 4 KiB x ${settings.smallOps} at 32 concurrent, 64 MiB x ${settings.largeObjects} at 4 concurrent, after ${settings.warmUpPairs} untimed 4 KiB pairs per node (at most ${settings.warmUpSeconds} s per node); ${settings.rounds} round(s); probe: ${settings.probeOps} 4 KiB and 2 64 MiB PUTs and GETs one at a time through the first node\n`);
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-cluster-'));
   try {
     if (settings.probeOnly) return await printProbe(root, settings);

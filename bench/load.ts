@@ -41,7 +41,7 @@ const defaultSmallWarmUpPairs = 3000;
  */
 const largeWarmUpPairs = 16;
 /** The longest a small warm-up may be asked to run. */
-const maxWarmUpSeconds = 300;
+const maxWarmUpSeconds = 1200;
 const maxThreads = 8;
 
 type Size = 'small' | 'large';
