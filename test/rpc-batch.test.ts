@@ -6,7 +6,19 @@ import { isSvcError } from '../src/errors/index.js';
 const concat = (pieces: Uint8Array[]) => new Uint8Array(Buffer.concat(pieces));
 
 const operation: fc.Arbitrary<BatchOperation> = fc.record({
-  header: fc.record({ drive: fc.string(), op: fc.constantFrom('read', 'atomic', 'rename', 'stat'), path: fc.string() }),
+  header: fc.record(
+    {
+      drive: fc.string({ unit: 'grapheme', maxLength: 40 }),
+      op: fc.constantFrom('read', 'atomic', 'rename', 'stat', 'range'),
+      path: fc.string({ unit: 'grapheme', maxLength: 200 }),
+      source: fc.string({ unit: 'grapheme', maxLength: 60 }),
+      target: fc.string({ maxLength: 60 }),
+      offset: fc.nat({ max: Number.MAX_SAFE_INTEGER }),
+      length: fc.nat(),
+      sync: fc.boolean(),
+    },
+    { requiredKeys: ['drive', 'op'] },
+  ),
   body: fc.uint8Array({ maxLength: 300 }),
 });
 const outcome: fc.Arbitrary<BatchOutcome> = fc.oneof(
@@ -26,7 +38,17 @@ describe('internode batch wire format', () => {
     );
   });
 
-  it('refuses a truncated message, a header that is not JSON, and an answer with the wrong number of outcomes', () => {
+  it('packs an operation header in binary: a read of xl.meta is its names and a few bytes around them', () => {
+    const request = concat(encodeBatchRequest([{ header: { drive: '/data/d1', op: 'read', path: 'bucket/key/xl.meta' } }]));
+    // flags, op (u8 length + 4), drive (u16 length + 8), path (u16 length + 18), body length (u32, no body)
+    expect(request.length).toBe(1 + 1 + 4 + 2 + 8 + 2 + 18 + 4);
+    const [decoded] = decodeBatchRequest(request);
+    expect(decoded!.header).toEqual({ drive: '/data/d1', op: 'read', path: 'bucket/key/xl.meta' });
+    const answer = concat(encodeBatchAnswer([{ ok: false, code: 'FileNotFound', message: 'no such file' }]));
+    expect(answer.length).toBe(1 + 4 + 1 + 12 + 12);
+  });
+
+  it('refuses a truncated message, a header with unknown fields or no op, and an answer with the wrong number of outcomes', () => {
     const request = concat(encodeBatchRequest([{ header: { drive: '/d1', op: 'read', path: 'a' } }]));
     const refused = (run: () => unknown) => {
       try {
@@ -37,8 +59,11 @@ describe('internode batch wire format', () => {
       }
     };
     for (let cut = 1; cut < request.length; cut += 1) expect(refused(() => decodeBatchRequest(request.subarray(0, cut))), `cut at ${cut}`).toBe('InvalidArgument');
-    expect(refused(() => decodeBatchRequest(concat([Buffer.from([0, 0, 0, 2]), Buffer.from('{x'), Buffer.alloc(4)])))).toBe('InvalidArgument');
-    expect(refused(() => decodeBatchRequest(concat([Buffer.from([0, 0, 0, 2]), Buffer.from('{}'), Buffer.alloc(4)])))).toBe('InvalidArgument');
+    const withFlags = Buffer.from(request);
+    withFlags[0] = 0x80;
+    expect(refused(() => decodeBatchRequest(withFlags))).toBe('InvalidArgument');
+    expect(refused(() => decodeBatchRequest(concat(encodeBatchRequest([{ header: { drive: '/d1', op: '' } }]))))).toBe('InvalidArgument');
+    expect(refused(() => encodeBatchRequest([{ header: { drive: '/d1', op: 'read', path: 'é'.repeat(40_000) } }]))).toBe('InvalidArgument');
     const answer = concat(encodeBatchAnswer([{ ok: true, bytes: new Uint8Array([1]) }]));
     expect(refused(() => decodeBatchAnswer(answer, 2))).toBe('InvalidArgument');
   });

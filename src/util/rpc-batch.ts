@@ -1,13 +1,20 @@
 /**
  * The wire format of an internode drive batch: one request carrying several drive operations for
- * one peer, one answer carrying each operation's outcome, in order. Binary payloads (file bytes)
- * travel as they are; only the small operation headers and error bodies are JSON.
+ * one peer, one answer carrying each operation's outcome, in order. Everything is binary: the
+ * small operation headers are a few fields packed after a byte of flags, and file bytes travel as
+ * they are.
  *
- *   request  := entry*      entry  := u32 headerBytes, header (JSON), u32 bodyBytes, body
- *   answer   := outcome*    outcome := u8 status (0 ok, 1 error), u32 bytes, bytes
+ *   request  := entry*
+ *   entry    := u8 flags, str8 op, str16 drive, [str16 path], [str16 source], [str16 target],
+ *               [f64 offset], [f64 length], u32 bodyBytes, body
+ *   answer   := outcome*
+ *   outcome  := u8 status (0 ok, 1 error), u32 bytes, bytes
+ *   error    := str8 code, message (UTF-8, the rest of the outcome's bytes)
  *
- * All integers are big-endian. An ok outcome carries the operation's result (file bytes, or JSON
- * for stat and list, or nothing); an error outcome carries `{ code, message }` as JSON.
+ * `strN` is a uN byte count and that many bytes of UTF-8; a field in brackets is there when its
+ * flag is set (path 1, source 2, target 4, offset 8, length 16; `sync` is flag 32 with its value
+ * in flag 64). All integers are big-endian. An ok outcome carries the operation's result (file
+ * bytes, or JSON for stat and list, or nothing).
  */
 import { SvcError } from '../errors/index.js';
 
@@ -32,45 +39,117 @@ export type BatchOutcome = { ok: true; bytes: Uint8Array } | { ok: false; code: 
 
 const empty = new Uint8Array(0);
 
+const flags = { path: 1, source: 2, target: 4, offset: 8, length: 16, sync: 32, syncValue: 64 } as const;
+const knownFlags = 127;
+const stringFields = ['path', 'source', 'target'] as const;
+const numberFields = ['offset', 'length'] as const;
+const maxStr8 = 0xff;
+const maxStr16 = 0xffff;
+
 function u32(value: number): Buffer {
   const bytes = Buffer.allocUnsafe(4);
   bytes.writeUInt32BE(value);
   return bytes;
 }
 
+function utf8Length(text: string, max: number, what: string): number {
+  const length = Buffer.byteLength(text);
+  if (length > max) throw new SvcError('InvalidArgument', `internode batch: ${what} is longer than ${max} bytes`);
+  return length;
+}
+
+/** One entry's head: flags, op, drive, the fields present, and the body's length. */
+function encodeHead(header: BatchOperationHeader, bodyBytes: number): Buffer {
+  let flagBits = 0;
+  let size = 1 + 1 + utf8Length(header.op, maxStr8, 'an operation name') + 2 + utf8Length(header.drive, maxStr16, 'a drive path') + 4;
+  for (const field of stringFields) {
+    const value = header[field];
+    if (value === undefined) continue;
+    flagBits |= flags[field];
+    size += 2 + utf8Length(value, maxStr16, `a ${field}`);
+  }
+  for (const field of numberFields) {
+    if (header[field] === undefined) continue;
+    flagBits |= flags[field];
+    size += 8;
+  }
+  if (header.sync !== undefined) flagBits |= flags.sync | (header.sync ? flags.syncValue : 0);
+  const head = Buffer.allocUnsafe(size);
+  let at = head.writeUInt8(flagBits, 0);
+  at = head.writeUInt8(Buffer.byteLength(header.op), at);
+  at += head.write(header.op, at);
+  const put16 = (text: string): void => {
+    at = head.writeUInt16BE(Buffer.byteLength(text), at);
+    at += head.write(text, at);
+  };
+  put16(header.drive);
+  for (const field of stringFields) if (header[field] !== undefined) put16(header[field]);
+  for (const field of numberFields) if (header[field] !== undefined) at = head.writeDoubleBE(header[field], at);
+  head.writeUInt32BE(bodyBytes, at);
+  return head;
+}
+
 /** The request body's pieces, ready to be written one after another (no copy of the payloads). */
 export function encodeBatchRequest(operations: BatchOperation[]): Uint8Array[] {
-  return operations.flatMap(({ header, body }) => {
-    const headerBytes = Buffer.from(JSON.stringify(header));
+  const pieces: Uint8Array[] = [];
+  for (const { header, body } of operations) {
     const payload = body ?? empty;
-    return [u32(headerBytes.length), headerBytes, u32(payload.length), payload];
-  });
+    pieces.push(encodeHead(header, payload.length));
+    if (payload.length > 0) pieces.push(payload);
+  }
+  return pieces;
 }
 
 /** A bounds-checked reader over a whole message; a truncated message is InvalidArgument. */
 class Cursor {
   private offset = 0;
+  private readonly buffer: Buffer;
 
-  constructor(private readonly bytes: Uint8Array) {}
-
-  get done(): boolean {
-    return this.offset >= this.bytes.length;
+  constructor(bytes: Uint8Array) {
+    this.buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
+  get done(): boolean {
+    return this.offset >= this.buffer.length;
+  }
+
+  private advance(length: number): number {
+    const at = this.offset;
+    if (at + length > this.buffer.length) throw new SvcError('InvalidArgument', 'internode batch message is truncated');
+    this.offset = at + length;
+    return at;
+  }
+
+  /** A plain Uint8Array view of the next `length` bytes (no copy). */
   take(length: number): Uint8Array {
-    if (this.offset + length > this.bytes.length) throw new SvcError('InvalidArgument', 'internode batch message is truncated');
-    const view = this.bytes.subarray(this.offset, this.offset + length);
-    this.offset += length;
-    return view;
+    const at = this.advance(length);
+    return new Uint8Array(this.buffer.buffer, this.buffer.byteOffset + at, length);
+  }
+
+  text(length: number): string {
+    const at = this.advance(length);
+    return this.buffer.toString('utf8', at, at + length);
   }
 
   u8(): number {
-    return this.take(1)[0]!;
+    return this.buffer[this.advance(1)]!;
+  }
+
+  u16(): number {
+    return this.buffer.readUInt16BE(this.advance(2));
   }
 
   u32(): number {
-    const view = this.take(4);
-    return ((view[0]! << 24) | (view[1]! << 16) | (view[2]! << 8) | view[3]!) >>> 0;
+    return this.buffer.readUInt32BE(this.advance(4));
+  }
+
+  f64(): number {
+    return this.buffer.readDoubleBE(this.advance(8));
+  }
+
+  /** The bytes not yet read, as UTF-8. */
+  rest(): string {
+    return this.text(this.buffer.length - this.offset);
   }
 }
 
@@ -78,24 +157,40 @@ export function decodeBatchRequest(bytes: Uint8Array): BatchOperation[] {
   const cursor = new Cursor(bytes);
   const operations: BatchOperation[] = [];
   while (!cursor.done) {
-    let header: BatchOperationHeader;
-    try {
-      header = JSON.parse(Buffer.from(cursor.take(cursor.u32())).toString('utf8')) as BatchOperationHeader;
-    } catch (error) {
-      if (error instanceof SvcError) throw error;
-      throw new SvcError('InvalidArgument', 'internode batch operation header is not JSON');
-    }
-    if (typeof header?.drive !== 'string' || typeof header.op !== 'string') throw new SvcError('InvalidArgument', 'internode batch operation needs a drive and an op');
+    const flagBits = cursor.u8();
+    if ((flagBits & ~knownFlags) !== 0) throw new SvcError('InvalidArgument', 'internode batch operation header has unknown fields');
+    const op = cursor.text(cursor.u8());
+    const header: BatchOperationHeader = { drive: cursor.text(cursor.u16()), op };
+    for (const field of stringFields) if (flagBits & flags[field]) header[field] = cursor.text(cursor.u16());
+    for (const field of numberFields) if (flagBits & flags[field]) header[field] = cursor.f64();
+    if (flagBits & flags.sync) header.sync = (flagBits & flags.syncValue) !== 0;
+    if (op === '') throw new SvcError('InvalidArgument', 'internode batch operation needs an op');
     operations.push({ header, body: cursor.take(cursor.u32()) });
   }
   return operations;
 }
 
 export function encodeBatchAnswer(outcomes: BatchOutcome[]): Uint8Array[] {
-  return outcomes.flatMap((outcome) => {
-    const bytes = outcome.ok ? outcome.bytes : Buffer.from(JSON.stringify({ code: outcome.code, message: outcome.message }));
-    return [Buffer.from([outcome.ok ? 0 : 1]), u32(bytes.length), bytes];
-  });
+  const pieces: Uint8Array[] = [];
+  for (const outcome of outcomes) {
+    if (outcome.ok) {
+      const head = Buffer.allocUnsafe(5);
+      head.writeUInt8(0, 0);
+      head.writeUInt32BE(outcome.bytes.length, 1);
+      pieces.push(head);
+      if (outcome.bytes.length > 0) pieces.push(outcome.bytes);
+      continue;
+    }
+    const code = Buffer.from(outcome.code).subarray(0, maxStr8);
+    const message = Buffer.from(outcome.message);
+    const head = Buffer.allocUnsafe(6 + code.length);
+    head.writeUInt8(1, 0);
+    head.writeUInt32BE(1 + code.length + message.length, 1);
+    head.writeUInt8(code.length, 5);
+    code.copy(head, 6);
+    pieces.push(head, message);
+  }
+  return pieces;
 }
 
 export function decodeBatchAnswer(bytes: Uint8Array, expected: number): BatchOutcome[] {
@@ -103,18 +198,14 @@ export function decodeBatchAnswer(bytes: Uint8Array, expected: number): BatchOut
   const outcomes: BatchOutcome[] = [];
   while (!cursor.done) {
     const status = cursor.u8();
-    const body = cursor.take(cursor.u32());
+    const length = cursor.u32();
     if (status === 0) {
-      outcomes.push({ ok: true, bytes: body });
+      outcomes.push({ ok: true, bytes: cursor.take(length) });
       continue;
     }
-    let parsed: { code?: unknown; message?: unknown } = {};
-    try {
-      parsed = JSON.parse(Buffer.from(body).toString('utf8')) as typeof parsed;
-    } catch {
-      // an error without a readable body: reported as InternalError below
-    }
-    outcomes.push({ ok: false, code: typeof parsed.code === 'string' ? parsed.code : 'InternalError', message: typeof parsed.message === 'string' ? parsed.message : 'internode batch operation failed' });
+    const error = new Cursor(cursor.take(length));
+    const code = error.text(error.u8());
+    outcomes.push({ ok: false, code: code || 'InternalError', message: error.rest() });
   }
   if (outcomes.length !== expected) throw new SvcError('InvalidArgument', `internode batch answer has ${outcomes.length} outcomes for ${expected} operations`);
   return outcomes;
