@@ -202,7 +202,7 @@ async function runLoad(servers: Servers, settings: Settings, phaseList: string[]
     const cpuMs = servers.pids.map((pid) => processCpuMs(pid) ?? 0);
     const threads = sumThreads(servers.pids.map((pid) => threadCpuMs(pid) ?? { eventLoop: 0, ioPool: 0, otherThreads: 0 }));
     // The profiles' clock is the monotonic one: a phase's samples are those between its edges.
-    if (settings.cpuProfileDir !== undefined || process.env.BENCH_PHASE_EDGES === '1') console.log(`cpu profile: phase ${mark[1]} ${mark[2]} at ${process.hrtime.bigint() / 1000n} µs`);
+    if (settings.cpuProfileDir !== undefined || process.env.BENCH_PHASE_EDGES === '1') console.log(`phase edge: ${mark[1]} ${mark[2]} at ${process.hrtime.bigint() / 1000n} µs`);
     edges.set(`${mark[1]} ${mark[2]}`, roundTripsSoFar(servers.urls).then((trips) => ({ cpuMs, threads, trips })));
     if (mark[3] !== undefined) done.set(mark[1]!, Number(mark[3]));
   };

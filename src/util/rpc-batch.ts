@@ -46,12 +46,6 @@ const numberFields = ['offset', 'length'] as const;
 const maxStr8 = 0xff;
 const maxStr16 = 0xffff;
 
-function u32(value: number): Buffer {
-  const bytes = Buffer.allocUnsafe(4);
-  bytes.writeUInt32BE(value);
-  return bytes;
-}
-
 function utf8Length(text: string, max: number, what: string): number {
   const length = Buffer.byteLength(text);
   if (length > max) throw new SvcError('InvalidArgument', `internode batch: ${what} is longer than ${max} bytes`);
@@ -75,12 +69,14 @@ function encodeHead(header: BatchOperationHeader, bodyBytes: number): Buffer {
   }
   if (header.sync !== undefined) flagBits |= flags.sync | (header.sync ? flags.syncValue : 0);
   const head = Buffer.allocUnsafe(size);
-  let at = head.writeUInt8(flagBits, 0);
-  at = head.writeUInt8(Buffer.byteLength(header.op), at);
-  at += head.write(header.op, at);
+  head.writeUInt8(flagBits, 0);
+  // Each string is written after the room for its length, which the write then answers.
+  let at = 2 + head.write(header.op, 2);
+  head.writeUInt8(at - 2, 1);
   const put16 = (text: string): void => {
-    at = head.writeUInt16BE(Buffer.byteLength(text), at);
-    at += head.write(text, at);
+    const length = head.write(text, at + 2);
+    head.writeUInt16BE(length, at);
+    at += 2 + length;
   };
   put16(header.drive);
   for (const field of stringFields) if (header[field] !== undefined) put16(header[field]);
