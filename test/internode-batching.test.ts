@@ -202,6 +202,46 @@ describe('internode tokens', () => {
   });
 });
 
+/** A drive whose every operation answers `ms` late. */
+function late(drive: Drive, ms: number): Drive {
+  return new Proxy(drive, {
+    get(target, property) {
+      const value = Reflect.get(target, property) as unknown;
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return (value as (...args: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+describe('the window per peer', () => {
+  it('operations that come while a batch to the peer is unanswered wait for its answer and go together', async () => {
+    cluster = await startCluster();
+    const { test, peers } = cluster;
+    const small = patternBytes(4 * KiB, 7);
+    const keys = Array.from({ length: 8 }, (_, index) => `window-${index}`);
+    for (const key of keys) await put(test, key, small);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the last PUT's releases
+    for (const peer of peers) for (const [path, drive] of peer.served) peer.served.set(path, late(drive, 40));
+    // Eight GETs, each started in a turn of the event loop of its own: without the window each
+    // would send a batch to each peer (24 exchanges). The first GET's batches go at once, the
+    // other seven's wait for their answers and travel together.
+    const reads = await counted(cluster, async () => {
+      const bodies: Array<Promise<Buffer>> = [];
+      for (const key of keys) {
+        bodies.push(get(test, key));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      for (const body of await Promise.all(bodies)) expect(body.equals(Buffer.from(small))).toBe(true);
+    });
+    expect(reads.lock).toBe(0);
+    expect(reads.drive).toBeGreaterThanOrEqual(6);
+    expect(reads.drive).toBeLessThanOrEqual(9);
+  });
+});
+
 describe('internode call deadlines', () => {
   it('a call the peer never answers fails as an offline drive at its deadline; calls with other deadlines on the same stream are answered or fail at theirs', async () => {
     const peer = await startPeer();
@@ -216,7 +256,10 @@ describe('internode call deadlines', () => {
       const late = codeOf(remote('/hung', 600).readFile('file')).then((code) => ({ code, afterMs: Date.now() - started }));
       const soon = codeOf(remote('/hung', 200).readFile('file')).then((code) => ({ code, afterMs: Date.now() - started }));
       await new Promise((resolve) => setTimeout(resolve, 20)); // a frame of its own (a frame is answered whole)
+      // The same peer and deadline as the hung call's batch, which is never answered: this call
+      // waits for that answer for limits.rpcBatchMaxWaitMs at most, then goes on its own.
       expect(Buffer.from(await remote('/answering', 200).readFile('file'))).toEqual(Buffer.from([9]));
+      expect(Date.now() - started).toBeLessThan(150);
       const [first, second] = await Promise.all([soon, late]);
       expect(first.code).toBe('DriveOffline');
       expect(first.afterMs).toBeGreaterThanOrEqual(190);

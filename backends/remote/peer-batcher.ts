@@ -3,9 +3,11 @@
  * asked for while this process runs one turn of its event loop (an erasure set reading xl.meta
  * from all of its drives, concurrent S3 requests writing theirs) travels in one frame of the
  * peer's internode stream (src/util/rpc-stream.ts, src/util/rpc-batch.ts), answered operation by
- * operation. The semantics are a single call's:
- * each operation has its own outcome, the request has the RPC timeout, an unreachable peer makes
- * each operation DriveOffline, a batch of reads alone is tried again when the connection failed
+ * operation. While a batch to the peer is unanswered (limits.rpcBatchMaxInFlight), new operations
+ * wait for its answer (for limits.rpcBatchMaxWaitMs at most) and then go together: under load, one
+ * exchange carries the operations of every request that came meanwhile. The semantics are a single call's: each operation has its
+ * own outcome and the RPC timeout counted from its submission, an unreachable peer makes each
+ * operation DriveOffline, a batch of reads alone is tried again when the connection failed
  * before any answer, a batch holding any write never is.
  *
  * An operation may name where its answer goes (`into`: a range read into the caller's buffer). A
@@ -26,6 +28,8 @@ interface Queued {
   endpoint: string;
   /** Where the answer's bytes go (at most its length of them); the operation resolves with a view of it. */
   into?: Uint8Array;
+  /** When it was submitted (performance.now()): its timeout counts from here, a wait for the window included. */
+  queuedAt: number;
   resolve(bytes: Uint8Array): void;
   reject(error: unknown): void;
 }
@@ -35,25 +39,29 @@ export class PeerBatcher {
 
   constructor(private readonly target: PeerTarget) {
     this.batches = new TickBatches<Queued>({
-      send: (batch) => void this.send(batch),
+      send: (batch) => this.send(batch),
       maxItems: limits.rpcBatchMaxOperations,
       bytesOf: (entry) => entry.operation.body?.length ?? 0,
       maxBytes: limits.rpcBatchMaxBytes,
+      maxInFlight: limits.rpcBatchMaxInFlight,
+      maxWaitMs: limits.rpcBatchMaxWaitMs,
     });
   }
 
   /** Queues one operation for the next batch to this peer; resolves with its answer's bytes. */
   submit(header: BatchOperationHeader, options: { body?: Uint8Array; read: boolean; endpoint: string; into?: Uint8Array }): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
-      this.batches.push({ operation: { header, ...(options.body ? { body: options.body } : {}) }, read: options.read, endpoint: options.endpoint, ...(options.into ? { into: options.into } : {}), resolve, reject });
+      this.batches.push({ operation: { header, ...(options.body ? { body: options.body } : {}) }, read: options.read, endpoint: options.endpoint, ...(options.into ? { into: options.into } : {}), queuedAt: performance.now(), resolve, reject });
     });
   }
 
   private async send(batch: Queued[]): Promise<void> {
     const retryable = batch.every((entry) => entry.read);
+    // The oldest operation's deadline (a run keeps the queue's order).
+    const deadline = batch[0]!.queuedAt + (this.target.timeoutMs ?? limits.rpcTimeoutMs);
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const outcomes = await this.exchange(batch);
+        const outcomes = await this.exchange(batch, Math.max(1, deadline - performance.now()));
         outcomes.forEach((outcome, index) => {
           const entry = batch[index]!;
           if (outcome.ok) entry.resolve(outcome.bytes);
@@ -71,9 +79,8 @@ export class PeerBatcher {
     }
   }
 
-  private async exchange(batch: Queued[]): Promise<BatchOutcome[]> {
+  private async exchange(batch: Queued[], timeoutMs: number): Promise<BatchOutcome[]> {
     const request = encodeBatchRequest(batch.map((entry) => entry.operation));
-    const timeoutMs = this.target.timeoutMs ?? limits.rpcTimeoutMs;
     const stream = rpcStreamTo(this.target);
     try {
       if (!batch.some((entry) => entry.into)) return decodeBatchAnswer(await stream.call('drive', request, timeoutMs), batch.length);

@@ -2,11 +2,14 @@
  * A peer's lock server reached over internode RPC; an unreachable peer grants nothing. The lock
  * calls this node makes to one peer in one turn of its event loop (the acquires and refreshes of
  * concurrent requests) travel in one frame of the peer's internode stream
- * (src/util/rpc-stream.ts), each answered on its own.
+ * (src/util/rpc-stream.ts), each answered on its own. While a frame of them is unanswered, new
+ * acquires and refreshes wait for its answer (limits.rpcBatchMaxWaitMs at most) and go together,
+ * as the drive batches do (backends/remote/peer-batcher.ts).
  *
  * Releases are fire-and-forget (a lost one lapses with the lock's expiry) but go in the next frame
- * at once: a release held back to ride in a later frame would be lost with a node that crashes
- * right after answering, and the object would stay locked until the grant expires.
+ * at once, never waiting for an answer: a release held back to ride in a later frame would be
+ * lost with a node that crashes right after answering, and the object would stay locked until the
+ * grant expires.
  */
 import { SvcError } from '../errors/index.js';
 import { rpcStreamTo } from '../util/rpc-stream.js';
@@ -58,17 +61,18 @@ export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
   };
   const batches = new TickBatches<QueuedCall>({
     maxItems: limits.rpcBatchMaxOperations,
-    send: (queued) => {
+    maxInFlight: limits.rpcBatchMaxInFlight,
+    maxWaitMs: limits.rpcBatchMaxWaitMs,
+    send: (queued) =>
       exchange(queued.map((entry) => entry.call)).then(
         (answers) => answers.forEach((answer, index) => {
           if (typeof answer.code === 'string') queued[index]!.reject(new SvcError('DriveOffline', `lock server ${peer}: ${String(answer.message ?? answer.code)}`));
           else queued[index]!.resolve(answer);
         }),
         (error: unknown) => queued.forEach((entry) => entry.reject(error)),
-      );
-    },
+      ),
   });
-  const call = (lockCall: LockCall): Promise<LockAnswer> => new Promise((resolve, reject) => batches.push({ call: lockCall, resolve, reject }));
+  const call = (lockCall: LockCall): Promise<LockAnswer> => new Promise((resolve, reject) => batches.push({ call: lockCall, resolve, reject }, lockCall.op === 'release'));
   return {
     acquire: async (resource: string, mode: LockMode, uid: string, ttlMs: number) => (await call({ op: 'acquire', resource, mode, uid, ttlMs })).granted === true,
     refresh: async (resource: string, uid: string, ttlMs: number) => (await call({ op: 'refresh', resource, uid, ttlMs })).refreshed === true,

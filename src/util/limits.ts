@@ -189,6 +189,13 @@ export const limits = {
   rpcBatchMaxOperations: 64,
   /** Payload bytes one internode batch request carries at most (a single larger operation goes alone). */
   rpcBatchMaxBytes: 8 * MiB,
+  /**
+   * Drive (and lock) batches to one peer out and unanswered at most; further operations wait for
+   * an answer and then travel together (a single request never waits), for rpcBatchMaxWaitMs at
+   * most. Lock releases never wait.
+   */
+  rpcBatchMaxInFlight: 1,
+  rpcBatchMaxWaitMs: 4,
   /** Objects waiting for read-repair (MRF); more are dropped and counted. */
   mrfQueueLimit: 10_000,
   /**
