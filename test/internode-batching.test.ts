@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { driveRpcPlugin } from '../src/api/rpc/drive-rpc-plugin.js';
-import { lockRpcPlugin } from '../src/api/rpc/lock-rpc-plugin.js';
+import { lockRpcPlugin, runLockBatch } from '../src/api/rpc/lock-rpc-plugin.js';
 import { rpcStreamPlugin } from '../src/api/rpc/rpc-stream-plugin.js';
 import type { Socket } from 'node:net';
 import { LockTable } from '../src/cluster/lock-table.js';
@@ -285,6 +285,21 @@ describe('lock releases', () => {
     await put(test, 'again', small);
     await new Promise((resolve) => setTimeout(resolve, 50));
     for (const peer of peers) expect(peer.table.held()).toEqual([]);
+  });
+
+  it('go first in a frame: a grant that waited for an answer and a release of the same resource in one frame, the release is applied first', () => {
+    const table = new LockTable(systemClock);
+    expect(table.acquire('bucket/key', 'write', 'old', 30_000)).toBe(true);
+    const { answers } = runLockBatch(table, {
+      calls: [
+        { op: 'acquire', resource: 'bucket/key', mode: 'write', uid: 'new', ttlMs: 30_000 },
+        { op: 'bogus', resource: 'bucket/key', uid: 'x' },
+        { op: 'release', resource: 'bucket/key', uid: 'old' },
+      ],
+    });
+    expect(answers).toEqual([{ granted: true }, { code: 'InvalidArgument', message: 'unknown lock operation' }, { released: true }]);
+    expect(table.refresh('bucket/key', 'new', 30_000)).toBe(true);
+    expect(table.refresh('bucket/key', 'old', 30_000)).toBe(false);
   });
 
   it('a peer gone before its releases are sent holds up no other peer and no later request', async () => {

@@ -38,19 +38,27 @@ function runLockCall(table: LockTable, op: unknown, body: LockBody): Record<stri
   }
 }
 
+/**
+ * A batch's calls, releases first (a release and a new grant of one resource in one frame free it
+ * before it is asked for: a release never waits for an answer, grants may have waited for one),
+ * the others in their order; answered in the order of the calls.
+ */
 export function runLockBatch(table: LockTable, body: { calls?: unknown }): { answers: Record<string, unknown>[] } {
-  if (!Array.isArray(body.calls) || body.calls.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `calls must be a list of at most ${limits.rpcBatchMaxOperations} lock calls`);
-  return {
-    answers: body.calls.map((call: unknown) => {
-      try {
-        const entry = (call ?? {}) as LockBody & { op?: unknown };
-        return runLockCall(table, entry.op, entry);
-      } catch (error) {
-        const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
-        return { code: known.code, message: known.message };
-      }
-    }),
+  const calls = body.calls;
+  if (!Array.isArray(calls) || calls.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `calls must be a list of at most ${limits.rpcBatchMaxOperations} lock calls`);
+  const entries = calls.map((call: unknown) => (call ?? {}) as LockBody & { op?: unknown });
+  const answers: Record<string, unknown>[] = new Array(entries.length);
+  const run = (index: number): void => {
+    try {
+      answers[index] = runLockCall(table, entries[index]!.op, entries[index]!);
+    } catch (error) {
+      const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
+      answers[index] = { code: known.code, message: known.message };
+    }
   };
+  entries.forEach((entry, index) => entry.op === 'release' && run(index));
+  entries.forEach((entry, index) => entry.op !== 'release' && run(index));
+  return { answers };
 }
 
 export async function lockRpcPlugin(app: FastifyInstance, options: { rpcKey: Buffer; launchHash?: string; table: LockTable; nowMs(): number }): Promise<void> {
