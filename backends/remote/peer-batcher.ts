@@ -5,10 +5,10 @@
  * peer's internode stream (src/util/rpc-stream.ts, src/util/rpc-batch.ts), answered operation by
  * operation. While a batch to the peer is unanswered (limits.rpcBatchMaxInFlight), new operations
  * wait for its answer (for limits.rpcBatchMaxWaitMs at most) and then go together: under load, one
- * exchange carries the operations of every request that came meanwhile. The semantics are a single call's: each operation has its
- * own outcome and the RPC timeout counted from its submission, an unreachable peer makes each
- * operation DriveOffline, a batch of reads alone is tried again when the connection failed
- * before any answer, a batch holding any write never is.
+ * exchange carries the operations of every request that came meanwhile. The semantics are a single
+ * call's: each operation has its own outcome and the RPC timeout counted from its submission, an
+ * unreachable peer makes each operation DriveOffline, a batch of reads alone is tried again when
+ * the connection failed before any answer, a batch holding any write never is.
  *
  * An operation may name where its answer goes (`into`: a range read into the caller's buffer). A
  * batch holding such an operation is answered into reused memory: each answer is copied out at
