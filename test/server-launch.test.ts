@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -155,7 +155,8 @@ describe('svc server launch and restart', () => {
   it('logs an unclean last shutdown after SIGKILL, and a clean one after SIGTERM', async () => {
     const pattern = join(root, 'd{1...4}');
     const first = await start([pattern]);
-    expect(first.logs()).toContain('host_failure_data_unavailable');
+    // Logged in the turn that makes the node ready; its output comes through a pipe.
+    await vi.waitFor(() => expect(first.logs()).toContain('host_failure_data_unavailable'), { timeout: 10_000, interval: 50 });
     await putSome(first.url, 'bucket', ['survivor']);
     await first.kill();
     const second = await start([pattern]);
