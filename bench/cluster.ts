@@ -196,7 +196,7 @@ async function runLoad(servers: Servers, settings: Settings, phaseList: string[]
   const edges = new Map<string, Promise<{ cpuMs: number[]; threads: ThreadCpuMs; trips: RoundTrips }>>();
   const done = new Map<string, number>();
   const onLine = (line: string): void => {
-    if (line.startsWith('warm-up ') || line.startsWith('large warm-up ')) console.log(`  ${servers.pids.length === 1 ? 'one node' : 'four nodes'}: ${line}`);
+    if (line.startsWith('warm-up ') || line.startsWith('large warm-up ') || line.startsWith('large shapes ')) console.log(`  ${servers.pids.length === 1 ? 'one node' : 'four nodes'}: ${line}`);
     const mark = /^phase (\w+) (start|end)(?: (\d+))?$/.exec(line);
     if (!mark) return;
     const cpuMs = servers.pids.map((pid) => processCpuMs(pid) ?? 0);
@@ -231,7 +231,8 @@ async function measureTarget(target: TargetName, dir: string, settings: Settings
   const servers = await startTarget(target, dir, settings.cpuProfileDir);
   try {
     const probed = await probe(servers, settings);
-    const small = await runLoad(servers, settings, ['small-put', 'small-get'], 1);
+    // With 64 MiB phases to come, a few 64 MiB pairs go before the 4 KiB warm-up (see load.ts).
+    const small = await runLoad(servers, settings, [...(settings.largeObjects > 0 ? ['large-shapes'] : []), 'small-put', 'small-get'], 1);
     const large = settings.largeObjects > 0 ? await runLoad(servers, settings, ['large-put', 'large-get'], 2) : {};
     return { phases: { ...small, ...large } as Record<Phase, PhaseFigures>, probe: probed };
   } finally {
