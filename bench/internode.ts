@@ -7,9 +7,13 @@
  *   node --import tsx bench/internode.ts bare [calls]                   the same sizes over a bare socket, one at a time
  *   node --import tsx bench/internode.ts reads [objects]                a 600-byte file from each of the peer's 4 fs drives
  *   node --import tsx bench/internode.ts local-reads [objects]          the same reads from drives in this process
+ *   node --import tsx bench/internode.ts ranges [calls] [concurrency]   1 MiB ranges of a shard file on each of the 4 drives, into reused buffers
+ *   node --import tsx bench/internode.ts local-ranges [calls]           the same ranges from drives in this process
  *
  * `reads` reads 16 objects at a time (so batches carry several reads), half of the files missing;
- * `local-reads` gives what the internode path adds to each operation.
+ * `local-reads` gives what the internode path adds to each operation. `ranges` reads as a GET
+ * reads its shards (`readRange` into a buffer of the caller's, one range per drive in one batch),
+ * 4 calls at a time, and gives CPU µs per MB; `local-ranges` what the same reads cost in one process.
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -31,6 +35,8 @@ const rpcKey = Buffer.alloc(32, 7);
 const host = '127.0.0.2';
 const drivesPerPeer = 4;
 const objects = 64;
+const rangeBytes = 1024 * 1024;
+const shardFileBytes = 16 * rangeBytes;
 const cpuMs = (): number => {
   const used = process.cpuUsage();
   return (used.user + used.system) / 1000;
@@ -78,6 +84,7 @@ async function measure(kind: string, count: number, concurrency: number): Promis
       mkdirSync(join(root, `d${drive}`, 'b', `o${object}`), { recursive: true });
       writeFileSync(join(root, `d${drive}`, 'b', `o${object}`, 'xl.meta'), Buffer.alloc(600, object));
     }
+    if (kind.endsWith('ranges')) writeFileSync(join(root, `d${drive}`, 'b', 'shard'), Buffer.alloc(shardFileBytes, drive + 1));
   }
   const peer = fork(fileURLToPath(import.meta.url), ['--peer', kind, root], { execArgv: ['--import', 'tsx'] });
   const ask = async (message?: string): Promise<{ port: number; cpuMs: number }> => {
@@ -108,6 +115,18 @@ async function measure(kind: string, count: number, concurrency: number): Promis
         socket.write(body);
       });
       concurrency = 1; // one at a time: replies to calls in flight together would arrive joined
+    } else if (kind.endsWith('ranges')) {
+      const drives = kind === 'local-ranges'
+        ? await Promise.all(Array.from({ length: drivesPerPeer }, (_, index) => createFsDrive(join(root, `d${index}`))))
+        : Array.from({ length: drivesPerPeer }, (_, index) => createRemoteDrive({ endpoint: `http://${host}:${port}/d${index}`, path: `/d${index}`, host, port, rpcKey }));
+      const idle: Uint8Array[][] = [];
+      perCall = (drivesPerPeer * rangeBytes) / 1e6;
+      one = async () => {
+        const into = idle.pop() ?? drives.map(() => new Uint8Array(rangeBytes));
+        const offset = (next++ % (shardFileBytes / rangeBytes)) * rangeBytes;
+        await Promise.all(drives.map((drive, index) => drive.readRange('b/shard', offset, rangeBytes, into[index])));
+        idle.push(into);
+      };
     } else {
       const drives = kind === 'local-reads'
         ? await Promise.all(Array.from({ length: drivesPerPeer }, (_, index) => createFsDrive(join(root, `d${index}`))))
@@ -127,8 +146,9 @@ async function measure(kind: string, count: number, concurrency: number): Promis
     const seconds = (performance.now() - startedMs) / 1000;
     const { cpuMs: peerCpuMs } = await ask('read');
     const units = count * perCall;
-    const unit = perCall === 1 ? 'Call' : 'Read';
-    console.log(JSON.stringify({ kind, concurrency, [`${unit.toLowerCase()}sPerSecond`]: Math.round(units / seconds), [`callerUsPer${unit}`]: +((callerCpuMs / units) * 1000).toFixed(1), [`peerUsPer${unit}`]: +((peerCpuMs / units) * 1000).toFixed(1) }));
+    const unit = kind.endsWith('ranges') ? 'MB' : perCall === 1 ? 'Call' : 'Read';
+    const rate = kind.endsWith('ranges') ? 'mbPerSecond' : `${unit.toLowerCase()}sPerSecond`;
+    console.log(JSON.stringify({ kind, concurrency, [rate]: Math.round(units / seconds), [`callerUsPer${unit}`]: +((callerCpuMs / units) * 1000).toFixed(1), [`peerUsPer${unit}`]: +((peerCpuMs / units) * 1000).toFixed(1) }));
   } finally {
     peer.kill();
     rmSync(root, { recursive: true, force: true });
@@ -136,13 +156,13 @@ async function measure(kind: string, count: number, concurrency: number): Promis
 }
 
 const [first, second, third] = process.argv.slice(2);
-const kinds = ['frames', 'bare', 'reads', 'local-reads'];
+const kinds = ['frames', 'bare', 'reads', 'local-reads', 'ranges', 'local-ranges'];
 if (first === '--peer') await servePeer(second!, third!);
 else {
   const kind = first ?? 'reads';
   if (!kinds.includes(kind)) throw new Error(`${kind}: one of ${kinds.join(', ')}`);
-  const count = Number(second ?? (kind.endsWith('reads') ? 10_000 : 20_000));
-  const concurrency = Number(third ?? (kind.endsWith('reads') ? 16 : 8));
+  const count = Number(second ?? (kind.endsWith('ranges') ? 500 : kind.endsWith('reads') ? 10_000 : 20_000));
+  const concurrency = Number(third ?? (kind.endsWith('ranges') ? 4 : kind.endsWith('reads') ? 16 : 8));
   if (!Number.isInteger(count) || count < 1 || count > 1_000_000) throw new Error(`calls ${second}: a whole number from 1 to 1000000`);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) throw new Error(`concurrency ${third}: a whole number from 1 to 256`);
   await measure(kind, count, concurrency);

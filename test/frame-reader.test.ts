@@ -53,6 +53,28 @@ describe('FrameReader', () => {
     ); // on failure fast-check prints the seed and path that replay it (fc.assert's { seed, path })
   });
 
+  it('gives the body of a frame its head asks a sink for to that sink, piece by piece as it arrives, and gathers the others', () => {
+    fc.assert(
+      fc.property(frames, fc.array(fc.nat(), { maxLength: 40 }), (sent: Sent[], cuts) => {
+        const got: { id: number; body: Buffer; sunk: boolean }[] = [];
+        const reader = new FrameReader(
+          answerLayout,
+          (head, body) => got.push({ id: head.readUInt32BE(0), body, sunk: false }),
+          1 << 20,
+          (head) => {
+            const id = head.readUInt32BE(0);
+            if (id % 3 === 0) return undefined;
+            const pieces: Buffer[] = [];
+            return { write: (bytes) => pieces.push(Buffer.from(bytes)), end: () => got.push({ id, body: Buffer.concat(pieces), sunk: true }) };
+          },
+        );
+        feedThroughReusedBuffer(reader, Buffer.concat(sent.flatMap((frame) => answerFrame(frame.id, true, [frame.body]))), cuts);
+        expect(got.map(({ id, body, sunk }) => ({ id, body: body.toString('hex'), sunk }))).toEqual(sent.map(({ id, body }) => ({ id, body: body.toString('hex'), sunk: id % 3 !== 0 })));
+      }),
+      { numRuns: 200 },
+    ); // on failure fast-check prints the seed and path that replay it (fc.assert's { seed, path })
+  });
+
   it('refuses a frame longer than its limit as soon as its head arrives', () => {
     const reader = new FrameReader(answerLayout, () => undefined, 100);
     const [head] = answerFrame(1, true, [Buffer.alloc(101)]);

@@ -136,7 +136,7 @@ describe('internode RPC retries', () => {
 });
 
 describe('internode range reads into reused memory', () => {
-  it('lands every range read in the caller\'s buffer byte for byte, and gives back each answer frame and each range the peer read', async () => {
+  it('lands every range read in the caller\'s buffer byte for byte, straight from the stream, and gives back each range the peer read', async () => {
     const path = `/pooled${(counter += 1)}`;
     const inner = await createFsDrive(join(root, path));
     served.set(path, inner);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { decodeBatchAnswer, decodeBatchRequest, encodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOutcome } from '../src/util/rpc-batch.js';
+import { BatchAnswerReceiver, decodeBatchAnswer, decodeBatchRequest, encodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOutcome } from '../src/util/rpc-batch.js';
 import { isSvcError } from '../src/errors/index.js';
 
 const concat = (pieces: Uint8Array[]) => new Uint8Array(Buffer.concat(pieces));
@@ -26,6 +26,16 @@ const outcome: fc.Arbitrary<BatchOutcome> = fc.oneof(
   fc.record({ ok: fc.constant(false as const), code: fc.constantFrom('FileNotFound', 'DriveOffline'), message: fc.string() }),
 );
 
+/** The error code `run` fails with, or 'accepted'. */
+function refused(run: () => unknown): string {
+  try {
+    run();
+    return 'accepted';
+  } catch (error) {
+    return isSvcError(error) ? error.code : String(error);
+  }
+}
+
 describe('internode batch wire format', () => {
   it('property: requests and answers decode to exactly what was encoded', () => {
     fc.assert(
@@ -50,14 +60,6 @@ describe('internode batch wire format', () => {
 
   it('refuses a truncated message, a header with unknown fields or no op, and an answer with the wrong number of outcomes', () => {
     const request = concat(encodeBatchRequest([{ header: { drive: '/d1', op: 'read', path: 'a' } }]));
-    const refused = (run: () => unknown) => {
-      try {
-        run();
-        return 'accepted';
-      } catch (error) {
-        return isSvcError(error) ? error.code : String(error);
-      }
-    };
     for (let cut = 1; cut < request.length; cut += 1) expect(refused(() => decodeBatchRequest(request.subarray(0, cut))), `cut at ${cut}`).toBe('InvalidArgument');
     const withFlags = Buffer.from(request);
     withFlags[0] = 0x80;
@@ -66,5 +68,57 @@ describe('internode batch wire format', () => {
     expect(refused(() => encodeBatchRequest([{ header: { drive: '/d1', op: 'read', path: 'é'.repeat(40_000) } }]))).toBe('InvalidArgument');
     const answer = concat(encodeBatchAnswer([{ ok: true, bytes: new Uint8Array([1]) }]));
     expect(refused(() => decodeBatchAnswer(answer, 2))).toBe('InvalidArgument');
+  });
+
+  it('property: an answer received in pieces of any size decodes as a whole one does, each ok outcome copied into the memory its operation named', () => {
+    const answerWithInto = fc.array(fc.tuple(outcome, fc.option(fc.nat({ max: 400 }), { nil: undefined })), { maxLength: 12 });
+    fc.assert(
+      fc.property(answerWithInto, fc.array(fc.nat(), { maxLength: 30 }), (entries, cuts) => {
+        const outcomes = entries.map(([entry]) => entry);
+        const into = entries.map(([, room]) => (room === undefined ? undefined : new Uint8Array(room).fill(0xee)));
+        const wire = Buffer.from(concat(encodeBatchAnswer(outcomes)));
+        const receiver = new BatchAnswerReceiver(into);
+        // through one reused buffer, scribbled over after each piece: nothing may keep a view of it
+        const scratch = Buffer.alloc(wire.length);
+        let from = 0;
+        for (const end of [...new Set(cuts.map((cut) => cut % (wire.length + 1)))].sort((a, b) => a - b).concat(wire.length)) {
+          if (end <= from) continue;
+          wire.copy(scratch, 0, from, end);
+          receiver.write(scratch.subarray(0, end - from));
+          scratch.fill(0xa5);
+          from = end;
+        }
+        const received = receiver.end();
+        const whole = decodeBatchAnswer(wire, outcomes.length);
+        received.forEach((got, index) => {
+          const expected = whole[index]!;
+          const room = into[index];
+          if (!expected.ok || !got.ok) return expect(got).toEqual(expected);
+          const kept = room ? expected.bytes.subarray(0, room.length) : expected.bytes;
+          expect(Buffer.from(got.bytes)).toEqual(Buffer.from(kept));
+          if (room) {
+            expect(got.bytes.buffer).toBe(room.buffer); // a view of the named memory, not a copy
+            expect(got.bytes.byteOffset).toBe(room.byteOffset);
+            expect(Buffer.from(room.subarray(kept.length)).every((byte) => byte === 0xee)).toBe(true); // nothing written past the outcome
+          }
+        });
+      }),
+      { numRuns: 300 },
+    ); // on failure fast-check prints the seed and path that replay it (fc.assert's { seed, path })
+  });
+
+  it('refuses, received in pieces, an answer that is truncated or has the wrong number of outcomes', () => {
+    const answer = Buffer.from(concat(encodeBatchAnswer([{ ok: true, bytes: new Uint8Array([1, 2, 3]) }, { ok: false, code: 'FileNotFound', message: 'gone' }])));
+    for (let cut = 1; cut < answer.length; cut += 1) {
+      const receiver = new BatchAnswerReceiver([new Uint8Array(8), undefined]);
+      receiver.write(answer.subarray(0, cut));
+      expect(refused(() => receiver.end()), `cut at ${cut}`).toBe('InvalidArgument');
+    }
+    const tooFew = new BatchAnswerReceiver([undefined, undefined, undefined]);
+    tooFew.write(answer);
+    expect(refused(() => tooFew.end())).toBe('InvalidArgument');
+    expect(refused(() => new BatchAnswerReceiver([undefined]).write(answer))).toBe('InvalidArgument');
+    const badError = Buffer.from([1, 0, 0, 0, 0]); // a failed outcome with no code
+    expect(refused(() => new BatchAnswerReceiver([undefined]).write(badError))).toBe('InvalidArgument');
   });
 });

@@ -10,14 +10,14 @@
  * unreachable peer makes each operation DriveOffline, a batch of reads alone is tried again when
  * the connection failed before any answer, a batch holding any write never is.
  *
- * An operation may name where its answer goes (`into`: a range read into the caller's buffer). A
- * batch holding such an operation is answered into reused memory: each answer is copied out at
- * once, into its `into` or into memory of its own, and the frame's memory goes back to the pool.
+ * An operation may name where its answer goes (`into`: a range read into the caller's buffer). The
+ * answer of a batch holding such an operation is decoded as it arrives: each outcome's bytes are
+ * copied once, from the stream's receive buffer into its `into` (or into memory of its own).
  */
 import { isSvcError } from '../../src/errors/index.js';
 import { limits } from '../../src/util/limits.js';
 import { TickBatches } from '../../src/util/tick-batches.js';
-import { decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader, type BatchOutcome } from '../../src/util/rpc-batch.js';
+import { BatchAnswerReceiver, decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader, type BatchOutcome } from '../../src/util/rpc-batch.js';
 import { RpcStreamFailure, rpcStreamTo } from '../../src/util/rpc-stream.js';
 import { driveErrorOf, isConnectionFailure, remoteError, type ExchangeFailure, type PeerTarget } from './rpc-request.js';
 
@@ -84,21 +84,12 @@ export class PeerBatcher {
     const stream = rpcStreamTo(this.target);
     try {
       if (!batch.some((entry) => entry.into)) return decodeBatchAnswer(await stream.call('drive', request, timeoutMs), batch.length);
-      return await stream.callInto('drive', request, timeoutMs, (answer) => decodeBatchAnswer(answer, batch.length).map((outcome, index) => copiedOut(outcome, batch[index]!.into)));
+      return await stream.callInto('drive', request, timeoutMs, new BatchAnswerReceiver(batch.map((entry) => entry.into)));
     } catch (error) {
       if (isSvcError(error)) throw error; // the answer itself was malformed
       throw exchangeFailureOf(error);
     }
   }
-}
-
-/** An outcome whose bytes no longer depend on the answer's memory: copied into `into` (as much as fits), or into memory of their own. */
-function copiedOut(outcome: BatchOutcome, into: Uint8Array | undefined): BatchOutcome {
-  if (!outcome.ok) return outcome;
-  if (!into) return { ok: true, bytes: outcome.bytes.slice() };
-  const length = Math.min(outcome.bytes.length, into.length);
-  into.set(outcome.bytes.subarray(0, length));
-  return { ok: true, bytes: into.subarray(0, length) };
 }
 
 /** A stream's failure as the exchange failure the remote drive reports. */

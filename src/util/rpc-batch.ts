@@ -195,16 +195,93 @@ export function decodeBatchAnswer(bytes: Uint8Array, expected: number): BatchOut
   while (!cursor.done) {
     const status = cursor.u8();
     const length = cursor.u32();
-    if (status === 0) {
-      outcomes.push({ ok: true, bytes: cursor.take(length) });
-      continue;
-    }
-    const error = new Cursor(cursor.take(length));
-    const code = error.text(error.u8());
-    outcomes.push({ ok: false, code: code || 'InternalError', message: error.rest() });
+    outcomes.push(status === 0 ? { ok: true, bytes: cursor.take(length) } : failedOutcome(cursor.take(length)));
   }
-  if (outcomes.length !== expected) throw new SvcError('InvalidArgument', `internode batch answer has ${outcomes.length} outcomes for ${expected} operations`);
+  if (outcomes.length !== expected) throw wrongCount(outcomes.length, expected);
   return outcomes;
+}
+
+function failedOutcome(bytes: Uint8Array): BatchOutcome {
+  const error = new Cursor(bytes);
+  const code = error.text(error.u8());
+  return { ok: false, code: code || 'InternalError', message: error.rest() };
+}
+
+function wrongCount(outcomes: number | string, expected: number): SvcError {
+  return new SvcError('InvalidArgument', `internode batch answer has ${outcomes} outcomes for ${expected} operations`);
+}
+
+const outcomeHeadBytes = 5;
+
+/**
+ * Decodes an answer as its bytes arrive, in pieces of any size (an AnswerSink of the internode
+ * stream): each ok outcome's bytes are copied once, from the receive buffer straight into the
+ * memory its operation named (`into[index]`, as much as fits; the outcome is a view of what was
+ * filled), or into memory of their own for an operation that named none. `end()` gives the same
+ * outcomes `decodeBatchAnswer` would, and refuses the same malformed answers.
+ */
+export class BatchAnswerReceiver {
+  private readonly outcomes: BatchOutcome[] = [];
+  private readonly head = Buffer.allocUnsafe(outcomeHeadBytes);
+  private headFill = 0;
+  /** The outcome being received: its status, where its bytes go, how many are kept there, and how many are still to come. */
+  private status = 0;
+  private target: Uint8Array | undefined;
+  private kept = 0;
+  private left = 0;
+
+  constructor(private readonly into: readonly (Uint8Array | undefined)[]) {}
+
+  write(bytes: Uint8Array): void {
+    let at = 0;
+    while (at < bytes.length) {
+      if (!this.target) {
+        const copied = Math.min(outcomeHeadBytes - this.headFill, bytes.length - at);
+        this.head.set(bytes.subarray(at, at + copied), this.headFill);
+        this.headFill += copied;
+        at += copied;
+        if (this.headFill === outcomeHeadBytes) this.begin();
+        continue;
+      }
+      const passed = Math.min(this.left, bytes.length - at);
+      const copied = Math.min(this.target.length - this.kept, passed);
+      if (copied > 0) this.target.set(bytes.subarray(at, at + copied), this.kept);
+      this.kept += copied;
+      this.left -= passed;
+      at += passed;
+      if (this.left === 0) this.complete();
+    }
+  }
+
+  end(): BatchOutcome[] {
+    if (this.target || this.headFill > 0) throw new SvcError('InvalidArgument', 'internode batch message is truncated');
+    if (this.outcomes.length !== this.into.length) throw wrongCount(this.outcomes.length, this.into.length);
+    return this.outcomes;
+  }
+
+  private begin(): void {
+    this.headFill = 0;
+    const index = this.outcomes.length;
+    if (index >= this.into.length) throw wrongCount(`more than ${index}`, this.into.length);
+    this.status = this.head.readUInt8(0);
+    this.left = this.head.readUInt32BE(1);
+    this.kept = 0;
+    const into = this.status === 0 ? this.into[index] : undefined;
+    this.target = into ? into.subarray(0, Math.min(this.left, into.length)) : ownMemory(this.left);
+    if (this.left === 0) this.complete();
+  }
+
+  private complete(): void {
+    const bytes = this.target!;
+    this.target = undefined;
+    this.outcomes.push(this.status === 0 ? { ok: true, bytes } : failedOutcome(bytes));
+  }
+}
+
+/** Fresh memory for `length` bytes, as a plain Uint8Array. */
+function ownMemory(length: number): Uint8Array {
+  const buffer = Buffer.allocUnsafe(length);
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
 }
 
 /** Trailer a remote writer's request ends with to abort the file instead of keeping it. */

@@ -24,13 +24,22 @@ export const streamServices = { drive: 1, lock: 2 } as const;
 export type StreamService = keyof typeof streamServices;
 
 /**
- * Buffers of this process's internode traffic that are given back once used: answer frames a
- * caller consumed at once (RpcStreamClient.callInto), ranges a peer read for an answer it has sent.
+ * Buffers of this process's internode traffic that are given back once used: ranges a peer read
+ * for an answer it has sent.
  */
 export const internodeBuffers = new BufferPool(limits.internodeBuffersRetainedBytes);
 
-/** Frames shorter than this are never pooled (FrameReader's `poolFor`). */
-const pooledFrameMinBytes = 64 * 1024;
+/**
+ * Where a frame's body goes as it arrives, instead of into memory of its own (FrameReader's
+ * `sinkFor`): a caller that knows where each part of an answer belongs copies it there from the
+ * receive buffer, once.
+ */
+export interface FrameSink {
+  /** The body's next bytes, in order; they are valid only during the call. */
+  write(bytes: Uint8Array): void;
+  /** The whole body has arrived. */
+  end(): void;
+}
 
 /** Why a call got no answer: the peer is unreachable (or the stream broke, or timed out), or it refused the stream or the call. */
 export class RpcStreamFailure extends Error {
@@ -67,9 +76,8 @@ export function answerFrame(id: number, ok: boolean, body: Uint8Array[]): Uint8A
  * `prefix` (the bytes so far, at least `minHead`) is known, and where its body's length is. Each
  * frame is copied once, as it arrives, into a buffer of its own final size, so a chunk handed to
  * `push` is never kept: the caller may read the next bytes into the same memory, and a frame
- * handed out is never written again. Given `poolFor`, a frame of 64 KiB or more whose head it
- * answers with a pool is filled into that pool's memory, which the frame's consumer gives back
- * (`pool.release(body)`) once done with it.
+ * handed out is never written again. Given `sinkFor`, a frame whose head it answers with a sink
+ * is not gathered at all: its body's bytes go to the sink as they arrive.
  */
 export class FrameReader {
   /** The head so far, gathered here until its length and its body's length are known. */
@@ -79,17 +87,20 @@ export class FrameReader {
   private frame: Buffer | undefined;
   private frameHeadBytes = 0;
   private frameFill = 0;
+  /** The sink the body being received goes to, and how many of its bytes are still to come. */
+  private sink: FrameSink | undefined;
+  private sinkLeft = 0;
 
   constructor(
     private readonly layout: { minHead: number; headBytes(prefix: Buffer): number; bodyLengthAt(head: Buffer): number },
     private readonly onFrame: (head: Buffer, body: Buffer) => void,
     private readonly maxBodyBytes: number,
-    private readonly poolFor?: (head: Buffer) => BufferPool | undefined,
+    private readonly sinkFor?: (head: Buffer) => FrameSink | undefined,
   ) {}
 
   push(chunk: Uint8Array): void {
     let at = 0;
-    while (at < chunk.length) at = this.frame ? this.fillFrame(chunk, at) : this.fillHead(chunk, at);
+    while (at < chunk.length) at = this.sink ? this.fillSink(chunk, at) : this.frame ? this.fillFrame(chunk, at) : this.fillHead(chunk, at);
   }
 
   /** Copies head bytes from `chunk` at `at`; once the head is whole, starts its frame. */
@@ -108,19 +119,28 @@ export class FrameReader {
     const head = this.headScratch.subarray(0, headBytes);
     const bodyBytes = this.layout.bodyLengthAt(head);
     if (bodyBytes > this.maxBodyBytes) throw new RpcStreamFailure(`an internode frame of ${bodyBytes} bytes is larger than ${this.maxBodyBytes}`, 'refused', 400);
-    this.frame = this.allocate(head, headBytes + bodyBytes);
+    this.headFill = 0;
+    const sink = this.sinkFor?.(head);
+    if (sink) {
+      if (bodyBytes === 0) sink.end();
+      else [this.sink, this.sinkLeft] = [sink, bodyBytes];
+      return;
+    }
+    this.frame = Buffer.allocUnsafe(headBytes + bodyBytes);
     head.copy(this.frame);
     this.frameHeadBytes = headBytes;
     this.frameFill = headBytes;
-    this.headFill = 0;
     if (bodyBytes === 0) this.finish();
   }
 
-  private allocate(head: Buffer, bytes: number): Buffer {
-    const pool = bytes >= pooledFrameMinBytes ? this.poolFor?.(head) : undefined;
-    if (!pool) return Buffer.allocUnsafe(bytes);
-    const memory = pool.acquire(bytes);
-    return Buffer.from(memory.buffer, memory.byteOffset, bytes);
+  private fillSink(chunk: Uint8Array, at: number): number {
+    const sink = this.sink!;
+    const passed = Math.min(this.sinkLeft, chunk.length - at);
+    this.sinkLeft -= passed;
+    if (this.sinkLeft === 0) this.sink = undefined;
+    sink.write(chunk.subarray(at, at + passed));
+    if (this.sinkLeft === 0) sink.end();
+    return at + passed;
   }
 
   private fillFrame(chunk: Uint8Array, at: number): number {
@@ -157,11 +177,22 @@ export interface StreamTarget {
   nowMs?: () => number;
 }
 
+/** Takes a call's answer as its bytes arrive (RpcStreamClient.callInto). */
+export interface AnswerSink<T> {
+  /** The answer's next bytes, in order; they are valid only during the call, so what is kept is copied. */
+  write(bytes: Uint8Array): void;
+  /** The whole answer has arrived; what this returns (or throws) is the call's result. */
+  end(): T;
+}
+
+/** Where the body of an answer nobody waits for any more goes. */
+const discard: FrameSink = { write: () => undefined, end: () => undefined };
+
 interface InFlight {
   resolve(answer: unknown): void;
   reject(error: unknown): void;
-  /** Reads what it needs of the answer at once (the answer's memory is reused after it returns); its result is the call's. */
-  consume?: (bytes: Uint8Array) => unknown;
+  /** Takes the answer as it arrives, when the caller knows where its bytes belong. */
+  sink?: AnswerSink<unknown>;
   /** On the monotonic clock (performance.now()). */
   deadlineMs: number;
 }
@@ -207,23 +238,24 @@ export class RpcStreamClient {
   }
 
   /**
-   * Sends one call whose answer `consume` reads at once, copying out whatever it keeps: the
-   * answer's memory goes back to the pool when it returns (a GET's shard ranges arrive in reused
-   * buffers instead of fresh ones). Resolves with what `consume` returns; rejects with an
-   * RpcStreamFailure, or with what `consume` threw.
+   * Sends one call whose answer goes to `sink` as it arrives, straight from the receive buffer (a
+   * GET's shard ranges land in the buffers they are decoded from, with no frame of their own in
+   * between). Bytes stop going to the sink once the call has failed or timed out. Resolves with
+   * what `sink.end()` returns; rejects with an RpcStreamFailure (a refusal's bytes never reach the
+   * sink), or with what the sink threw.
    */
-  callInto<T>(service: StreamService, body: Uint8Array[], timeoutMs: number, consume: (bytes: Uint8Array) => T): Promise<T> {
-    return this.send(service, body, timeoutMs, consume) as Promise<T>;
+  callInto<T>(service: StreamService, body: Uint8Array[], timeoutMs: number, sink: AnswerSink<T>): Promise<T> {
+    return this.send(service, body, timeoutMs, sink) as Promise<T>;
   }
 
-  private async send(service: StreamService, body: Uint8Array[], timeoutMs: number, consume?: (bytes: Uint8Array) => unknown): Promise<unknown> {
+  private async send(service: StreamService, body: Uint8Array[], timeoutMs: number, sink?: AnswerSink<unknown>): Promise<unknown> {
     const socket = await this.connected();
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
     const token = rpcTokenFor(this.target.rpcKey, (this.target.nowMs ?? Date.now)());
     return new Promise<unknown>((resolve, reject) => {
       const deadlineMs = performance.now() + timeoutMs;
-      this.inFlight.set(id, { resolve, reject, deadlineMs, ...(consume ? { consume } : {}) });
+      this.inFlight.set(id, { resolve, reject, deadlineMs, ...(sink ? { sink } : {}) });
       this.watch(deadlineMs);
       socket.cork();
       for (const piece of callFrame(service, id, token, body)) socket.write(piece);
@@ -298,7 +330,7 @@ export class RpcStreamClient {
 
   private attach(socket: Socket, head: Buffer, receiver: Receiver): Socket {
     socket.setNoDelay(true);
-    const reader = new FrameReader(answerLayout, (frameHead, body) => this.answer(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0, body), this.maxAnswerBytes, (head) => (this.inFlight.get(head.readUInt32BE(0))?.consume ? internodeBuffers : undefined));
+    const reader = new FrameReader(answerLayout, (frameHead, body) => this.answer(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0, body), this.maxAnswerBytes, (frameHead) => this.sinkFor(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0));
     const fail = (message: string): void => {
       this.socket = undefined;
       for (const [id, call] of this.inFlight) {
@@ -323,16 +355,44 @@ export class RpcStreamClient {
   private answer(id: number, ok: boolean, body: Buffer): void {
     const call = this.inFlight.get(id);
     this.inFlight.delete(id);
-    if (!call) return; // timed out already (pooled memory, if any, is left to the collector)
-    const bytes = new Uint8Array(body.buffer, body.byteOffset, body.length);
-    try {
-      if (!ok) call.reject(refusal(body));
-      else call.resolve(call.consume ? call.consume(bytes) : bytes); // without `consume`, the caller keeps the memory
-    } catch (error) {
-      call.reject(error);
-    } finally {
-      if (call.consume) internodeBuffers.release(bytes);
-    }
+    if (!call) return; // timed out already
+    if (!ok) call.reject(refusal(body));
+    else call.resolve(new Uint8Array(body.buffer, body.byteOffset, body.length)); // the caller keeps the memory
+  }
+
+  /**
+   * Where an answer's body goes when it need not be gathered first: nowhere, for a call that timed
+   * out already; the call's own sink, for a call made with one and answered (not refused). Bytes
+   * reach the call's sink only while the call is still waiting for them: its caller may reuse the
+   * sink's memory once it has failed.
+   */
+  private sinkFor(id: number, ok: boolean): FrameSink | undefined {
+    const call = this.inFlight.get(id);
+    if (!call) return discard;
+    const sink = call.sink;
+    if (!sink || !ok) return undefined;
+    let failure: { error: unknown } | undefined;
+    const waiting = (): boolean => this.inFlight.get(id) === call;
+    return {
+      write: (bytes) => {
+        if (failure || !waiting()) return;
+        try {
+          sink.write(bytes);
+        } catch (error) {
+          failure = { error };
+        }
+      },
+      end: () => {
+        if (!waiting()) return;
+        this.inFlight.delete(id);
+        if (failure) return call.reject(failure.error);
+        try {
+          call.resolve(sink.end());
+        } catch (error) {
+          call.reject(error);
+        }
+      },
+    };
   }
 }
 

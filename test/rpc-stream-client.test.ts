@@ -1,0 +1,113 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerFrame, callLayout, FrameReader, RpcStreamClient, streamTimeoutMessage, type AnswerSink } from '../src/util/rpc-stream.js';
+import { rpcKeyFor } from '../src/util/rpc-token.js';
+
+/**
+ * A peer that speaks the stream's frames and nothing else: it answers each call with the call's
+ * body repeated to `answerBytes`, after the number of milliseconds the body's first byte names;
+ * with a third byte, it sends the answer's first half and the rest that many milliseconds later.
+ */
+let server: Server;
+let port: number;
+const answerBytes = 200_000;
+
+function serve(socket: Socket): void {
+  let request = Buffer.alloc(0);
+  const reader = new FrameReader(callLayout, (head, body) => {
+    const id = head.readUInt32BE(1);
+    const answer = Buffer.alloc(answerBytes, body);
+    const whole = Buffer.concat(answerFrame(id, true, [answer]));
+    const half = body.length > 2 ? whole.length >> 1 : whole.length;
+    setTimeout(() => {
+      if (!socket.destroyed) socket.write(whole.subarray(0, half));
+      setTimeout(() => {
+        if (!socket.destroyed) socket.write(whole.subarray(half));
+      }, body[2] ?? 0);
+    }, body[0]!);
+  }, 1 << 20);
+  const onData = (chunk: Buffer): void => {
+    request = Buffer.concat([request, chunk]);
+    const end = request.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    socket.off('data', onData);
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: svc-rpc\r\n\r\n');
+    socket.on('data', (frames: Buffer) => reader.push(frames));
+    if (request.length > end + 4) reader.push(request.subarray(end + 4));
+  };
+  socket.on('data', onData);
+  socket.on('error', () => socket.destroy());
+}
+
+beforeAll(async () => {
+  server = createServer(serve);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as { port: number }).port;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+/** A sink that counts what reaches it and answers with the bytes it was given. */
+function recordingSink(): AnswerSink<Buffer> & { received: number } {
+  const pieces: Buffer[] = [];
+  return {
+    received: 0,
+    write(bytes) {
+      this.received += bytes.length;
+      pieces.push(Buffer.from(bytes));
+    },
+    end: () => Buffer.concat(pieces),
+  };
+}
+
+describe('internode stream client, answers taken as they arrive', () => {
+  it('gives a call\'s sink the whole answer, and a call that timed out none of its late answer, while the stream goes on', async () => {
+    const client = new RpcStreamClient({ host: '127.0.0.1', port, rpcKey: rpcKeyFor('rpcadmin', 'rpcadmin-secret') });
+    try {
+      const quick = recordingSink();
+      const answer = await client.callInto('drive', [Buffer.from([0, 1, 2])], 5_000, quick);
+      expect(answer.equals(Buffer.alloc(answerBytes, Buffer.from([0, 1, 2])))).toBe(true);
+
+      // Answered 250 ms late, after its 30 ms deadline: its caller may reuse the sink's memory by then.
+      const late = recordingSink();
+      await expect(client.callInto('drive', [Buffer.from([250, 7])], 30, late)).rejects.toThrow(streamTimeoutMessage);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // its answer has arrived meanwhile
+      expect(late.received).toBe(0);
+      // Half answered at once, the rest 250 ms later, after the deadline (this peer writes nothing else meanwhile).
+      const halfway = recordingSink();
+      await expect(client.callInto('drive', [Buffer.from([0, 8, 250])], 60, halfway)).rejects.toThrow(streamTimeoutMessage);
+      const receivedByDeadline = halfway.received;
+      expect(receivedByDeadline).toBeGreaterThan(0);
+      const after = recordingSink();
+      const next = client.callInto('drive', [Buffer.from([255, 9])], 5_000, after); // answered after the rest
+      await new Promise((resolve) => setTimeout(resolve, 400)); // the rest has arrived meanwhile
+      expect(halfway.received).toBe(receivedByDeadline);
+      expect((await next).equals(Buffer.alloc(answerBytes, Buffer.from([255, 9])))).toBe(true);
+      expect(after.received).toBe(answerBytes);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('rejects a call with what its sink threw, and keeps the stream for the next call', async () => {
+    const client = new RpcStreamClient({ host: '127.0.0.1', port, rpcKey: rpcKeyFor('rpcadmin', 'rpcadmin-secret') });
+    try {
+      let writes = 0;
+      const refusing: AnswerSink<never> = {
+        write: () => {
+          writes += 1;
+          throw new Error('malformed answer');
+        },
+        end: () => {
+          throw new Error('unreachable: end after a failed write');
+        },
+      };
+      await expect(client.callInto('drive', [Buffer.from([0])], 5_000, refusing)).rejects.toThrow('malformed answer');
+      expect(writes).toBe(1); // nothing more reached it once it had failed
+      expect((await client.callInto('drive', [Buffer.from([0, 4])], 5_000, recordingSink())).length).toBe(answerBytes);
+    } finally {
+      client.close();
+    }
+  });
+});
