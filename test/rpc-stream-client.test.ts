@@ -1,12 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerFrame, callLayout, FrameReader, RpcStreamClient, streamTimeoutMessage, type AnswerSink } from '../src/util/rpc-stream.js';
+import { answerFrame, callLayout, FrameReader, RpcStreamClient, RpcStreamFailure, streamTimeoutMessage, type AnswerSink } from '../src/util/rpc-stream.js';
 import { rpcKeyFor } from '../src/util/rpc-token.js';
 
 /**
  * A peer that speaks the stream's frames and nothing else: it answers each call with the call's
- * body repeated to `answerBytes`, after the number of milliseconds the body's first byte names;
- * with a third byte, it sends the answer's first half and the rest that many milliseconds later.
+ * body repeated to `answerBytes`, after the tens of milliseconds the body's first byte names;
+ * with a third byte, it sends the answer's first half and the rest that many tens of milliseconds later,
+ * or, with a fourth byte of 1, closes the connection instead of sending the rest.
  */
 let server: Server;
 let port: number;
@@ -22,9 +23,10 @@ function serve(socket: Socket): void {
     setTimeout(() => {
       if (!socket.destroyed) socket.write(whole.subarray(0, half));
       setTimeout(() => {
-        if (!socket.destroyed) socket.write(whole.subarray(half));
-      }, body[2] ?? 0);
-    }, body[0]!);
+        if (body[3] === 1) socket.destroy();
+        else if (!socket.destroyed) socket.write(whole.subarray(half));
+      }, (body[2] ?? 0) * 10);
+    }, body[0]! * 10);
   }, 1 << 20);
   const onData = (chunk: Buffer): void => {
     request = Buffer.concat([request, chunk]);
@@ -71,19 +73,18 @@ describe('internode stream client, answers taken as they arrive', () => {
 
       // Answered 250 ms late, after its 30 ms deadline: its caller may reuse the sink's memory by then.
       const late = recordingSink();
-      await expect(client.callInto('drive', [Buffer.from([250, 7])], 30, late)).rejects.toThrow(streamTimeoutMessage);
-      await new Promise((resolve) => setTimeout(resolve, 300)); // its answer has arrived meanwhile
+      await expect(client.callInto('drive', [Buffer.from([25, 7])], 30, late)).rejects.toThrow(streamTimeoutMessage);
+      await new Promise((resolve) => setTimeout(resolve, 400)); // its answer has arrived meanwhile
       expect(late.received).toBe(0);
-      // Half answered at once, the rest 250 ms later, after the deadline (this peer writes nothing else meanwhile).
+      // Half answered at once, the rest a second later, after the deadline (this peer writes nothing else meanwhile).
       const halfway = recordingSink();
-      await expect(client.callInto('drive', [Buffer.from([0, 8, 250])], 60, halfway)).rejects.toThrow(streamTimeoutMessage);
+      await expect(client.callInto('drive', [Buffer.from([0, 8, 100])], 400, halfway)).rejects.toThrow(streamTimeoutMessage);
       const receivedByDeadline = halfway.received;
       expect(receivedByDeadline).toBeGreaterThan(0);
       const after = recordingSink();
-      const next = client.callInto('drive', [Buffer.from([255, 9])], 5_000, after); // answered after the rest
-      await new Promise((resolve) => setTimeout(resolve, 400)); // the rest has arrived meanwhile
+      const next = client.callInto('drive', [Buffer.from([90, 9])], 5_000, after); // answered 900 ms later, after the rest
+      expect((await next).equals(Buffer.alloc(answerBytes, Buffer.from([90, 9])))).toBe(true);
       expect(halfway.received).toBe(receivedByDeadline);
-      expect((await next).equals(Buffer.alloc(answerBytes, Buffer.from([255, 9])))).toBe(true);
       expect(after.received).toBe(answerBytes);
     } finally {
       client.close();
@@ -106,6 +107,25 @@ describe('internode stream client, answers taken as they arrive', () => {
       await expect(client.callInto('drive', [Buffer.from([0])], 5_000, refusing)).rejects.toThrow('malformed answer');
       expect(writes).toBe(1); // nothing more reached it once it had failed
       expect((await client.callInto('drive', [Buffer.from([0, 4])], 5_000, recordingSink())).length).toBe(answerBytes);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('fails a call whose peer goes away in the middle of its answer as unreachable, and opens a new stream for the next call', async () => {
+    const client = new RpcStreamClient({ host: '127.0.0.1', port, rpcKey: rpcKeyFor('rpcadmin', 'rpcadmin-secret') });
+    try {
+      const cut = recordingSink();
+      const failure = await client.callInto('drive', [Buffer.from([0, 3, 2, 1])], 5_000, cut).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(RpcStreamFailure);
+      expect((failure as RpcStreamFailure).kind).toBe('unreachable'); // a remote drive reports it as DriveOffline
+      expect(cut.received).toBeGreaterThan(0);
+      expect(cut.received).toBeLessThan(answerBytes);
+      const next = recordingSink();
+      expect((await client.callInto('drive', [Buffer.from([0, 5])], 5_000, next)).equals(Buffer.alloc(answerBytes, Buffer.from([0, 5])))).toBe(true);
     } finally {
       client.close();
     }
