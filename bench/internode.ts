@@ -77,14 +77,22 @@ async function run(one: () => Promise<unknown>, count: number, concurrency: numb
   }));
 }
 
+/** The peer's four drives as this process reaches them: in this process for the `local-` kinds, over internode RPC for the others. */
+async function drivesFor(kind: string, root: string, port: number): Promise<Drive[]> {
+  const indexes = Array.from({ length: drivesPerPeer }, (_, index) => index);
+  if (kind.startsWith('local-')) return Promise.all(indexes.map((index) => createFsDrive(join(root, `d${index}`))));
+  return indexes.map((index) => createRemoteDrive({ endpoint: `http://${host}:${port}/d${index}`, path: `/d${index}`, host, port, rpcKey }));
+}
+
 async function measure(kind: string, count: number, concurrency: number): Promise<void> {
+  const ranges = kind.endsWith('ranges');
   const root = mkdtempSync(join(tmpdir(), 'svc-internode-'));
   for (let drive = 0; drive < drivesPerPeer; drive += 1) {
     for (let object = 0; object < objects; object += 2) {
       mkdirSync(join(root, `d${drive}`, 'b', `o${object}`), { recursive: true });
       writeFileSync(join(root, `d${drive}`, 'b', `o${object}`, 'xl.meta'), Buffer.alloc(600, object));
     }
-    if (kind.endsWith('ranges')) writeFileSync(join(root, `d${drive}`, 'b', 'shard'), Buffer.alloc(shardFileBytes, drive + 1));
+    if (ranges) writeFileSync(join(root, `d${drive}`, 'b', 'shard'), Buffer.alloc(shardFileBytes, drive + 1));
   }
   const peer = fork(fileURLToPath(import.meta.url), ['--peer', kind, root], { execArgv: ['--import', 'tsx'] });
   const ask = async (message?: string): Promise<{ port: number; cpuMs: number }> => {
@@ -115,10 +123,8 @@ async function measure(kind: string, count: number, concurrency: number): Promis
         socket.write(body);
       });
       concurrency = 1; // one at a time: replies to calls in flight together would arrive joined
-    } else if (kind.endsWith('ranges')) {
-      const drives = kind === 'local-ranges'
-        ? await Promise.all(Array.from({ length: drivesPerPeer }, (_, index) => createFsDrive(join(root, `d${index}`))))
-        : Array.from({ length: drivesPerPeer }, (_, index) => createRemoteDrive({ endpoint: `http://${host}:${port}/d${index}`, path: `/d${index}`, host, port, rpcKey }));
+    } else if (ranges) {
+      const drives = await drivesFor(kind, root, port);
       const idle: Uint8Array[][] = [];
       perCall = (drivesPerPeer * rangeBytes) / 1e6;
       one = async () => {
@@ -128,9 +134,7 @@ async function measure(kind: string, count: number, concurrency: number): Promis
         idle.push(into);
       };
     } else {
-      const drives = kind === 'local-reads'
-        ? await Promise.all(Array.from({ length: drivesPerPeer }, (_, index) => createFsDrive(join(root, `d${index}`))))
-        : Array.from({ length: drivesPerPeer }, (_, index) => createRemoteDrive({ endpoint: `http://${host}:${port}/d${index}`, path: `/d${index}`, host, port, rpcKey }));
+      const drives = await drivesFor(kind, root, port);
       perCall = drivesPerPeer;
       one = () => {
         const object = next++ % objects;
@@ -146,8 +150,8 @@ async function measure(kind: string, count: number, concurrency: number): Promis
     const seconds = (performance.now() - startedMs) / 1000;
     const { cpuMs: peerCpuMs } = await ask('read');
     const units = count * perCall;
-    const unit = kind.endsWith('ranges') ? 'MB' : perCall === 1 ? 'Call' : 'Read';
-    const rate = kind.endsWith('ranges') ? 'mbPerSecond' : `${unit.toLowerCase()}sPerSecond`;
+    const unit = ranges ? 'MB' : perCall === 1 ? 'Call' : 'Read';
+    const rate = ranges ? 'mbPerSecond' : `${unit.toLowerCase()}sPerSecond`;
     console.log(JSON.stringify({ kind, concurrency, [rate]: Math.round(units / seconds), [`callerUsPer${unit}`]: +((callerCpuMs / units) * 1000).toFixed(1), [`peerUsPer${unit}`]: +((peerCpuMs / units) * 1000).toFixed(1) }));
   } finally {
     peer.kill();
