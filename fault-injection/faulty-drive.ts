@@ -42,6 +42,10 @@ class FaultInjectingDrive implements FaultyDrive {
     return this.inner.endpoint;
   }
 
+  get peer(): string | undefined {
+    return this.inner.peer;
+  }
+
   get faults(): FaultOptions {
     return this.current;
   }

@@ -43,6 +43,10 @@ export class PowerCutDisk {
     return this.inner.endpoint;
   }
 
+  get peer(): string | undefined {
+    return this.inner.peer;
+  }
+
   /** Paths whose contents are not durable yet, in path order. */
   volatilePaths(): string[] {
     return [...this.volatile.keys()].sort();
@@ -188,6 +192,10 @@ class PowerCutDrive implements Drive {
     return this.inner.endpoint;
   }
 
+  get peer(): string | undefined {
+    return this.inner.peer;
+  }
+
   private read<T>(action: () => Promise<T>): Promise<T> {
     return this.supply.run(this.endpoint, false, action);
   }
@@ -325,6 +333,10 @@ class SilencedDrive implements Drive {
 
   get endpoint(): string {
     return this.inner.endpoint;
+  }
+
+  get peer(): string | undefined {
+    return this.inner.peer;
   }
 
   private async call<T>(action: () => Promise<T>): Promise<T> {
