@@ -42,10 +42,6 @@ class FaultInjectingDrive implements FaultyDrive {
     return this.inner.endpoint;
   }
 
-  get peer(): string | undefined {
-    return this.inner.peer;
-  }
-
   get faults(): FaultOptions {
     return this.current;
   }

@@ -43,10 +43,6 @@ export class PowerCutDisk {
     return this.inner.endpoint;
   }
 
-  get peer(): string | undefined {
-    return this.inner.peer;
-  }
-
   /** Paths whose contents are not durable yet, in path order. */
   volatilePaths(): string[] {
     return [...this.volatile.keys()].sort();
@@ -192,10 +188,6 @@ class PowerCutDrive implements Drive {
     return this.inner.endpoint;
   }
 
-  get peer(): string | undefined {
-    return this.inner.peer;
-  }
-
   private read<T>(action: () => Promise<T>): Promise<T> {
     return this.supply.run(this.endpoint, false, action);
   }
@@ -333,10 +325,6 @@ class SilencedDrive implements Drive {
 
   get endpoint(): string {
     return this.inner.endpoint;
-  }
-
-  get peer(): string | undefined {
-    return this.inner.peer;
   }
 
   private async call<T>(action: () => Promise<T>): Promise<T> {

@@ -27,14 +27,12 @@ export function createRemoteDrive(options: RemoteDriveOptions): Drive {
 
 class RemoteDrive implements Drive {
   readonly endpoint: string;
-  readonly peer: string;
   private readonly target: PeerTarget;
   /** Small operations travel in this peer's batches, with other drives' and other requests'. */
   private readonly batcher: PeerBatcher;
 
   constructor(private readonly options: RemoteDriveOptions) {
     this.endpoint = options.endpoint;
-    this.peer = `${options.host}:${options.port}`;
     this.target = options;
     this.batcher = batcherFor(options);
   }

@@ -25,12 +25,6 @@
 export interface Drive {
   /** The endpoint this drive was configured with (a local path or http://host:port/path). */
   readonly endpoint: string;
-  /**
-   * The node that serves this drive (`host:port`) when it is another node's; undefined for a
-   * drive of this process. A peer's drives answer small calls in one exchange, so a reader that
-   * needs only some of a set's drives asks this node's own first, then whole peers.
-   */
-  readonly peer?: string;
 
   /** Reads a whole file. */
   readFile(path: string): Promise<Uint8Array>;

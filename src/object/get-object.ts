@@ -6,13 +6,12 @@
 import { SvcError } from '../errors/index.js';
 import type { ObjectVersion } from '../format/xl-meta-types.js';
 import { codecFor } from '../erasure/codecs.js';
-import { blockViews, chunkOffsetInShardFile, distributionFor, framesSound } from '../erasure/layout.js';
-import { writeQuorum } from '../erasure/geometry.js';
+import { blockViews, chunkOffsetInShardFile } from '../erasure/layout.js';
 import { unframeChunk } from '../erasure/bitrot.js';
 import { objectResource } from './locks.js';
-import { readMetaAnswers, readObjectMeta } from './meta-io.js';
-import { resolveVersion, type DriveMetaAnswer, type ResolvedVersion } from './quorum.js';
-import { objectDir, partPathIn } from './paths.js';
+import { readObjectMeta } from './meta-io.js';
+import { resolveVersion, type ResolvedVersion } from './quorum.js';
+import { partPathIn } from './paths.js';
 import { readBuffers } from './read-buffers.js';
 import type { SetConfig } from './set-context.js';
 import type { FileReader } from '../drive/index.js';
@@ -56,34 +55,13 @@ export interface ObjectReader {
  * removes the old data directory once it commits). An inline object has no shard files: its
  * bytes are in the xl.meta every drive answered with. So a GET first reads the metadata without
  * the lock, and serves it as read when it is clean: an inline version (not a delete marker) on
- * which every drive asked agrees. A concurrent write publishes its xl.meta drive by drive, so a
- * clean answer is the state before that write or after it, never a mix. Anything else (shard
- * files, drives disagreeing or failing, no such key) is read again under the lock, as before.
- * SPEC asks the object lock of writes, not of reads.
- *
- * In a set spread over nodes, the drives asked first are a write quorum (cleanReadSlots): this
- * node's own and whole peers, each peer's drives answering in one exchange. When they all agree
- * on a version they are enough. A version that reached a write quorum of drives meets every
- * write quorum in at least one drive, so a newer committed version (or a delete) shows as
- * disagreement; and a version on a whole write quorum is committed, never a write still being
- * rolled back. The drives not asked are then not checked for staleness, which heal's scans and
- * the write's own repair request cover. Anything short of that clean answer (disagreement, a
- * failed drive, a version of another geometry, an inline shard that fails its bitrot check) asks
- * every drive, as a set on one node always does.
+ * which every online drive of the set agrees. A concurrent write publishes its xl.meta drive by
+ * drive, so a clean answer is the state before that write or after it, never a mix. Anything
+ * else (shard files, drives disagreeing or failing, no such key) is read again under the lock,
+ * as before. SPEC asks the object lock of writes, not of reads.
  */
 async function resolveInlineWithoutLock(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ResolvedObject | undefined> {
-  const first = cleanReadSlots(config, key);
-  if (first) {
-    const dir = objectDir(bucket, key);
-    const clean = cleanInline(config, dir, await readMetaAnswers(config, dir, { slots: first }), versionId);
-    if (clean && clean.holders.size >= writeQuorumOf(clean.version) && inlineShardsSound(clean)) return clean;
-  }
   const { dir, answers } = await readObjectMeta(config, bucket, key);
-  return cleanInline(config, dir, answers, versionId);
-}
-
-/** The answers' version when it is inline and every online drive that answered holds it. */
-function cleanInline(config: SetConfig, dir: string, answers: DriveMetaAnswer[], versionId: string | undefined): ResolvedObject | undefined {
   const online = (slot: number): boolean => config.drives[slot] !== undefined;
   if (answers.some((answer) => answer.state !== 'found' && online(answer.slot))) return undefined;
   let resolved: ResolvedVersion;
@@ -94,49 +72,6 @@ function cleanInline(config: SetConfig, dir: string, answers: DriveMetaAnswer[],
   }
   if (resolved.version.deleteMarker || resolved.version.dataDir !== undefined || resolved.outdated.some(online)) return undefined;
   return { ...resolved, dir };
-}
-
-/**
- * The drives a clean read asks first when the set's drives are not all this node's: its own,
- * then whole peers (those holding more of the key's data shards first, so that less is
- * reconstructed), until they make a write quorum of the set's standard geometry. Undefined when
- * that would be every online drive anyway.
- */
-export function cleanReadSlots(config: SetConfig, key: string): number[] | undefined {
-  const own: number[] = [];
-  const peers = new Map<string, number[]>();
-  config.drives.forEach((drive, slot) => {
-    if (!drive) return;
-    if (drive.peer === undefined) own.push(slot);
-    else peers.set(drive.peer, [...(peers.get(drive.peer) ?? []), slot]);
-  });
-  if (peers.size === 0) return undefined;
-  const setDriveCount = config.drives.length;
-  const dataShards = setDriveCount - config.standardParity;
-  const wanted = writeQuorum(dataShards, config.standardParity);
-  const distribution = distributionFor(key, setDriveCount);
-  const dataShardsOn = (slots: number[]): number => slots.filter((slot) => distribution[slot]! <= dataShards).length;
-  const chosen = [...own];
-  for (const slots of [...peers.values()].sort((a, b) => dataShardsOn(b) - dataShardsOn(a))) {
-    if (chosen.length >= wanted) break;
-    chosen.push(...slots);
-  }
-  const onlineCount = config.drives.filter(Boolean).length;
-  return chosen.length >= wanted && chosen.length < onlineCount ? chosen : undefined;
-}
-
-function writeQuorumOf(version: ObjectVersion): number {
-  return writeQuorum(version.erasure!.dataShards, version.erasure!.parityShards);
-}
-
-/** Does every holder's inline shard pass its bitrot check? (With only a quorum asked, none may be spared.) */
-function inlineShardsSound(resolved: ResolvedObject): boolean {
-  const erasure = resolved.version.erasure!;
-  const sizeBytes = resolved.version.parts[0]?.sizeBytes ?? 0;
-  for (const version of resolved.holders.values()) {
-    if (!framesSound(version.inlineData ?? new Uint8Array(0), sizeBytes, erasure.dataShards, erasure.blockSizeBytes)) return false;
-  }
-  return true;
 }
 
 export async function getObject(config: SetConfig, bucket: string, key: string, options: GetObjectOptions = {}): Promise<ObjectReader> {

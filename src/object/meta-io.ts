@@ -11,17 +11,14 @@ import type { SetConfig } from './set-context.js';
 import { isPartFileName, legacyObjectDir, objectDir, xlMetaPathIn } from './paths.js';
 
 /**
- * Every drive's answer for the xl.meta in one object directory (or only the answers of `slots`).
- * `throughFiles`: the path may run through a file (an older layout's raw names, where a key
- * segment can be a shard file's name), which then means the key is not there; elsewhere such an
- * error is the drive's fault.
+ * Every drive's answer for the xl.meta in one object directory. `throughFiles`: the path may run
+ * through a file (an older layout's raw names, where a key segment can be a shard file's name),
+ * which then means the key is not there; elsewhere such an error is the drive's fault.
  */
-export async function readMetaAnswers(config: SetConfig, dir: string, options: { throughFiles?: boolean; slots?: number[] } = {}): Promise<DriveMetaAnswer[]> {
+export async function readMetaAnswers(config: SetConfig, dir: string, options: { throughFiles?: boolean } = {}): Promise<DriveMetaAnswer[]> {
   const path = xlMetaPathIn(dir);
-  const slots = options.slots ?? config.drives.map((_, slot) => slot);
   return Promise.all(
-    slots.map(async (slot): Promise<DriveMetaAnswer> => {
-      const drive = config.drives[slot];
+    config.drives.map(async (drive, slot): Promise<DriveMetaAnswer> => {
       if (!drive) return { slot, state: 'failed', error: new SvcError('DriveOffline') };
       try {
         return { slot, state: 'found', meta: decodeXlMeta(await drive.readFile(path)) };
