@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { readWholeFile } from '../backends/fs/fd-files.js';
 import { ReadThreads } from '../backends/fs/read-threads.js';
+import { limits } from '../src/util/limits.js';
 
 const notUsed = async (path: string): Promise<Uint8Array> => {
   throw new Error(`the fallback read ${path}`);
@@ -76,6 +77,17 @@ describe('file-read threads', () => {
     const burst = await Promise.all(Array.from({ length: 200 }, (_, index) => threads!.read(join(dir, `burst-${index % 40}`), notUsed)));
     burst.forEach((bytes, index) => expect(Buffer.from(bytes).equals(files[index % 40]!)).toBe(true));
     expect(threads.inFlight()).toEqual({ sent: 0, queued: 0 });
+  });
+
+  it('as a node configures them, take 64 GETs\' xl.meta reads on a set of 16 drives at once without the fallback', async () => {
+    threads = new ReadThreads({ threads: limits.fileReadThreads, depth: limits.fileReadThreadDepth, maxQueued: limits.fileReadsQueuedMax, maxWaitMs: 10_000 });
+    const metas = await Promise.all(Array.from({ length: 16 }, async (_, drive) => {
+      const bytes = randomBytes(600 + drive);
+      await writeFile(join(dir, `xl-${drive}`), bytes);
+      return bytes;
+    }));
+    const reads = await Promise.all(Array.from({ length: 64 * 16 }, (_, index) => threads!.read(join(dir, `xl-${index % 16}`), notUsed)));
+    reads.forEach((bytes, index) => expect(Buffer.from(bytes).equals(metas[index % 16]!)).toBe(true));
   });
 
   it('queues reads for a busy thread, and sends them to the fallback when the queue is full', async () => {
