@@ -158,8 +158,13 @@ function fallBack(pending: PendingRead): void {
 
 let shared: ReadThreads | undefined;
 
+/** How a node configures its file-read threads (from limits). */
+export function nodeReadThreadOptions(): ReadThreadOptions {
+  return { threads: limits.fileReadThreads, depth: limits.fileReadThreadDepth, maxQueued: limits.fileReadsQueuedMax, maxWaitMs: limits.fileReadWaitMaxMs };
+}
+
 /** The process's file-read threads, started on first use. */
 export function fileReadThreads(): ReadThreads {
-  shared ??= new ReadThreads({ threads: limits.fileReadThreads, depth: limits.fileReadThreadDepth, maxQueued: limits.fileReadsQueuedMax, maxWaitMs: limits.fileReadWaitMaxMs });
+  shared ??= new ReadThreads(nodeReadThreadOptions());
   return shared;
 }
