@@ -33,7 +33,7 @@
  * and prints the floor that puts under the four nodes' 64 MiB CPU; each phase's server CPU is
  * split by thread (event loops, libuv's I/O pool, other threads).
  *
- * Defaults are quick-look sized (N=400, M=4, R=1, W=3000, S=60, P=20); the figures of
+ * Defaults are quick-look sized (N=400, M=4, R=1, W=6000, S=120, P=20); the figures of
  * docs/benchmarks.md use --small=1000 --large=8 --rounds=3.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -355,8 +355,10 @@ function settingsOf(args: string[]): Settings {
     smallOps: numberFlag(args, 'small', 400, 100_000),
     largeObjects: numberFlag(args, 'large', 4, 64, 0),
     rounds: numberFlag(args, 'rounds', 1, 9),
-    warmUpPairs: numberFlag(args, 'warmup', 3000, 10_000),
-    warmUpSeconds: numberFlag(args, 'warmup-seconds', 60, 300),
+    // V8 optimizes a function after 3,000 calls in its process (--invocation-count-for-turbofan):
+    // with as many pairs, what a GET or a PUT calls once was still unoptimized when timing began.
+    warmUpPairs: numberFlag(args, 'warmup', 6000, 20_000),
+    warmUpSeconds: numberFlag(args, 'warmup-seconds', 120, 300),
     probeOps: numberFlag(args, 'probe', 20, 1000),
     client,
     probeOnly: args.includes('--probe-only'),
