@@ -103,18 +103,19 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
     await app.register(rpcStreamPlugin, { rpcKey, launchHash, table: lockTable, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now(), observe: (service) => observability.metrics.observeInternodeRequest(service) });
     await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...admin?.peerHandlers, ...observability.peerHandlers }) });
+    // Root keys, then the users of iam.bin (known once storage is up); every request is authorised against their policies.
+    const credentials = { secretFor: (id: string, token?: string) => (id === config.accessKey && token === undefined ? config.secretKey : admin?.iam.secretFor(id, token)) };
+    const access = { rootAccessKey: config.accessKey, principalOf: (id: string, token?: string) => admin?.iam.resolve(id, token)?.principal };
     await app.register(adminPlugin, {
       context: () => {
         if (!admin) throw new SvcError('SlowDown', 'the server is still starting (waiting for format quorum)');
         return admin.context;
       },
-      credentials: staticCredentials(config.accessKey, config.secretKey),
-      rootAccessKey: config.accessKey,
+      credentials,
+      access,
+      objects: context,
       logger: log,
     });
-    // Root keys, then the users of iam.bin (known once storage is up); every request is authorised against their policies.
-    const credentials = { secretFor: (id: string) => (id === config.accessKey ? config.secretKey : admin?.iam.secretFor(id)) };
-    const access = { rootAccessKey: config.accessKey, userPolicies: (id: string) => admin?.iam.userPolicies(id) };
     await app.register(s3Plugin, { context, credentials, access, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
   });
   try {

@@ -39,7 +39,7 @@ async function registeredRoutes(): Promise<{ routes: RouteOptions[]; consoleDocu
   const routes: RouteOptions[] = [];
   const app = Fastify({ logger: false, exposeHeadRoutes: false, ajv: { customOptions: { ...schemaValidatorOptions } } });
   app.addHook('onRoute', (route) => void routes.push(route));
-  await app.register(adminPlugin, { context: () => ({}) as never, credentials: { secretFor: () => undefined }, rootAccessKey: 'root' });
+  await app.register(adminPlugin, { context: () => ({}) as never, credentials: { secretFor: () => undefined }, access: { rootAccessKey: 'root', principalOf: () => undefined }, objects: {} as never });
   const context = { nowMs: () => 0, logger: { info() {}, warn() {} } } as unknown as ConsoleContext;
   await app.register(consolePlugin, { context, assets: {} as ConsoleAssets, trustedProxies: [] });
   await app.ready();
@@ -146,6 +146,12 @@ describe('answers of a running server fit the OpenAPI document', () => {
     const s3 = s3ClientFor(server.url);
     await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
     for (const key of ['cat.jpg', '2026/dog.jpg']) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: key, Body: `bytes of ${key}` }));
+    // What the IAM routes' examples name: user alice in group staff, policy photos-read, a service account of alice's.
+    const iam = '/svc/admin/v4/iam';
+    await admin(server.url, 'POST', `${iam}/user/add`, '', { body: JSON.stringify({ accessKey: 'alice', secretKey: 'alice-secret-1', policies: ['readonly'] }) });
+    await admin(server.url, 'POST', `${iam}/policy/create`, 'name=photos-read', { body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] }) });
+    await admin(server.url, 'POST', `${iam}/group/add`, 'group=staff', { body: JSON.stringify({ members: ['alice'] }) });
+    await admin(server.url, 'POST', `${iam}/svcacct/add`, '', { body: JSON.stringify({ parent: 'alice', accessKey: 'Q3AM3UQ867SPQQA43P2F', name: 'backup' }) });
     document = (await (await fetch(`${server.url}${adminPrefix}openapi.json`)).json()) as Json;
   }, 60_000);
 
@@ -208,6 +214,15 @@ describe('answers of a running server fit the OpenAPI document', () => {
     await call('POST', '/svc/admin/v4/iam/user/add', '', { accessKey: 'alice', secretKey: 'alice-secret-1', policies: ['readonly'] });
     await call('POST', '/svc/admin/v4/iam/policy/create', 'name=photos-read', { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] });
     await call('POST', '/svc/admin/v4/iam/policy/attach', 'accessKey=alice&policy=photos-read');
+    await call('POST', '/svc/admin/v4/iam/policy/attach', 'group=staff&policy=photos-read');
+    await call('POST', '/svc/admin/v4/iam/group/disable', 'group=staff');
+    await call('POST', '/svc/admin/v4/iam/group/enable', 'group=staff');
+    await call('POST', '/svc/admin/v4/iam/group/remove', 'group=staff', { members: ['alice'] });
+    await call('POST', '/svc/admin/v4/iam/group/remove', 'group=staff');
+    const account = await call('POST', '/svc/admin/v4/iam/svcacct/add', '', { parent: 'alice', policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] }, expiry: new Date(Date.now() + 3_600_000).toISOString() });
+    expect(account.serviceAccount.secretKey.length).toBeGreaterThanOrEqual(8);
+    await call('POST', '/svc/admin/v4/iam/svcacct/update', `accessKey=${account.serviceAccount.accessKey}`, { enabled: false, policy: null, expiry: null });
+    await call('POST', '/svc/admin/v4/iam/svcacct/remove', `accessKey=${account.serviceAccount.accessKey}`);
     await call('POST', '/svc/admin/v4/iam/user/disable', 'accessKey=alice');
     await call('POST', '/svc/admin/v4/iam/user/remove', 'accessKey=alice');
     const rootHeal = await call('POST', '/svc/admin/v3/heal/', '', { recursive: true, dryRun: true });

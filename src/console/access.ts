@@ -8,30 +8,17 @@
  * nothing is read or changed.
  */
 import { SvcError } from '../errors/index.js';
-import type { Policy } from '../iam/index.js';
-import { authorize, type Permission } from '../api/s3/access.js';
+import { rootPrincipal, type Principal } from '../iam/index.js';
+import { admin } from '../iam/admin-actions.js';
+import { authorize, holds, type Permission } from '../api/s3/access.js';
 import type { ConsoleContext } from './context.js';
 import type { ClientOrigin } from './client-origin.js';
 import type { Session } from './session.js';
 
 export type { Permission };
 
-/** Admin actions the console's pages need (the names S3 stores of this kind use). */
-export const adminActions = {
-  serverInfo: 'admin:ServerInfo',
-  heal: 'admin:Heal',
-  rebalance: 'admin:Rebalance',
-  decommission: 'admin:Decommission',
-  listUsers: 'admin:ListUsers',
-  createUser: 'admin:CreateUser',
-  deleteUser: 'admin:DeleteUser',
-  enableUser: 'admin:EnableUser',
-  disableUser: 'admin:DisableUser',
-  attachPolicy: 'admin:AttachUserOrGroupPolicy',
-  listPolicies: 'admin:ListUserPolicies',
-  createPolicy: 'admin:CreatePolicy',
-  deletePolicy: 'admin:DeletePolicy',
-} as const;
+/** Admin actions the console's pages need: the admin API's names (src/iam/admin-actions.ts). */
+export const adminActions = admin;
 
 /** The console's pages and the action each needs (buckets and the object browser need a session only). */
 const pageActions: [page: string, action: string | undefined][] = [
@@ -47,22 +34,16 @@ export class ConsoleAccess {
   constructor(
     private readonly context: ConsoleContext,
     readonly session: Session,
-    /** undefined: the root session, never judged. */
-    private readonly policies: readonly Policy[] | undefined,
+    /** Who the session acts for: root is never judged. */
+    readonly principal: Principal,
     readonly origin: ClientOrigin,
   ) {}
 
   /** Throws AccessDenied unless every permission is held. `query` carries condition keys such as `prefix`. */
   async require(permissions: Permission[], query: Record<string, string> = {}): Promise<void> {
-    if (this.policies === undefined || permissions.length === 0) return;
-    const policies = this.policies;
+    if (this.principal.kind === 'root' || permissions.length === 0) return;
     try {
-      await authorize(
-        { objects: this.context.objects(), region: 'us-east-1', nowMs: this.context.nowMs },
-        { rootAccessKey: '', userPolicies: () => [...policies] },
-        { accessKeyId: this.session.accessKey, sourceIp: this.origin.address, query: new URLSearchParams(query) },
-        permissions,
-      );
+      await authorize({ objects: this.context.objects() }, this.caller(query), permissions);
     } catch (error) {
       // The page already shows the code: the message says only what is missing ("No policy allows user ... s3:PutObject on ...").
       if (!(error instanceof SvcError) || error.code !== 'AccessDenied') throw error;
@@ -72,13 +53,13 @@ export class ConsoleAccess {
   }
 
   async allows(permissions: Permission[], query: Record<string, string> = {}): Promise<boolean> {
-    try {
-      await this.require(permissions, query);
-      return true;
-    } catch (error) {
-      if (error instanceof SvcError && error.code === 'AccessDenied') return false;
-      throw error;
-    }
+    if (this.principal.kind === 'root' || permissions.length === 0) return true;
+    return holds({ objects: this.context.objects() }, this.caller(query), permissions);
+  }
+
+  /** The request as the evaluator sees it (the session's principal, the client's address, condition keys). */
+  caller(query: Record<string, string> = {}): { principal: Principal; sourceIp: string; query: URLSearchParams } {
+    return { principal: this.principal, sourceIp: this.origin.address, query: new URLSearchParams(query) };
   }
 
   /** The pages this session may open (the app shows only these). */
@@ -90,17 +71,17 @@ export class ConsoleAccess {
 }
 
 /**
- * The policies a session acts with now; throws ConsoleSignInRequired when its user is disabled or
- * removed, or was enabled again, added again or given a new secret after the session began.
+ * Who a session acts for now; throws ConsoleSignInRequired when its user is disabled or removed,
+ * or was enabled again, added again or given a new secret after the session began.
  */
-export function sessionPolicies(context: ConsoleContext, session: Session): Policy[] | undefined {
-  if (session.kind === 'root') return undefined;
-  if (session.kind === 'sso') return context.iam().policiesNamed(session.policies).policies;
+export function sessionPrincipal(context: ConsoleContext, session: Session): Principal {
+  if (session.kind === 'root') return rootPrincipal(session.accessKey);
   const iam = context.iam();
-  const policies = iam.userPolicies(session.accessKey);
+  if (session.kind === 'sso') return { kind: 'sso', accessKey: session.accessKey, grants: iam.policiesNamed(session.policies).policies, limits: [] };
+  const principal = iam.resolve(session.accessKey)?.principal;
   const fromMs = iam.sessionsFromMs(session.accessKey);
-  if (policies === undefined || fromMs === undefined || session.issuedAtMs < fromMs) {
+  if (principal?.kind !== 'user' || fromMs === undefined || session.issuedAtMs < fromMs) {
     throw new SvcError('ConsoleSignInRequired', `the user ${session.accessKey} was disabled, removed or given a new secret: its console session has ended; sign in again`, { accessKey: session.accessKey });
   }
-  return policies;
+  return principal;
 }

@@ -7,7 +7,7 @@ import type { OpenIdSignIn } from './openid.js';
 import type { IamStore } from '../ops/iam-store.js';
 
 /** The users and policies the console signs in, judges and manages (the IAM store every node shares). */
-export type ConsoleIam = Pick<IamStore, 'secretFor' | 'userPolicies' | 'sessionsFromMs' | 'policiesNamed' | 'listUsers' | 'addUser' | 'removeUser' | 'setEnabled' | 'listPolicies' | 'createPolicy' | 'removePolicy' | 'attach' | 'detach'>;
+export type ConsoleIam = IamStore;
 
 export interface ConsoleContext {
   /** The object layer (throws SlowDown while the server is still starting). */

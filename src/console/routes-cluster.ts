@@ -3,9 +3,10 @@
  * drives, nodes, running operations). `/admin/<path>` runs the admin API's own route for
  * `/svc/admin/<path>` in-process, with the same query and JSON body, the same schema and the same
  * validation and errors, so the console has no second implementation of rebalance, decommission or
- * heal. Reading needs `admin:ServerInfo`; starting or stopping work needs the action named for it
- * (`admin:Heal`, `admin:Rebalance`, `admin:Decommission`), checked before anything else. Users and
- * policies have their own console routes (routes-users.ts), so the admin API's are not offered here.
+ * heal, and the same declared access (`RouteAccess`, checked by route-access.ts): a route's own
+ * actions before anything else, then what its conditional rule asks of the call (the right to
+ * read an object whose placement is shown). Users and policies have their own console routes
+ * (routes-users.ts), so the admin API's are not offered here.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { adminRoutes } from '../api/admin/routes.js';
@@ -14,21 +15,11 @@ import { fastifySchema, type RouteSchema } from '../api/admin/route-schema.js';
 import { snapshotSchema } from '../api/admin/answer-schemas.js';
 import type { ConsoleContext } from './context.js';
 import { adminActions } from './access.js';
+import { requireRouteAccess } from '../api/admin/route-access.js';
 import { requestAccess } from './request-state.js';
 
 /** Admin routes the console does not offer (fault injection is a test tool, not a console page). */
 const withheld = (path: string) => path === '/svc/admin/v4/faults' || path.startsWith('/svc/admin/v4/iam/');
-
-/** The action an admin call needs, by its path: the first pattern that matches. */
-const adminCallActions: [pattern: RegExp, action: string][] = [
-  [/\/(background-)?heal(\/|$)/, adminActions.heal],
-  [/\/rebalance\/(start|stop)$/, adminActions.rebalance],
-  [/\/pools\/(decommission|cancel|clear)$/, adminActions.decommission],
-];
-
-function adminActionOf(path: string): string {
-  return adminCallActions.find(([pattern]) => pattern.test(path))?.[1] ?? adminActions.serverInfo;
-}
 
 const overviewSchema: RouteSchema = {
   ...adminRoutes.find((route) => route.path === '/svc/admin/v4/cluster/snapshot')!.schema,
@@ -53,9 +44,10 @@ export async function clusterRoutes(app: FastifyInstance, options: { context: Co
       url: `/admin/${route.path.slice('/svc/admin/'.length)}`,
       schema: fastifySchema(route.schema, 'admin'),
       config: { bodyErrorCode: route.schema.bodyErrorCode },
-      // The permission first: a caller without it learns nothing from the validation.
-      onRequest: async (request) => requestAccess(request).require([{ action: adminActionOf(adminRequestOf(request).rawPath) }]),
-      handler: async (request) => (await route.handle(context.admin(), adminRequestOf(request))) ?? {},
+      // The route's own actions first: a caller without them learns nothing from the validation.
+      onRequest: async (request) => requireRouteAccess({ actions: route.access.actions }, context.admin(), adminRequestOf(request), requestAccess(request).caller(), { objects: context.objects() }),
+      preHandler: async (request) => requireRouteAccess(route.access, context.admin(), adminRequestOf(request), requestAccess(request).caller(), { objects: context.objects() }),
+      handler: async (request) => (await route.handle(context.admin(), adminRequestOf(request), requestAccess(request).principal)) ?? {},
     });
   }
 }

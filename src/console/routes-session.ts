@@ -10,7 +10,7 @@ import { sessionCookie, type SessionIdentity } from './session.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { limits } from '../util/limits.js';
 import { requestAccess, requestOrigin, requestSession, type RevokedSessions } from './request-state.js';
-import { ConsoleAccess, sessionPolicies } from './access.js';
+import { ConsoleAccess, sessionPrincipal } from './access.js';
 import { sessionSchemas } from './api-schemas.js';
 
 export async function sessionRoutes(app: FastifyInstance, options: { context: ConsoleContext; revoked: RevokedSessions }): Promise<void> {
@@ -34,7 +34,7 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
     throttle.succeeded(origin.address);
     const session = context.sealer.issue(issueAtMs(context, identity, nowMs), identity === 'root' ? undefined : identity);
     context.logger.info({ client: origin.address, accessKey: session.accessKey, kind: session.kind }, 'console sign-in');
-    return sessionAnswer(context, reply, new ConsoleAccess(context, session, sessionPolicies(context, session), origin), nowMs);
+    return sessionAnswer(context, reply, new ConsoleAccess(context, session, sessionPrincipal(context, session), origin), nowMs);
   });
   app.get('/session', { schema: sessionSchemas.current }, async (request, reply) => sessionAnswer(context, reply, requestAccess(request), context.nowMs()));
   app.delete('/session', { schema: sessionSchemas.signOut }, async (request, reply) => {
@@ -56,7 +56,8 @@ function signInBody(body: unknown): { accessKey: string; secretKey: string } {
 /** The root credentials, an enabled user whose secret matches, or undefined. */
 function signInIdentity(context: ConsoleContext, accessKey: string, secretKey: string): 'root' | SessionIdentity | undefined {
   if (context.sealer.credentialsMatch(accessKey, secretKey)) return 'root';
-  const secret = context.iam().secretFor(accessKey);
+  // Users only: service accounts and temporary credentials are for programs, not console sign-in.
+  const secret = context.iam().userInfo(accessKey) ? context.iam().secretFor(accessKey) : undefined;
   if (secret === undefined || !context.sealer.sameText(secretKey, secret)) return undefined;
   return { kind: 'user', accessKey };
 }
@@ -79,7 +80,7 @@ async function sessionAnswer(context: ConsoleContext, reply: FastifyReply, acces
   return {
     accessKey: session.accessKey,
     kind: session.kind,
-    policies: session.kind === 'user' ? context.iam().listUsers().find((user) => user.accessKey === session.accessKey)?.policies ?? [] : session.policies,
+    policies: session.kind === 'user' ? context.iam().effectivePolicyNames(session.accessKey) : session.policies,
     pages: await access.pages(),
     csrfToken: context.sealer.csrfToken(session),
     idleExpiresAt: new Date(nowMs + context.sealer.settings.idleMs).toISOString(),

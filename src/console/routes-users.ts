@@ -3,7 +3,9 @@
  * detach policies; list, create (or replace) and remove policies. The same IAM store as the admin
  * API and `rc admin user|policy`, so every node sees a change before the call answers. Each route
  * needs its admin action (`admin:ListUsers`, `admin:CreateUser`, ...: `consoleAdmin` holds them
- * all) and declares the JSON schema of its parameters, body and answer.
+ * all) and, like the admin API's, what building the result would take (src/ops/iam-guard.ts: a
+ * user created with policies also needs the right to attach them), and declares the JSON schema of
+ * its parameters, body and answer.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parsePolicy } from '../iam/index.js';
@@ -12,6 +14,7 @@ import type { ConsoleContext } from './context.js';
 import { adminActions } from './access.js';
 import { requestAccess } from './request-state.js';
 import { userSchemas as schemas } from './schemas-users.js';
+import { addUserNeeds, createPolicyNeeds } from '../ops/iam-guard.js';
 
 export async function userRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
@@ -24,7 +27,7 @@ export async function userRoutes(app: FastifyInstance, options: { context: Conso
   });
   app.post('/users', { schema: schemas.addUser }, async (request) => {
     const body = request.body as { accessKey: string; secretKey: string; policies?: string[] };
-    await may(request, adminActions.createUser);
+    await requestAccess(request).require([{ action: adminActions.createUser }, ...addUserNeeds(iam(), body.accessKey, body.policies ?? [])]);
     const user = await iam().addUser(body.accessKey, body.secretKey, body.policies ?? [], { onlyNew: true });
     context.logger.info({ by: requestAccess(request).session.accessKey, accessKey: user.accessKey, policies: user.policies }, 'console added a user');
     return { user: userAnswer(user) };
@@ -53,13 +56,12 @@ export async function userRoutes(app: FastifyInstance, options: { context: Conso
   });
   app.get('/policies', { schema: schemas.listPolicies }, async (request) => {
     await may(request, adminActions.listPolicies);
-    const users = iam().listUsers();
-    return { policies: iam().listPolicies().map((policy) => ({ ...policy, users: users.filter((user) => user.policies.includes(policy.name)).map((user) => user.accessKey) })) };
+    return { policies: iam().listPolicies().map((policy) => ({ ...policy, users: iam().policyHolders(policy.name).users })) };
   });
   app.put('/policies/:name', { schema: schemas.putPolicy }, async (request) => {
     const { name } = request.params as { name: string };
     const { document } = request.body as { document: string };
-    await may(request, adminActions.createPolicy);
+    await requestAccess(request).require([{ action: adminActions.createPolicy }, ...createPolicyNeeds(iam(), name)]);
     // The validator's own refusal (MalformedPolicy saying what is wrong), the JSON text included.
     parsePolicy(document);
     await iam().createPolicy(name, JSON.parse(document));
@@ -74,5 +76,5 @@ export async function userRoutes(app: FastifyInstance, options: { context: Conso
 }
 
 function userAnswer(user: UserInfo) {
-  return { accessKey: user.accessKey, enabled: user.enabled, policies: user.policies, createdAt: new Date(user.createdMs).toISOString() };
+  return { accessKey: user.accessKey, enabled: user.enabled, policies: user.policies, groups: user.groups, createdAt: new Date(user.createdMs).toISOString() };
 }

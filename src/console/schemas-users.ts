@@ -12,10 +12,11 @@ const user = object({
   accessKey: text("the user's access key"),
   enabled: boolean('whether it may sign requests and sign in'),
   policies: list(text('policy name'), 'the policies attached to it'),
+  groups: list(text('group name'), 'the groups it is a member of'),
   createdAt: text('when it was added (ISO 8601)', { format: 'date-time' }),
 }, { description: 'a user (never its secret)' });
 const userAnswer = object({ user });
-const exampleUser = { accessKey: 'alice', enabled: true, policies: ['readonly'], createdAt: '2026-11-25T06:00:00.000Z' };
+const exampleUser = { accessKey: 'alice', enabled: true, policies: ['readonly'], groups: [], createdAt: '2026-11-25T06:00:00.000Z' };
 const accessKeyParams = object({ accessKey: name("the user's access key") });
 const policyDocument = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] };
 

@@ -87,7 +87,10 @@ export const errorCatalogue = {
   NoSuchPolicy: { httpStatus: 404, message: 'The policy does not exist: give a built-in policy (readonly, readwrite, writeonly, consoleAdmin) or one created earlier.' },
   PolicyIsBuiltIn: { httpStatus: 409, message: 'A built-in policy cannot be replaced.' },
   UserAlreadyExists: { httpStatus: 409, message: 'A user with this access key exists already.' },
-  PolicyInUse: { httpStatus: 409, message: 'The policy is attached to a user: detach it first.' },
+  PolicyInUse: { httpStatus: 409, message: 'The policy is attached to a user or group: detach it first.' },
+  NoSuchGroup: { httpStatus: 404, message: 'The group does not exist.' },
+  GroupNotEmpty: { httpStatus: 409, message: 'The group still has members: remove them first.' },
+  NoSuchServiceAccount: { httpStatus: 404, message: 'The service account does not exist.' },
   InvalidUserCredentials: { httpStatus: 400, message: 'The access key must be 3 to 128 characters of letters, digits and -_.=@, the secret key 8 to 128 characters, and neither may be the root access key.' },
 
   // Console API (same JSON shape as the admin API)

@@ -6,10 +6,12 @@
  * memory; a change is saved, then announced to the peers (which reload at once), and every node
  * also reloads on an interval in case it missed a notice.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { hkdfSync, randomInt } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
-import { builtInPolicies, builtInPolicyDocument, builtInPolicyNames, isBuiltInPolicy, validatePolicy, type Policy } from '../iam/index.js';
+import { builtInPolicies, builtInPolicyDocument, builtInPolicyNames, isBuiltInPolicy, validatePolicy, type Policy, type Principal } from '../iam/index.js';
+import { limits } from '../util/limits.js';
 import type { StateStore } from './state-store.js';
+import { openText, sealText, SessionTokens, type SessionClaims } from './session-tokens.js';
 
 export interface StoredUser {
   /** base64url(iv | ciphertext | tag) of the secret key. */
@@ -17,13 +19,37 @@ export interface StoredUser {
   enabled: boolean;
   policies: string[];
   createdMs: number;
-  /** Console sessions of this user signed in before this instant are over (set when it is added, given a new secret or enabled again). */
+  /** Console sessions and temporary credentials of this user begun before this instant are over (set when it is added, given a new secret or enabled again). */
   sessionsFromMs?: number;
+}
+
+export interface StoredGroup {
+  members: string[];
+  policies: string[];
+  enabled: boolean;
+  createdMs: number;
+}
+
+export interface StoredServiceAccount {
+  /** The user it belongs to: it never holds more than this user may do, and ends with it. */
+  parent: string;
+  sealedSecret: string;
+  enabled: boolean;
+  /** An inline policy that narrows the parent's permissions (never widens them). */
+  policy?: unknown;
+  name?: string;
+  description?: string;
+  /** Refused from this instant on; undefined: no expiry. */
+  expiresMs?: number;
+  createdMs: number;
 }
 
 export interface IamDocument {
   generation: number;
   users: Record<string, StoredUser>;
+  /** Created in version 2 of the document; absent in older copies (read as none). */
+  groups?: Record<string, StoredGroup>;
+  serviceAccounts?: Record<string, StoredServiceAccount>;
   /** Policies created by the administrator (built-in ones are not stored): name -> JSON document. */
   policies: Record<string, unknown>;
 }
@@ -32,7 +58,50 @@ export interface UserInfo {
   accessKey: string;
   enabled: boolean;
   policies: string[];
+  /** The groups it is a member of. */
+  groups: string[];
   createdMs: number;
+}
+
+export interface GroupInfo {
+  name: string;
+  enabled: boolean;
+  members: string[];
+  policies: string[];
+  createdMs: number;
+}
+
+export interface ServiceAccountInfo {
+  accessKey: string;
+  parent: string;
+  enabled: boolean;
+  name?: string;
+  description?: string;
+  /** The inline policy document, when it has one. */
+  policy?: unknown;
+  expiresMs?: number;
+  createdMs: number;
+}
+
+/** What a new service account is given; the access key and secret are generated when left out. */
+export interface NewServiceAccount {
+  accessKey?: string;
+  secretKey?: string;
+  policy?: unknown;
+  name?: string;
+  description?: string;
+  expiresMs?: number;
+}
+
+export interface ServiceAccountChange {
+  enabled?: boolean;
+  /** null removes the inline policy. */
+  policy?: unknown;
+  secretKey?: string;
+  name?: string;
+  description?: string;
+  /** null removes the expiry. */
+  expiresMs?: number | null;
 }
 
 export function validateIamDocument(payload: unknown): IamDocument {
@@ -40,16 +109,30 @@ export function validateIamDocument(payload: unknown): IamDocument {
   if (typeof document?.generation !== 'number' || typeof document.users !== 'object' || typeof document.policies !== 'object') {
     throw new SvcError('CorruptFormat', 'iam.bin: missing generation, users or policies');
   }
+  for (const field of ['groups', 'serviceAccounts'] as const) {
+    if (document[field] !== undefined && (typeof document[field] !== 'object' || document[field] === null)) throw new SvcError('CorruptFormat', `iam.bin: ${field} is not an object`);
+  }
   return document as IamDocument;
 }
 
 const accessKeyPattern = /^[A-Za-z0-9\-_.=@]{3,128}$/;
+const groupNamePattern = /^[A-Za-z0-9\-_.=@+]{1,128}$/;
+
+/** What a credential resolves to: the secret that signs its requests and the principal it acts as. */
+export interface ResolvedCredential {
+  secret: string;
+  principal: Principal;
+}
 
 export class IamStore {
   private document: IamDocument = { generation: 0, users: {}, policies: {} };
   private secrets = new Map<string, string>();
   private parsed = new Map<string, Policy>();
+  /** Service accounts' inline policies, parsed once per document. */
+  private inline = new Map<string, Policy>();
+  private readonly sessionPolicies = new WeakMap<SessionClaims, Policy>();
   private readonly sealKey: Buffer;
+  private readonly sessions: SessionTokens;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -64,6 +147,7 @@ export class IamStore {
     },
   ) {
     this.sealKey = Buffer.from(hkdfSync('sha256', options.root.secretKey, options.root.accessKey, 'svc iam secrets v1', 32));
+    this.sessions = new SessionTokens(options.root);
   }
 
   /** Reads the newest stored document (a node that missed a change catches up here). */
@@ -72,9 +156,28 @@ export class IamStore {
     if (loaded && loaded.generation >= this.document.generation) this.adopt(loaded);
   }
 
-  /** The secret of an enabled user (signature checks); undefined otherwise. */
-  secretFor(accessKey: string): string | undefined {
-    return this.document.users[accessKey]?.enabled ? this.secrets.get(accessKey) : undefined;
+  /**
+   * The secret and principal of an access key (with its session token, for temporary
+   * credentials); undefined when nothing usable has that key: unknown, disabled, expired, or
+   * belonging to a user who is disabled or removed.
+   */
+  resolve(accessKey: string, sessionToken?: string): ResolvedCredential | undefined {
+    if (sessionToken !== undefined) return this.resolveSession(accessKey, sessionToken);
+    const user = this.document.users[accessKey];
+    if (user) {
+      const secret = this.secrets.get(accessKey);
+      return user.enabled && secret !== undefined ? { secret, principal: { kind: 'user', accessKey, grants: this.grantsOf(accessKey), limits: [] } } : undefined;
+    }
+    const account = this.document.serviceAccounts?.[accessKey];
+    const secret = this.secrets.get(accessKey);
+    if (!account || secret === undefined || !this.accountUsable(account)) return undefined;
+    const inline = this.inline.get(accessKey);
+    return { secret, principal: { kind: 'serviceAccount', accessKey, parentUser: account.parent, grants: this.grantsOf(account.parent), limits: inline ? [inline] : [] } };
+  }
+
+  /** The secret of a usable credential (signature checks); undefined otherwise. */
+  secretFor(accessKey: string, sessionToken?: string): string | undefined {
+    return this.resolve(accessKey, sessionToken)?.secret;
   }
 
   /** When an enabled user's console sessions may have begun at the earliest; undefined when the key is not an enabled user. */
@@ -83,11 +186,17 @@ export class IamStore {
     return user?.enabled ? (user.sessionsFromMs ?? 0) : undefined;
   }
 
-  /** The policies attached to an enabled user; undefined when the key is not one. */
+  /** The policies that grant an enabled user its permissions (its own and its enabled groups'); undefined when the key is not one. */
   userPolicies(accessKey: string): Policy[] | undefined {
+    return this.document.users[accessKey]?.enabled ? [...this.grantsOf(accessKey)] : undefined;
+  }
+
+  /** The policy names an enabled user holds, its own and its enabled groups'. */
+  effectivePolicyNames(accessKey: string): string[] {
     const user = this.document.users[accessKey];
-    if (!user?.enabled) return undefined;
-    return user.policies.map((name) => builtInPolicies.get(name) ?? this.parsed.get(name)).filter((policy): policy is Policy => policy !== undefined);
+    if (!user?.enabled) return [];
+    const fromGroups = Object.values(this.document.groups ?? {}).filter((group) => group.enabled && group.members.includes(accessKey)).flatMap((group) => group.policies);
+    return [...new Set([...user.policies, ...fromGroups])];
   }
 
   /** The named policies that exist (built-in or created), and the names that do not. */
@@ -102,15 +211,52 @@ export class IamStore {
     return { policies, unknown };
   }
 
+  /** A created or built-in policy's document; undefined when there is none. */
+  policyDocument(name: string): unknown {
+    return isBuiltInPolicy(name) ? builtInPolicyDocument(name) : this.document.policies[name];
+  }
+
+  /** Who holds a policy: users and groups it is attached to. */
+  policyHolders(name: string): { users: string[]; groups: string[] } {
+    return {
+      users: Object.entries(this.document.users).filter(([, user]) => user.policies.includes(name)).map(([key]) => key),
+      groups: Object.entries(this.document.groups ?? {}).filter(([, group]) => group.policies.includes(name)).map(([key]) => key),
+    };
+  }
+
   listUsers(): UserInfo[] {
-    return Object.entries(this.document.users)
-      .map(([accessKey, user]) => ({ accessKey, enabled: user.enabled, policies: [...user.policies], createdMs: user.createdMs }))
-      .sort((a, b) => (a.accessKey < b.accessKey ? -1 : 1));
+    return Object.keys(this.document.users).sort().map((accessKey) => this.infoOf(this.document, accessKey));
+  }
+
+  /** One user; undefined when there is none. */
+  userInfo(accessKey: string): UserInfo | undefined {
+    return this.document.users[accessKey] ? this.infoOf(this.document, accessKey) : undefined;
   }
 
   listPolicies(): { name: string; builtIn: boolean; document: unknown }[] {
     const created = Object.entries(this.document.policies).map(([name, document]) => ({ name, builtIn: false, document }));
     return [...builtInPolicyNames.map((name) => ({ name, builtIn: true, document: builtInPolicyDocument(name) })), ...created.sort((a, b) => (a.name < b.name ? -1 : 1))];
+  }
+
+  listGroups(): GroupInfo[] {
+    return Object.keys(this.document.groups ?? {}).sort().map((name) => this.groupInfoOf(this.document, name));
+  }
+
+  groupInfo(name: string): GroupInfo | undefined {
+    return this.document.groups?.[name] ? this.groupInfoOf(this.document, name) : undefined;
+  }
+
+  /** Service accounts, all or those of one user. */
+  listServiceAccounts(parent?: string): ServiceAccountInfo[] {
+    return Object.entries(this.document.serviceAccounts ?? {})
+      .filter(([, account]) => parent === undefined || account.parent === parent)
+      .map(([accessKey, account]) => accountInfo(accessKey, account))
+      .sort((a, b) => (a.accessKey < b.accessKey ? -1 : 1));
+  }
+
+  serviceAccountInfo(accessKey: string): ServiceAccountInfo | undefined {
+    const account = this.document.serviceAccounts?.[accessKey];
+    return account ? accountInfo(accessKey, account) : undefined;
   }
 
   /** Adds a user, or replaces the secret of an existing one (its policies and state stay); with `onlyNew`, an existing one is UserAlreadyExists. */
@@ -120,6 +266,7 @@ export class IamStore {
     }
     return this.change((document) => {
       for (const name of policies) this.requirePolicy(document, name);
+      this.requireKeyFree(document, accessKey, 'user');
       const existing = document.users[accessKey];
       if (existing && options.onlyNew === true) throw new SvcError('UserAlreadyExists', `a user with the access key ${accessKey} exists already`, { accessKey });
       document.users[accessKey] = {
@@ -133,10 +280,13 @@ export class IamStore {
     });
   }
 
+  /** Removes a user with its service accounts and group memberships. */
   async removeUser(accessKey: string): Promise<void> {
     await this.change((document) => {
       this.requireUser(document, accessKey);
       delete document.users[accessKey];
+      for (const [key, account] of Object.entries(document.serviceAccounts ?? {})) if (account.parent === accessKey) delete document.serviceAccounts![key];
+      for (const group of Object.values(document.groups ?? {})) group.members = group.members.filter((member) => member !== accessKey);
     });
   }
 
@@ -158,12 +308,15 @@ export class IamStore {
     });
   }
 
-  /** Removes a created policy; refused while a user has it attached (PolicyInUse). */
+  /** Removes a created policy; refused while a user or group has it attached (PolicyInUse). */
   async removePolicy(name: string): Promise<void> {
     if (isBuiltInPolicy(name)) throw new SvcError('PolicyIsBuiltIn', `${name} is a built-in policy and cannot be removed.`, { policy: name });
     await this.change((document) => {
       this.requirePolicy(document, name);
-      const holders = Object.entries(document.users).filter(([, user]) => user.policies.includes(name)).map(([accessKey]) => accessKey);
+      const holders = [
+        ...Object.entries(document.users).filter(([, user]) => user.policies.includes(name)).map(([accessKey]) => accessKey),
+        ...Object.entries(document.groups ?? {}).filter(([, group]) => group.policies.includes(name)).map(([group]) => `group ${group}`),
+      ];
       if (holders.length > 0) throw new SvcError('PolicyInUse', `the policy ${name} is attached to ${holders.join(', ')}: detach it first`, { policy: name, users: holders.join(',') });
       delete document.policies[name];
     });
@@ -171,20 +324,157 @@ export class IamStore {
 
   async attach(accessKey: string, policy: string): Promise<UserInfo> {
     return this.change((document) => {
-      this.requirePolicy(document, policy);
-      const user = this.requireUser(document, accessKey);
-      if (!user.policies.includes(policy)) user.policies.push(policy);
+      this.attachTo(document, this.requireUser(document, accessKey), policy);
       return this.infoOf(document, accessKey);
     });
   }
 
   async detach(accessKey: string, policy: string): Promise<UserInfo> {
     return this.change((document) => {
-      const user = this.requireUser(document, accessKey);
-      if (!user.policies.includes(policy)) throw new SvcError('NoSuchPolicy', `user ${accessKey} has no policy ${policy} attached`, { policy });
-      user.policies = user.policies.filter((name) => name !== policy);
+      detachFrom(this.requireUser(document, accessKey), policy, `user ${accessKey}`);
       return this.infoOf(document, accessKey);
     });
+  }
+
+  async attachToGroup(group: string, policy: string): Promise<GroupInfo> {
+    return this.change((document) => {
+      this.attachTo(document, this.requireGroup(document, group), policy);
+      return this.groupInfoOf(document, group);
+    });
+  }
+
+  async detachFromGroup(group: string, policy: string): Promise<GroupInfo> {
+    return this.change((document) => {
+      detachFrom(this.requireGroup(document, group), policy, `group ${group}`);
+      return this.groupInfoOf(document, group);
+    });
+  }
+
+  /** Adds users to a group, creating the group when it does not exist. */
+  async addGroupMembers(group: string, members: string[]): Promise<GroupInfo> {
+    if (!groupNamePattern.test(group)) throw new SvcError('InvalidArgument', 'a group name is 1 to 128 letters, digits and -_.=@+', { group });
+    return this.change((document) => {
+      for (const member of members) this.requireUser(document, member);
+      const groups = (document.groups ??= {});
+      const stored = (groups[group] ??= { members: [], policies: [], enabled: true, createdMs: this.options.nowMs() });
+      stored.members = [...new Set([...stored.members, ...members])].sort();
+      return this.groupInfoOf(document, group);
+    });
+  }
+
+  /** Removes members from a group; with no members named, removes the group itself, which must then be empty. */
+  async removeGroupMembers(group: string, members: string[]): Promise<GroupInfo | undefined> {
+    return this.change((document) => {
+      const stored = this.requireGroup(document, group);
+      if (members.length === 0) {
+        if (stored.members.length > 0) throw new SvcError('GroupNotEmpty', `the group ${group} still has members: ${stored.members.join(', ')}`, { group });
+        delete document.groups![group];
+        return undefined;
+      }
+      const strangers = members.filter((member) => !stored.members.includes(member));
+      if (strangers.length > 0) throw new SvcError('NoSuchUser', `not members of ${group}: ${strangers.join(', ')}`, { group });
+      stored.members = stored.members.filter((member) => !members.includes(member));
+      return this.groupInfoOf(document, group);
+    });
+  }
+
+  async setGroupEnabled(group: string, enabled: boolean): Promise<GroupInfo> {
+    return this.change((document) => {
+      this.requireGroup(document, group).enabled = enabled;
+      return this.groupInfoOf(document, group);
+    });
+  }
+
+  /** A new service account of `parent`; its secret is in the answer and never again. */
+  async addServiceAccount(parent: string, request: NewServiceAccount): Promise<ServiceAccountInfo & { secretKey: string }> {
+    const accessKey = request.accessKey ?? randomKey(20);
+    const secretKey = request.secretKey ?? randomKey(40);
+    if (!accessKeyPattern.test(accessKey) || secretKey.length < 8 || secretKey.length > 128 || accessKey === this.options.root.accessKey) {
+      throw new SvcError('InvalidUserCredentials', undefined, { accessKey });
+    }
+    if (request.policy !== undefined) validatePolicy(request.policy);
+    this.checkExpiry(request.expiresMs);
+    return this.change((document) => {
+      this.requireUser(document, parent);
+      this.requireKeyFree(document, accessKey, 'serviceAccount');
+      const accounts = (document.serviceAccounts ??= {});
+      if (Object.values(accounts).filter((account) => account.parent === parent).length >= limits.maxServiceAccountsPerUser) {
+        throw new SvcError('InvalidArgument', `a user has at most ${limits.maxServiceAccountsPerUser} service accounts`, { parent });
+      }
+      accounts[accessKey] = {
+        parent,
+        sealedSecret: this.seal(secretKey),
+        enabled: true,
+        createdMs: this.options.nowMs(),
+        ...definedOnly({ policy: request.policy, name: request.name, description: request.description, expiresMs: request.expiresMs }),
+      };
+      return { ...accountInfo(accessKey, accounts[accessKey]), secretKey };
+    });
+  }
+
+  async updateServiceAccount(accessKey: string, change: ServiceAccountChange): Promise<ServiceAccountInfo> {
+    if (change.policy !== undefined && change.policy !== null) validatePolicy(change.policy);
+    if (change.secretKey !== undefined && (change.secretKey.length < 8 || change.secretKey.length > 128)) throw new SvcError('InvalidUserCredentials', undefined, { accessKey });
+    if (change.expiresMs !== undefined && change.expiresMs !== null) this.checkExpiry(change.expiresMs);
+    return this.change((document) => {
+      const account = this.requireServiceAccount(document, accessKey);
+      if (change.enabled !== undefined) account.enabled = change.enabled;
+      if (change.secretKey !== undefined) account.sealedSecret = this.seal(change.secretKey);
+      if (change.policy === null) delete account.policy;
+      else if (change.policy !== undefined) account.policy = change.policy;
+      if (change.expiresMs === null) delete account.expiresMs;
+      else if (change.expiresMs !== undefined) account.expiresMs = change.expiresMs;
+      if (change.name !== undefined) account.name = change.name;
+      if (change.description !== undefined) account.description = change.description;
+      return accountInfo(accessKey, account);
+    });
+  }
+
+  async removeServiceAccount(accessKey: string): Promise<void> {
+    await this.change((document) => {
+      this.requireServiceAccount(document, accessKey);
+      delete document.serviceAccounts![accessKey];
+    });
+  }
+
+  /**
+   * Temporary credentials for a user (AssumeRole) or a web identity: nothing is stored, the
+   * session token carries the session sealed under a key of the root credentials, so any node
+   * accepts it until it expires.
+   */
+  issueSession(session: Omit<SessionClaims, 'accessKey' | 'secretKey' | 'issuedMs'>): { accessKey: string; secretKey: string; sessionToken: string; expiresMs: number } {
+    if (session.sessionPolicy !== undefined) validatePolicy(JSON.parse(session.sessionPolicy));
+    const claims: SessionClaims = { ...session, accessKey: randomKey(20), secretKey: randomKey(40), issuedMs: this.options.nowMs() };
+    return { accessKey: claims.accessKey, secretKey: claims.secretKey, sessionToken: this.sessions.seal(claims), expiresMs: claims.expiresMs };
+  }
+
+  private resolveSession(accessKey: string, token: string): ResolvedCredential | undefined {
+    const claims = this.sessions.open(token);
+    if (!claims || claims.accessKey !== accessKey || claims.expiresMs <= this.options.nowMs()) return undefined;
+    const limits = claims.sessionPolicy === undefined ? [] : [this.sessionPolicyOf(claims)];
+    const principal = (grants: readonly Policy[]): ResolvedCredential => ({
+      secret: claims.secretKey,
+      principal: { kind: 'session', accessKey, parentUser: claims.parent, grants, limits, ...(claims.claims ? { claims: claims.claims } : {}) },
+    });
+    if (claims.policies !== undefined) return principal(this.policiesNamed(claims.policies).policies);
+    const user = this.document.users[claims.parent];
+    if (!user?.enabled || claims.issuedMs < (user.sessionsFromMs ?? 0)) return undefined;
+    return principal(this.grantsOf(claims.parent));
+  }
+
+  private sessionPolicyOf(claims: SessionClaims): Policy {
+    let policy = this.sessionPolicies.get(claims);
+    if (!policy) {
+      policy = parseOr(JSON.parse(claims.sessionPolicy!), { version: '2012-10-17', statements: [] });
+      this.sessionPolicies.set(claims, policy);
+    }
+    return policy;
+  }
+
+  /** Whether a temporary credential's token is sealed here and has passed its expiry (ExpiredToken rather than InvalidAccessKeyId). */
+  sessionExpired(accessKey: string, token: string): boolean {
+    const claims = this.sessions.open(token);
+    return claims !== undefined && claims.accessKey === accessKey && claims.expiresMs <= this.options.nowMs();
   }
 
   /** Changes run one at a time (on this node, and across nodes under the lock), on the newest stored document; then peers are told. */
@@ -211,21 +501,46 @@ export class IamStore {
 
   private adopt(document: IamDocument): void {
     const secrets = new Map<string, string>();
-    for (const [accessKey, user] of Object.entries(document.users)) {
-      const secret = this.unseal(user.sealedSecret);
+    const sealed = [...Object.entries(document.users), ...Object.entries(document.serviceAccounts ?? {})];
+    for (const [accessKey, holder] of sealed) {
+      const secret = this.unseal(holder.sealedSecret);
       if (secret !== undefined) secrets.set(accessKey, secret);
     }
     const parsed = new Map<string, Policy>();
     for (const [name, policy] of Object.entries(document.policies)) {
-      try {
-        parsed.set(name, validatePolicy(policy));
-      } catch {
-        // Validated when created; a policy this version cannot read grants nothing.
-      }
+      // Validated when created; a policy this version cannot read grants nothing.
+      const readable = parseOr(policy, undefined);
+      if (readable) parsed.set(name, readable);
+    }
+    const inline = new Map<string, Policy>();
+    for (const [accessKey, account] of Object.entries(document.serviceAccounts ?? {})) {
+      // An inline policy this version cannot read allows nothing (a limit that matches nothing).
+      if (account.policy !== undefined) inline.set(accessKey, parseOr(account.policy, { version: '2012-10-17', statements: [] }));
     }
     this.document = document;
     this.secrets = secrets;
     this.parsed = parsed;
+    this.inline = inline;
+  }
+
+  /** The policies of a user and its enabled groups (a removed or disabled user holds none). */
+  private grantsOf(accessKey: string): Policy[] {
+    return this.policiesNamed(this.effectivePolicyNames(accessKey)).policies;
+  }
+
+  private accountUsable(account: StoredServiceAccount): boolean {
+    const parent = this.document.users[account.parent];
+    return account.enabled && parent?.enabled === true && (account.expiresMs === undefined || account.expiresMs > this.options.nowMs());
+  }
+
+  private checkExpiry(expiresMs: number | undefined): void {
+    if (expiresMs === undefined) return;
+    if (!Number.isFinite(expiresMs) || expiresMs <= this.options.nowMs()) throw new SvcError('InvalidArgument', 'the expiry must be a time in the future', { field: 'expiry' });
+  }
+
+  private attachTo(document: IamDocument, holder: { policies: string[] }, policy: string): void {
+    this.requirePolicy(document, policy);
+    if (!holder.policies.includes(policy)) holder.policies.push(policy);
   }
 
   private requireUser(document: IamDocument, accessKey: string): StoredUser {
@@ -234,31 +549,74 @@ export class IamStore {
     return user;
   }
 
+  private requireGroup(document: IamDocument, name: string): StoredGroup {
+    const group = document.groups?.[name];
+    if (!group) throw new SvcError('NoSuchGroup', `no group is named ${name}`, { group: name });
+    return group;
+  }
+
+  private requireServiceAccount(document: IamDocument, accessKey: string): StoredServiceAccount {
+    const account = document.serviceAccounts?.[accessKey];
+    if (!account) throw new SvcError('NoSuchServiceAccount', `no service account has the access key ${accessKey}`, { accessKey });
+    return account;
+  }
+
+  /** One access key names one thing: a user and a service account never share it. */
+  private requireKeyFree(document: IamDocument, accessKey: string, kind: 'user' | 'serviceAccount'): void {
+    const taken = kind === 'user' ? document.serviceAccounts?.[accessKey] !== undefined : document.users[accessKey] !== undefined || document.serviceAccounts?.[accessKey] !== undefined;
+    if (taken) throw new SvcError('UserAlreadyExists', `the access key ${accessKey} is taken`, { accessKey });
+  }
+
   private requirePolicy(document: IamDocument, name: string): void {
     if (!isBuiltInPolicy(name) && document.policies[name] === undefined) throw new SvcError('NoSuchPolicy', undefined, { policy: name });
   }
 
   private infoOf(document: IamDocument, accessKey: string): UserInfo {
     const user = document.users[accessKey]!;
-    return { accessKey, enabled: user.enabled, policies: [...user.policies], createdMs: user.createdMs };
+    const groups = Object.entries(document.groups ?? {}).filter(([, group]) => group.members.includes(accessKey)).map(([name]) => name).sort();
+    return { accessKey, enabled: user.enabled, policies: [...user.policies], groups, createdMs: user.createdMs };
+  }
+
+  private groupInfoOf(document: IamDocument, name: string): GroupInfo {
+    const group = document.groups![name]!;
+    return { name, enabled: group.enabled, members: [...group.members], policies: [...group.policies], createdMs: group.createdMs };
   }
 
   private seal(secret: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv);
-    const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
+    return sealText(this.sealKey, secret);
   }
 
   /** Undefined when the secret was sealed under other root credentials (the user cannot sign). */
   private unseal(sealed: string): string | undefined {
-    try {
-      const bytes = Buffer.from(sealed, 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', this.sealKey, bytes.subarray(0, 12));
-      decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-      return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8');
-    } catch {
-      return undefined;
-    }
+    return openText(this.sealKey, sealed);
   }
+}
+
+function detachFrom(holder: { policies: string[] }, policy: string, name: string): void {
+  if (!holder.policies.includes(policy)) throw new SvcError('NoSuchPolicy', `${name} has no policy ${policy} attached`, { policy });
+  holder.policies = holder.policies.filter((held) => held !== policy);
+}
+
+function parseOr<T extends Policy | undefined>(document: unknown, fallback: T): Policy | T {
+  try {
+    return validatePolicy(document);
+  } catch {
+    return fallback;
+  }
+}
+
+function accountInfo(accessKey: string, account: StoredServiceAccount): ServiceAccountInfo {
+  return { accessKey, parent: account.parent, enabled: account.enabled, createdMs: account.createdMs, ...definedOnly({ name: account.name, description: account.description, policy: account.policy, expiresMs: account.expiresMs }) };
+}
+
+function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/** An access key or secret from the alphabet every client accepts. */
+function randomKey(length: number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let text = '';
+  for (let index = 0; index < length; index++) text += alphabet[randomInt(alphabet.length)];
+  return text;
 }

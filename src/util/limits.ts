@@ -39,6 +39,18 @@ export const limits = {
   maxPolicyBytes: 20 * KiB,
   /** Parsed bucket policies kept in memory per node (the cache starts over when full). */
   maxCachedBucketPolicies: 256,
+  /** Service accounts one user may own. */
+  maxServiceAccountsPerUser: 1_000,
+  /** A session token longer than this is refused unread (a sealed session with its policy is well under it). */
+  maxSessionTokenBytes: 16 * KiB,
+  /** Opened session tokens each node keeps (cleared whole when full). */
+  maxCachedSessionTokens: 4_096,
+  /** STS: temporary credentials last 15 minutes to 12 hours (AWS's bounds); one hour when not asked. */
+  stsMinDurationSeconds: 900,
+  stsMaxDurationSeconds: 43_200,
+  stsDefaultDurationSeconds: 3_600,
+  /** STS: a session policy's JSON text (AWS's packed limit is about this size). */
+  maxSessionPolicyBytes: 2_048,
   /** A node reloads users and policies from the drives this often (a peer's change notice is sooner). */
   iamReloadIntervalMs: 5_000,
   /** CORS rules of one bucket, as AWS limits them. */

@@ -1,6 +1,7 @@
 /**
- * The admin API under /svc/admin/: every request is SigV4-signed by the root credentials (else
- * AccessDenied and nothing is done); answers and errors are JSON. Errors have the shape
+ * The admin API under /svc/admin/: every request is SigV4-signed, by the root credentials or by
+ * an IAM user, service account or session whose policies hold the actions the route declares
+ * (context.ts `RouteAccess`; else AccessDenied and nothing is done); answers and errors are JSON. Errors have the shape
  * { "Code", "Message", "Resource", "RequestId" } with the catalogue's HTTP status.
  *
  * Each route of the table (routes.ts) is its own fastify route with its declared schema: fastify
@@ -14,6 +15,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { SvcError, isSvcError, type ErrorCode } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore, type PayloadMode } from '../s3/auth/sigv4.js';
+import { principalOf, type AccessPolicies, type Caller } from '../s3/access.js';
+import type { S3Context } from '../s3/context.js';
+import type { Principal } from '../../iam/index.js';
+import { requireRouteAccess } from './route-access.js';
 import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { requestLine } from '../request-line.js';
 import { adminRoutes } from './routes.js';
@@ -25,7 +30,10 @@ export const openApiPath = `${adminPrefix}openapi.json`;
 export interface AdminPluginOptions {
   context: () => AdminContext;
   credentials: CredentialStore;
-  rootAccessKey: string;
+  /** Who a signed request acts for (root, or what the IAM store says). */
+  access: AccessPolicies;
+  /** Bucket policies, for routes that also need S3 actions (placement). */
+  objects: Pick<S3Context, 'objects'>;
   logger?: { warn(fields: Record<string, unknown>, message: string): void };
 }
 
@@ -36,12 +44,15 @@ interface AdminRequestState {
   rawQuery: string;
   payload?: PayloadMode;
   body: Buffer;
+  /** Who the signed request acts for, with the facts conditions test. */
+  caller?: Caller;
 }
 
 interface AdminRouteConfig {
   /** No signature needed (the OpenAPI document). */
   public?: boolean;
   bodyErrorCode?: ErrorCode;
+  route?: AdminRoute;
 }
 
 const states = new WeakMap<FastifyRequest, AdminRequestState>();
@@ -57,17 +68,28 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     reply.header('x-amz-request-id', requestId);
     const state: AdminRequestState = { requestId, rawPath, rawQuery, body: Buffer.alloc(0) };
     states.set(request, state);
-    if (configOf(request).public !== true) state.payload = authenticate(options, request, rawPath, rawQuery);
+    if (configOf(request).public === true) return;
+    const { payload, principal } = authenticate(options, request, rawPath, rawQuery);
+    state.payload = payload;
+    state.caller = { principal, sourceIp: request.ip, query: new URLSearchParams(rawQuery) };
+    // The route's own actions before anything else: a caller without them learns nothing, not even from validation.
+    const route = configOf(request).route;
+    if (route) await requireRouteAccess({ actions: route.access.actions }, options.context(), adminRequestOf(request), state.caller, options.objects);
   });
-  app.addHook('preValidation', async (request) => readBody(request, stateOf(request)));
+  app.addHook('preValidation', async (request) => {
+    const state = stateOf(request);
+    await readBody(request, state);
+    const route = configOf(request).route;
+    if (route?.access.conditional && state.caller) await requireRouteAccess(route.access, options.context(), adminRequestOf(request), state.caller, options.objects);
+  });
   checkAnswers(app);
   for (const route of adminRoutes) {
     app.route({
       method: route.method,
       url: route.path,
       schema: fastifySchema(route.schema, tagOf(route.path)),
-      config: { bodyErrorCode: route.schema.bodyErrorCode } satisfies AdminRouteConfig,
-      handler: async (request, reply) => reply.code(200).send((await route.handle(options.context(), adminRequestOf(request))) ?? {}),
+      config: { bodyErrorCode: route.schema.bodyErrorCode, route } satisfies AdminRouteConfig,
+      handler: async (request, reply) => reply.code(200).send((await route.handle(options.context(), adminRequestOf(request), stateOf(request).caller!.principal!)) ?? {}),
     });
   }
   app.get(openApiPath, { schema: { ...fastifySchema(openApiSchema, 'document'), security: [] }, config: { public: true } satisfies AdminRouteConfig }, async () => app.swagger());
@@ -82,10 +104,10 @@ const openApiOptions = {
       title: 'svc admin API',
       version: 'v3, v4',
       description:
-        'The admin API of svc. Every route but this document is signed with AWS Signature Version 4 by the root credentials (service `s3`, the deployment region); anything else is 403 AccessDenied and does nothing. Errors are `{Code, Message, Resource, RequestId, Details?}` with the status of docs/errors.md.',
+        "The admin API of svc. Every route but this document is signed with AWS Signature Version 4 (service `s3`, the deployment region) by the root credentials or by a user, service account or session whose policies hold the admin actions the route needs (docs/users-and-policies.md lists them); anything else is 403 AccessDenied and does nothing. Errors are `{Code, Message, Resource, RequestId, Details?}` with the status of docs/errors.md.",
     },
-    components: { securitySchemes: { rootSigV4: { type: 'apiKey' as const, in: 'header', name: 'Authorization', description: 'AWS Signature Version 4 with the root access key (SVC_ACCESS_KEY / SVC_SECRET_KEY); x-amz-date and x-amz-content-sha256 are signed too.' } } },
-    security: [{ rootSigV4: [] }],
+    components: { securitySchemes: { sigV4: { type: 'apiKey' as const, in: 'header', name: 'Authorization', description: 'AWS Signature Version 4 with the root access key (SVC_ACCESS_KEY / SVC_SECRET_KEY) or an IAM credential (with x-amz-security-token for temporary ones); x-amz-date and x-amz-content-sha256 are signed too.' } } },
+    security: [{ sigV4: [] }],
   },
   transform: wildcardAsPrefix,
 };
@@ -159,18 +181,15 @@ async function sendError(options: AdminPluginOptions, request: FastifyRequest, r
     .send(JSON.stringify({ Code: known.code, Message: known.message, Resource: state.rawPath, RequestId: state.requestId, ...(Object.keys(known.details).length > 0 ? { Details: known.details } : {}) }));
 }
 
-/** Root credentials only; any authentication failure is AccessDenied, with the reason. */
-function authenticate(options: AdminPluginOptions, request: FastifyRequest, rawPath: string, rawQuery: string): PayloadMode {
-  let accessKeyId: string;
-  let payload: PayloadMode;
+/** A valid signature by root or an IAM credential; any authentication failure is AccessDenied, with the reason. */
+function authenticate(options: AdminPluginOptions, request: FastifyRequest, rawPath: string, rawQuery: string): { payload: PayloadMode; principal: Principal } {
   try {
-    ({ accessKeyId, payload } = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, Date.now()));
+    const auth = verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, Date.now());
+    return { payload: auth.payload, principal: principalOf(options.access, auth.accessKeyId, auth.sessionToken) };
   } catch (error) {
     const reason = isSvcError(error) ? `${error.code}: ${error.message}` : String(error);
-    throw new SvcError('AccessDenied', `admin requests must be signed with the root credentials (${reason})`);
+    throw new SvcError('AccessDenied', `admin requests must be signed by the root credentials or a user's (${reason})`);
   }
-  if (accessKeyId !== options.rootAccessKey) throw new SvcError('AccessDenied', 'admin requests must be signed with the root credentials');
-  return payload;
 }
 
 const maxAdminBodyBytes = 1024 * 1024;

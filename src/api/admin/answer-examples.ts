@@ -108,6 +108,10 @@ export const exampleSimulate = {
   scope: { bucket: 'photos', prefix: '', objectsScanned: 1, objectsUnreadable: 0, scanLimit: 10000, complete: true, geometries: [{ dataShards: 2, parityShards: 2, objects: 1, unreadable: 0 }], unreadableSample: [] },
 };
 
-export const exampleUser = { accessKey: 'alice', enabled: true, policies: ['readonly'], createdMs: 1795586463950 };
+export const exampleUser = { accessKey: 'alice', enabled: true, policies: ['readonly'], groups: ['staff'], createdMs: 1795586463950 };
+
+export const exampleGroup = { name: 'staff', enabled: true, members: ['alice'], policies: ['readonly'], createdMs: 1795586463950 };
+
+export const exampleServiceAccount = { accessKey: 'Q3AM3UQ867SPQQA43P2F', parent: 'alice', enabled: true, name: 'backup', expiresMs: 1827122463950, createdMs: 1795586463950 };
 
 export const examplePolicyDocument = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject', 's3:ListBucket'], Resource: ['arn:aws:s3:::photos', 'arn:aws:s3:::photos/*'] }] };

@@ -328,9 +328,29 @@ export const simulateSchema = object(
   { optional: ['scope'] },
 );
 
-const userSchema = object({ accessKey: text('access key'), enabled: boolean('may sign requests'), policies: list(text('policy name'), 'attached policies'), createdMs: integer('creation time') }, { description: 'the user (never its secret)' });
+export const userSchema = object({ accessKey: text('access key'), enabled: boolean('may sign requests'), policies: list(text('policy name'), 'attached policies'), groups: list(text('group name'), 'groups it is a member of'), createdMs: integer('creation time') }, { description: 'the user (never its secret)' });
 export const userAnswerSchema = object({ user: userSchema });
 export const usersSchema = object({ users: list(userSchema, 'users, by access key') });
 export const policiesSchema = object({ policies: list(object({ name: text('policy name'), builtIn: boolean('one of the built-in policies'), document: openObject('the IAM policy document') }), 'built-in policies first') });
 
 export const faultPlanSchema = openObject('a fault plan: per-operation errors, latency, corruption, offline, torn writes, ENOSPC (fault-injection/faulty-drive.ts)');
+
+export const groupSchema = object({ name: text('group name'), enabled: boolean('its policies apply to its members'), members: list(text('access key'), 'members'), policies: list(text('policy name'), 'attached policies'), createdMs: integer('creation time') });
+export const groupAnswerSchema = object({ group: groupSchema });
+export const groupsSchema = object({ groups: list(groupSchema, 'groups, by name') });
+const serviceAccountFields = {
+  accessKey: text('access key'),
+  parent: text('the user it belongs to'),
+  enabled: boolean('may sign requests (and its user is enabled)'),
+  name: text('a name'),
+  description: text('a description'),
+  policy: openObject('its inline policy, which narrows its user\'s permissions'),
+  expiresMs: integer('refused from this time on'),
+  createdMs: integer('creation time'),
+};
+const serviceAccountOptional = ['name', 'description', 'policy', 'expiresMs'];
+const serviceAccountSchema = object(serviceAccountFields, { optional: serviceAccountOptional, description: 'a service account (never its secret)' });
+export const serviceAccountAnswerSchema = object({ serviceAccount: serviceAccountSchema });
+export const newServiceAccountSchema = object({ serviceAccount: object({ ...serviceAccountFields, secretKey: text('the secret key: shown this once, never again') }, { optional: serviceAccountOptional }) });
+export const serviceAccountsSchema = object({ serviceAccounts: list(serviceAccountSchema, 'service accounts, by access key') });
+export const policyAnswerSchema = object({ policy: object({ name: text('policy name'), builtIn: boolean('one of the built-in policies'), document: openObject('the IAM policy document'), users: list(text('access key'), 'users holding it'), groups: list(text('group'), 'groups holding it') }) });

@@ -6,6 +6,7 @@ import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
 import type { LifecycleScanner } from '../../ops/lifecycle.js';
 import type { RouteSchema } from './route-schema.js';
+import type { Permission, Principal } from '../../iam/index.js';
 
 export interface SlotInfo {
   set: number;
@@ -68,8 +69,8 @@ export interface AdminContext {
     list(): { drive: string; endpoint: string; faults: unknown }[];
     set(drive: string, plan: unknown): { drive: string; faults: unknown };
   };
-  /** Users and policies; undefined on a server built without them. */
-  iam?: Pick<IamStore, 'listUsers' | 'addUser' | 'removeUser' | 'setEnabled' | 'listPolicies' | 'createPolicy' | 'removePolicy' | 'attach' | 'detach'>;
+  /** Users, groups, service accounts and policies; undefined on a server built without them. */
+  iam?: IamStore;
   capabilities(): Record<string, unknown>;
   /** Object placement and the failure what-if. */
   explorer: Explorer;
@@ -86,7 +87,25 @@ export interface AdminRoute {
   /** A fastify path: static, or with `:name` and `*` parameters. */
   path: string;
   schema: RouteSchema;
-  handle(context: AdminContext, request: AdminRequest): Promise<unknown>;
+  /** What a caller must hold: checked before anything is read or changed (route-access.ts). */
+  access: RouteAccess;
+  /** `caller`: who the request acts for (routes about "the caller's own" read it). */
+  handle(context: AdminContext, request: AdminRequest, caller: Principal): Promise<unknown>;
+}
+
+/**
+ * The actions a route needs. `actions` are needed by every call (on the whole deployment);
+ * `conditional` ones only by some calls, which `permissions` works out from the request and the
+ * stored state (a user created with policies also needs the right to attach them; placement of
+ * an object needs the right to read it), and `when` says in words for the reference.
+ */
+export interface RouteAccess {
+  actions: readonly string[];
+  conditional?: {
+    actions: readonly string[];
+    when: string;
+    permissions(context: AdminContext, request: AdminRequest, caller: Principal): Permission[] | Promise<Permission[]>;
+  };
 }
 
 /** An admin request as the handlers see it: the path and query as sent, and the (small) body. */

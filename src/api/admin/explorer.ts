@@ -2,6 +2,7 @@
 import { SvcError } from '../../errors/index.js';
 import type { PlacementRequest, SimulateRequest } from '../../ops/explorer.js';
 import type { AdminRequest } from './context.js';
+import type { Permission } from '../../iam/index.js';
 import { jsonBody, mutationQuery, statusQuery } from './query.js';
 
 export function placementQuery(request: AdminRequest): PlacementRequest {
@@ -41,4 +42,16 @@ function stringList(record: Record<string, unknown>, name: string): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) throw new SvcError('InvalidArgument', `${name} must be a list of strings`, { field: name });
   return value as string[];
+}
+
+/** Placement shows an object's size, ETag, version and time: the right to read it. */
+export function placementPermissions(request: AdminRequest): Permission[] {
+  const { bucket, key, versionId } = placementQuery(request);
+  return [{ action: versionId === undefined ? 's3:GetObject' : 's3:GetObjectVersion', bucket, key }];
+}
+
+/** A scope counts (and samples the names of) a bucket's objects: the right to list it. */
+export function simulatePermissions(request: AdminRequest): Permission[] {
+  const scope = simulateBody(request).scope;
+  return scope ? [{ action: 's3:ListBucket', bucket: scope.bucket }] : [];
 }

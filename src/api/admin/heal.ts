@@ -5,6 +5,7 @@
  * node that started it; its token names that node, so status and stop work through any node
  * (behind a load balancer, for instance).
  */
+import { admin } from '../../iam/admin-actions.js';
 import { SvcError } from '../../errors/index.js';
 import type { HealOptions, HealPath } from '../../ops/heal.js';
 import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
@@ -55,12 +56,13 @@ const rootHeal = healSchema(
 
 /** Heal routes: the root (with and without the trailing slash), a bucket, a prefix. */
 export const healRoutes: AdminRoute[] = [
-  { method: 'POST', path: healPrefix, schema: rootHeal, handle: (context, request) => heal(context, request, '') },
-  { method: 'POST', path: `${healPrefix}/`, schema: rootHeal, handle: (context, request) => heal(context, request, '') },
+  { method: 'POST', path: healPrefix, schema: rootHeal, access: { actions: [admin.heal] }, handle: (context, request) => heal(context, request, '') },
+  { method: 'POST', path: `${healPrefix}/`, schema: rootHeal, access: { actions: [admin.heal] }, handle: (context, request) => heal(context, request, '') },
   {
     method: 'POST',
     path: `${healPrefix}/:bucket`,
     schema: healSchema('Heal a bucket', 'A bucket heal is always recursive.', { params: { bucket: 'photos' }, body: {}, response: exampleHealStatus }, schema.object({ bucket: schema.text('bucket') })),
+    access: { actions: [admin.heal] },
     handle: (context, request) => heal(context, request, request.rawPath.slice(healPrefix.length + 1)),
   },
   {
@@ -72,6 +74,7 @@ export const healRoutes: AdminRoute[] = [
       { params: { bucket: 'photos', '*': '2026/' }, body: { recursive: true, scanMode: 'deep' }, response: { ...exampleHealStatus, path: { bucket: 'photos', prefix: '2026/' }, options: { ...exampleHealStatus.options, scanMode: 'deep' } } },
       schema.object({ bucket: schema.text('bucket'), '*': schema.text('the prefix (may hold slashes)') }),
     ),
+    access: { actions: [admin.heal] },
     handle: (context, request) => heal(context, request, request.rawPath.slice(healPrefix.length + 1)),
   },
 ];

@@ -3,6 +3,7 @@
  * (current and last cycle), and a cycle started now. Each route carries its query and answer as
  * JSON Schema with an example (`schema`), for the OpenAPI document.
  */
+import { admin } from '../../iam/admin-actions.js';
 import type { AdminRoute } from './context.js';
 import { noQuery } from './query.js';
 import * as schema from './route-schema.js';
@@ -67,6 +68,7 @@ export const lifecycleRoutes: AdminRoute[] = [
       response: lifecycleStatusSchema,
       example: { response: { running: false, intervalMs: 3_600_000, objectsPerSecond: 1000, nextCycleAt: '2026-11-25T07:26:01.412Z', current: null, last: exampleCycle } },
     },
+    access: { actions: [admin.serverInfo] },
     handle: async (context) => context.lifecycle.status(),
   },
   {
@@ -79,6 +81,7 @@ export const lifecycleRoutes: AdminRoute[] = [
       response: closed({ started: lifecycleCycleSchema }),
       example: { response: { started: { ...exampleCycle, finishedAt: null, bucketsScanned: 0, objectsScanned: 0, versionsScanned: 0, expired: { currentVersions: 0, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 } } } },
     },
+    access: { actions: [admin.lifecycle] },
     handle: async (context, request) => {
       noQuery(request);
       return { started: context.lifecycle.runNow() };

@@ -4,11 +4,12 @@
  * plugin registers each as its own fastify route, which validates and serialises with them, and the
  * OpenAPI document and docs/admin-reference.md are generated from them.
  */
+import { admin } from '../../iam/admin-actions.js';
 import { SvcError } from '../../errors/index.js';
 import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { byIdOf, jsonBody, mutationQuery, noQuery, requiredPool, resolvePool, statusQuery } from './query.js';
 import { healRoutes } from './heal.js';
-import { placementQuery, simulateBody } from './explorer.js';
+import { placementPermissions, placementQuery, simulateBody, simulatePermissions } from './explorer.js';
 import { iamRoutes } from './iam.js';
 import { lifecycleRoutes } from './lifecycle.js';
 import * as schema from './route-schema.js';
@@ -38,6 +39,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.backgroundHealSchema,
       example: { response: examples.exampleBackgroundHeal },
     },
+    access: { actions: [admin.heal] },
     handle: async (context, request) => {
       noQuery(request);
       return context.heal.backgroundStatus();
@@ -53,6 +55,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.replacementRecoverySchema,
       example: { response: { instances: [{ pool: 0, set: 0, slot: 2, endpoint: '/data/pool1/d3', driveId: '80fc8a98-3fe8-4c89-974b-27a7cd241449', detectedAt: '2026-11-25T06:00:00.000Z', startedAt: '2026-11-25T06:00:01.000Z', finishedAt: '2026-11-25T06:00:09.000Z', objectsHealed: 118, objectsFailed: 0, completed: true }] } },
     },
+    access: { actions: [admin.heal] },
     handle: async (context) => context.heal.replacementRecovery(),
   },
   {
@@ -74,6 +77,7 @@ export const adminRoutes: AdminRoute[] = [
         },
       },
     },
+    access: { actions: [admin.serverInfo] },
     handle: async (context) => context.snapshot(),
   },
   {
@@ -98,6 +102,7 @@ export const adminRoutes: AdminRoute[] = [
         },
       },
     },
+    access: { actions: [admin.serverInfo] },
     handle: async (context) => context.capabilities(),
   },
   {
@@ -114,6 +119,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.placementSchema,
       example: { query: 'bucket=photos&key=cat.jpg&verify=true', response: examples.examplePlacement },
     },
+    access: { actions: [admin.serverInfo], conditional: { actions: ['s3:GetObject', 's3:GetObjectVersion'], when: 'always: reading the object (GetObjectVersion with versionId)', permissions: (_context, request) => placementPermissions(request) } },
     handle: async (context, request) => context.explorer.placement(placementQuery(request)),
   },
   {
@@ -135,6 +141,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.simulateSchema,
       example: { body: { drives: ['/data/pool1/d1'], scope: { bucket: 'photos' } }, response: examples.exampleSimulate },
     },
+    access: { actions: [admin.serverInfo], conditional: { actions: ['s3:ListBucket'], when: 'with a scope: listing its bucket', permissions: (_context, request) => simulatePermissions(request) } },
     handle: async (context, request) => context.explorer.simulate(simulateBody(request)),
   },
   {
@@ -147,6 +154,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.serversInfoSchema,
       example: { response: { servers: [{ endpoint: 'local', state: 'online', drivesOnline: 1, drives: [{ pool: 0, ...examples.exampleSlot }] }] } },
     },
+    access: { actions: [admin.serverInfo] },
     handle: async (context) => context.serversInfo(),
   },
   {
@@ -159,6 +167,7 @@ export const adminRoutes: AdminRoute[] = [
       response: schema.object({ drives: schema.list(schema.object({ drive: schema.text('drive path'), endpoint: schema.text('drive endpoint'), faults: answers.faultPlanSchema }), 'drives of this node') }),
       example: { response: { drives: [{ drive: '/data/pool1/d1', endpoint: '/data/pool1/d1', faults: {} }] } },
     },
+    access: { actions: [admin.faults] },
     handle: async (context) => ({ drives: faultsOf(context).list() }),
   },
   {
@@ -172,6 +181,7 @@ export const adminRoutes: AdminRoute[] = [
       response: schema.object({ drive: schema.text('drive path'), faults: answers.faultPlanSchema }),
       example: { query: 'drive=/data/pool1/d2', body: { offline: true }, response: { drive: '/data/pool1/d2', faults: { offline: true } } },
     },
+    access: { actions: [admin.faults] },
     handle: async (context, request) => {
       const faults = faultsOf(context);
       const query = mutationQuery(request.rawQuery, ['drive']);
@@ -190,6 +200,7 @@ export const adminRoutes: AdminRoute[] = [
       response: schema.object({ pools: schema.list(answers.poolInfoSchema, 'pools in launch order') }),
       example: { response: { pools: [examples.examplePool, { ...examples.examplePool, id: 1, cmdline: '/data/pool2/d{1...4}', decommission: examples.exampleDecommissionEntry }] } },
     },
+    access: { actions: [admin.serverInfo] },
     handle: async (context) => ({ pools: await context.pools() }),
   },
   {
@@ -202,6 +213,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.poolStatusSchema,
       example: { query: 'pool=0&by-id=true', response: examples.examplePoolStatus },
     },
+    access: { actions: [admin.serverInfo] },
     handle: async (context, request) => {
       const query = statusQuery(request.rawQuery);
       const pool = resolvePool(requiredPool(query), byIdOf(query), context.poolPatterns);
@@ -221,6 +233,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.decommissionEntriesSchema,
       example: { query: 'pool=1&by-id=true', response: { entries: [examples.exampleDecommissionEntry] } },
     },
+    access: { actions: [admin.serverInfo] },
     handle: async (context, request) => {
       const query = statusQuery(request.rawQuery);
       const name = query.get('pool');
@@ -239,6 +252,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.decommissionEntriesSchema,
       example: { query: 'pool=1&by-id=true', response: { entries: [examples.exampleDecommissionEntry] } },
     },
+    access: { actions: [admin.decommission] },
     handle: async (context, request) => {
       const query = mutationQuery(request.rawQuery, ['pool', 'by-id']);
       const byId = byIdOf(query);
@@ -258,6 +272,7 @@ export const adminRoutes: AdminRoute[] = [
       response: schema.object({ entry: answers.decommissionEntrySchema }),
       example: { query: 'pool=1&by-id=true', response: { entry: { ...examples.exampleDecommissionEntry, state: 'canceled', finishedMs: 1795586465000 } } },
     },
+    access: { actions: [admin.decommission] },
     handle: async (context, request) => ({ entry: await context.decommission.cancel(onePool(context, request)) }),
   },
   {
@@ -270,6 +285,7 @@ export const adminRoutes: AdminRoute[] = [
       response: schema.object({ pool: schema.integer('pool index'), cleared: schema.boolean('always true') }),
       example: { query: 'pool=1&by-id=true', response: { pool: 1, cleared: true } },
     },
+    access: { actions: [admin.decommission] },
     handle: async (context, request) => {
       const pool = onePool(context, request);
       await context.decommission.clear(pool);
@@ -287,6 +303,7 @@ export const adminRoutes: AdminRoute[] = [
       response: schema.object({ id: schema.text('the rebalance id (a uuid)') }),
       example: { response: { id: '43cf2fd3-592e-4e53-923f-82c5f936dc67' } },
     },
+    access: { actions: [admin.rebalance] },
     handle: async (context, request) => {
       noQuery(request);
       return context.rebalance.start();
@@ -302,6 +319,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.rebalanceStatusSchema,
       example: { response: examples.exampleRebalanceStatus },
     },
+    access: { actions: [admin.serverInfo] },
     handle: async (context) => context.rebalance.status(),
   },
   {
@@ -314,6 +332,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.rebalanceStatusSchema,
       example: { response: { ...examples.exampleRebalanceStatus, stoppedAt: '2026-11-25T06:02:00.000Z', stopPropagation: { complete: true, failedPeers: [] }, pools: examples.exampleRebalanceStatus.pools.map((pool) => ({ ...pool, status: pool.status === 'active' ? 'stopped' : pool.status })) } },
     },
+    access: { actions: [admin.rebalance] },
     handle: async (context, request) => {
       noQuery(request);
       return context.rebalance.stop();

@@ -1,34 +1,40 @@
 /**
  * Who may do what: every routed S3 request names the IAM actions and resources it needs, and is
- * allowed only when the caller's policies (a user's attached policies, the bucket's policy) allow
- * every one of them and none denies. The root credentials are the super-user and skip the
- * policies; an unsigned request is anonymous and only a bucket policy can let it in.
+ * allowed only when the caller's permissions (a user's and its groups' policies, cut down by a
+ * service account's or session's own policy) or the bucket's policy allow every one of them and
+ * none denies (src/iam/principal.ts decides). The root credentials are the super-user and skip
+ * the policies; an unsigned request is anonymous and only a bucket policy can let it in. The
+ * admin API and the console judge their routes with this same function.
  */
 import { SvcError } from '../../errors/index.js';
 import { limits } from '../../util/limits.js';
-import { evaluatePolicies, normaliseIp, parsePolicy, s3ResourcePrefix, type Policy } from '../../iam/index.js';
+import { decide, normaliseIp, parsePolicy, rootPrincipal, s3ResourcePrefix, userNameOf, type Permission, type Policy, type Principal } from '../../iam/index.js';
 import type { S3Endpoint, CopySource } from './router.js';
 import type { S3Context } from './context.js';
 import type { AuthResult } from './auth/sigv4.js';
 
-export interface Permission {
-  action: string;
-  bucket?: string;
-  key?: string;
-}
+export type { Permission } from '../../iam/index.js';
 
-/** What the access check needs to know about users (the IAM store, behind an interface). */
+/** What the access check needs to know about credentials (the IAM store, behind an interface). */
 export interface AccessPolicies {
   rootAccessKey: string;
-  /** The policies attached to a user; undefined when the key is not an enabled user. */
-  userPolicies(accessKey: string): Policy[] | undefined;
+  /** Who an access key (with its session token) acts as; undefined when nothing usable has it. */
+  principalOf(accessKey: string, sessionToken?: string): Principal | undefined;
 }
 
 export interface Caller {
   /** undefined: anonymous (unsigned). */
-  accessKeyId: string | undefined;
+  principal: Principal | undefined;
   sourceIp: string;
   query: URLSearchParams;
+}
+
+/** The principal of a request whose signature checked out (root, or what the IAM store says); AccessDenied when none. */
+export function principalOf(access: AccessPolicies, accessKeyId: string, sessionToken: string | undefined): Principal {
+  if (accessKeyId === access.rootAccessKey && sessionToken === undefined) return rootPrincipal(accessKeyId);
+  const principal = access.principalOf(accessKeyId, sessionToken);
+  if (!principal) throw new SvcError('AccessDenied', `Access Denied: the credentials of ${accessKeyId} are no longer valid.`);
+  return principal;
 }
 
 /** No Authorization header and no presigned query: an anonymous request. */
@@ -128,30 +134,41 @@ export function resourceOf(permission: Permission): string {
 }
 
 /** Throws AccessDenied unless the caller holds every permission. */
-export async function authorize(context: S3Context, access: AccessPolicies, caller: Caller, permissions: Permission[]): Promise<void> {
-  if (caller.accessKeyId === access.rootAccessKey) return;
-  if (caller.accessKeyId === undefined && permissions.length === 0) deny(caller, undefined);
-  const identity = caller.accessKeyId === undefined ? [] : access.userPolicies(caller.accessKeyId);
-  if (identity === undefined) deny(caller, undefined);
+export async function authorize(context: Pick<S3Context, 'objects'>, caller: Caller, permissions: Permission[]): Promise<void> {
+  const principal = caller.principal;
+  if (principal?.kind === 'root') return;
+  if (principal === undefined && permissions.length === 0) deny(caller, undefined);
   for (const permission of permissions) {
     const bucketPolicy = permission.bucket === undefined ? undefined : await bucketPolicyOf(context, permission.bucket);
-    const decision = evaluatePolicies(bucketPolicy ? [...identity, bucketPolicy] : identity, {
+    const decision = decide(principal, bucketPolicy, {
       action: permission.action,
       resource: resourceOf(permission),
-      ...(caller.accessKeyId === undefined ? {} : { principal: caller.accessKeyId }),
+      ...(principal === undefined ? {} : { principal: principal.accessKey }),
       context: conditionContext(caller),
     });
     if (decision !== 'Allow') deny(caller, permission);
   }
 }
 
+/** Whether the caller holds every permission (authorize's answer without the error). */
+export async function holds(context: Pick<S3Context, 'objects'>, caller: Caller, permissions: Permission[]): Promise<boolean> {
+  try {
+    await authorize(context, caller, permissions);
+    return true;
+  } catch (error) {
+    if (error instanceof SvcError && error.code === 'AccessDenied') return false;
+    throw error;
+  }
+}
+
 function conditionContext(caller: Caller): Record<string, string | undefined> {
   const param = (name: string): string | undefined => caller.query.get(name) ?? undefined;
+  const user = caller.principal === undefined ? undefined : userNameOf(caller.principal);
   return {
     'aws:SourceIp': normaliseIp(caller.sourceIp),
     'aws:SecureTransport': 'false',
-    'aws:username': caller.accessKeyId,
-    'aws:userid': caller.accessKeyId,
+    'aws:username': user,
+    'aws:userid': user,
     's3:prefix': param('prefix'),
     's3:delimiter': param('delimiter'),
     's3:max-keys': param('max-keys'),
@@ -159,15 +176,18 @@ function conditionContext(caller: Caller): Record<string, string | undefined> {
 }
 
 function deny(caller: Caller, permission: Permission | undefined): never {
-  const who = caller.accessKeyId === undefined ? 'anonymous requests' : `user ${caller.accessKeyId}`;
+  const principal = caller.principal;
+  const who = principal === undefined ? 'anonymous requests' : `${principalLabels[principal.kind]} ${principal.accessKey}`;
   const what = permission ? `${permission.action} on ${resourceOf(permission)}` : 'this request';
   throw new SvcError('AccessDenied', `Access Denied: no policy allows ${who} ${what}.`, { action: permission?.action });
 }
 
+const principalLabels: Record<Principal['kind'], string> = { root: 'root', user: 'user', serviceAccount: 'service account', session: 'session', sso: 'SSO account' };
+
 /** Parsed bucket policies by bucket and text (they were validated when stored). */
 const parsedPolicies = new Map<string, Policy>();
 
-async function bucketPolicyOf(context: S3Context, bucket: string): Promise<Policy | undefined> {
+async function bucketPolicyOf(context: Pick<S3Context, 'objects'>, bucket: string): Promise<Policy | undefined> {
   const record = await context.objects.bucketRecord(bucket).catch(() => undefined);
   const text = record?.policy;
   if (text === undefined) return undefined;

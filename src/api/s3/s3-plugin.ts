@@ -29,7 +29,7 @@ import { guardRequest } from './request-guards.js';
 import * as bucketPolicy from './handlers/bucket-policy.js';
 import * as objectLock from './handlers/object-lock.js';
 import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
-import { anonymousAuth, authorize, isUnsigned, permissionsOf, type AccessPolicies, type Caller } from './access.js';
+import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
 
 export interface S3PluginOptions {
   context: S3Context;
@@ -101,8 +101,8 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const query = new URLSearchParams(rawQuery);
     if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
       // Signed by its POST policy, not by an Authorization header.
-      const mayPut = async (accessKeyId: string, key: string): Promise<void> => {
-        if (options.access) await authorize(options.context, options.access, { accessKeyId, sourceIp: request.ip, query }, [{ action: 's3:PutObject', bucket, key }]);
+      const mayPut = async (accessKeyId: string, sessionToken: string | undefined, key: string): Promise<void> => {
+        if (options.access) await authorize(options.context, { principal: principalOf(options.access, accessKeyId, sessionToken), sourceIp: request.ip, query }, [{ action: 's3:PutObject', bucket, key }]);
       };
       await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPut), false);
       return;
@@ -111,10 +111,10 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const auth = anonymous ? anonymousAuth() : verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
     guardRequest(endpoint, request.headers, auth.accessKeyId);
-    const caller: Caller = { accessKeyId: anonymous ? undefined : auth.accessKeyId, sourceIp: request.ip, query };
     const access = options.access;
+    const caller: Caller = { principal: anonymous || !access ? undefined : principalOf(access, auth.accessKeyId, auth.sessionToken), sourceIp: request.ip, query };
     const needed = permissionsOf(endpoint, query);
-    if (access && needed !== 'per-key') await authorize(options.context, access, caller, needed);
+    if (access && needed !== 'per-key') await authorize(options.context, caller, needed);
     let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
     if (auth.payload.kind.startsWith('streaming')) {
@@ -124,7 +124,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
       trailers = chunked.trailers;
     }
     const s3Request: S3Request = { method: request.method, query, headers: request.headers, rawHeaders: request.headers, body, auth, ...(trailers ? { trailers } : {}) };
-    if (access) s3Request.authorize = (action, bucket, key) => authorize(options.context, access, caller, [{ action, bucket, ...(key === undefined ? {} : { key }) }]);
+    if (access) s3Request.authorize = (action, bucket, key) => authorize(options.context, caller, [{ action, bucket, ...(key === undefined ? {} : { key }) }]);
     const response = await dispatch(options.context, s3Request, endpoint);
     await send(reply, response, request.method === 'HEAD');
   } catch (error) {

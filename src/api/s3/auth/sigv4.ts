@@ -7,11 +7,12 @@ import { SvcError } from '../../../errors/index.js';
 import { limits } from '../../../util/limits.js';
 
 export interface CredentialStore {
-  secretFor(accessKeyId: string): string | undefined;
+  /** The secret of an access key; temporary credentials also need their session token (`x-amz-security-token`). May throw ExpiredToken or InvalidToken. */
+  secretFor(accessKeyId: string, sessionToken?: string): string | undefined;
 }
 
 export function staticCredentials(accessKey: string, secretKey: string): CredentialStore {
-  return { secretFor: (id) => (id === accessKey ? secretKey : undefined) };
+  return { secretFor: (id, token) => (id === accessKey && token === undefined ? secretKey : undefined) };
 }
 
 export interface SignedRequest {
@@ -38,6 +39,8 @@ export interface AuthResult {
   signingKey: Buffer;
   seedSignature: string;
   payload: PayloadMode;
+  /** The session token of temporary credentials (x-amz-security-token), when the request carried one. */
+  sessionToken?: string;
 }
 
 const algorithm = 'AWS4-HMAC-SHA256';
@@ -59,7 +62,8 @@ function verifyHeader(request: SignedRequest, authorization: string, store: Cred
   const [, credential, signedHeadersText, signature] = match as unknown as [string, string, string, string];
   const amzDate = requestTime(request);
   const scope = parseCredential(credential, amzDate);
-  const secret = store.secretFor(scope.accessKeyId);
+  const sessionToken = header(request, 'x-amz-security-token');
+  const secret = store.secretFor(scope.accessKeyId, sessionToken);
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
   checkSkew(amzDate, nowMs);
   const signedHeaders = signedHeadersText.split(';');
@@ -71,14 +75,15 @@ function verifyHeader(request: SignedRequest, authorization: string, store: Cred
   const canonical = canonicalRequest(request, canonicalQuery(request.rawQuery, undefined), signedHeaders, payloadHash);
   const signingKey = deriveSigningKey(secret, scope.date, scope.region, scope.service);
   checkSignature(signingKey, stringToSign(amzDate, scope.text, canonical), signature);
-  return { accessKeyId: scope.accessKeyId, region: scope.region, scope: scope.text, amzDate, signingKey, seedSignature: signature, payload };
+  return { accessKeyId: scope.accessKeyId, region: scope.region, scope: scope.text, amzDate, signingKey, seedSignature: signature, payload, ...(sessionToken === undefined ? {} : { sessionToken }) };
 }
 
 function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: CredentialStore, nowMs: number): AuthResult {
   if (query.get('X-Amz-Algorithm') !== algorithm) throw new SvcError('AccessDenied', 'X-Amz-Algorithm must be AWS4-HMAC-SHA256.');
   const amzDate = query.get('X-Amz-Date') ?? '';
   const scope = parseCredential(query.get('X-Amz-Credential') ?? '', amzDate);
-  const secret = store.secretFor(scope.accessKeyId);
+  const sessionToken = query.get('X-Amz-Security-Token') ?? undefined;
+  const secret = store.secretFor(scope.accessKeyId, sessionToken);
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
   const expires = Number(query.get('X-Amz-Expires'));
   if (!Number.isInteger(expires) || expires < 1 || expires > limits.maxPresignExpirySeconds) {
@@ -95,7 +100,7 @@ function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: 
   const canonical = canonicalRequest(request, canonicalQuery(request.rawQuery, 'X-Amz-Signature'), signedHeaders, payloadHash);
   const signingKey = deriveSigningKey(secret, scope.date, scope.region, scope.service);
   checkSignature(signingKey, stringToSign(amzDate, scope.text, canonical), signature);
-  return { accessKeyId: scope.accessKeyId, region: scope.region, scope: scope.text, amzDate, signingKey, seedSignature: signature, payload: payloadModeOf(payloadHash) };
+  return { accessKeyId: scope.accessKeyId, region: scope.region, scope: scope.text, amzDate, signingKey, seedSignature: signature, payload: payloadModeOf(payloadHash), ...(sessionToken === undefined ? {} : { sessionToken }) };
 }
 
 /** The signed fields of a browser form upload (POST Object with a SigV4 POST policy). */
@@ -105,20 +110,22 @@ export interface PostPolicyFields {
   credential: string | undefined;
   date: string | undefined;
   signature: string | undefined;
+  /** x-amz-security-token, for temporary credentials. */
+  securityToken?: string | undefined;
 }
 
 /**
  * A POST policy is signed by its base64 text with the day's signing key; the policy itself then
  * says what the form may hold. Returns the access key that signed it.
  */
-export function verifyPostPolicy(fields: PostPolicyFields, store: CredentialStore): { accessKeyId: string } {
+export function verifyPostPolicy(fields: PostPolicyFields, store: CredentialStore): { accessKeyId: string; sessionToken?: string } {
   if (fields.algorithm !== algorithm) throw new SvcError('InvalidArgument', 'The form must hold x-amz-algorithm AWS4-HMAC-SHA256 (only SigV4 POST policies are accepted).');
   const amzDate = fields.date ?? '';
   const scope = parseCredential(fields.credential ?? '', amzDate);
-  const secret = store.secretFor(scope.accessKeyId);
+  const secret = store.secretFor(scope.accessKeyId, fields.securityToken);
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
   checkSignature(deriveSigningKey(secret, scope.date, scope.region, scope.service), fields.policy, fields.signature ?? '');
-  return { accessKeyId: scope.accessKeyId };
+  return { accessKeyId: scope.accessKeyId, ...(fields.securityToken === undefined ? {} : { sessionToken: fields.securityToken }) };
 }
 
 /**

@@ -21,21 +21,21 @@ interface LengthRange {
   max: number;
 }
 
-export async function postObject(context: S3Context, credentials: CredentialStore, headers: Record<string, string | string[] | undefined>, body: AsyncIterable<Uint8Array>, bucket: string, mayPut: (accessKeyId: string, key: string) => Promise<void>): Promise<S3Response> {
+export async function postObject(context: S3Context, credentials: CredentialStore, headers: Record<string, string | string[] | undefined>, body: AsyncIterable<Uint8Array>, bucket: string, mayPut: (accessKeyId: string, sessionToken: string | undefined, key: string) => Promise<void>): Promise<S3Response> {
   await context.objects.requireBucket(bucket);
   const form = await readForm(body, boundaryOf(headerValue(headers, 'content-type')));
   const fields = form.fields;
   const policyText = fields.get('policy');
   if (policyText === undefined) throw new SvcError('InvalidArgument', 'The form has no policy field: anonymous form uploads are not accepted.');
-  const { accessKeyId } = verifyPostPolicy(
-    { policy: policyText, algorithm: fields.get('x-amz-algorithm'), credential: fields.get('x-amz-credential'), date: fields.get('x-amz-date'), signature: fields.get('x-amz-signature') },
+  const { accessKeyId, sessionToken } = verifyPostPolicy(
+    { policy: policyText, algorithm: fields.get('x-amz-algorithm'), credential: fields.get('x-amz-credential'), date: fields.get('x-amz-date'), signature: fields.get('x-amz-signature'), securityToken: fields.get('x-amz-security-token') },
     credentials,
   );
   const keyField = fields.get('key');
   if (keyField === undefined || keyField === '') throw new SvcError('InvalidArgument', 'The form has no key field.');
   const key = keyField.replaceAll('${filename}', form.fileName);
   fields.set('key', key);
-  await mayPut(accessKeyId, key);
+  await mayPut(accessKeyId, sessionToken, key);
   const range = checkPolicy(decodePolicy(policyText, context.nowMs()), fields, bucket);
   const asHeaders = formHeaders(fields, form);
   refuseEncryption(asHeaders);
