@@ -23,6 +23,26 @@ const json = { json: { type: 'boolean' } } as const;
 const byId = { 'by-id': { type: 'boolean' } } as const;
 const watch = { watch: { type: 'boolean' } } as const;
 
+const serviceAccountOptions = {
+  'access-key': { type: 'string' },
+  'secret-key': { type: 'string' },
+  policy: { type: 'string' },
+  name: { type: 'string' },
+  description: { type: 'string' },
+  expiry: { type: 'string' },
+} as const;
+
+function serviceAccountValues(values: Record<string, string | boolean | undefined>): iamCommands.ServiceAccountOptions {
+  const text = (name: string) => values[name] as string | undefined;
+  const options: iamCommands.ServiceAccountOptions = {};
+  const fields: [keyof iamCommands.ServiceAccountOptions, string | boolean | undefined][] = [
+    ['accessKey', text('access-key')], ['secretKey', text('secret-key')], ['policyFile', text('policy')], ['name', text('name')], ['description', text('description')], ['expiry', text('expiry')],
+    ['enable', values.enable as boolean | undefined], ['disable', values.disable as boolean | undefined], ['noPolicy', values['no-policy'] as boolean | undefined],
+  ];
+  for (const [name, value] of fields) if (value !== undefined) (options as Record<string, unknown>)[name] = value;
+  return options;
+}
+
 const commands: Record<string, Command> = {
   'alias set': {
     usage: 'rc alias set <name> <url> <access-key> <secret-key>',
@@ -189,9 +209,9 @@ const commands: Record<string, Command> = {
   },
   'admin user add': { usage: 'rc admin user add <alias> <access-key> <secret-key> [--policy p1,p2]', summary: 'add a user (or give an existing one a new secret)', options: { policy: { type: 'string' } }, positionals: [3, 3], run: (context, [alias, key, secret], values) => iamCommands.user(context, 'add', alias!, key, secret, values.policy as string | undefined) },
   ...Object.fromEntries(
-    (['remove', 'enable', 'disable'] as const).map((action): [string, Command] => [
+    (['remove', 'enable', 'disable', 'info'] as const).map((action): [string, Command] => [
       `admin user ${action}`,
-      { usage: `rc admin user ${action} <alias> <access-key>`, summary: `${action} a user`, positionals: [2, 2], run: (context, [alias, key]) => iamCommands.user(context, action, alias!, key, undefined, undefined) },
+      { usage: `rc admin user ${action} <alias> <access-key>`, summary: action === 'info' ? 'a user: state, policies, groups' : `${action} a user`, positionals: [2, 2], run: (context, [alias, key]) => iamCommands.user(context, action, alias!, key, undefined, undefined) },
     ]),
   ),
   'admin user list': { usage: 'rc admin user list <alias>', summary: 'users, their state and policies', positionals: [1, 1], run: (context, [alias]) => iamCommands.user(context, 'list', alias!, undefined, undefined, undefined) },
@@ -199,9 +219,42 @@ const commands: Record<string, Command> = {
   ...Object.fromEntries(
     (['attach', 'detach'] as const).map((action): [string, Command] => [
       `admin policy ${action}`,
-      { usage: `rc admin policy ${action} <alias> <policy> <access-key>`, summary: `${action} a policy ${action === 'attach' ? 'to' : 'from'} a user`, positionals: [3, 3], run: (context, [alias, name, key]) => iamCommands.policy(context, action, alias!, name, key) },
+      {
+        usage: `rc admin policy ${action} <alias> <policy> (<access-key> | --group <group>)`,
+        summary: `${action} a policy ${action === 'attach' ? 'to' : 'from'} a user or group`,
+        options: { group: { type: 'string' } },
+        positionals: [2, 3],
+        run: (context, [alias, name, key], values) => iamCommands.policy(context, action, alias!, name, key, values.group as string | undefined),
+      },
     ]),
   ),
+  'admin policy info': { usage: 'rc admin policy info <alias> <name>', summary: 'a policy document and who holds it', positionals: [2, 2], run: (context, [alias, name]) => iamCommands.policy(context, 'info', alias!, name, undefined) },
+  'admin group add': { usage: 'rc admin group add <alias> <group> <access-key>...', summary: 'add users to a group (created when new)', positionals: [3, 100], run: (context, [alias, group, ...members]) => iamCommands.group(context, 'add', alias!, group, members) },
+  'admin group remove': { usage: 'rc admin group remove <alias> <group> [<access-key>...]', summary: 'take users out of a group, or remove an empty group', positionals: [2, 100], run: (context, [alias, group, ...members]) => iamCommands.group(context, 'remove', alias!, group, members) },
+  ...Object.fromEntries(
+    (['info', 'enable', 'disable'] as const).map((action): [string, Command] => [
+      `admin group ${action}`,
+      { usage: `rc admin group ${action} <alias> <group>`, summary: action === 'info' ? 'a group: members, policies, state' : `${action} a group (its policies apply to its members while enabled)`, positionals: [2, 2], run: (context, [alias, group]) => iamCommands.group(context, action, alias!, group, []) },
+    ]),
+  ),
+  'admin group list': { usage: 'rc admin group list <alias>', summary: 'groups with members and policies', positionals: [1, 1], run: (context, [alias]) => iamCommands.group(context, 'list', alias!, undefined, []) },
+  'admin user svcacct add': {
+    usage: 'rc admin user svcacct add <alias> [<user>] [--access-key K] [--secret-key S] [--policy file.json] [--name N] [--description D] [--expiry 90d|ISO-time]',
+    summary: "a service account of a user (yours when no user is named); its secret is shown once",
+    options: serviceAccountOptions,
+    positionals: [1, 2],
+    run: (context, [alias, user], values) => iamCommands.serviceAccount(context, 'add', alias!, user, serviceAccountValues(values)),
+  },
+  'admin user svcacct ls': { usage: 'rc admin user svcacct ls <alias> [<user>]', summary: "a user's service accounts (yours when no user is named)", positionals: [1, 2], run: (context, [alias, user]) => iamCommands.serviceAccount(context, 'ls', alias!, user, {}) },
+  'admin user svcacct info': { usage: 'rc admin user svcacct info <alias> <access-key>', summary: 'a service account (never its secret)', positionals: [2, 2], run: (context, [alias, key]) => iamCommands.serviceAccount(context, 'info', alias!, key, {}) },
+  'admin user svcacct rm': { usage: 'rc admin user svcacct rm <alias> <access-key>', summary: 'remove a service account', positionals: [2, 2], run: (context, [alias, key]) => iamCommands.serviceAccount(context, 'rm', alias!, key, {}) },
+  'admin user svcacct edit': {
+    usage: 'rc admin user svcacct edit <alias> <access-key> [--enable|--disable] [--policy file.json|--no-policy] [--secret-key S] [--expiry 90d|ISO-time] [--name N] [--description D]',
+    summary: 'change a service account',
+    options: { ...serviceAccountOptions, enable: { type: 'boolean' }, disable: { type: 'boolean' }, 'no-policy': { type: 'boolean' } },
+    positionals: [2, 2],
+    run: (context, [alias, key], values) => iamCommands.serviceAccount(context, 'edit', alias!, key, serviceAccountValues(values)),
+  },
   'admin policy remove': { usage: 'rc admin policy remove <alias> <name>', summary: 'remove a created policy (detach it from every user first)', positionals: [2, 2], run: (context, [alias, name]) => iamCommands.policy(context, 'remove', alias!, name, undefined) },
   'admin policy list': { usage: 'rc admin policy list <alias>', summary: 'built-in and created policies', positionals: [1, 1], run: (context, [alias]) => iamCommands.policy(context, 'list', alias!, undefined, undefined) },
   'admin info disk': { usage: 'rc admin info disk <alias> [--offline]', summary: 'every drive (or only those not online)', options: { offline: { type: 'boolean' } }, positionals: [1, 1], run: (context, [alias], values) => adminCommands.info(context, 'disk', alias!, values.offline === true) },
@@ -243,7 +296,7 @@ function help(prefix = ''): string {
 /** Runs one command line; resolves with the exit code. */
 export async function runRc(argv: string[], io: RcIo): Promise<number> {
   const words = argv.filter((word) => !word.startsWith('-'));
-  const name = [3, 2, 1].map((count) => words.slice(0, count).join(' ')).find((candidate) => commands[candidate]);
+  const name = [4, 3, 2, 1].map((count) => words.slice(0, count).join(' ')).find((candidate) => commands[candidate]);
   const wantsHelp = argv.includes('--help') || argv.includes('-h') || argv.length === 0 || argv[0] === 'help';
   if (!name) {
     if (wantsHelp) {
