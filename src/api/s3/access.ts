@@ -178,7 +178,7 @@ function conditionContext(caller: Caller): Record<string, string | undefined> {
 function deny(caller: Caller, permission: Permission | undefined): never {
   const principal = caller.principal;
   const who = principal === undefined ? 'anonymous requests' : `${principalLabels[principal.kind]} ${principal.accessKey}`;
-  const what = permission ? `${permission.action} on ${resourceOf(permission)}` : 'this request';
+  const what = permission === undefined ? 'this request' : permission.bucket === undefined && !permission.action.startsWith('s3:') ? permission.action : `${permission.action} on ${resourceOf(permission)}`;
   throw new SvcError('AccessDenied', `Access Denied: no policy allows ${who} ${what}.`, { action: permission?.action });
 }
 
