@@ -308,7 +308,7 @@ const serviceAccountRoutes: AdminRoute[] = [
     handle: async (context, request, caller) => {
       mutationQuery(request.rawQuery, []);
       const body = serviceAccountRequest(request);
-      return { serviceAccount: await iamOf(context).addServiceAccount(parentOf(request, caller!), body) };
+      return { serviceAccount: await iamOf(context).addServiceAccount(parentOf(request, caller), body) };
     },
   },
   {
@@ -316,7 +316,7 @@ const serviceAccountRoutes: AdminRoute[] = [
     path: `${iam}/svcacct/list`,
     schema: {
       summary: 'Service accounts of a user',
-      description: "A user lists its own without any admin action; another user's, or every one (`all=true`), takes `admin:ListServiceAccounts`.",
+      description: "A user lists its own without any admin action; another user's, or every one (`all=true`, or no `parent` from root), takes `admin:ListServiceAccounts`.",
       querystring: schema.statusQuery({ parent: schema.text('the user (default: the caller)'), all: schema.oneOfValues(['true', 'false'], 'every service account') }),
       response: answers.serviceAccountsSchema,
       example: { query: 'parent=alice', response: { serviceAccounts: [exampleServiceAccount] } },
@@ -326,8 +326,10 @@ const serviceAccountRoutes: AdminRoute[] = [
       conditional: { actions: [admin.listServiceAccounts], when: "another user's, or every one", permissions: (_context, request, caller) => (listsOwn(request, caller) ? [] : [{ action: admin.listServiceAccounts }]) },
     },
     handle: async (context, request, caller) => {
-      const all = statusQuery(request.rawQuery).get('all') === 'true';
-      return { serviceAccounts: iamOf(context).listServiceAccounts(all ? undefined : listParentOf(request, caller!)) };
+      const query = statusQuery(request.rawQuery);
+      // Root and SSO accounts are no user: without a parent they list every account.
+      const all = query.get('all') === 'true' || (query.get('parent') === undefined && (caller.kind === 'root' || caller.kind === 'sso'));
+      return { serviceAccounts: iamOf(context).listServiceAccounts(all ? undefined : listParentOf(request, caller)) };
     },
   },
   {
