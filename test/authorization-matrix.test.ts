@@ -11,14 +11,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, ListObjectVersionsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
+import { CreateBucketCommand, ListBucketsCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import Fastify from 'fastify';
+import { s3ClientFor } from './helpers/server-process.js';
+import { signIn, startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
+import { consolePlugin } from '../src/console/console-plugin.js';
+import type { ConsoleContext } from '../src/console/context.js';
+import type { ConsoleAssets } from '../src/console/assets.js';
+import { accessOf, type ConsoleRouteAccess } from '../src/console/route-access.js';
+import { schemaValidatorOptions } from '../src/api/admin/route-schema.js';
 import { admin, type AdminAnswer } from './helpers/admin-client.js';
 import { adminRoutes } from '../src/api/admin/routes.js';
 import type { AdminRoute } from '../src/api/admin/context.js';
 
 const iam = '/svc/admin/v4/iam';
-let server: SvcProcess;
+let running: ConsoleServer;
+let server: ConsoleServer['server'];
 let root: string;
 let principals = 0;
 
@@ -30,9 +38,20 @@ const notNeededByExample: Record<string, string[]> = {
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-authz-matrix-'));
-  server = await startSvc({ args: [`${root}/p1/d{1...4}`, `${root}/p2/d{1...4}`], env: { SVC_DRIVE_BACKEND: 'memfs', SVC_FAULT_INJECTION: 'on' } });
+  running = await startConsoleServer([`${root}/p1/d{1...4}`, `${root}/p2/d{1...4}`], { SVC_DRIVE_BACKEND: 'memfs', SVC_FAULT_INJECTION: 'on' });
+  server = running.server;
+  await ensureFixture();
+}, 120_000);
+
+afterAll(async () => {
+  await server?.kill();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+/** What the examples name, made again before each surface's turn (the allowed calls of one change it). */
+async function ensureFixture(): Promise<void> {
   const s3 = s3ClientFor(server.url);
-  await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
+  for (const Bucket of ['photos', 'spare']) await s3.send(new CreateBucketCommand({ Bucket })).catch((error: { name?: string }) => expect(error.name).toBe('BucketAlreadyOwnedByYou'));
   for (const key of ['cat.jpg', '2026/dog.jpg']) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: key, Body: `bytes of ${key}` }));
   const noTrash = { Version: '2012-10-17', Statement: [{ Effect: 'Deny', Action: ['s3:DeleteObject'], Resource: ['arn:aws:s3:::photos/*'] }] };
   const photosRead = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] };
@@ -42,13 +61,12 @@ beforeAll(async () => {
   await rootCall('POST', `${iam}/policy/attach`, 'accessKey=alice&policy=photos-read');
   await rootCall('POST', `${iam}/group/add`, 'group=staff', { members: ['alice'] });
   await rootCall('POST', `${iam}/policy/attach`, 'group=staff&policy=no-trash');
-  await rootCall('POST', `${iam}/svcacct/add`, '', { parent: 'alice', accessKey: 'Q3AM3UQ867SPQQA43P2F', name: 'backup' });
-}, 120_000);
-
-afterAll(async () => {
-  await server?.stop();
-  if (root) await rm(root, { recursive: true, force: true });
-});
+  await rootCall('POST', `${iam}/user/enable`, 'accessKey=alice');
+  await rootCall('POST', `${iam}/group/enable`, 'group=staff');
+  if ((await admin(server.url, 'GET', `${iam}/svcacct/info`, 'accessKey=Q3AM3UQ867SPQQA43P2F')).status !== 200) await rootCall('POST', `${iam}/svcacct/add`, '', { parent: 'alice', accessKey: 'Q3AM3UQ867SPQQA43P2F', name: 'backup' });
+  await rootCall('POST', `${iam}/user/add`, '', { accessKey: 'victim', secretKey: 'victim-secret-1' });
+  await rootCall('POST', `${iam}/policy/create`, 'name=unused', photosRead);
+}
 
 async function rootCall(method: 'GET' | 'POST', path: string, query = '', body?: unknown): Promise<AdminAnswer> {
   const answer = await admin(server.url, method, path, query, body === undefined ? {} : { body: JSON.stringify(body) });
@@ -84,8 +102,11 @@ async function snapshot(): Promise<string> {
   );
   const accounts = await admin(server.url, 'GET', `${iam}/svcacct/list`, 'all=true');
   const objects = await s3ClientFor(server.url).send(new ListObjectVersionsCommand({ Bucket: 'photos' }));
+  const buckets = await s3ClientFor(server.url).send(new ListBucketsCommand({}));
+  const uploads = await s3ClientFor(server.url).send(new ListMultipartUploadsCommand({ Bucket: 'photos' }));
   const stable = (body: Record<string, any>) => JSON.stringify(body, (key, value) => (['generatedAt', 'nextCycleAt', 'elapsed'].includes(key) ? undefined : value));
-  return [...reads, accounts].map((answer) => stable(answer.body)).join('\n') + JSON.stringify((objects.Versions ?? []).map((version) => [version.Key, version.VersionId, version.ETag]));
+  const listing = [(objects.Versions ?? []).map((version) => [version.Key, version.VersionId, version.ETag]), (buckets.Buckets ?? []).map((bucket) => bucket.Name), (uploads.Uploads ?? []).map((upload) => upload.Key)];
+  return [...reads, accounts].map((answer) => stable(answer.body)).join('\n') + JSON.stringify(listing);
 }
 
 function declared(route: AdminRoute): string[] {
@@ -126,6 +147,103 @@ describe('admin API: every route refuses a caller missing any declared action, a
       const caller = await principalHolding(declared(route));
       const answer = await admin(server.url, route.method, example.path, example.query, { credentials: caller, ...(example.body !== undefined ? { body: example.body } : {}) });
       expect(answer.status, `${name(route)} with ${declared(route).join(', ')}: ${JSON.stringify(answer.body)}`).not.toBe(403);
+    }
+  });
+});
+
+/** Every console route with its declared access, as the plugin registers them. */
+async function consoleRoutes(): Promise<{ method: string; url: string; access: ConsoleRouteAccess }[]> {
+  const found: { method: string; url: string; access: ConsoleRouteAccess }[] = [];
+  const app = Fastify({ logger: false, exposeHeadRoutes: false, ajv: { customOptions: { ...schemaValidatorOptions } } });
+  app.addHook('onRoute', (route) => {
+    const access = accessOf(route.config);
+    if (access && route.url.startsWith('/svc/console/api/')) for (const method of [route.method].flat()) found.push({ method, url: route.url.slice('/svc/console/api/'.length), access });
+  });
+  const context = { nowMs: () => 0, logger: { info() {}, warn() {} } } as unknown as ConsoleContext;
+  await app.register(consolePlugin, { context, assets: {} as ConsoleAssets, trustedProxies: [] });
+  await app.ready();
+  await app.close();
+  return found;
+}
+
+/** A console request that exercises each route's access (admin routes run in-process use the admin examples). */
+const consoleExamples: Record<string, { path: string; body?: unknown; raw?: string; skip?: string[] }> = {
+  'POST buckets': { path: 'buckets', body: { name: 'matrix-made' } },
+  'PUT buckets/:bucket/versioning': { path: 'buckets/photos/versioning', body: { status: 'enabled' } },
+  'DELETE buckets/:bucket': { path: 'buckets/spare', skip: ['s3:DeleteObjectVersion', 's3:AbortMultipartUpload'] },
+  'GET buckets/:bucket/objects': { path: 'buckets/photos/objects', skip: ['s3:ListBucketVersions'] },
+  'GET buckets/:bucket/object': { path: 'buckets/photos/object?key=cat.jpg', skip: ['s3:ListBucketVersions'] },
+  'GET buckets/:bucket/download': { path: 'buckets/photos/download?key=cat.jpg', skip: ['s3:GetObjectVersion'] },
+  'POST buckets/:bucket/delete': { path: 'buckets/photos/delete', body: { objects: [{ key: '2026/dog.jpg' }] }, skip: ['s3:DeleteObjectVersion'] },
+  'POST buckets/:bucket/share': { path: 'buckets/photos/share', body: { key: 'cat.jpg', expiresSeconds: 60 }, skip: ['s3:GetObjectVersion'] },
+  'POST plan': { path: 'plan', body: { patterns: ['/plan/d{1...4}'] } },
+  'PUT buckets/:bucket/objects': { path: 'buckets/photos/objects?key=new.txt', raw: 'new' },
+  'POST buckets/:bucket/uploads': { path: 'buckets/photos/uploads', body: { key: 'big.bin' } },
+  'PUT buckets/:bucket/uploads/:uploadId/parts/:partNumber': { path: 'buckets/photos/uploads/no-such-upload/parts/1?key=big.bin', raw: 'part' },
+  'POST buckets/:bucket/uploads/:uploadId/complete': { path: 'buckets/photos/uploads/no-such-upload/complete', body: { key: 'big.bin', parts: [{ partNumber: 1, etag: 'x' }] } },
+  'DELETE buckets/:bucket/uploads/:uploadId': { path: 'buckets/photos/uploads/no-such-upload?key=big.bin' },
+  'GET users': { path: 'users' },
+  'POST users': { path: 'users', body: { accessKey: 'matrix-made', secretKey: 'matrix-made-secret', policies: ['readonly'] } },
+  'DELETE users/:accessKey': { path: 'users/victim' },
+  'PUT users/:accessKey/enabled': { path: 'users/alice/enabled', body: { enabled: false }, skip: ['admin:EnableUser'] },
+  'PUT users/:accessKey/policies/:policy': { path: 'users/alice/policies/unused' },
+  'DELETE users/:accessKey/policies/:policy': { path: 'users/alice/policies/photos-read' },
+  'GET policies': { path: 'policies' },
+  'PUT policies/:name': { path: 'policies/photos-read', body: { document: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] }) } },
+  'DELETE policies/:name': { path: 'policies/unused' },
+  'GET overview': { path: 'overview' },
+};
+
+/** The console's request for a route: its own example, or the admin route's example under admin/. */
+function consoleRequestOf(route: { method: string; url: string; access: ConsoleRouteAccess }): { path: string; body?: unknown; raw?: string; skip: string[] } | undefined {
+  if ('adminRoute' in route.access) {
+    const adminRoute = adminRoutes.find((candidate) => candidate.method === route.method && `admin/${candidate.path.slice('/svc/admin/'.length)}` === route.url);
+    if (!adminRoute) return undefined;
+    const example = exampleOf(adminRoute);
+    return { path: `admin/${example.path.slice('/svc/admin/'.length)}${example.query ? `?${example.query}` : ''}`, ...(example.body !== undefined ? { body: JSON.parse(example.body) } : {}), skip: notNeededByExample[name(adminRoute)] ?? [] };
+  }
+  const example = consoleExamples[`${route.method} ${route.url}`];
+  return example ? { skip: [], ...example } : undefined;
+}
+
+function consoleDeclared(access: ConsoleRouteAccess): string[] {
+  if ('adminRoute' in access) return declared({ access: access.adminRoute } as AdminRoute);
+  return 'actions' in access ? [...new Set([...access.actions, ...(access.conditional?.actions ?? [])])] : [];
+}
+
+describe('console API: every route declares its access, refuses a session missing any declared action, and lets one holding them all through', () => {
+  beforeAll(ensureFixture);
+
+  it('every route with actions has an example here (a new route without one fails this test)', async () => {
+    const missingExamples = (await consoleRoutes()).filter((route) => consoleDeclared(route.access).length > 0 && !consoleRequestOf(route)).map((route) => `${route.method} ${route.url}`);
+    expect(missingExamples).toEqual([]);
+  });
+
+  it('missing any one declared action: 403 AccessDenied and nothing changed', async () => {
+    for (const route of await consoleRoutes()) {
+      const request = consoleRequestOf(route);
+      if (!request) continue;
+      const actions = consoleDeclared(route.access);
+      for (const missing of actions.filter((action) => !request.skip.includes(action))) {
+        const caller = await principalHolding(actions.filter((action) => action !== missing));
+        const session = await signIn(running.consoleUrl, { accessKey: caller.accessKeyId, secretKey: caller.secretAccessKey });
+        const before = route.method === 'GET' ? '' : await snapshot();
+        const answer = await session.call(route.method, request.path, { ...(request.body !== undefined ? { body: request.body } : {}), ...(request.raw !== undefined ? { raw: request.raw } : {}) });
+        expect(answer.status, `console ${route.method} ${route.url} without ${missing}: ${JSON.stringify(answer.body)}`).toBe(403);
+        expect(answer.body.Code).toBe('AccessDenied');
+        if (route.method !== 'GET') expect(await snapshot(), `console ${route.method} ${route.url} without ${missing} changed state`).toBe(before);
+      }
+    }
+  });
+
+  it('holding exactly the declared actions: not refused', async () => {
+    const routes = (await consoleRoutes()).filter((route) => consoleRequestOf(route) !== undefined);
+    for (const route of [...routes.filter((entry) => entry.method === 'GET'), ...routes.filter((entry) => entry.method !== 'GET')]) {
+      const request = consoleRequestOf(route)!;
+      const caller = await principalHolding(consoleDeclared(route.access));
+      const session = await signIn(running.consoleUrl, { accessKey: caller.accessKeyId, secretKey: caller.secretAccessKey });
+      const answer = await session.call(route.method, request.path, { ...(request.body !== undefined ? { body: request.body } : {}), ...(request.raw !== undefined ? { raw: request.raw } : {}) });
+      expect(answer.status, `console ${route.method} ${route.url}: ${JSON.stringify(answer.body)}`).not.toBe(403);
     }
   });
 });

@@ -14,6 +14,7 @@ import { clientOrigin, trustedProxyList } from './client-origin.js';
 import { cookieValue, sessionCookie, sessionCookieName } from './session.js';
 import { RevokedSessions, setRequestState } from './request-state.js';
 import { ConsoleAccess, sessionPrincipal } from './access.js';
+import { accessOf } from './route-access.js';
 import { sessionRoutes } from './routes-session.js';
 import { ssoRoutes } from './routes-sso.js';
 import { bucketRoutes } from './routes-buckets.js';
@@ -71,11 +72,16 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     await sendError(reply, known, request.url.split('?')[0]!);
   });
   checkAnswers(app);
+  // A route without a declared access is a bug: the console does not start.
+  app.addHook('onRoute', (route) => {
+    if (!accessOf(route.config)) throw new Error(`console route ${String(route.method)} ${route.url} declares no access (config.access, route-access.ts)`);
+  });
   app.setNotFoundHandler(async (request, reply) => sendError(reply, new SvcError('NotImplemented', `no console API at ${request.url.split('?')[0]}`), request.url.split('?')[0]!));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
     const origin = clientOrigin({ remoteAddress: request.raw.socket.remoteAddress, encrypted: 'encrypted' in request.raw.socket, headers: request.headers }, trusted);
-    if ((request.routeOptions.config as { public?: boolean } | undefined)?.public === true) {
+    const access = accessOf(request.routeOptions.config);
+    if (access !== undefined && 'public' in access) {
       setRequestState(request, origin);
       return;
     }
@@ -86,9 +92,12 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     if (!isSafe(request) && !context.sealer.csrfTokenMatches(session, headerText(request, 'x-csrf-token'))) throw new SvcError('InvalidCsrfToken');
     const principal = sessionPrincipal(context, session);
     if (nowMs - session.lastSeenMs > refreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
-    setRequestState(request, origin, new ConsoleAccess(context, session, principal, origin));
+    const consoleAccess = new ConsoleAccess(context, session, principal, origin);
+    setRequestState(request, origin, consoleAccess);
+    // Admin actions on the deployment before anything else: a caller without them learns nothing, not even from validation.
+    if (access !== undefined && 'on' in access && access.on === 'deployment') await consoleAccess.require(access.actions.map((action) => ({ action })));
   });
-  app.get('/openapi.json', { schema: { ...consoleOpenApiSchema, security: [] }, config: { public: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { ...consoleOpenApiSchema, security: [] }, config: { access: { public: 'describes the API, not this deployment' } } }, async () => app.swagger());
   await app.register(sessionRoutes, { context, revoked });
   await app.register(ssoRoutes, { context });
   await app.register(bucketRoutes, { context });

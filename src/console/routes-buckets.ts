@@ -14,7 +14,7 @@ import { bucketSchemas } from './api-schemas.js';
 
 export async function bucketRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/buckets', { schema: bucketSchemas.list }, async (request) => {
+  app.get('/buckets', { schema: bucketSchemas.list, config: { access: { session: 'only the buckets the session may list (s3:ListAllMyBuckets, or s3:ListBucket per bucket)' } } }, async (request) => {
     const access = requestAccess(request);
     const records = await context.objects().listBuckets();
     const all = await access.allows([{ action: 's3:ListAllMyBuckets' }]);
@@ -22,7 +22,7 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     for (const record of records) if (all || (await access.allows([{ action: 's3:ListBucket', bucket: record.name }]))) shown.push(record);
     return { buckets: shown.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning })) };
   });
-  app.post('/buckets', { schema: bucketSchemas.create }, async (request) => {
+  app.post('/buckets', { schema: bucketSchemas.create, config: { access: { actions: ['s3:CreateBucket'], on: 'bucket' } } }, async (request) => {
     const body = bodyRecord(request.body);
     const name = typeof body.name === 'string' ? body.name : '';
     checkNewBucketName(name);
@@ -30,7 +30,7 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     await context.objects().makeBucket(name);
     return { name };
   });
-  app.put('/buckets/:bucket/versioning', { schema: bucketSchemas.versioning }, async (request) => {
+  app.put('/buckets/:bucket/versioning', { schema: bucketSchemas.versioning, config: { access: { actions: ['s3:PutBucketVersioning'], on: 'bucket' } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const status = bodyRecord(request.body).status;
     if (status !== 'enabled' && status !== 'suspended') throw new SvcError('InvalidArgument', "status must be 'enabled' or 'suspended'", { field: 'status' });
@@ -38,14 +38,15 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     await context.objects().setBucketVersioning(bucket, status);
     return { name: bucket, versioning: status };
   });
-  app.delete('/buckets/:bucket', { schema: bucketSchemas.delete }, async (request) => {
+  app.delete('/buckets/:bucket', { schema: bucketSchemas.delete, config: { access: { actions: ['s3:DeleteBucket'], on: 'bucket', conditional: { actions: ['s3:DeleteObjectVersion', 's3:AbortMultipartUpload'], when: 'with force=true, on every key' } } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const query = request.query as Record<string, string | undefined>;
     const objects = context.objects();
-    await objects.requireBucket(bucket);
     if (query.force !== undefined && query.force !== 'true' && query.force !== 'false') throw new SvcError('InvalidArgument', 'force must be true or false', { field: 'force' });
     const emptying = query.force === 'true' ? [{ action: 's3:DeleteObjectVersion', bucket, key: '*' }, { action: 's3:AbortMultipartUpload', bucket, key: '*' }] : [];
+    // The permission before the bucket's existence: a caller without it learns nothing.
     await requestAccess(request).require([{ action: 's3:DeleteBucket', bucket }, ...emptying]);
+    await objects.requireBucket(bucket);
     if (query.force === 'true') {
       if (query.confirm !== bucket) throw new SvcError('ConfirmationRequired', `type the bucket's name '${bucket}' to delete it with everything in it`, { bucket });
       const removed = await emptyBucket(objects, bucket);

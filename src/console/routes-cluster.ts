@@ -15,7 +15,7 @@ import { fastifySchema, type RouteSchema } from '../api/admin/route-schema.js';
 import { snapshotSchema } from '../api/admin/answer-schemas.js';
 import type { ConsoleContext } from './context.js';
 import { adminActions } from './access.js';
-import { requireRouteAccess } from '../api/admin/route-access.js';
+import { documentedSchema, requireRouteAccess } from '../api/admin/route-access.js';
 import { requestAccess } from './request-state.js';
 
 /** Admin routes the console does not offer (fault injection is a test tool, not a console page). */
@@ -30,8 +30,7 @@ const overviewSchema: RouteSchema = {
 
 export async function clusterRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/overview', { schema: fastifySchema(overviewSchema, 'cluster') }, async (request) => {
-    await requestAccess(request).require([{ action: adminActions.serverInfo }]);
+  app.get('/overview', { schema: fastifySchema(overviewSchema, 'cluster'), config: { access: { actions: [adminActions.serverInfo], on: 'deployment' } } }, async (request) => {
     return context.admin().snapshot();
   });
   app.addHook('preValidation', async (request) => {
@@ -42,8 +41,8 @@ export async function clusterRoutes(app: FastifyInstance, options: { context: Co
     app.route({
       method: route.method,
       url: `/admin/${route.path.slice('/svc/admin/'.length)}`,
-      schema: fastifySchema(route.schema, 'admin'),
-      config: { bodyErrorCode: route.schema.bodyErrorCode },
+      schema: fastifySchema(documentedSchema(route), 'admin'),
+      config: { bodyErrorCode: route.schema.bodyErrorCode, access: { adminRoute: route.access } },
       // The route's own actions first: a caller without them learns nothing from the validation.
       onRequest: async (request) => requireRouteAccess({ actions: route.access.actions }, context.admin(), adminRequestOf(request), requestAccess(request).caller(), { objects: context.objects() }),
       preHandler: async (request) => requireRouteAccess(route.access, context.admin(), adminRequestOf(request), requestAccess(request).caller(), { objects: context.objects() }),

@@ -18,7 +18,7 @@ import { objectSchemas } from './api-schemas.js';
 
 export async function objectRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.get('/buckets/:bucket/objects', { schema: objectSchemas.list }, async (request) => {
+  app.get('/buckets/:bucket/objects', { schema: objectSchemas.list, config: { access: { actions: ['s3:ListBucket'], on: 'bucket', conditional: { actions: ['s3:ListBucketVersions'], when: 'with deleted=true, instead of s3:ListBucket' } } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const limit = boundedInteger(query.limit, 'limit', 200, 1, limits.consoleListPageMax);
@@ -28,7 +28,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     await requestAccess(request).require([{ action: query.deleted === 'true' ? 's3:ListBucketVersions' : 's3:ListBucket', bucket }], { prefix, delimiter: '/' });
     return listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: query.deleted === 'true' });
   });
-  app.get('/buckets/:bucket/object', { schema: objectSchemas.details }, async (request) => {
+  app.get('/buckets/:bucket/object', { schema: objectSchemas.details, config: { access: { actions: ['s3:GetObject'], on: 'object', conditional: { actions: ['s3:ListBucketVersions'], when: 'to be shown the older versions too' } } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const key = requiredKey(queryOf(request).key);
     const access = requestAccess(request);
@@ -40,7 +40,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const shown = (await access.allows([{ action: 's3:ListBucketVersions', bucket }], { prefix: key })) ? versions : versions.filter((version) => version.isLatest);
     return { bucket, key, versioning: (await objects.requireBucket(bucket)).versioning, versions: shown.map(describe) };
   });
-  app.get('/buckets/:bucket/download', { schema: objectSchemas.download }, async (request, reply) => {
+  app.get('/buckets/:bucket/download', { schema: objectSchemas.download, config: { access: { actions: ['s3:GetObject'], on: 'object', conditional: { actions: ['s3:GetObjectVersion'], when: 'with versionId, instead of s3:GetObject' } } } }, async (request, reply) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const key = requiredKey(query.key);
@@ -55,7 +55,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
       .header('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeRfc5987(name)}`);
     return reply.send(Readable.from(reader.body, { objectMode: false }));
   });
-  app.post('/buckets/:bucket/delete', { schema: objectSchemas.delete }, async (request) => {
+  app.post('/buckets/:bucket/delete', { schema: objectSchemas.delete, config: { access: { actions: ['s3:DeleteObject'], on: 'object', conditional: { actions: ['s3:DeleteObjectVersion'], when: 'for an item with a versionId, instead of s3:DeleteObject' } } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const items = deleteItems(bodyRecord(request.body).objects);
     // All or nothing: a selection with one key the session may not delete deletes none.
@@ -74,7 +74,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     }
     return { results };
   });
-  app.post('/buckets/:bucket/share', { schema: objectSchemas.share }, async (request) => {
+  app.post('/buckets/:bucket/share', { schema: objectSchemas.share, config: { access: { actions: ['s3:GetObject'], on: 'object', conditional: { actions: ['s3:GetObjectVersion'], when: 'with versionId, instead of s3:GetObject' } } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const body = bodyRecord(request.body);
     const key = requiredKey(body.key);

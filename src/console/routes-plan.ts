@@ -16,10 +16,9 @@ import { planSchema } from './api-schemas.js';
 
 export async function planRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.post('/plan', { schema: planSchema }, async (request) => {
+  app.post('/plan', { schema: planSchema, config: { access: { actions: [adminActions.serverInfo], on: 'deployment' } } }, async (request) => {
     const body = bodyRecord(request.body);
     const driveSizeBytes = driveSizeOf(body.driveSize);
-    await requestAccess(request).require([{ action: adminActions.serverInfo }]);
     return planLaunch(patternsOf(body.patterns), context.launchEnv, driveSizeBytes === undefined ? {} : { driveSizeBytes });
   });
 }

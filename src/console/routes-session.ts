@@ -16,7 +16,7 @@ import { sessionSchemas } from './api-schemas.js';
 export async function sessionRoutes(app: FastifyInstance, options: { context: ConsoleContext; revoked: RevokedSessions }): Promise<void> {
   const { context } = options;
   const throttle = new SignInThrottle();
-  app.post('/session', { schema: sessionSchemas.signIn, config: { public: true } }, async (request, reply) => {
+  app.post('/session', { schema: sessionSchemas.signIn, config: { access: { public: 'sign-in: the credentials are the request' } } }, async (request, reply) => {
     const origin = requestOrigin(request);
     const nowMs = context.nowMs();
     const waitMs = throttle.waitMs(origin.address, nowMs);
@@ -36,8 +36,8 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
     context.logger.info({ client: origin.address, accessKey: session.accessKey, kind: session.kind }, 'console sign-in');
     return sessionAnswer(context, reply, new ConsoleAccess(context, session, sessionPrincipal(context, session), origin), nowMs);
   });
-  app.get('/session', { schema: sessionSchemas.current }, async (request, reply) => sessionAnswer(context, reply, requestAccess(request), context.nowMs()));
-  app.delete('/session', { schema: sessionSchemas.signOut }, async (request, reply) => {
+  app.get('/session', { schema: sessionSchemas.current, config: { access: { session: 'the session itself: who, its policies, the pages it may open' } } }, async (request, reply) => sessionAnswer(context, reply, requestAccess(request), context.nowMs()));
+  app.delete('/session', { schema: sessionSchemas.signOut, config: { access: { session: 'signs the session out' } } }, async (request, reply) => {
     const session = requestSession(request);
     options.revoked.revoke(session, context.sealer.settings.maxMs);
     reply.header('set-cookie', sessionCookie(undefined, { maxAgeMs: 0, secure: requestOrigin(request).secure }));

@@ -24,11 +24,11 @@ const callbackPath = '/svc/console/api/sso/callback';
 export async function ssoRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
   const openId = context.openId;
-  app.get('/sso', { schema: ssoSchemas.status, config: { public: true } }, async () => {
+  app.get('/sso', { schema: ssoSchemas.status, config: { access: { public: 'whether SSO sign-in is offered' } } }, async () => {
     if (!openId) return { configured: false, enabled: false };
     return { configured: true, ...(await openId.refresh()) };
   });
-  app.get('/sso/start', { schema: ssoSchemas.start, config: { public: true } }, async (request, reply) =>
+  app.get('/sso/start', { schema: ssoSchemas.start, config: { access: { public: 'starts the SSO sign-in' } } }, async (request, reply) =>
     answerPage(context, request, reply, async () => {
       if (!openId) throw new SvcError('ConsoleSsoUnavailable', 'sign-in with SSO is not configured on this deployment (SVC_IDENTITY_OPENID_CONFIG_URL)');
       const origin = requestOrigin(request);
@@ -37,7 +37,7 @@ export async function ssoRoutes(app: FastifyInstance, options: { context: Consol
       return reply.redirect(url, 302);
     }),
   );
-  app.get('/sso/callback', { schema: ssoSchemas.callback, config: { public: true } }, async (request, reply) =>
+  app.get('/sso/callback', { schema: ssoSchemas.callback, config: { access: { public: 'the provider sends the browser back here' } } }, async (request, reply) =>
     answerPage(context, request, reply, async () => {
       if (!openId) throw new SvcError('ConsoleSsoUnavailable', 'sign-in with SSO is not configured on this deployment (SVC_IDENTITY_OPENID_CONFIG_URL)');
       const origin = requestOrigin(request);

@@ -13,7 +13,7 @@ import { uploadSchemas } from './api-schemas.js';
 
 export async function uploadRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
-  app.put('/buckets/:bucket/objects', { schema: uploadSchemas.put }, async (request) => {
+  app.put('/buckets/:bucket/objects', { schema: uploadSchemas.put, config: { access: { actions: ['s3:PutObject'], on: 'object' } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const key = requiredKey(query.key);
@@ -26,7 +26,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     });
     return { key: info.key, versionId: info.versionId, etag: info.etag, sizeBytes: info.sizeBytes };
   });
-  app.post('/buckets/:bucket/uploads', { schema: uploadSchemas.create }, async (request) => {
+  app.post('/buckets/:bucket/uploads', { schema: uploadSchemas.create, config: { access: { actions: ['s3:PutObject'], on: 'object' } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const body = bodyRecord(request.body);
     const key = requiredKey(body.key);
@@ -34,7 +34,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const uploadId = await context.objects().createMultipartUpload(bucket, key, { storageClass: storageClassOf(body.storageClass), ...contentTypeOf(body.contentType) });
     return { key, uploadId, partSizeBytes: partSizeBytes };
   });
-  app.put('/buckets/:bucket/uploads/:uploadId/parts/:partNumber', { schema: uploadSchemas.part }, async (request) => {
+  app.put('/buckets/:bucket/uploads/:uploadId/parts/:partNumber', { schema: uploadSchemas.part, config: { access: { actions: ['s3:PutObject'], on: 'object' } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const { uploadId, partNumber: partText } = request.params as { uploadId: string; partNumber: string };
     const key = requiredKey(queryOf(request).key);
@@ -45,7 +45,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const part = await context.objects().uploadPart(bucket, key, uploadId, partNumber, request.raw, { sizeBytes });
     return { partNumber, etag: part.etag };
   });
-  app.post('/buckets/:bucket/uploads/:uploadId/complete', { schema: uploadSchemas.complete }, async (request) => {
+  app.post('/buckets/:bucket/uploads/:uploadId/complete', { schema: uploadSchemas.complete, config: { access: { actions: ['s3:PutObject'], on: 'object' } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const { uploadId } = request.params as { uploadId: string };
     const body = bodyRecord(request.body);
@@ -55,7 +55,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const info = await context.objects().completeMultipartUpload(bucket, key, uploadId, parts);
     return { key: info.key, versionId: info.versionId, etag: info.etag, sizeBytes: info.sizeBytes };
   });
-  app.delete('/buckets/:bucket/uploads/:uploadId', { schema: uploadSchemas.abort }, async (request) => {
+  app.delete('/buckets/:bucket/uploads/:uploadId', { schema: uploadSchemas.abort, config: { access: { actions: ['s3:AbortMultipartUpload'], on: 'object' } } }, async (request) => {
     const bucket = bucketParam(request.params);
     const { uploadId } = request.params as { uploadId: string };
     const key = requiredKey(queryOf(request).key);

@@ -21,55 +21,49 @@ export async function userRoutes(app: FastifyInstance, options: { context: Conso
   const iam = () => context.iam();
   const may = (request: FastifyRequest, action: string) => requestAccess(request).require([{ action }]);
 
-  app.get('/users', { schema: schemas.listUsers }, async (request) => {
-    await may(request, adminActions.listUsers);
+  app.get('/users', { schema: schemas.listUsers, config: { access: { actions: [adminActions.listUsers], on: 'deployment' } } }, async (request) => {
     return { users: iam().listUsers().map(userAnswer) };
   });
-  app.post('/users', { schema: schemas.addUser }, async (request) => {
+  app.post('/users', { schema: schemas.addUser, config: { access: { actions: [adminActions.createUser], on: 'deployment', conditional: { actions: [adminActions.attachPolicy], when: 'policies are named' } } } }, async (request) => {
     const body = request.body as { accessKey: string; secretKey: string; policies?: string[] };
-    await requestAccess(request).require([{ action: adminActions.createUser }, ...addUserNeeds(iam(), body.accessKey, body.policies ?? [])]);
+    await requestAccess(request).require(addUserNeeds(iam(), body.accessKey, body.policies ?? []));
     const user = await iam().addUser(body.accessKey, body.secretKey, body.policies ?? [], { onlyNew: true });
     context.logger.info({ by: requestAccess(request).session.accessKey, accessKey: user.accessKey, policies: user.policies }, 'console added a user');
     return { user: userAnswer(user) };
   });
-  app.delete('/users/:accessKey', { schema: schemas.removeUser }, async (request) => {
+  app.delete('/users/:accessKey', { schema: schemas.removeUser, config: { access: { actions: [adminActions.deleteUser], on: 'deployment' } } }, async (request) => {
     const { accessKey } = request.params as { accessKey: string };
-    await may(request, adminActions.deleteUser);
     await iam().removeUser(accessKey);
     return { removed: accessKey };
   });
-  app.put('/users/:accessKey/enabled', { schema: schemas.setEnabled }, async (request) => {
+  app.put('/users/:accessKey/enabled', { schema: schemas.setEnabled, config: { access: { actions: [], on: 'deployment', conditional: { actions: [adminActions.enableUser, adminActions.disableUser], when: 'admin:EnableUser to enable, admin:DisableUser to disable' } } } }, async (request) => {
     const { accessKey } = request.params as { accessKey: string };
     const { enabled } = request.body as { enabled: boolean };
     await may(request, enabled ? adminActions.enableUser : adminActions.disableUser);
     return { user: userAnswer(await iam().setEnabled(accessKey, enabled)) };
   });
-  app.put('/users/:accessKey/policies/:policy', { schema: schemas.attachment }, async (request) => {
+  app.put('/users/:accessKey/policies/:policy', { schema: schemas.attachment, config: { access: { actions: [adminActions.attachPolicy], on: 'deployment' } } }, async (request) => {
     const { accessKey, policy } = request.params as { accessKey: string; policy: string };
-    await may(request, adminActions.attachPolicy);
     return { user: userAnswer(await iam().attach(accessKey, policy)) };
   });
-  app.delete('/users/:accessKey/policies/:policy', { schema: schemas.attachment }, async (request) => {
+  app.delete('/users/:accessKey/policies/:policy', { schema: schemas.attachment, config: { access: { actions: [adminActions.attachPolicy], on: 'deployment' } } }, async (request) => {
     const { accessKey, policy } = request.params as { accessKey: string; policy: string };
-    await may(request, adminActions.attachPolicy);
     return { user: userAnswer(await iam().detach(accessKey, policy)) };
   });
-  app.get('/policies', { schema: schemas.listPolicies }, async (request) => {
-    await may(request, adminActions.listPolicies);
+  app.get('/policies', { schema: schemas.listPolicies, config: { access: { actions: [adminActions.listPolicies], on: 'deployment' } } }, async (request) => {
     return { policies: iam().listPolicies().map((policy) => ({ ...policy, users: iam().policyHolders(policy.name).users })) };
   });
-  app.put('/policies/:name', { schema: schemas.putPolicy }, async (request) => {
+  app.put('/policies/:name', { schema: schemas.putPolicy, config: { access: { actions: [adminActions.createPolicy], on: 'deployment', conditional: { actions: [adminActions.attachPolicy], when: 'a user or group holds the policy' } } } }, async (request) => {
     const { name } = request.params as { name: string };
     const { document } = request.body as { document: string };
-    await requestAccess(request).require([{ action: adminActions.createPolicy }, ...createPolicyNeeds(iam(), name)]);
+    await requestAccess(request).require(createPolicyNeeds(iam(), name));
     // The validator's own refusal (MalformedPolicy saying what is wrong), the JSON text included.
     parsePolicy(document);
     await iam().createPolicy(name, JSON.parse(document));
     return { name };
   });
-  app.delete('/policies/:name', { schema: schemas.removePolicy }, async (request) => {
+  app.delete('/policies/:name', { schema: schemas.removePolicy, config: { access: { actions: [adminActions.deletePolicy], on: 'deployment' } } }, async (request) => {
     const { name } = request.params as { name: string };
-    await may(request, adminActions.deletePolicy);
     await iam().removePolicy(name);
     return { removed: name };
   });

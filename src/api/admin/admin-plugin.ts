@@ -18,7 +18,7 @@ import { verifyRequest, type CredentialStore, type PayloadMode } from '../s3/aut
 import { principalOf, type AccessPolicies, type Caller } from '../s3/access.js';
 import type { S3Context } from '../s3/context.js';
 import type { Principal } from '../../iam/index.js';
-import { requireRouteAccess } from './route-access.js';
+import { documentedSchema, requireRouteAccess } from './route-access.js';
 import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { requestLine } from '../request-line.js';
 import { adminRoutes } from './routes.js';
@@ -87,7 +87,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     app.route({
       method: route.method,
       url: route.path,
-      schema: fastifySchema(route.schema, tagOf(route.path)),
+      schema: fastifySchema(documentedSchema(route), tagOf(route.path)),
       config: { bodyErrorCode: route.schema.bodyErrorCode, route } satisfies AdminRouteConfig,
       handler: async (request, reply) => reply.code(200).send((await route.handle(options.context(), adminRequestOf(request), stateOf(request).caller!.principal!)) ?? {}),
     });

@@ -50,7 +50,7 @@ const userRoutes: AdminRoute[] = [
     schema: {
       summary: 'Add a user',
       description:
-        'Adds a user, or replaces the secret of an existing one (its policies, groups and state stay). Naming policies also needs `admin:AttachUserOrGroupPolicy`; replacing the secret of a user with policies or groups needs what building it would (`admin:AttachUserOrGroupPolicy`, `admin:AddUserToGroup`). Refusals: `InvalidUserCredentials` (access key of 3 to 128 letters, digits and `-_.=@`, not the root key; secret of 8 to 128 characters), `NoSuchPolicy`.',
+        'Adds a user, or replaces the secret of an existing one (its policies, groups and state stay). Refusals: `InvalidUserCredentials` (access key of 3 to 128 letters, digits and `-_.=@`, not the root key; secret of 8 to 128 characters), `NoSuchPolicy`.',
       querystring: schema.noQuery(),
       body: schema.object({ accessKey: schema.text('the access key'), secretKey: schema.text('the secret key'), policies: schema.list(schema.text('policy name'), 'policies to attach') }, { optional: ['policies'] }),
       response: answers.userAnswerSchema,
@@ -58,7 +58,7 @@ const userRoutes: AdminRoute[] = [
     },
     access: {
       actions: [admin.createUser],
-      conditional: { actions: [admin.attachPolicy, admin.addUserToGroup], when: 'policies named, or an existing user with policies or groups', permissions: (context, request) => addUserNeeds(iamOf(context), ...userBody(request)) },
+      conditional: { actions: [admin.attachPolicy, admin.addUserToGroup], when: 'policies are named, or the user exists with policies or groups (a new secret takes it over: what building it would take)', permissions: (context, request) => addUserNeeds(iamOf(context), ...userBody(request)) },
     },
     handle: async (context, request) => {
       mutationQuery(request.rawQuery, []);
@@ -132,7 +132,7 @@ const policyRoutes: AdminRoute[] = [
     schema: {
       summary: 'Create or replace a policy',
       description:
-        'The body is an IAM policy document (`Version`, `Statement` of `Effect`, `Action`, `Resource`, optional `Condition`). Replacing a policy that a user or group holds also needs `admin:AttachUserOrGroupPolicy`. Refusals: `MalformedPolicy`, `PolicyIsBuiltIn`.',
+        'The body is an IAM policy document (`Version`, `Statement` of `Effect`, `Action`, `Resource`, optional `Condition`). Refusals: `MalformedPolicy`, `PolicyIsBuiltIn`.',
       querystring: schema.mutationQuery({ name: schema.text('the policy name') }, ['name']),
       body: schema.openObject('an IAM policy document'),
       bodyErrorCode: 'MalformedPolicy',
@@ -141,7 +141,7 @@ const policyRoutes: AdminRoute[] = [
     },
     access: {
       actions: [admin.createPolicy],
-      conditional: { actions: [admin.attachPolicy], when: 'the policy exists and a user or group holds it', permissions: (context, request) => createPolicyNeeds(iamOf(context), policyNameOf(request)) },
+      conditional: { actions: [admin.attachPolicy], when: 'it replaces a policy a user or group holds', permissions: (context, request) => createPolicyNeeds(iamOf(context), policyNameOf(request)) },
     },
     handle: async (context, request) => {
       const name = policyNameOf(request);
@@ -229,7 +229,7 @@ const groupRoutes: AdminRoute[] = [
     path: `${iam}/group/remove`,
     schema: {
       summary: 'Remove users from a group, or an empty group',
-      description: 'With `members`, takes them out; without, removes the group, which must be empty (`GroupNotEmpty`). Taking members out of a group whose policies hold a `Deny` also needs `admin:AttachUserOrGroupPolicy`. Refusals: `NoSuchGroup`, `NoSuchUser` (not a member).',
+      description: 'With `members`, takes them out; without, removes the group, which must be empty (`GroupNotEmpty`). Refusals: `NoSuchGroup`, `NoSuchUser` (not a member).',
       querystring: groupQuery,
       body: membersBody,
       response: schema.object({ group: answers.groupSchema, removed: schema.boolean('the group itself was removed') }, { optional: ['group'] }),
@@ -256,8 +256,8 @@ function groupStateRoute(verb: 'enable' | 'disable'): AdminRoute {
     schema: {
       summary: enable ? 'Enable a group' : 'Disable a group',
       description: enable
-        ? "Its policies apply to its members again; when it has policies and members this also needs `admin:AttachUserOrGroupPolicy`. Refusal: `NoSuchGroup`."
-        : "Its policies stop applying to its members; when they hold a `Deny` this also needs `admin:AttachUserOrGroupPolicy`. Refusal: `NoSuchGroup`.",
+        ? 'Its policies apply to its members again. Refusal: `NoSuchGroup`.'
+        : 'Its policies stop applying to its members (a `Deny` among them too). Refusal: `NoSuchGroup`.',
       querystring: groupQuery,
       response: answers.groupAnswerSchema,
       example: { query: 'group=staff', response: { group: { ...exampleGroup, enabled: enable } } },
@@ -285,7 +285,7 @@ const serviceAccountBody = schema.object(
   { optional: ['parent', 'accessKey', 'secretKey', 'policy', 'name', 'description', 'expiry'] },
 );
 
-const ownerRule = 'for another user than the caller itself: the action, and what building that user would take';
+const ownerRule = 'the account is another user\'s than the caller\'s own (the action, and what building that user would take)';
 
 const serviceAccountRoutes: AdminRoute[] = [
   {
@@ -294,7 +294,7 @@ const serviceAccountRoutes: AdminRoute[] = [
     schema: {
       summary: 'Add a service account',
       description:
-        "An access key of a user that never holds more than the user does (cut down further by its inline policy) and ends with it. A user adds its own without any admin action; for another user it takes `admin:CreateServiceAccount` and what building that user would take. The secret is in this answer only. Refusals: `NoSuchUser`, `MalformedPolicy`, `InvalidArgument` (expiry not in the future), `UserAlreadyExists`.",
+        "An access key of a user that never holds more than the user does (cut down further by its inline policy) and ends with it. A user adds its own without any admin action. The secret is in this answer only. Refusals: `NoSuchUser`, `MalformedPolicy`, `InvalidArgument` (expiry not in the future), `UserAlreadyExists`.",
       querystring: schema.noQuery(),
       body: serviceAccountBody,
       bodyErrorCode: 'InvalidArgument',
@@ -316,14 +316,14 @@ const serviceAccountRoutes: AdminRoute[] = [
     path: `${iam}/svcacct/list`,
     schema: {
       summary: 'Service accounts of a user',
-      description: "A user lists its own without any admin action; another user's, or every one (`all=true`, or no `parent` from root), takes `admin:ListServiceAccounts`.",
+      description: 'A user lists its own without any admin action; `all=true` (or no `parent` from root) lists every one.',
       querystring: schema.statusQuery({ parent: schema.text('the user (default: the caller)'), all: schema.oneOfValues(['true', 'false'], 'every service account') }),
       response: answers.serviceAccountsSchema,
       example: { query: 'parent=alice', response: { serviceAccounts: [exampleServiceAccount] } },
     },
     access: {
       actions: [],
-      conditional: { actions: [admin.listServiceAccounts], when: "another user's, or every one", permissions: (_context, request, caller) => (listsOwn(request, caller) ? [] : [{ action: admin.listServiceAccounts }]) },
+      conditional: { actions: [admin.listServiceAccounts], when: "listing another user's, or every one", permissions: (_context, request, caller) => (listsOwn(request, caller) ? [] : [{ action: admin.listServiceAccounts }]) },
     },
     handle: async (context, request, caller) => {
       const query = statusQuery(request.rawQuery);
@@ -337,7 +337,7 @@ const serviceAccountRoutes: AdminRoute[] = [
     path: `${iam}/svcacct/info`,
     schema: {
       summary: 'One service account',
-      description: "Its user, state, inline policy and expiry, never its secret. Its user asks without any admin action; others need `admin:ListServiceAccounts`. Refusal: `NoSuchServiceAccount`.",
+      description: 'Its user, state, inline policy and expiry, never its secret. Refusal: `NoSuchServiceAccount`.',
       querystring: schema.statusQuery({ accessKey: schema.text('its access key') }, ['accessKey']),
       response: answers.serviceAccountAnswerSchema,
       example: { query: 'accessKey=Q3AM3UQ867SPQQA43P2F', response: { serviceAccount: exampleServiceAccount } },
@@ -350,7 +350,7 @@ const serviceAccountRoutes: AdminRoute[] = [
     path: `${iam}/svcacct/update`,
     schema: {
       summary: 'Change a service account',
-      description: 'Enable or disable it, give it a new secret, replace (`policy`) or drop (`policy: null`) its inline policy, change its expiry (`expiry: null` drops it), name or description. Its user does this without any admin action; for another user it takes `admin:UpdateServiceAccount` and what building that user would take. Refusals: `NoSuchServiceAccount`, `MalformedPolicy`, `InvalidArgument`.',
+      description: 'Enable or disable it, give it a new secret, replace (`policy`) or drop (`policy: null`) its inline policy, change its expiry (`expiry: null` drops it), name or description. Refusals: `NoSuchServiceAccount`, `MalformedPolicy`, `InvalidArgument`.',
       querystring: schema.mutationQuery({ accessKey: schema.text('its access key') }, ['accessKey']),
       body: schema.object(
         { enabled: schema.boolean('may sign requests'), secretKey: schema.text('a new secret key'), policy: schema.nullable(schema.openObject('a new inline policy, or null')), expiry: schema.nullable(schema.text('ISO 8601 time, or null')), name: schema.text('a name'), description: schema.text('a description') },
@@ -370,7 +370,7 @@ const serviceAccountRoutes: AdminRoute[] = [
     path: `${iam}/svcacct/remove`,
     schema: {
       summary: 'Remove a service account',
-      description: 'Its user does this without any admin action; others need `admin:RemoveServiceAccount`. Refusal: `NoSuchServiceAccount`.',
+      description: 'Refusal: `NoSuchServiceAccount`.',
       querystring: schema.mutationQuery({ accessKey: schema.text('its access key') }, ['accessKey']),
       response: schema.object({ removed: schema.text('its access key') }),
       example: { query: 'accessKey=Q3AM3UQ867SPQQA43P2F', response: { removed: 'Q3AM3UQ867SPQQA43P2F' } },
@@ -390,7 +390,7 @@ function ownedAccountAccess(action: string, accessKeyOfRequest: (request: AdminR
     actions: [],
     conditional: {
       actions: widens ? [action, admin.attachPolicy, admin.addUserToGroup] : [action],
-      when: widens ? ownerRule : 'for another user than the caller itself',
+      when: widens ? ownerRule : 'the account is another user\'s than the caller\'s own',
       permissions: (context, request, caller) => {
         const parent = serviceAccountParent(iamOf(context), accessKeyOfRequest(request));
         if (parent !== undefined && isOwner(caller, parent)) return [];

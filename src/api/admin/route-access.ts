@@ -7,7 +7,8 @@
 import type { Permission, Principal } from '../../iam/index.js';
 import { authorize, type Caller } from '../s3/access.js';
 import type { S3Context } from '../s3/context.js';
-import type { AdminContext, AdminRequest, RouteAccess } from './context.js';
+import type { AdminContext, AdminRequest, AdminRoute, RouteAccess } from './context.js';
+import type { RouteSchema } from './route-schema.js';
 
 /** The permissions one call of a route needs. */
 export async function permissionsFor(access: RouteAccess, context: AdminContext, request: AdminRequest, caller: Principal): Promise<Permission[]> {
@@ -24,4 +25,17 @@ export async function requireRouteAccess(access: RouteAccess, context: AdminCont
 /** Whether the route's conditional rule depends on the request's body (then it runs once the body is read). */
 export function needsBody(access: RouteAccess): boolean {
   return access.conditional !== undefined;
+}
+
+/** The sentence the reference and the OpenAPI document give a route's access. */
+export function accessSentence(access: RouteAccess): string {
+  const list = (actions: readonly string[]) => actions.map((action) => `\`${action}\``).join(', ');
+  const always = access.actions.length > 0 ? `Needs ${list(access.actions)}` : 'Needs no action of its own';
+  const also = access.conditional ? `; ${access.actions.length > 0 ? 'also ' : ''}${list(access.conditional.actions)} ${access.conditional.when.startsWith('always') ? '' : 'when '}${access.conditional.when.replace(/^always: /, 'for ')}` : '';
+  return `${always}${also}.`;
+}
+
+/** The route's schema with its access sentence after its description (what the document shows). */
+export function documentedSchema(route: Pick<AdminRoute, 'schema' | 'access'>): RouteSchema {
+  return { ...route.schema, description: `${route.schema.description} ${accessSentence(route.access)}` };
 }

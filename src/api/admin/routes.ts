@@ -119,7 +119,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.placementSchema,
       example: { query: 'bucket=photos&key=cat.jpg&verify=true', response: examples.examplePlacement },
     },
-    access: { actions: [admin.serverInfo], conditional: { actions: ['s3:GetObject', 's3:GetObjectVersion'], when: 'always: reading the object (GetObjectVersion with versionId)', permissions: (_context, request) => placementPermissions(request) } },
+    access: { actions: [admin.serverInfo], conditional: { actions: ['s3:GetObject', 's3:GetObjectVersion'], when: 'always: the object read (`s3:GetObjectVersion` with a versionId, else `s3:GetObject`)', permissions: (_context, request) => placementPermissions(request) } },
     handle: async (context, request) => context.explorer.placement(placementQuery(request)),
   },
   {
@@ -141,7 +141,7 @@ export const adminRoutes: AdminRoute[] = [
       response: answers.simulateSchema,
       example: { body: { drives: ['/data/pool1/d1'], scope: { bucket: 'photos' } }, response: examples.exampleSimulate },
     },
-    access: { actions: [admin.serverInfo], conditional: { actions: ['s3:ListBucket'], when: 'with a scope: listing its bucket', permissions: (_context, request) => simulatePermissions(request) } },
+    access: { actions: [admin.serverInfo], conditional: { actions: ['s3:ListBucket'], when: 'a scope is given (its bucket listed)', permissions: (_context, request) => simulatePermissions(request) } },
     handle: async (context, request) => context.explorer.simulate(simulateBody(request)),
   },
   {

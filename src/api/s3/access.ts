@@ -182,7 +182,7 @@ function deny(caller: Caller, permission: Permission | undefined): never {
   throw new SvcError('AccessDenied', `Access Denied: no policy allows ${who} ${what}.`, { action: permission?.action });
 }
 
-const principalLabels: Record<Principal['kind'], string> = { root: 'root', user: 'user', serviceAccount: 'service account', session: 'session', sso: 'SSO account' };
+const principalLabels: Record<Principal['kind'], string> = { root: 'root', user: 'user', serviceAccount: 'service account', session: 'session', sso: 'user' };
 
 /** Parsed bucket policies by bucket and text (they were validated when stored). */
 const parsedPolicies = new Map<string, Policy>();
