@@ -1,8 +1,9 @@
 /**
  * The authorization matrix, generated from the routes' own declarations: for every admin route
- * (src/api/admin/routes.ts and its parts), a user holding exactly the actions the route declares
- * passes, and a user missing any one of them is refused with 403 AccessDenied in the admin API's
- * JSON shape, with nothing it asked for done (the IAM state, the objects and the operations'
+ * (src/api/admin/routes.ts and its parts), every console route (its `config.access`) and every
+ * S3 endpoint kind (the router's declaration, src/api/s3/access.ts `permissionsOf`), a user
+ * holding exactly the actions the route declares passes, and a user missing any one of them is refused with 403 AccessDenied in the admin API's
+ * JSON shape (the console's, S3's XML), with nothing it asked for done (the IAM state, the objects and the operations'
  * status read back unchanged). Each route is called with its schema's own example; the fixture
  * holds what the examples name (user alice with policies in group staff, whose policies hold a
  * Deny; policy photos-read held by alice; a service account of alice's; bucket photos).
@@ -11,7 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, ListBucketsCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+import { CreateBucketCommand, GetBucketPolicyCommand, GetBucketVersioningCommand, GetObjectTaggingCommand, ListBucketsCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { queryString, send, type RawResponse } from './helpers/raw-s3.js';
+import { routeS3Request, type S3Endpoint } from '../src/api/s3/router.js';
+import { permissionsOf } from '../src/api/s3/access.js';
 import Fastify from 'fastify';
 import { s3ClientFor } from './helpers/server-process.js';
 import { signIn, startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
@@ -244,6 +251,119 @@ describe('console API: every route declares its access, refuses a session missin
       const session = await signIn(running.consoleUrl, { accessKey: caller.accessKeyId, secretKey: caller.secretAccessKey });
       const answer = await session.call(route.method, request.path, { ...(request.body !== undefined ? { body: request.body } : {}), ...(request.raw !== undefined ? { raw: request.raw } : {}) });
       expect(answer.status, `console ${route.method} ${route.url}: ${JSON.stringify(answer.body)}`).not.toBe(403);
+    }
+  });
+});
+
+/** One request of each S3 endpoint kind (a kind missing here does not compile: the table is total). */
+type S3Example = { method: string; path: string; query?: Record<string, string>; headers?: Record<string, string>; body?: string };
+const xml = '<?xml version="1.0" encoding="UTF-8"?>';
+const s3Examples: Record<Exclude<S3Endpoint['kind'], 'NotImplemented'>, S3Example> = {
+  ListBuckets: { method: 'GET', path: '/' },
+  CreateBucket: { method: 'PUT', path: '/matrix-s3-made' },
+  DeleteBucket: { method: 'DELETE', path: '/spare' },
+  HeadBucket: { method: 'HEAD', path: '/photos' },
+  GetBucketLocation: { method: 'GET', path: '/photos', query: { location: '' } },
+  GetBucketVersioning: { method: 'GET', path: '/photos', query: { versioning: '' } },
+  PutBucketVersioning: { method: 'PUT', path: '/photos', query: { versioning: '' }, body: `${xml}<VersioningConfiguration><Status>Suspended</Status></VersioningConfiguration>` },
+  ListObjectsV1: { method: 'GET', path: '/photos' },
+  ListObjectsV2: { method: 'GET', path: '/photos', query: { 'list-type': '2' } },
+  ListObjectVersions: { method: 'GET', path: '/photos', query: { versions: '' } },
+  ListMultipartUploads: { method: 'GET', path: '/photos', query: { uploads: '' } },
+  GetBucketAcl: { method: 'GET', path: '/photos', query: { acl: '' } },
+  PutBucketAcl: { method: 'PUT', path: '/photos', query: { acl: '' }, headers: { 'x-amz-acl': 'private' } },
+  GetBucketCors: { method: 'GET', path: '/photos', query: { cors: '' } },
+  PutBucketCors: { method: 'PUT', path: '/photos', query: { cors: '' }, body: `${xml}<CORSConfiguration><CORSRule><AllowedMethod>GET</AllowedMethod><AllowedOrigin>*</AllowedOrigin></CORSRule></CORSConfiguration>` },
+  DeleteBucketCors: { method: 'DELETE', path: '/photos', query: { cors: '' } },
+  GetBucketPolicy: { method: 'GET', path: '/photos', query: { policy: '' } },
+  PutBucketPolicy: { method: 'PUT', path: '/photos', query: { policy: '' }, body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: '*', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/public/*'] }] }) },
+  DeleteBucketPolicy: { method: 'DELETE', path: '/photos', query: { policy: '' } },
+  GetBucketPolicyStatus: { method: 'GET', path: '/photos', query: { policyStatus: '' } },
+  GetObjectLockConfiguration: { method: 'GET', path: '/photos', query: { 'object-lock': '' } },
+  PutObjectLockConfiguration: { method: 'PUT', path: '/photos', query: { 'object-lock': '' }, body: `${xml}<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>` },
+  GetBucketLifecycleConfiguration: { method: 'GET', path: '/photos', query: { lifecycle: '' } },
+  PutBucketLifecycleConfiguration: { method: 'PUT', path: '/photos', query: { lifecycle: '' }, body: `${xml}<LifecycleConfiguration><Rule><ID>r</ID><Filter><Prefix>tmp/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>` },
+  DeleteBucketLifecycle: { method: 'DELETE', path: '/photos', query: { lifecycle: '' } },
+  DeleteObjects: { method: 'POST', path: '/photos', query: { delete: '' }, body: `${xml}<Delete><Object><Key>2026/dog.jpg</Key></Object></Delete>` },
+  PutObject: { method: 'PUT', path: '/photos/made.txt', body: 'made' },
+  GetObject: { method: 'GET', path: '/photos/cat.jpg' },
+  HeadObject: { method: 'HEAD', path: '/photos/cat.jpg' },
+  DeleteObject: { method: 'DELETE', path: '/photos/2026/dog.jpg' },
+  CopyObject: { method: 'PUT', path: '/photos/copy.jpg', headers: { 'x-amz-copy-source': '/photos/cat.jpg' } },
+  CreateMultipartUpload: { method: 'POST', path: '/photos/big.bin', query: { uploads: '' } },
+  UploadPart: { method: 'PUT', path: '/photos/big.bin', query: { partNumber: '1', uploadId: 'no-such-upload' }, body: 'part' },
+  UploadPartCopy: { method: 'PUT', path: '/photos/big.bin', query: { partNumber: '1', uploadId: 'no-such-upload' }, headers: { 'x-amz-copy-source': '/photos/cat.jpg' } },
+  CompleteMultipartUpload: { method: 'POST', path: '/photos/big.bin', query: { uploadId: 'no-such-upload' }, body: `${xml}<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"x"</ETag></Part></CompleteMultipartUpload>` },
+  AbortMultipartUpload: { method: 'DELETE', path: '/photos/big.bin', query: { uploadId: 'no-such-upload' } },
+  ListParts: { method: 'GET', path: '/photos/big.bin', query: { uploadId: 'no-such-upload' } },
+  GetObjectAcl: { method: 'GET', path: '/photos/cat.jpg', query: { acl: '' } },
+  PutObjectAcl: { method: 'PUT', path: '/photos/cat.jpg', query: { acl: '' }, headers: { 'x-amz-acl': 'private' } },
+  GetObjectTagging: { method: 'GET', path: '/photos/cat.jpg', query: { tagging: '' } },
+  PutObjectTagging: { method: 'PUT', path: '/photos/cat.jpg', query: { tagging: '' }, body: `${xml}<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>` },
+  DeleteObjectTagging: { method: 'DELETE', path: '/photos/cat.jpg', query: { tagging: '' } },
+  GetObjectAttributes: { method: 'GET', path: '/photos/cat.jpg', query: { attributes: '' }, headers: { 'x-amz-object-attributes': 'ETag' } },
+  GetObjectRetention: { method: 'GET', path: '/photos/cat.jpg', query: { retention: '' } },
+  PutObjectRetention: { method: 'PUT', path: '/photos/cat.jpg', query: { retention: '' }, body: `${xml}<Retention><Mode>GOVERNANCE</Mode><RetainUntilDate>2030-01-01T00:00:00Z</RetainUntilDate></Retention>` },
+  GetObjectLegalHold: { method: 'GET', path: '/photos/cat.jpg', query: { 'legal-hold': '' } },
+  PutObjectLegalHold: { method: 'PUT', path: '/photos/cat.jpg', query: { 'legal-hold': '' }, body: `${xml}<LegalHold><Status>OFF</Status></LegalHold>` },
+};
+
+/** Sends an S3 request signed with these credentials. */
+async function s3As(credentials: { accessKeyId: string; secretAccessKey: string }, example: S3Example): Promise<RawResponse> {
+  const url = new URL(server.url);
+  const body = example.body ?? '';
+  const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials, sha256: Sha256, uriEscapePath: false });
+  const headers = { host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex'), ...(example.body !== undefined ? { 'content-md5': createHash('md5').update(body).digest('base64') } : {}), ...example.headers };
+  const signed = await signer.sign({ method: example.method, protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: example.path, query: example.query ?? {}, headers, body });
+  const query = example.query && Object.keys(example.query).length > 0 ? `?${queryString(example.query)}` : '';
+  return send(server.url, example.method, `${example.path}${query}`, signed.headers as Record<string, string>, body);
+}
+
+/** The actions the router's declaration asks of an example (DeleteObjects: s3:DeleteObject for each key). */
+function s3Needs(example: S3Example): string[] {
+  const query = new URLSearchParams(example.query ?? {});
+  const endpoint = routeS3Request({ method: example.method, rawPath: example.path, query, host: new URL(server.url).host, headers: example.headers ?? {} }, { virtualHostSuffixes: [] });
+  const needed = permissionsOf(endpoint, query);
+  return needed === 'per-key' ? ['s3:DeleteObject'] : [...new Set(needed.map((permission) => permission.action))];
+}
+
+async function s3State(): Promise<string> {
+  const s3 = s3ClientFor(server.url);
+  const extra = await Promise.all([
+    s3.send(new GetBucketVersioningCommand({ Bucket: 'photos' })).then((answer) => answer.Status ?? 'unversioned'),
+    s3.send(new GetBucketPolicyCommand({ Bucket: 'photos' })).then((answer) => answer.Policy, (error: { name?: string }) => error.name),
+    s3.send(new GetObjectTaggingCommand({ Bucket: 'photos', Key: 'cat.jpg' })).then((answer) => JSON.stringify(answer.TagSet)),
+  ]);
+  return `${await snapshot()}\n${extra.join('\n')}`;
+}
+
+describe('S3 API: every endpoint refuses a caller missing any action its declaration asks, and lets one holding them all through', () => {
+  beforeAll(ensureFixture);
+
+  it('missing any one action: 403 AccessDenied (per key for DeleteObjects) and nothing changed', async () => {
+    for (const [kind, example] of Object.entries(s3Examples)) {
+      const needs = s3Needs(example);
+      expect(needs.length, kind).toBeGreaterThan(0);
+      for (const missing of needs) {
+        const caller = await principalHolding(needs.filter((action) => action !== missing));
+        const before = ['GET', 'HEAD'].includes(example.method) ? '' : await s3State();
+        const answer = await s3As(caller, example);
+        if (kind === 'DeleteObjects') expect(answer.body, kind).toContain('<Code>AccessDenied</Code>');
+        else {
+          expect(answer.status, `${kind} without ${missing}: ${answer.body}`).toBe(403);
+          if (example.method !== 'HEAD') expect(answer.body).toContain('<Code>AccessDenied</Code>');
+        }
+        if (before !== '') expect(await s3State(), `${kind} without ${missing} changed state`).toBe(before);
+      }
+    }
+  });
+
+  it('holding exactly those actions: not refused', async () => {
+    const entries = Object.entries(s3Examples);
+    for (const [kind, example] of [...entries.filter(([, entry]) => ['GET', 'HEAD'].includes(entry.method)), ...entries.filter(([, entry]) => !['GET', 'HEAD'].includes(entry.method))]) {
+      const answer = await s3As(await principalHolding(s3Needs(example)), example);
+      expect(answer.status, `${kind}: ${answer.body}`).not.toBe(403);
+      expect(answer.body, kind).not.toContain('<Code>AccessDenied</Code>');
     }
   });
 });
