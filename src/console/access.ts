@@ -52,8 +52,10 @@ export class ConsoleAccess {
     readonly origin: ClientOrigin,
   ) {}
 
+  readonly requiredActions: string[] = []; // what this request asked for, for its audit entry
   /** Throws AccessDenied unless every permission is held. `query` carries condition keys such as `prefix`. */
   async require(permissions: Permission[], query: Record<string, string> = {}): Promise<void> {
+    this.requiredActions.push(...permissions.map((permission) => permission.action));
     if (this.policies === undefined || permissions.length === 0) return;
     const policies = this.policies;
     try {

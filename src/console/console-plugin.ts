@@ -26,6 +26,8 @@ import type { ConsoleAssets } from './assets.js';
 import swagger from '@fastify/swagger';
 import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
 import { consoleOpenApiSchema } from './api-schemas.js';
+import { nextRequestId } from '../api/request-line.js';
+import { auditRoutes, setConsoleRequestFacts, setConsoleSessionFacts } from './audit.js';
 
 export const consolePrefix = '/svc/console/';
 const apiPrefix = '/svc/console/api';
@@ -74,7 +76,9 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   app.setNotFoundHandler(async (request, reply) => sendError(reply, new SvcError('NotImplemented', `no console API at ${request.url.split('?')[0]}`), request.url.split('?')[0]!));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
+    reply.header('x-amz-request-id', nextRequestId());
     const origin = clientOrigin({ remoteAddress: request.raw.socket.remoteAddress, encrypted: 'encrypted' in request.raw.socket, headers: request.headers }, trusted);
+    setConsoleRequestFacts(request, origin);
     if ((request.routeOptions.config as { public?: boolean } | undefined)?.public === true) {
       setRequestState(request, origin);
       return;
@@ -86,7 +90,9 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     if (!isSafe(request) && !context.sealer.csrfTokenMatches(session, headerText(request, 'x-csrf-token'))) throw new SvcError('InvalidCsrfToken');
     const policies = sessionPolicies(context, session);
     if (nowMs - session.lastSeenMs > refreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
-    setRequestState(request, origin, new ConsoleAccess(context, session, policies, origin));
+    const access = new ConsoleAccess(context, session, policies, origin);
+    setConsoleSessionFacts(request, access);
+    setRequestState(request, origin, access);
   });
   app.get('/openapi.json', { schema: { ...consoleOpenApiSchema, security: [] }, config: { public: true } }, async () => app.swagger());
   await app.register(sessionRoutes, { context, revoked });
@@ -97,6 +103,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(clusterRoutes, { context });
   await app.register(planRoutes, { context });
   await app.register(userRoutes, { context });
+  await app.register(auditRoutes, { context });
 }
 
 /** The console API's own OpenAPI document (GET /svc/console/api/openapi.json), from its route schemas. */

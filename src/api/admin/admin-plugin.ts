@@ -18,6 +18,7 @@ import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { requestLine } from '../request-line.js';
 import { adminRoutes } from './routes.js';
 import { checkAnswers, fastifySchema, openObject, schemaRefusal, statusQuery, wildcardAsPrefix, type RouteSchema } from './route-schema.js';
+import { installAdminAudit } from './admin-audit.js';
 
 export const adminPrefix = '/svc/admin/';
 export const openApiPath = `${adminPrefix}openapi.json`;
@@ -47,6 +48,7 @@ interface AdminRouteConfig {
 const states = new WeakMap<FastifyRequest, AdminRequestState>();
 
 export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
+  installAdminAudit(app, options.rootAccessKey);
   app.removeAllContentTypeParsers();
   // The body is read raw (its SHA-256 is part of the signature) and parsed by the preValidation hook.
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
