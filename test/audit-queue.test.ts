@@ -122,9 +122,17 @@ describe('the audit webhook queue', () => {
     await until(() => receiver.batches.flat().length === 7, 'seven entries');
     expect(ids(receiver.batches)).toEqual(range(1, 7));
     expect(receiver.batches.map((batch) => batch.length)).toEqual([3, 3, 1]);
+    // Entries that arrive while segments are being written and sent: none lost, none reordered, no batch too large.
+    for (let index = 8; index <= 60; index += 1) {
+      log.record(entry(index));
+      if (index % 4 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await until(() => receiver.batches.flat().length === 60, 'sixty entries');
+    expect(ids(receiver.batches)).toEqual(range(1, 60));
+    expect(Math.max(...receiver.batches.map((batch) => batch.length))).toBe(3);
     expect(receiver.headers.every((headers) => headers.authorization === 'Bearer hook-token' && headers['content-type'] === 'application/x-ndjson')).toBe(true);
     await until(async () => (await readdir(queueDirectory)).length === 0, 'delivered segments removed');
-    expect(log.stats()).toMatchObject({ recorded: 7, queued: 0, delivered: 7, dropped: 0 });
+    expect(log.stats()).toMatchObject({ recorded: 60, queued: 0, delivered: 60, dropped: 0 });
   });
 
   it('retries a failing receiver with capped exponential backoff on the injected timers, losing nothing', async () => {

@@ -186,14 +186,16 @@ export class WebhookQueue {
   private async writePending(): Promise<void> {
     for (const segment of this.segments) {
       if (segment.pending.length === 0) continue;
-      const lines = segment.pending;
+      // Lines pushed while this write waits stay pending for the next one.
+      const written = segment.pending.length;
+      const text = `${segment.pending.join('\n')}\n`;
       try {
         if (!segment.handle) {
           segment.handle = await open(segment.path, 'a');
           this.directoryUnsynced = true;
         }
-        await segment.handle.write(`${lines.join('\n')}\n`);
-        segment.pending = segment.pending.slice(lines.length);
+        await segment.handle.write(text);
+        segment.pending = segment.pending.slice(written);
         segment.unsynced = true;
       } catch (error) {
         this.options.logger.warn({ error: String(error), segment: segment.path }, 'the audit queue could not write a segment; it tries again');
