@@ -154,7 +154,7 @@ describe('the audit webhook queue', () => {
     expect(ids(receiver.batches)).toEqual(range(1, 2));
     expect(receiver.headers).toHaveLength(5);
     expect(timers.asked.filter((delayMs) => delayMs !== fsyncMs)).toEqual([100, 200, 400, 400]);
-    expect(log.stats()).toEqual({ recorded: 2, queued: 0, delivered: 2, dropped: 0 });
+    expect(log.stats()).toEqual({ recorded: 2, webhook: true, queued: 0, delivered: 2, dropped: 0 });
   });
 
   it('full, drops the oldest entries, counts them and warns once per interval; a new log on the directory delivers the rest', async () => {

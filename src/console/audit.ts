@@ -42,7 +42,7 @@ export async function auditRoutes(app: FastifyInstance, options: { context: Cons
   app.get('/audit', { schema: auditSchema }, async (request) => {
     await requestAccess(request).require([{ action: 'admin:Audit' }]);
     const query = request.query as { limit?: string; principal?: string; outcome?: string };
-    return { entries: options.context.audit.recent({ limit: limitOf(query.limit), ...(query.principal ? { principal: query.principal } : {}), ...outcomeOf(query.outcome) }) };
+    return { stats: options.context.audit.stats(), entries: options.context.audit.recent({ limit: limitOf(query.limit), ...(query.principal ? { principal: query.principal } : {}), ...outcomeOf(query.outcome) }) };
   });
 }
 

@@ -29,7 +29,7 @@ export interface ConsoleContext {
   /** The environment the server was started with: the layout planner reads storage-class settings from it, as `svc plan` does. */
   launchEnv: Record<string, string | undefined>;
   /** This node's recent audit entries (the Users page's audit section). */
-  audit: Pick<AuditLog, 'recent'>;
+  audit: Pick<AuditLog, 'recent' | 'stats'>;
   nowMs(): number;
   logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
 }

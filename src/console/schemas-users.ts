@@ -113,6 +113,17 @@ const auditEntry = object(
   },
   { optional: ['errorCode'], description: 'one audit entry (docs/audit.md)' },
 );
+const auditStats = object(
+  {
+    recorded: integer('entries this node recorded since it started'),
+    webhook: boolean('whether a webhook is configured (SVC_AUDIT_WEBHOOK_ENDPOINT)'),
+    queued: integer('entries waiting for the webhook'),
+    delivered: integer('entries the webhook took since the start'),
+    dropped: integer('entries dropped from a full webhook queue since the start'),
+    lastError: text("why the webhook's last delivery failed (absent after a success)"),
+  },
+  { optional: ['lastError'], description: 'the audit targets of this node' },
+);
 const exampleEntry = {
   version: '1', time: '2026-11-25T06:00:00.000Z', node: '127.0.0.1:9000', requestId: '1A2B3C4D00000007', surface: 's3', api: 'PutObject',
   principal: { kind: 'user', accessKey: 'alice' }, actions: ['s3:PutObject'], resource: 'photos/cat.jpg', outcome: 'denied', httpStatus: 403, errorCode: 'AccessDenied',
@@ -127,6 +138,6 @@ export const auditSchema = consoleSchema('users', {
     principal: text('only this access key, or this principal kind (anonymous, root, ...)'),
     outcome: oneOfValues(auditOutcomes, 'only this outcome'),
   }),
-  response: object({ entries: list(auditEntry, 'newest first') }),
-  example: { query: 'limit=1&outcome=denied', response: { entries: [exampleEntry] } },
+  response: object({ stats: auditStats, entries: list(auditEntry, 'newest first') }),
+  example: { query: 'limit=1&outcome=denied', response: { stats: { recorded: 12, webhook: true, queued: 0, delivered: 12, dropped: 0 }, entries: [exampleEntry] } },
 });

@@ -59,6 +59,8 @@ export interface AuditTargets {
 export interface AuditStats extends QueueStats {
   /** Entries recorded since this process started (every target gets each of them). */
   recorded: number;
+  /** Whether a webhook is configured (the queue's counts stay 0 without one). */
+  webhook: boolean;
 }
 
 export interface AuditLogOptions {
@@ -139,7 +141,7 @@ export class AuditLog {
   }
 
   stats(): AuditStats {
-    return { recorded: this.recorded, ...(this.queue?.stats() ?? { queued: 0, delivered: 0, dropped: 0 }) };
+    return { recorded: this.recorded, webhook: this.queue !== undefined, ...(this.queue?.stats() ?? { queued: 0, delivered: 0, dropped: 0 }) };
   }
 
   /** Reopens the file target under its name (after logrotate moved it; SIGHUP). */
