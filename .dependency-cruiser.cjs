@@ -8,8 +8,9 @@ const layer = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.
 const below = {
   'api': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util', 'api'],
   // The console runs the admin API's own routes in-process (the same validation and errors), and
-  // judges a session's permissions with the S3 API's own access check (api/s3/access.ts).
-  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin', 'api/s3/access.ts'],
+  // judges a session's permissions with the S3 API's own access check (api/s3/access.ts); its
+  // requests feed the audit log through api/audit-facts.ts and carry ids from api/request-line.ts.
+  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin', 'api/s3/access.ts', 'api/audit-facts.ts', 'api/request-line.ts'],
   'ops': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'cluster': ['iam', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'object': ['iam', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],

@@ -35,7 +35,9 @@ import { schemaValidatorOptions } from './api/admin/route-schema.js';
 import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
 import { startAdminServices, type AdminServices } from './admin-services.js';
 import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/health.js';
-import { systemClock } from './util/clock.js';
+import { systemClock, systemTimers } from './util/clock.js';
+import { AuditLog } from './ops/audit.js';
+import { installAudit } from './api/audit-facts.js';
 import { consolePlugin } from './console/console-plugin.js';
 import { loadConsoleAssets } from './console/assets.js';
 import { SessionSealer } from './console/session.js';
@@ -44,7 +46,7 @@ import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { acquireOwnershipLock, type OwnershipLock } from '../backends/fs/ownership-lock.js';
 import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
-import { createLogger, createObservability, logsArePretty, startupBanner, type Observability } from './observability.js';
+import { createLogger, createObservability, logsArePretty, nodeName, startupBanner, type Observability } from './observability.js';
 import { metricsPlugin } from './api/metrics/metrics-plugin.js';
 import { installS3RequestMetrics } from './api/metrics/request-metrics.js';
 
@@ -56,6 +58,8 @@ export interface RunningServer {
   s3: FastifyInstance;
   console?: FastifyInstance;
   logger: Logger;
+  /** Every audited request of this node (SIGHUP reopens its file). */
+  audit: AuditLog;
   stop(): Promise<void>;
 }
 
@@ -80,6 +84,10 @@ export async function startServer(args: string[], env: Record<string, string | u
   let admin: AdminServices | undefined;
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
   const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log, observability, hooks);
+  const audit = await openAudit(config, isOwn, log).catch(async (error: unknown) => {
+    await Promise.all(locks.map((lock) => lock.release()));
+    throw error;
+  });
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, rpcKey, launchHash, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -96,6 +104,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
   const reservedPrefixes = ['/health', '/svc/'];
   const s3 = await listen(config.address, config.requestTimeouts, async (app) => {
+    installAudit(app, audit, 's3');
     installS3RequestMetrics(app, { metrics: observability.metrics, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log });
     await app.register(healthPlugin, { state });
     await app.register(metricsPlugin, observability.pluginOptions);
@@ -125,6 +134,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     storage = ready;
   } catch (error) {
     await s3.close();
+    await audit.close();
     await coding.close();
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
@@ -134,8 +144,9 @@ export async function startServer(args: string[], env: Record<string, string | u
   log.info({ deploymentId: started.deploymentId, coding: coding.name, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: started.storageClass.standardParity(pool.index), rrs: started.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
   const consoleApp = config.consoleEnabled
     ? await listen(config.consoleAddress, config.requestTimeouts, async (app) => {
+        installAudit(app, audit, 'console');
         await app.register(consoleHealthPlugin, { state });
-        await app.register(consolePlugin, consoleOptions(config, env, started, () => admin!, log));
+        await app.register(consolePlugin, consoleOptions(config, env, { storage: started, admin: () => admin!, audit }, log));
       })
     : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
@@ -146,11 +157,13 @@ export async function startServer(args: string[], env: Record<string, string | u
     s3,
     ...(consoleApp ? { console: consoleApp } : {}),
     logger: log,
+    audit,
     stop: async () => {
       stopping = true;
       started.stop();
       await admin?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
+      await audit.close();
       await started.markShutdownClean();
       await coding.close();
       await Promise.all(drives.flat().map((drive) => drive?.close()));
@@ -184,7 +197,8 @@ function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number,
 }
 
 /** The web console: the same object layer and admin services as the S3 and admin APIs. */
-function consoleOptions(config: ServerConfig, env: Record<string, string | undefined>, storage: StartedStorage, admin: () => AdminServices, log: Logger): Parameters<typeof consolePlugin>[1] {
+function consoleOptions(config: ServerConfig, env: Record<string, string | undefined>, services: { storage: StartedStorage; admin: () => AdminServices; audit: AuditLog }, log: Logger): Parameters<typeof consolePlugin>[1] {
+  const { storage, admin } = services;
   const credentials = { accessKey: config.accessKey, secretKey: config.secretKey };
   const assets = loadConsoleAssets();
   if (!assets.directory) log.warn({}, 'the console is not built (no dist/console-ui): run `npm run build`');
@@ -199,12 +213,39 @@ function consoleOptions(config: ServerConfig, env: Record<string, string | undef
       s3Port: config.address.port,
       credentials,
       launchEnv: env,
+      audit: services.audit,
       nowMs: () => Date.now(),
       logger: log,
     },
     assets,
     trustedProxies: config.consoleTrustedProxies,
   };
+}
+
+/**
+ * The audit log: always the in-memory ring the console shows; the file and the webhook when
+ * configured. The webhook's queue defaults to `.svc.sys/audit-queue` on this node's first local drive.
+ */
+async function openAudit(config: ServerConfig, isOwn: OwnEndpointTest, log: Logger): Promise<AuditLog> {
+  const { file, webhook } = config.audit;
+  const queueDirectory = webhook ? (webhook.queueDirectory ?? defaultAuditQueueDirectory(config, isOwn)) : undefined;
+  const audit = await AuditLog.open({
+    node: nodeName(config),
+    clock: systemClock,
+    timers: systemTimers,
+    logger: log,
+    targets: { ...(file ? { file } : {}), ...(webhook && queueDirectory ? { webhook: { ...webhook, queueDirectory } } : {}) },
+  });
+  if (file || webhook) log.info({ file, webhook: webhook ? { endpoint: webhook.endpoint, queueDirectory, queueLimit: webhook.queueLimitEntries, batchSize: webhook.batchSize } : undefined }, 'audit log');
+  return audit;
+}
+
+function defaultAuditQueueDirectory(config: ServerConfig, isOwn: OwnEndpointTest): string {
+  const first = config.layout.pools.flatMap((pool) => pool.endpoints).find((endpoint) => endpoint.kind === 'local' || isOwn(endpoint));
+  if (!first || config.driveBackend === 'memfs') {
+    throw new SvcError('InvalidConfiguration', 'SVC_AUDIT_WEBHOOK_QUEUE_DIR must be set: this node has no local drive on disk to keep the audit queue on', { variable: 'SVC_AUDIT_WEBHOOK_QUEUE_DIR' });
+  }
+  return join(config.driveRoot ? join(config.driveRoot, first.path) : first.path, '.svc.sys', 'audit-queue');
 }
 
 /** SSO for the console: the provider is discovered in the background (unreachable, the button is disabled). */

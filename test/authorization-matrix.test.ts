@@ -199,6 +199,7 @@ const consoleExamples: Record<string, { path: string; body?: unknown; raw?: stri
   'PUT policies/:name': { path: 'policies/photos-read', body: { document: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] }) } },
   'DELETE policies/:name': { path: 'policies/unused' },
   'GET overview': { path: 'overview' },
+  'GET audit': { path: 'audit' },
 };
 
 /** The console's request for a route: its own example, or the admin route's example under admin/. */

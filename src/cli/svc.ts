@@ -74,6 +74,8 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // logrotate moved the audit file: write to a new one under the same name.
+  process.on('SIGHUP', () => void server.audit.reopen().catch((error: unknown) => server.logger.warn({ error: String(error) }, 'the audit file could not be reopened')));
 }
 
 await main(process.argv.slice(2));

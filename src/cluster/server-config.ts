@@ -63,6 +63,20 @@ export interface ServerConfig {
   requestTimeouts: RequestTimeouts;
   /** Lines to log at startup (legacy-name conflicts). */
   notices: string[];
+  /** Where audit entries go besides the console's memory (SVC_AUDIT_*; docs/audit.md). */
+  audit: AuditConfig;
+}
+
+export interface AuditConfig {
+  file?: string;
+  webhook?: {
+    endpoint: string;
+    authToken?: string;
+    /** Unset: `.svc.sys/audit-queue` on this node's first local drive. */
+    queueDirectory?: string;
+    queueLimitEntries: number;
+    batchSize: number;
+  };
 }
 
 export interface RequestTimeouts {
@@ -124,7 +138,43 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     codingThreads: codingThreadsOf(values.SVC_CODING_THREADS),
     requestTimeouts: requestTimeoutsOf(values),
     notices: conflicts,
+    audit: auditOf(values),
   };
+}
+
+const auditWebhookSettings = ['SVC_AUDIT_WEBHOOK_AUTH_TOKEN', 'SVC_AUDIT_WEBHOOK_QUEUE_DIR', 'SVC_AUDIT_WEBHOOK_QUEUE_LIMIT', 'SVC_AUDIT_WEBHOOK_BATCH_SIZE'];
+
+function auditOf(values: Record<string, string | undefined>): AuditConfig {
+  const file = values.SVC_AUDIT_FILE?.trim();
+  const endpoint = values.SVC_AUDIT_WEBHOOK_ENDPOINT?.trim();
+  const audit: AuditConfig = file ? { file } : {};
+  if (!endpoint) {
+    const stray = auditWebhookSettings.find((name) => (values[name] ?? '').trim() !== '');
+    if (stray) throw new SvcError('InvalidConfiguration', `${stray}: SVC_AUDIT_WEBHOOK_ENDPOINT is not set, so ${stray} would have no effect`, { variable: stray });
+    return audit;
+  }
+  const authToken = values.SVC_AUDIT_WEBHOOK_AUTH_TOKEN?.trim();
+  // The token itself is never part of a message.
+  if (authToken !== undefined && /[\x00-\x1f\x7f]/.test(authToken)) throw new SvcError('InvalidConfiguration', 'SVC_AUDIT_WEBHOOK_AUTH_TOKEN must not contain control characters', { variable: 'SVC_AUDIT_WEBHOOK_AUTH_TOKEN' });
+  const queueDirectory = values.SVC_AUDIT_WEBHOOK_QUEUE_DIR?.trim();
+  const queueLimitEntries = boundedInteger(values, 'SVC_AUDIT_WEBHOOK_QUEUE_LIMIT', limits.auditWebhookQueueLimitDefault, limits.auditWebhookQueueLimitMax);
+  const batchSize = boundedInteger(values, 'SVC_AUDIT_WEBHOOK_BATCH_SIZE', limits.auditWebhookBatchSizeDefault, limits.auditWebhookBatchSizeMax);
+  if (queueLimitEntries < batchSize) throw new SvcError('InvalidConfiguration', `SVC_AUDIT_WEBHOOK_QUEUE_LIMIT=${queueLimitEntries} must be at least SVC_AUDIT_WEBHOOK_BATCH_SIZE=${batchSize}`, { variable: 'SVC_AUDIT_WEBHOOK_QUEUE_LIMIT' });
+  audit.webhook = {
+    endpoint: webhookEndpointOf(endpoint),
+    ...(authToken ? { authToken } : {}),
+    ...(queueDirectory ? { queueDirectory } : {}),
+    queueLimitEntries,
+    batchSize,
+  };
+  return audit;
+}
+
+function webhookEndpointOf(raw: string): string {
+  const url = urlOf('SVC_AUDIT_WEBHOOK_ENDPOINT', raw);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SvcError('InvalidConfiguration', 'SVC_AUDIT_WEBHOOK_ENDPOINT must be an http or https URL', { variable: 'SVC_AUDIT_WEBHOOK_ENDPOINT' });
+  if (url.username !== '' || url.password !== '') throw new SvcError('InvalidConfiguration', 'SVC_AUDIT_WEBHOOK_ENDPOINT must not carry credentials: set SVC_AUDIT_WEBHOOK_AUTH_TOKEN', { variable: 'SVC_AUDIT_WEBHOOK_ENDPOINT' });
+  return url.href;
 }
 
 /** One of the allowed words (the first is the default when unset or empty), else InvalidConfiguration. */
@@ -183,13 +233,17 @@ function trustedProxiesOf(raw: string): string[] {
   return entries;
 }
 
-function serverUrlOf(raw: string): string {
-  let url: URL;
+/** A variable's value as a URL, else InvalidConfiguration naming it. */
+function urlOf(name: string, raw: string): URL {
   try {
-    url = new URL(raw);
+    return new URL(raw);
   } catch {
-    throw new SvcError('InvalidConfiguration', `SVC_SERVER_URL=${JSON.stringify(raw)} is not a URL`, { variable: 'SVC_SERVER_URL' });
+    throw new SvcError('InvalidConfiguration', `${name}=${JSON.stringify(raw)} is not a URL`, { variable: name });
   }
+}
+
+function serverUrlOf(raw: string): string {
+  const url = urlOf('SVC_SERVER_URL', raw);
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search !== '') throw new SvcError('InvalidConfiguration', 'SVC_SERVER_URL must be an http(s) URL of a host root, such as https://s3.example.com', { variable: 'SVC_SERVER_URL' });
   return url.origin;
 }

@@ -39,8 +39,12 @@ export class ConsoleAccess {
     readonly origin: ClientOrigin,
   ) {}
 
+  /** What this request asked for, for its audit entry. */
+  readonly requiredActions: string[] = [];
+
   /** Throws AccessDenied unless every permission is held. `query` carries condition keys such as `prefix`. */
   async require(permissions: Permission[], query: Record<string, string> = {}): Promise<void> {
+    this.requiredActions.push(...permissions.map((permission) => permission.action));
     if (this.principal.kind === 'root' || permissions.length === 0) return;
     try {
       await authorize({ objects: this.context.objects() }, this.caller(query), permissions);

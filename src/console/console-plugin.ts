@@ -27,6 +27,8 @@ import type { ConsoleAssets } from './assets.js';
 import swagger from '@fastify/swagger';
 import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
 import { consoleOpenApiSchema } from './api-schemas.js';
+import { nextRequestId } from '../api/request-line.js';
+import { auditRoutes, setConsoleRequestFacts, setConsoleSessionFacts } from './audit.js';
 
 export const consolePrefix = '/svc/console/';
 const apiPrefix = '/svc/console/api';
@@ -79,7 +81,9 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   app.setNotFoundHandler(async (request, reply) => sendError(reply, new SvcError('NotImplemented', `no console API at ${request.url.split('?')[0]}`), request.url.split('?')[0]!));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
+    reply.header('x-amz-request-id', nextRequestId());
     const origin = clientOrigin({ remoteAddress: request.raw.socket.remoteAddress, encrypted: 'encrypted' in request.raw.socket, headers: request.headers }, trusted);
+    setConsoleRequestFacts(request, origin);
     const access = accessOf(request.routeOptions.config);
     if (access !== undefined && 'public' in access) {
       setRequestState(request, origin);
@@ -93,6 +97,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     const principal = sessionPrincipal(context, session);
     if (nowMs - session.lastSeenMs > refreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
     const consoleAccess = new ConsoleAccess(context, session, principal, origin);
+    setConsoleSessionFacts(request, consoleAccess);
     setRequestState(request, origin, consoleAccess);
     // Admin actions on the deployment before anything else: a caller without them learns nothing, not even from validation.
     if (access !== undefined && 'on' in access && access.on === 'deployment') await consoleAccess.require(access.actions.map((action) => ({ action })));
@@ -106,6 +111,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(clusterRoutes, { context });
   await app.register(planRoutes, { context });
   await app.register(userRoutes, { context });
+  await app.register(auditRoutes, { context });
 }
 
 /** The console API's own OpenAPI document (GET /svc/console/api/openapi.json), from its route schemas. */

@@ -5,6 +5,7 @@ import type { SessionSealer } from './session.js';
 import type { ClientOrigin } from './client-origin.js';
 import type { OpenIdSignIn } from './openid.js';
 import type { IamStore } from '../ops/iam-store.js';
+import type { AuditLog } from '../ops/audit.js';
 
 /** The users and policies the console signs in, judges and manages (the IAM store every node shares). */
 export type ConsoleIam = IamStore;
@@ -27,6 +28,8 @@ export interface ConsoleContext {
   credentials: { accessKey: string; secretKey: string };
   /** The environment the server was started with: the layout planner reads storage-class settings from it, as `svc plan` does. */
   launchEnv: Record<string, string | undefined>;
+  /** This node's recent audit entries (the Users page's audit section). */
+  audit: Pick<AuditLog, 'recent' | 'stats'>;
   nowMs(): number;
   logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
 }

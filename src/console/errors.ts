@@ -18,7 +18,8 @@ export function asSvcError(error: unknown, bodyErrorCode?: ErrorCode): SvcError 
 }
 
 export async function sendError(reply: FastifyReply, error: SvcError, resource: string): Promise<void> {
-  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const header = reply.getHeader('x-amz-request-id');
+  const requestId = typeof header === 'string' ? header : randomBytes(8).toString('hex').toUpperCase();
   await reply
     .code(error.httpStatus)
     .header('content-type', 'application/json; charset=utf-8')

@@ -12,6 +12,7 @@ import { limits } from '../util/limits.js';
 import { requestAccess, requestOrigin, requestSession, type RevokedSessions } from './request-state.js';
 import { ConsoleAccess, sessionPrincipal } from './access.js';
 import { sessionSchemas } from './api-schemas.js';
+import { setSignInFacts } from './audit.js';
 
 export async function sessionRoutes(app: FastifyInstance, options: { context: ConsoleContext; revoked: RevokedSessions }): Promise<void> {
   const { context } = options;
@@ -25,6 +26,7 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
       throw new SvcError('TooManySignInAttempts', `too many failed sign-ins from this address: try again in ${Math.ceil(waitMs / 1000)} s`, { retryAfterSeconds: Math.ceil(waitMs / 1000) });
     }
     const { accessKey, secretKey } = signInBody(request.body);
+    setSignInFacts(request, accessKey, context.credentials.accessKey);
     const identity = signInIdentity(context, accessKey, secretKey);
     if (!identity) {
       const record = throttle.failed(origin.address, nowMs);

@@ -4,7 +4,8 @@
  * mismatch is InvalidArgument naming the field), answers are checked against them, and the
  * console's OpenAPI document shows them with their examples.
  */
-import { boolean, list, noQuery, object, openObject, text, type JsonSchema } from '../api/admin/route-schema.js';
+import { boolean, integer, list, noQuery, number, object, oneOfValues, openObject, statusQuery, text, type JsonSchema } from '../api/admin/route-schema.js';
+import { auditOutcomes, auditPrincipalKinds, auditSurfaces } from '../ops/audit.js';
 import { consoleSchema } from './api-schemas.js';
 
 const name = (description: string): JsonSchema => text(description, { minLength: 1, maxLength: 128 });
@@ -88,3 +89,56 @@ export const userSchemas = {
     example: { params: { name: 'photos-read' }, response: { removed: 'photos-read' } },
   }),
 };
+
+const principal = object(
+  { kind: oneOfValues(auditPrincipalKinds, 'how the caller signed the request (anonymous: not at all)'), accessKey: text('its access key'), parentUser: text('the user a service account or session belongs to') },
+  { optional: ['accessKey', 'parentUser'], description: 'who made the request (never a secret)' },
+);
+const auditEntry = object(
+  {
+    version: text('the entry format, "1"'),
+    time: text('when the request arrived (ISO 8601)', { format: 'date-time' }),
+    node: text('the node that served it'),
+    requestId: text('the x-amz-request-id of its answer'),
+    surface: oneOfValues(auditSurfaces, 'which API served it'),
+    api: text('the operation: PutObject, admin:user/add, PUT users/:accessKey/enabled'),
+    principal,
+    actions: list(text('IAM action'), 'the IAM actions it needed'),
+    resource: text('what it acted on: bucket/key, bucket, or the admin or console target'),
+    outcome: oneOfValues(auditOutcomes, 'allowed (2xx/3xx), denied (401/403) or error'),
+    httpStatus: integer('the status answered'),
+    errorCode: text('the error code answered'),
+    sourceIp: text("the client's address"),
+    userAgent: text('the User-Agent header'),
+    durationMs: number('time from the request to the end of its answer'),
+  },
+  { optional: ['errorCode'], description: 'one audit entry (docs/audit.md)' },
+);
+const auditStats = object(
+  {
+    recorded: integer('entries this node recorded since it started'),
+    webhook: boolean('whether a webhook is configured (SVC_AUDIT_WEBHOOK_ENDPOINT)'),
+    queued: integer('entries waiting for the webhook'),
+    delivered: integer('entries the webhook took since the start'),
+    dropped: integer('entries dropped from a full webhook queue since the start'),
+    lastError: text("why the webhook's last delivery failed (absent after a success)"),
+  },
+  { optional: ['lastError'], description: 'the audit targets of this node' },
+);
+const exampleEntry = {
+  version: '1', time: '2026-11-25T06:00:00.000Z', node: '127.0.0.1:9000', requestId: '1A2B3C4D00000007', surface: 's3', api: 'PutObject',
+  principal: { kind: 'user', accessKey: 'alice' }, actions: ['s3:PutObject'], resource: 'photos/cat.jpg', outcome: 'denied', httpStatus: 403, errorCode: 'AccessDenied',
+  sourceIp: '127.0.0.1', userAgent: 'aws-sdk-js/3', durationMs: 2.5,
+};
+
+export const auditSchema = consoleSchema('users', {
+  summary: 'Recent audit entries',
+  description: "This node's newest audit entries first (requests that changed state or were refused for authorization; at most the last 1000 are kept in memory). Needs `admin:Audit`.",
+  querystring: statusQuery({
+    limit: text('entries at most, 1 to 1000 (default 100)'),
+    principal: text('only this access key, or this principal kind (anonymous, root, ...)'),
+    outcome: oneOfValues(auditOutcomes, 'only this outcome'),
+  }),
+  response: object({ stats: auditStats, entries: list(auditEntry, 'newest first') }),
+  example: { query: 'limit=1&outcome=denied', response: { stats: { recorded: 12, webhook: true, queued: 0, delivered: 12, dropped: 0 }, entries: [exampleEntry] } },
+});

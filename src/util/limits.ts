@@ -247,4 +247,27 @@ export const limits = {
   metricsDriveInfoTimeoutMs: 2_000,
   /** How long the cluster metrics view waits for a peer's view. */
   metricsPeerTimeoutMs: 5_000,
+  /** Audit log (docs/audit.md): the entries each node keeps in memory for the console, newest last. */
+  auditRecentEntries: 1_000,
+  /** Entries the console's audit route answers when no limit is asked for. */
+  auditConsoleLimitDefault: 100,
+  /** Audit strings (resource, user agent, error code) are cut to this many characters. */
+  auditFieldCharsMax: 2_048,
+  /** The audit webhook's persisted queue: entries it holds by default and at most (SVC_AUDIT_WEBHOOK_QUEUE_LIMIT). */
+  auditWebhookQueueLimitDefault: 100_000,
+  auditWebhookQueueLimitMax: 10_000_000,
+  /** Entries per webhook POST by default and at most (SVC_AUDIT_WEBHOOK_BATCH_SIZE); also the entries per queue segment file. */
+  auditWebhookBatchSizeDefault: 100,
+  auditWebhookBatchSizeMax: 10_000,
+  /** A failed delivery is retried after 500 ms, doubling up to 30 s. */
+  auditWebhookRetryBaseMs: 500,
+  auditWebhookRetryMaxMs: 30_000,
+  /** One webhook POST may take this long before it counts as failed. */
+  auditWebhookTimeoutMs: 10_000,
+  /** Audit writes (the file and the queue's segments) are fsynced this often: the window a power cut can lose. */
+  auditFsyncIntervalMs: 1_000,
+  /** Entries dropped from a full queue are logged at most this often, with their count. */
+  auditDropWarningIntervalMs: 60_000,
+  /** Failed writes to the audit file are logged at most this often. */
+  auditWriteWarningIntervalMs: 60_000,
 } as const;

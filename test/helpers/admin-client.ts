@@ -5,6 +5,8 @@ import { testCredentials } from './server-process.js';
 export interface AdminAnswer {
   status: number;
   body: Record<string, any>;
+  /** The answer's x-amz-request-id. */
+  requestId?: string;
 }
 
 export async function admin(baseUrl: string, method: 'GET' | 'POST', path: string, rawQuery = '', options: { credentials?: { accessKeyId: string; secretAccessKey: string }; unsigned?: boolean; body?: string; bareQuestionMark?: boolean } = {}): Promise<AdminAnswer> {
@@ -20,5 +22,5 @@ export async function admin(baseUrl: string, method: 'GET' | 'POST', path: strin
     ...(options.unsigned ? { unsigned: true } : {}),
     ...(options.bareQuestionMark ? { bareQuestionMark: true } : {}),
   });
-  return { status: answer.status, body: jsonOrRaw(answer.text) };
+  return { status: answer.status, body: jsonOrRaw(answer.text), ...(answer.requestId === undefined ? {} : { requestId: answer.requestId }) };
 }

@@ -19,10 +19,12 @@ import { principalOf, type AccessPolicies, type Caller } from '../s3/access.js';
 import type { S3Context } from '../s3/context.js';
 import type { Principal } from '../../iam/index.js';
 import { documentedSchema, requireRouteAccess } from './route-access.js';
+import { auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
 import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { requestLine } from '../request-line.js';
 import { adminRoutes } from './routes.js';
 import { checkAnswers, fastifySchema, openObject, schemaRefusal, statusQuery, wildcardAsPrefix, type RouteSchema } from './route-schema.js';
+import { installAdminAudit } from './admin-audit.js';
 
 export const adminPrefix = '/svc/admin/';
 export const openApiPath = `${adminPrefix}openapi.json`;
@@ -58,6 +60,7 @@ interface AdminRouteConfig {
 const states = new WeakMap<FastifyRequest, AdminRequestState>();
 
 export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
+  installAdminAudit(app, options.access.rootAccessKey);
   app.removeAllContentTypeParsers();
   // The body is read raw (its SHA-256 is part of the signature) and parsed by the preValidation hook.
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
@@ -72,15 +75,19 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     const { payload, principal } = authenticate(options, request, rawPath, rawQuery);
     state.payload = payload;
     state.caller = { principal, sourceIp: request.ip, query: new URLSearchParams(rawQuery) };
-    // The route's own actions before anything else: a caller without them learns nothing, not even from validation.
     const route = configOf(request).route;
+    setAuditFacts(request, { principal: auditPrincipalOf(principal), actions: route ? [...route.access.actions] : [] });
+    // The route's own actions before anything else: a caller without them learns nothing, not even from validation.
     if (route) await requireRouteAccess({ actions: route.access.actions }, options.context(), adminRequestOf(request), state.caller, options.objects);
   });
   app.addHook('preValidation', async (request) => {
     const state = stateOf(request);
     await readBody(request, state);
     const route = configOf(request).route;
-    if (route?.access.conditional && state.caller) await requireRouteAccess(route.access, options.context(), adminRequestOf(request), state.caller, options.objects);
+    if (route?.access.conditional && state.caller) {
+      const needed = await requireRouteAccess(route.access, options.context(), adminRequestOf(request), state.caller, options.objects);
+      setAuditFacts(request, { actions: [...new Set(needed.map((permission) => permission.action))] });
+    }
   });
   checkAnswers(app);
   for (const route of adminRoutes) {

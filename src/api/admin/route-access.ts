@@ -16,10 +16,12 @@ export async function permissionsFor(access: RouteAccess, context: AdminContext,
   return access.conditional ? [...always, ...(await access.conditional.permissions(context, request, caller))] : always;
 }
 
-/** Throws AccessDenied unless the caller holds every action the call needs. */
-export async function requireRouteAccess(access: RouteAccess, context: AdminContext, request: AdminRequest, caller: Caller, objects: Pick<S3Context, 'objects'>): Promise<void> {
-  if (caller.principal?.kind === 'root') return;
-  await authorize(objects, caller, await permissionsFor(access, context, request, caller.principal!));
+/** Throws AccessDenied unless the caller holds every action the call needs; returns them (root needs none). */
+export async function requireRouteAccess(access: RouteAccess, context: AdminContext, request: AdminRequest, caller: Caller, objects: Pick<S3Context, 'objects'>): Promise<Permission[]> {
+  if (caller.principal?.kind === 'root') return access.actions.map((action) => ({ action }));
+  const needed = await permissionsFor(access, context, request, caller.principal!);
+  await authorize(objects, caller, needed);
+  return needed;
 }
 
 /** Whether the route's conditional rule depends on the request's body (then it runs once the body is read). */

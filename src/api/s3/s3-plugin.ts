@@ -30,6 +30,8 @@ import * as bucketPolicy from './handlers/bucket-policy.js';
 import * as objectLock from './handlers/object-lock.js';
 import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
+import { auditFactsOf, auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
+import { s3CallerFacts, s3EndpointFacts, s3UnroutedFacts } from './s3-audit.js';
 
 export interface S3PluginOptions {
   context: S3Context;
@@ -90,6 +92,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
   const { requestId, rawPath, rawQuery } = requestLine(request);
   reply.header('x-amz-request-id', requestId);
   reply.header('server', 'svc');
+  setAuditFacts(request, s3CallerFacts(request.headers, rawQuery, options.access?.rootAccessKey));
   const requestBody = new RequestBody(request.raw, options.bodyIdleTimeoutMs ?? limits.requestBodyIdleTimeoutMsDefault);
   try {
     const { bucket, key } = addressOf({ rawPath, host: request.headers.host }, options.virtualHostSuffixes ?? []);
@@ -101,8 +104,12 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const query = new URLSearchParams(rawQuery);
     if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
       // Signed by its POST policy, not by an Authorization header.
+      setAuditFacts(request, { api: 'PostObject', actions: ['s3:PutObject'], resource: bucket });
       const mayPut = async (accessKeyId: string, sessionToken: string | undefined, key: string): Promise<void> => {
-        if (options.access) await authorize(options.context, { principal: principalOf(options.access, accessKeyId, sessionToken), sourceIp: request.ip, query }, [{ action: 's3:PutObject', bucket, key }]);
+        if (!options.access) return;
+        const principal = principalOf(options.access, accessKeyId, sessionToken);
+        setAuditFacts(request, { principal: auditPrincipalOf(principal), resource: `${bucket}/${key}` });
+        await authorize(options.context, { principal, sourceIp: request.ip, query }, [{ action: 's3:PutObject', bucket, key }]);
       };
       await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPut), false);
       return;
@@ -114,6 +121,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const access = options.access;
     const caller: Caller = { principal: anonymous || !access ? undefined : principalOf(access, auth.accessKeyId, auth.sessionToken), sourceIp: request.ip, query };
     const needed = permissionsOf(endpoint, query);
+    setAuditFacts(request, { ...s3EndpointFacts(endpoint, needed), ...(caller.principal ? { principal: auditPrincipalOf(caller.principal) } : {}) });
     if (access && needed !== 'per-key') await authorize(options.context, caller, needed);
     let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
@@ -128,6 +136,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const response = await dispatch(options.context, s3Request, endpoint);
     await send(reply, response, request.method === 'HEAD');
   } catch (error) {
+    if (auditFactsOf(request)?.api === undefined) setAuditFacts(request, s3UnroutedFacts({ method: request.method, rawPath, query: new URLSearchParams(rawQuery), host: request.headers.host, headers: request.headers }, options.virtualHostSuffixes ?? []));
     await sendError(options, reply, error, { resource: rawPath, requestId, head: request.method === 'HEAD', body: requestBody });
   }
 }
@@ -270,6 +279,7 @@ async function sendError(options: S3PluginOptions, reply: FastifyReply, error: u
   if (!known) options.logger?.error({ requestId, error: String(error), stack: (error as Error)?.stack }, 'unexpected error in an S3 request');
   const code = known?.code ?? 'InternalError';
   const status = known?.httpStatus ?? 500;
+  setAuditFacts(reply.request, { errorCode: code });
   const extraHeaders = (known?.details.responseHeaders ?? {}) as Record<string, string>;
   for (const [name, value] of Object.entries(extraHeaders)) reply.header(name, value);
   reply.code(status);

@@ -22,7 +22,7 @@ export interface SignedRequest {
   bareQuestionMark?: boolean;
 }
 
-export async function sendSigned(request: SignedRequest): Promise<{ status: number; text: string }> {
+export async function sendSigned(request: SignedRequest): Promise<{ status: number; text: string; requestId?: string }> {
   const url = new URL(request.endpoint);
   const rawQuery = request.rawQuery ?? '';
   const body = request.body ?? '';
@@ -45,7 +45,8 @@ export async function sendSigned(request: SignedRequest): Promise<{ status: numb
     ...(body ? { body } : {}),
     signal: AbortSignal.timeout(request.timeoutMs ?? 60_000),
   });
-  return { status: response.status, text: await response.text() };
+  const requestId = response.headers.get('x-amz-request-id');
+  return { status: response.status, text: await response.text(), ...(requestId === null ? {} : { requestId }) };
 }
 
 /** fetch drops an empty query's `?`; node:http sends the path as given. */

@@ -57,8 +57,8 @@ export function ErrorNotice(props: { error: unknown; onClose?: () => void }) {
 }
 
 const badgeTones: [RegExp, string][] = [
-  [/^(online|ok|finished|completed?|healed|enabled|done|active|readable|writable|deletable|accepted)$/i, 'ok'],
-  [/^(offline|failed|canceled|unrecoverable|error|rejected|disabled|not (readable|writable|deletable))$/i, 'bad'],
+  [/^(online|ok|finished|completed?|healed|enabled|done|active|readable|writable|deletable|accepted|allowed)$/i, 'ok'],
+  [/^(offline|failed|canceled|unrecoverable|error|rejected|disabled|denied|not (readable|writable|deletable))$/i, 'bad'],
   [/^(deleted|delete marker|latest|unversioned|suspended|queued|waiting|stopped|built-in|created)$/i, 'neutral'],
 ];
 

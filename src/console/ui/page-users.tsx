@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError } from './api';
 import { ActionsHead, Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll } from './components';
 import { when } from './format';
+import { AuditSection } from './audit-section';
 
 interface UserRow {
   accessKey: string;
@@ -54,6 +55,7 @@ export function UsersPage() {
         {users.data && users.data.users.length > 0 ? <UserTable users={users.data.users} policyNames={names} run={run} /> : null}
       </Card>
       <Policies data={policies.data?.policies} error={policies.error} onChanged={reload} />
+      <AuditSection />
     </div>
   );
 }
