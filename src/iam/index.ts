@@ -1,3 +1,5 @@
 export * from './policy.js';
 export * from './evaluate.js';
 export * from './builtin.js';
+export * from './actions.js';
+export { canonicalConditionKey } from './condition-keys.js';
