@@ -4,11 +4,12 @@
  * every one of them and none denies. The root credentials are the super-user and skip the
  * policies; an unsigned request is anonymous and only a bucket policy can let it in.
  */
-import { SvcError } from '../../errors/index.js';
+import { isSvcError, SvcError } from '../../errors/index.js';
 import { limits } from '../../util/limits.js';
-import { evaluatePolicies, normaliseIp, parsePolicy, s3ResourcePrefix, type Policy } from '../../iam/index.js';
-import type { S3Endpoint, CopySource } from './router.js';
-import type { S3Context } from './context.js';
+import { evaluatePolicies, normaliseIp, parsePolicy, policiesMentionKey, s3ResourcePrefix, type Policy, type RequestContext } from '../../iam/index.js';
+import { parseCopySource, type S3Endpoint, type CopySource } from './router.js';
+import { headerValue, type S3Context } from './context.js';
+import { decodeTags, tagsMetadataKey } from './handlers/tagging.js';
 import type { AuthResult } from './auth/sigv4.js';
 
 export interface Permission {
@@ -29,6 +30,14 @@ export interface Caller {
   accessKeyId: string | undefined;
   sourceIp: string;
   query: URLSearchParams;
+  /** The request's headers (the `s3:x-amz-*` keys, `x-amz-tagging`, user agent, referer); absent: those keys are absent. */
+  headers?: Record<string, string | string[] | undefined>;
+  /** Whether the request came over TLS (`aws:SecureTransport`); absent: false. */
+  secureTransport?: boolean;
+  /** A browser form upload (POST object), signed by its POST policy (`s3:authType` POST). */
+  formUpload?: boolean;
+  /** The claims of a web-identity session (`jwt:<claim>` keys). */
+  claims?: Readonly<Record<string, string | readonly string[]>>;
 }
 
 /** No Authorization header and no presigned query: an anonymous request. */
@@ -139,23 +148,77 @@ export async function authorize(context: S3Context, access: AccessPolicies, call
       action: permission.action,
       resource: resourceOf(permission),
       ...(caller.accessKeyId === undefined ? {} : { principal: caller.accessKeyId }),
-      context: conditionContext(caller),
+      context: await conditionContext(context, caller, permission, bucketPolicy ? [...identity, bucketPolicy] : identity),
     });
     if (decision !== 'Allow') deny(caller, permission);
   }
 }
 
-function conditionContext(caller: Caller): Record<string, string | undefined> {
+/** The condition keys of one permission of a request (src/iam/condition-keys.ts names them all). */
+async function conditionContext(context: S3Context, caller: Caller, permission: Permission, policies: readonly Policy[]): Promise<RequestContext> {
   const param = (name: string): string | undefined => caller.query.get(name) ?? undefined;
+  const header = (name: string): string | undefined => (caller.headers === undefined ? undefined : headerValue(caller.headers, name));
+  const nowMs = context.nowMs();
+  const signed = caller.accessKeyId !== undefined;
   return {
     'aws:SourceIp': normaliseIp(caller.sourceIp),
-    'aws:SecureTransport': 'false',
+    'aws:SecureTransport': String(caller.secureTransport ?? false),
+    'aws:CurrentTime': new Date(nowMs).toISOString(),
+    'aws:EpochTime': String(Math.floor(nowMs / 1000)),
     'aws:username': caller.accessKeyId,
     'aws:userid': caller.accessKeyId,
+    'aws:PrincipalType': signed ? 'User' : 'Anonymous',
+    'aws:UserAgent': header('user-agent'),
+    'aws:Referer': header('referer'),
     's3:prefix': param('prefix'),
     's3:delimiter': param('delimiter'),
     's3:max-keys': param('max-keys'),
+    's3:versionid': param('versionId'),
+    's3:x-amz-acl': header('x-amz-acl'),
+    's3:x-amz-storage-class': header('x-amz-storage-class'),
+    's3:x-amz-server-side-encryption': header('x-amz-server-side-encryption'),
+    's3:object-lock-mode': header('x-amz-object-lock-mode'),
+    's3:object-lock-retain-until-date': header('x-amz-object-lock-retain-until-date'),
+    's3:object-lock-legal-hold': header('x-amz-object-lock-legal-hold'),
+    's3:signatureversion': !signed ? undefined : /^AWS /.test(header('authorization') ?? '') || caller.query.has('AWSAccessKeyId') ? 'AWS' : 'AWS4-HMAC-SHA256',
+    's3:authType': !signed ? undefined : caller.formUpload ? 'POST' : header('authorization') !== undefined ? 'REST-HEADER' : 'REST-QUERY-STRING',
+    ...Object.fromEntries(Object.entries(caller.claims ?? {}).map(([claim, value]) => [`jwt:${claim}`, value])),
+    ...(permission.action === 's3:PutObject' ? requestTagKeys(header('x-amz-tagging')) : {}),
+    ...(await existingTagKeys(context, caller, permission, policies)),
   };
+}
+
+/** `s3:RequestObjectTag/<key>` and `s3:RequestObjectTagKeys` from the `x-amz-tagging` header of a PUT, copy or multipart create. */
+function requestTagKeys(tagging: string | undefined): Record<string, string | string[]> {
+  if (tagging === undefined) return {};
+  const tags = [...new URLSearchParams(tagging)];
+  return { ...Object.fromEntries(tags.map(([key, value]) => [`s3:RequestObjectTag/${key}`, value])), 's3:RequestObjectTagKeys': tags.map(([key]) => key) };
+}
+
+/** The object actions AWS judges by `s3:ExistingObjectTag/<key>` (a write that replaces or deletes the object is not one). */
+const existingTagActions = new Set([
+  'GetObject', 'GetObjectVersion', 'GetObjectAcl', 'GetObjectVersionAcl', 'GetObjectTagging', 'GetObjectVersionTagging', 'GetObjectAttributes',
+  'GetObjectVersionAttributes', 'GetObjectTorrent', 'GetObjectVersionTorrent', 'GetObjectRetention', 'GetObjectLegalHold', 'PutObjectAcl',
+  'PutObjectVersionAcl', 'PutObjectTagging', 'PutObjectVersionTagging', 'DeleteObjectTagging', 'DeleteObjectVersionTagging',
+  'PutObjectRetention', 'PutObjectLegalHold',
+].map((name) => `s3:${name}`));
+
+const objectAbsent = ['NoSuchBucket', 'NoSuchKey', 'NoSuchVersion', 'MethodNotAllowed'] as const;
+
+/** `s3:ExistingObjectTag/<key>`: the object's tags, read only when a policy in play names such a key; none when there is no such object. */
+async function existingTagKeys(context: S3Context, caller: Caller, permission: Permission, policies: readonly Policy[]): Promise<Record<string, string>> {
+  if (permission.bucket === undefined || permission.key === undefined || !existingTagActions.has(permission.action)) return {};
+  if (!policiesMentionKey(policies, 's3:ExistingObjectTag/')) return {};
+  const copySource = caller.headers === undefined ? undefined : headerValue(caller.headers, 'x-amz-copy-source');
+  const source = copySource === undefined ? undefined : parseCopySource(copySource);
+  const isSource = source !== undefined && source.bucket === permission.bucket && source.key === permission.key;
+  const versionId = isSource ? source.versionId : caller.query.get('versionId') ?? undefined;
+  const info = await context.objects.headObject(permission.bucket, permission.key, versionId).catch((error: unknown) => {
+    if (objectAbsent.some((code) => isSvcError(error, code))) return undefined;
+    throw error;
+  });
+  const tags = decodeTags(info?.systemMetadata[tagsMetadataKey]);
+  return Object.fromEntries(tags.map(([key, value]) => [`s3:ExistingObjectTag/${key}`, value]));
 }
 
 function deny(caller: Caller, permission: Permission | undefined): never {

@@ -102,7 +102,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
       // Signed by its POST policy, not by an Authorization header.
       const mayPut = async (accessKeyId: string, key: string): Promise<void> => {
-        if (options.access) await authorize(options.context, options.access, { accessKeyId, sourceIp: request.ip, query }, [{ action: 's3:PutObject', bucket, key }]);
+        if (options.access) await authorize(options.context, options.access, { accessKeyId, sourceIp: request.ip, query, headers: request.headers, secureTransport: request.protocol === 'https', formUpload: true }, [{ action: 's3:PutObject', bucket, key }]);
       };
       await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPut), false);
       return;
@@ -111,7 +111,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const auth = anonymous ? anonymousAuth() : verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
     guardRequest(endpoint, request.headers, auth.accessKeyId);
-    const caller: Caller = { accessKeyId: anonymous ? undefined : auth.accessKeyId, sourceIp: request.ip, query };
+    const caller: Caller = { accessKeyId: anonymous ? undefined : auth.accessKeyId, sourceIp: request.ip, query, headers: request.headers, secureTransport: request.protocol === 'https' };
     const access = options.access;
     const needed = permissionsOf(endpoint, query);
     if (access && needed !== 'per-key') await authorize(options.context, access, caller, needed);
