@@ -159,7 +159,8 @@ async function conditionContext(context: S3Context, caller: Caller, permission: 
   const param = (name: string): string | undefined => caller.query.get(name) ?? undefined;
   const header = (name: string): string | undefined => (caller.headers === undefined ? undefined : headerValue(caller.headers, name));
   const nowMs = context.nowMs();
-  const signed = caller.accessKeyId !== undefined;
+  // Signature keys belong to S3 requests (which carry their headers), not to console calls.
+  const signed = caller.accessKeyId !== undefined && caller.headers !== undefined;
   return {
     'aws:SourceIp': normaliseIp(caller.sourceIp),
     'aws:SecureTransport': String(caller.secureTransport ?? false),
@@ -167,7 +168,7 @@ async function conditionContext(context: S3Context, caller: Caller, permission: 
     'aws:EpochTime': String(Math.floor(nowMs / 1000)),
     'aws:username': caller.accessKeyId,
     'aws:userid': caller.accessKeyId,
-    'aws:PrincipalType': signed ? 'User' : 'Anonymous',
+    'aws:PrincipalType': caller.accessKeyId === undefined ? 'Anonymous' : 'User',
     'aws:UserAgent': header('user-agent'),
     'aws:Referer': header('referer'),
     's3:prefix': param('prefix'),
