@@ -21,7 +21,7 @@ export async function adminOpenApiDocument(): Promise<Json> {
   const unused = () => {
     throw new SvcError('InternalError', 'the document needs no admin services');
   };
-  await app.register(adminPlugin, { context: unused, credentials: { secretFor: () => undefined }, access: { rootAccessKey: '', principalOf: () => undefined }, objects: { get objects() { return unused(); } } });
+  await app.register(adminPlugin, { context: unused, credentials: { secretFor: () => undefined }, access: { rootAccessKey: '', principalOf: () => undefined }, objects: { get objects() { return unused(); }, nowMs: () => 0 } });
   try {
     const answer = await app.inject({ method: 'GET', url: openApiPath });
     if (answer.statusCode !== 200) throw new Error(`${openApiPath} answered ${answer.statusCode}: ${answer.body}`);

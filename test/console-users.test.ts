@@ -207,7 +207,8 @@ describe('bad input on the Users routes', () => {
       if (details) expect(answer.body.Details).toMatchObject(details);
     }
     const validator = await admin.call('PUT', 'policies/broken', { body: { document: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'ec2:RunInstances', Resource: '*' }] }) } });
-    expect(validator.body.Message).toContain('Statement[0]: action "ec2:RunInstances" is not');
+    expect(validator.body.Message).toContain('unknown actions: ec2:RunInstances');
+    expect(validator.body.Details).toMatchObject({ unknownActions: ['ec2:RunInstances'] });
     expect(await usersNow()).toEqual(before);
     expect(await createdPolicies()).toEqual([]);
   });

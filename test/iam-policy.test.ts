@@ -1,52 +1,21 @@
 /**
- * The policy evaluator (src/iam) against a small reference evaluator written here from the
- * rules as AWS states them, on random policies, requests and resources. IAM_POLICY_SEED replays
- * a failure (fast-check prints the seed); IAM_POLICY_RUNS raises the number of runs.
+ * Policy parsing and the evaluator's basic laws (an explicit Deny wins, no policy is no access,
+ * the glob matcher), on random policies and on examples; unknown names are refused together, by
+ * name. IAM_POLICY_SEED replays a failure (fast-check prints the seed); IAM_POLICY_RUNS raises the
+ * number of runs. The evaluator against a reference evaluator: iam-evaluator-property.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { builtInPolicies, evaluatePolicies, isAllowed, parsePolicy, validatePolicy, wildcardMatch, type AccessRequest, type Policy } from '../src/iam/index.js';
+import { adminAction, builtInPolicies, evaluatePolicies, isAllowed, isKnownAction, knownActions, parsePolicy, patternMatchesSomeAction, validatePolicy, wildcardMatch, type AccessRequest } from '../src/iam/index.js';
 import { isSvcError } from '../src/errors/index.js';
+import { globToRegExpSource, type ReferenceDocument } from './helpers/reference-policy.js';
 
 const runs = Number(process.env.IAM_POLICY_RUNS ?? 300);
 const seed = process.env.IAM_POLICY_SEED === undefined ? undefined : Number(process.env.IAM_POLICY_SEED);
 const options = { numRuns: runs, ...(seed === undefined ? {} : { seed }) };
 
-// ---- the reference: regular expressions and set logic, no shared code with src/iam ----
 function globToRegExp(pattern: string, flags: string): RegExp {
-  const body = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&'))).join('');
-  return new RegExp(`^${body}$`, `s${flags}`);
-}
-function ipv4ToNumber(ip: string): number {
-  return ip.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
-}
-function inCidr(cidr: string, ip: string): boolean {
-  const [base, bits = '32'] = cidr.split('/');
-  const size = 2 ** (32 - Number(bits));
-  return Math.floor(ipv4ToNumber(ip) / size) === Math.floor(ipv4ToNumber(base!) / size);
-}
-type Doc = { Version: string; Statement: Array<Record<string, unknown>> };
-function referenceMatches(statement: Record<string, unknown>, request: AccessRequest): boolean {
-  const list = (value: unknown): string[] => (value === undefined ? [] : typeof value === 'string' ? [value] : (value as string[]));
-  const actionHit = (patterns: string[]) => patterns.some((p) => globToRegExp(p, 'i').test(request.action));
-  const actionOk = statement.Action !== undefined ? actionHit(list(statement.Action)) : !actionHit(list(statement.NotAction));
-  const resourceOk = list(statement.Resource).some((p) => globToRegExp(p, '').test(request.resource));
-  const conditions = (statement.Condition ?? {}) as Record<string, Record<string, string[]>>;
-  const conditionOk = Object.entries(conditions).every(([operator, block]) => Object.entries(block).every(([key, values]) => {
-    const value = request.context[key];
-    const negated = operator.startsWith('StringNot') || operator === 'NotIpAddress';
-    if (value === undefined) return negated;
-    const hit = operator.includes('Ip') ? values.some((v) => inCidr(v, value))
-      : operator.includes('Like') ? values.some((v) => globToRegExp(v, '').test(value))
-        : values.includes(value);
-    return negated ? !hit : hit;
-  }));
-  return actionOk && resourceOk && conditionOk;
-}
-function referenceDecision(documents: Doc[], request: AccessRequest): 'Allow' | 'Deny' | 'NoMatch' {
-  const matching = documents.flatMap((d) => d.Statement).filter((s) => referenceMatches(s, request));
-  if (matching.some((s) => s.Effect === 'Deny')) return 'Deny';
-  return matching.some((s) => s.Effect === 'Allow') ? 'Allow' : 'NoMatch';
+  return new RegExp(`^${globToRegExpSource(pattern)}$`, flags);
 }
 
 // ---- generators over a small alphabet, so patterns and requests meet often ----
@@ -72,7 +41,7 @@ const statement = fc.record({
   if (conditions.length > 0) result.Condition = block;
   return result;
 });
-const documentArb = fc.array(statement, { minLength: 1, maxLength: 4 }).map((s): Doc => ({ Version: '2012-10-17', Statement: s }));
+const documentArb = fc.array(statement, { minLength: 1, maxLength: 4 }).map((s): ReferenceDocument => ({ Version: '2012-10-17', Statement: s }));
 const requestArb = fc.record({
   action: fc.constantFrom(...actionNames).map((a) => `s3:${a}`),
   resource: fc.tuple(fc.constantFrom('b1', 'b2', 'bb'), fc.stringMatching(/^[ab/]{0,4}$/)).map(([b, k]) => `arn:aws:s3:::${b}${k === '' ? '' : `/${k}`}`),
@@ -81,13 +50,6 @@ const requestArb = fc.record({
 }).map(({ action, resource, prefix, ip }): AccessRequest => ({ action, resource, principal: 'user1', context: { 's3:prefix': prefix, 'aws:SourceIp': ip } }));
 
 describe('policy evaluator (property)', () => {
-  it('agrees with the reference evaluator on random policies and requests', () => {
-    fc.assert(fc.property(fc.array(documentArb, { maxLength: 3 }), requestArb, (documents, request) => {
-      const policies = documents.map((d) => validatePolicy(d));
-      expect(evaluatePolicies(policies, request)).toBe(referenceDecision(documents, request));
-    }), options);
-  });
-
   it('an explicit Deny that matches always wins, whatever else allows', () => {
     fc.assert(fc.property(fc.array(documentArb, { maxLength: 3 }), requestArb, (documents, request) => {
       const deny = { Version: '2012-10-17', Statement: [{ Effect: 'Deny', Action: request.action, Resource: request.resource }] };
@@ -158,11 +120,11 @@ describe('policy evaluator (examples)', () => {
       [{ Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] }, 'Version'],
       [{ Version: '2012-10-17', Statement: [] }, 'no Statement'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Maybe', Action: '*', Resource: '*' }] }, 'Effect'],
-      [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'ec2:Run', Resource: '*' }] }, 'action'],
+      [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'ec2:Run', Resource: '*' }] }, 'unknown actions: ec2:Run'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', NotAction: 's3:Get*', Resource: '*' }] }, 'exactly one'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: 'arn:aws:ec2:::x' }] }, 'resource'],
-      [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { NumericLessThan: { 's3:max-keys': '5' } } }] }, 'operator'],
-      [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { StringEquals: { 'aws:Referer': 'x' } } }] }, 'condition key'],
+      [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { NumericBetween: { 's3:max-keys': '5' } } }] }, 'unknown condition operators: NumericBetween'],
+      [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { StringEquals: { 'aws:RequestedRegion': 'x' } } }] }, 'unknown condition keys: aws:RequestedRegion'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { IpAddress: { 'aws:SourceIp': '300.1.1.1/8' } } }] }, 'CIDR'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: '*', Action: '*', Resource: '*' }] }, 'Principal'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: 'arn:aws:s3:::b/*' }] }, 'Principal', { bucket: 'b' }],
@@ -180,5 +142,83 @@ describe('policy evaluator (examples)', () => {
     }
     expect(() => parsePolicy('{not json')).toThrow(/not valid JSON/);
     expect(() => parsePolicy(' '.repeat(30_000))).toThrow(/larger than/);
+  });
+});
+
+describe('policy names are exact', () => {
+  const refusal = (document: unknown, options?: { bucket?: string }): { message: string; details: Record<string, unknown> } => {
+    try {
+      validatePolicy(document, options);
+    } catch (error) {
+      expect(isSvcError(error, 'MalformedPolicy')).toBe(true);
+      return { message: (error as Error).message, details: { ...(error as { details: Record<string, unknown> }).details } };
+    }
+    throw new Error(`accepted: ${JSON.stringify(document)}`);
+  };
+  const statement = (fields: Record<string, unknown>) => ({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Resource: '*', ...fields }] });
+
+  it('lists every unknown action, key, operator and variable of the document at once, in the message and the details', () => {
+    const document = {
+      Version: '2012-10-17',
+      Statement: [
+        { Effect: 'Allow', Action: ['s3:GetObjekt', 's3:GetObject', 'admin:Fly'], Resource: '*' },
+        { Effect: 'Deny', NotAction: ['s3:Pat*', 'kms:Frobnicate', 'admin:Fly'], Resource: 'arn:aws:s3:::b/${aws:nickname}/*' },
+        { Effect: 'Allow', Action: 'sts:AssumeRole', Resource: '*', Condition: { StringEquals: { 'aws:RequestedRegion': 'x', 's3:prefix': 'a' }, NumericBetween: { 's3:max-keys': '1' }, 'ForSomeValues:StringLike': { 's3:ExistingObjectTag': 'x' } } },
+      ],
+    };
+    const { message, details } = refusal(document);
+    expect(message).toBe('The policy is not valid: unknown actions: s3:GetObjekt, admin:Fly, s3:Pat*, kms:Frobnicate; unknown condition keys: aws:RequestedRegion, s3:ExistingObjectTag; '
+      + 'unknown condition operators: NumericBetween, ForSomeValues:StringLike; unknown policy variables: ${aws:nickname}.');
+    expect(details).toMatchObject({
+      unknownActions: ['s3:GetObjekt', 'admin:Fly', 's3:Pat*', 'kms:Frobnicate'],
+      unknownConditionKeys: ['aws:RequestedRegion', 's3:ExistingObjectTag'],
+      unknownOperators: ['NumericBetween', 'ForSomeValues:StringLike'],
+      unknownVariables: ['${aws:nickname}'],
+    });
+    expect(refusal(statement({ Action: 'ec2:RunInstances' })).details).toMatchObject({ unknownActions: ['ec2:RunInstances'] });
+    expect(refusal(statement({ Action: 's3:?etObjekt' })).details).toMatchObject({ unknownActions: ['s3:?etObjekt'] });
+    expect(refusal(statement({ Action: 'iam:*' })).details).toMatchObject({ unknownActions: ['iam:*'] });
+  });
+
+  it('accepts every catalogued action of the four services, in any letter case, and wildcards that match one', () => {
+    for (const action of ['s3:GetObject', 's3:PutBucketCORS', 's3:CreateStorageLensGroup', 's3:getobject', 'S3:PUTOBJECT', 'admin:CreateUser', 'admin:KMSKeyStatus', 'admin:OBDInfo',
+      'sts:AssumeRoleWithWebIdentity', 'kms:CreateKey', 'kms:*', 'sts:*', 'admin:*', 's3:*Tagging', 's3:Get?bject', '*:CreateUser', '*']) {
+      expect(() => validatePolicy(statement({ Action: action })), action).not.toThrow();
+    }
+    expect(knownActions.filter((name) => name.startsWith('s3:')).length).toBeGreaterThan(150);
+    expect(isKnownAction('S3:ListBucketVersions')).toBe(true);
+    expect(isKnownAction('s3:List*')).toBe(false);
+    expect(patternMatchesSomeAction('s3:List*')).toBe(true);
+    expect(patternMatchesSomeAction('s3:Lost*')).toBe(false);
+    expect(adminAction.createUser).toBe('admin:CreateUser');
+    for (const name of Object.values(adminAction)) expect(isKnownAction(name), name).toBe(true);
+  });
+
+  it('condition key names compare in any letter case; the tag key and claim after the prefix stay as written', () => {
+    const policy = validatePolicy(statement({ Action: 's3:GetObject', Condition: { StringEquals: { 'AWS:SOURCEIP': '1.2.3.4', 'S3:existingobjecttag/Team': 'x', 'JWT:Groups': 'g' } } }));
+    expect(policy.statements[0]!.conditions.map((condition) => condition.key)).toEqual(['aws:SourceIp', 's3:ExistingObjectTag/Team', 'jwt:Groups']);
+    expect(refusal(statement({ Action: 's3:GetObject', Condition: { StringEquals: { 'jwt:': 'x' } } })).details).toMatchObject({ unknownConditionKeys: ['jwt:'] });
+  });
+
+  it('refuses an operand its operator cannot read, naming operator, value and key', () => {
+    const cases: Array<[string, string, unknown, string]> = [
+      ['NumericLessThan', 's3:max-keys', 'ten', 'NumericLessThan value "ten" for s3:max-keys is not a number'],
+      ['NumericEqualsIfExists', 's3:max-keys', '1e3', 'is not a number'],
+      ['DateGreaterThan', 'aws:CurrentTime', '31/01/2030', 'DateGreaterThan value "31/01/2030" for aws:CurrentTime is not an ISO 8601 date'],
+      ['DateLessThan', 'aws:CurrentTime', '2030-02-30', 'is not an ISO 8601 date'],
+      ['DateLessThan', 'aws:CurrentTime', '2030-01-31T12:00:00', 'is not an ISO 8601 date'],
+      ['Bool', 'aws:SecureTransport', 'yes', 'Bool value "yes" for aws:SecureTransport is not true or false'],
+      ['Null', 's3:prefix', 'maybe', 'is not true or false'],
+      ['IpAddress', 'aws:SourceIp', '10.0.0.0/33', 'is not an IP address or CIDR block'],
+    ];
+    for (const [operator, key, value, words] of cases) {
+      expect(refusal(statement({ Action: 's3:GetObject', Condition: { [operator]: { [key]: value } } })).message, `${operator} ${String(value)}`).toContain(words);
+    }
+    for (const [operator, key, value] of [['DateLessThan', 'aws:CurrentTime', '2030-01-31T12:00:00Z'], ['DateLessThan', 'aws:EpochTime', 1900000000], ['DateEquals', 'aws:CurrentTime', '2030-01-31'],
+      ['NumericGreaterThan', 's3:max-keys', 10], ['NumericLessThan', 's3:max-keys', '-2.5'], ['Bool', 'aws:SecureTransport', false], ['Null', 's3:prefix', 'TRUE']] as const) {
+      expect(() => validatePolicy(statement({ Action: 's3:GetObject', Condition: { [operator]: { [key]: value } } })), `${operator} ${String(value)}`).not.toThrow();
+    }
+    expect(refusal(statement({ Action: 's3:GetObject', Condition: { 'ForAnyValue:Null': { 's3:prefix': 'true' } } })).message).toContain('Null checks whether a key is present');
+    expect(refusal(statement({ Action: 's3:GetObject', Resource: 'arn:aws:s3:::b/${aws:username' })).message).toContain('without its closing }');
   });
 });

@@ -8,8 +8,7 @@
  * nothing is read or changed.
  */
 import { SvcError } from '../errors/index.js';
-import { rootPrincipal, type Principal } from '../iam/index.js';
-import { admin } from '../iam/admin-actions.js';
+import { adminAction, rootPrincipal, type Principal } from '../iam/index.js';
 import { authorize, holds, type Permission } from '../api/s3/access.js';
 import type { ConsoleContext } from './context.js';
 import type { ClientOrigin } from './client-origin.js';
@@ -17,8 +16,8 @@ import type { Session } from './session.js';
 
 export type { Permission };
 
-/** Admin actions the console's pages need: the admin API's names (src/iam/admin-actions.ts). */
-export const adminActions = admin;
+/** Admin actions the console's pages need: the catalogue's names (src/iam/actions.ts). */
+export const adminActions = adminAction;
 
 /** The console's pages and the action each needs (buckets and the object browser need a session only). */
 const pageActions: [page: string, action: string | undefined][] = [
@@ -47,7 +46,7 @@ export class ConsoleAccess {
     this.requiredActions.push(...permissions.map((permission) => permission.action));
     if (this.principal.kind === 'root' || permissions.length === 0) return;
     try {
-      await authorize({ objects: this.context.objects() }, this.caller(query), permissions);
+      await authorize({ objects: this.context.objects(), nowMs: this.context.nowMs }, this.caller(query), permissions);
     } catch (error) {
       // The page already shows the code: the message says only what is missing ("No policy allows user ... s3:PutObject on ...").
       if (!(error instanceof SvcError) || error.code !== 'AccessDenied') throw error;
@@ -58,7 +57,7 @@ export class ConsoleAccess {
 
   async allows(permissions: Permission[], query: Record<string, string> = {}): Promise<boolean> {
     if (this.principal.kind === 'root' || permissions.length === 0) return true;
-    return holds({ objects: this.context.objects() }, this.caller(query), permissions);
+    return holds({ objects: this.context.objects(), nowMs: this.context.nowMs }, this.caller(query), permissions);
   }
 
   /** The request as the evaluator sees it (the session's principal, the client's address, condition keys). */

@@ -44,8 +44,8 @@ export async function clusterRoutes(app: FastifyInstance, options: { context: Co
       schema: fastifySchema(documentedSchema(route), 'admin'),
       config: { bodyErrorCode: route.schema.bodyErrorCode, access: { adminRoute: route.access } },
       // The route's own actions first: a caller without them learns nothing from the validation.
-      onRequest: async (request) => requireRouteAccess({ actions: route.access.actions }, context.admin(), adminRequestOf(request), requestAccess(request).caller(), { objects: context.objects() }),
-      preHandler: async (request) => requireRouteAccess(route.access, context.admin(), adminRequestOf(request), requestAccess(request).caller(), { objects: context.objects() }),
+      onRequest: async (request) => requireRouteAccess({ actions: route.access.actions }, context.admin(), adminRequestOf(request), requestAccess(request).caller(), { objects: context.objects(), nowMs: context.nowMs }),
+      preHandler: async (request) => requireRouteAccess(route.access, context.admin(), adminRequestOf(request), requestAccess(request).caller(), { objects: context.objects(), nowMs: context.nowMs }),
       handler: async (request) => (await route.handle(context.admin(), adminRequestOf(request), requestAccess(request).principal)) ?? {},
     });
   }

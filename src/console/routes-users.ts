@@ -24,7 +24,7 @@ export async function userRoutes(app: FastifyInstance, options: { context: Conso
   app.get('/users', { schema: schemas.listUsers, config: { access: { actions: [adminActions.listUsers], on: 'deployment' } } }, async (request) => {
     return { users: iam().listUsers().map(userAnswer) };
   });
-  app.post('/users', { schema: schemas.addUser, config: { access: { actions: [adminActions.createUser], on: 'deployment', conditional: { actions: [adminActions.attachPolicy], when: 'policies are named' } } } }, async (request) => {
+  app.post('/users', { schema: schemas.addUser, config: { access: { actions: [adminActions.createUser], on: 'deployment', conditional: { actions: [adminActions.attachUserOrGroupPolicy], when: 'policies are named' } } } }, async (request) => {
     const body = request.body as { accessKey: string; secretKey: string; policies?: string[] };
     await requestAccess(request).require(addUserNeeds(iam(), body.accessKey, body.policies ?? []));
     const user = await iam().addUser(body.accessKey, body.secretKey, body.policies ?? [], { onlyNew: true });
@@ -42,18 +42,18 @@ export async function userRoutes(app: FastifyInstance, options: { context: Conso
     await may(request, enabled ? adminActions.enableUser : adminActions.disableUser);
     return { user: userAnswer(await iam().setEnabled(accessKey, enabled)) };
   });
-  app.put('/users/:accessKey/policies/:policy', { schema: schemas.attachment, config: { access: { actions: [adminActions.attachPolicy], on: 'deployment' } } }, async (request) => {
+  app.put('/users/:accessKey/policies/:policy', { schema: schemas.attachment, config: { access: { actions: [adminActions.attachUserOrGroupPolicy], on: 'deployment' } } }, async (request) => {
     const { accessKey, policy } = request.params as { accessKey: string; policy: string };
     return { user: userAnswer(await iam().attach(accessKey, policy)) };
   });
-  app.delete('/users/:accessKey/policies/:policy', { schema: schemas.attachment, config: { access: { actions: [adminActions.attachPolicy], on: 'deployment' } } }, async (request) => {
+  app.delete('/users/:accessKey/policies/:policy', { schema: schemas.attachment, config: { access: { actions: [adminActions.attachUserOrGroupPolicy], on: 'deployment' } } }, async (request) => {
     const { accessKey, policy } = request.params as { accessKey: string; policy: string };
     return { user: userAnswer(await iam().detach(accessKey, policy)) };
   });
-  app.get('/policies', { schema: schemas.listPolicies, config: { access: { actions: [adminActions.listPolicies], on: 'deployment' } } }, async (request) => {
+  app.get('/policies', { schema: schemas.listPolicies, config: { access: { actions: [adminActions.listUserPolicies], on: 'deployment' } } }, async (request) => {
     return { policies: iam().listPolicies().map((policy) => ({ ...policy, users: iam().policyHolders(policy.name).users })) };
   });
-  app.put('/policies/:name', { schema: schemas.putPolicy, config: { access: { actions: [adminActions.createPolicy], on: 'deployment', conditional: { actions: [adminActions.attachPolicy], when: 'a user or group holds the policy' } } } }, async (request) => {
+  app.put('/policies/:name', { schema: schemas.putPolicy, config: { access: { actions: [adminActions.createPolicy], on: 'deployment', conditional: { actions: [adminActions.attachUserOrGroupPolicy], when: 'a user or group holds the policy' } } } }, async (request) => {
     const { name } = request.params as { name: string };
     const { document } = request.body as { document: string };
     await requestAccess(request).require(createPolicyNeeds(iam(), name));

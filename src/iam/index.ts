@@ -2,3 +2,5 @@ export * from './policy.js';
 export * from './evaluate.js';
 export * from './builtin.js';
 export * from './principal.js';
+export * from './actions.js';
+export { canonicalConditionKey } from './condition-keys.js';

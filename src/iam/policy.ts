@@ -1,21 +1,33 @@
 /**
  * IAM-style JSON policies: parsing and validation. A document is checked whole before it is
  * stored; anything this evaluator would not understand is refused as MalformedPolicy, never
- * guessed at. Pure code: text in, a typed policy out.
+ * guessed at. Unknown names (actions outside the catalogue of src/iam/actions.ts, condition keys,
+ * operators, policy variables) are gathered over the whole document and refused together, each
+ * listed by name, in the message and in the error's details (`unknownActions`,
+ * `unknownConditionKeys`, `unknownOperators`, `unknownVariables`). Pure code: text in, a typed policy out.
  */
 import { SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
-import { isIP } from 'node:net';
+import { patternMatchesSomeAction } from './actions.js';
+import { canonicalConditionKey, parseOperatorName, type ConditionOperator, type ParsedOperator, type SetQualifier } from './condition-keys.js';
+import { isCidr, parseBool, parseDateMs, parseNumber } from './operands.js';
+import { parseTemplate, type Template } from './variables.js';
 
 export type Effect = 'Allow' | 'Deny';
-export type ConditionOperator = (typeof conditionOperators)[number];
+export { conditionKeys, conditionKeyPrefixes, conditionOperators, variableKeys, type ConditionOperator, type SetQualifier } from './condition-keys.js';
 
 export interface Condition {
   operator: ConditionOperator;
   /** Missing keys count as a match (the operator's `IfExists` form). */
   ifExists: boolean;
+  /** `ForAnyValue` / `ForAllValues` for multi-valued keys; absent for a plain operator. */
+  qualifier?: SetQualifier;
+  /** The key in its catalogue spelling (`aws:SourceIp`, `s3:ExistingObjectTag/team`). */
   key: string;
+  /** The values as written (JSON numbers and booleans as their text). */
   values: string[];
+  /** The values compiled for policy variables (used by the string operators). */
+  templates: Template[];
 }
 
 export interface Statement {
@@ -26,6 +38,8 @@ export interface Statement {
   actions?: string[];
   notActions?: string[];
   resources: string[];
+  /** The resources compiled for policy variables, one per resource. */
+  resourceTemplates: Template[];
   conditions: Condition[];
 }
 
@@ -34,14 +48,26 @@ export interface Policy {
   statements: Statement[];
 }
 
-export const conditionOperators = ['StringEquals', 'StringNotEquals', 'StringLike', 'StringNotLike', 'IpAddress', 'NotIpAddress'] as const;
-export const conditionKeys = ['s3:prefix', 's3:delimiter', 's3:max-keys', 'aws:SourceIp', 'aws:username', 'aws:userid', 'aws:SecureTransport'] as const;
 export const policyVersions = ['2012-10-17', '2008-10-17'];
 export const s3ResourcePrefix = 'arn:aws:s3:::';
 
 export interface ParseOptions {
   /** A bucket policy names principals and may only name resources of its own bucket. */
   bucket?: string;
+}
+
+/** The unknown names found so far, by kind (each kept once, in the order met). */
+interface Findings {
+  actions: Set<string>;
+  conditionKeys: Set<string>;
+  operators: Set<string>;
+  variables: Set<string>;
+}
+
+interface ParseState extends ParseOptions {
+  /** Version 2012-10-17: `${...}` are policy variables. */
+  variables: boolean;
+  findings: Findings;
 }
 
 export function parsePolicy(text: string, options: ParseOptions = {}): Policy {
@@ -63,24 +89,46 @@ export function validatePolicy(document: unknown, options: ParseOptions = {}): P
   const raw = object.Statement;
   const list = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
   if (list.length === 0) malformed('the policy has no Statement');
-  return { version, statements: list.map((statement, index) => parseStatement(statement, index, options)) };
+  const findings: Findings = { actions: new Set(), conditionKeys: new Set(), operators: new Set(), variables: new Set() };
+  const state: ParseState = { ...options, variables: version === '2012-10-17', findings };
+  const statements = list.map((statement, index) => parseStatement(statement, index, state));
+  refuseUnknownNames(findings);
+  return { version, statements };
 }
 
-function parseStatement(value: unknown, index: number, options: ParseOptions): Statement {
+function refuseUnknownNames(findings: Findings): void {
+  const kinds: [label: string, detail: string, names: Set<string>][] = [
+    ['actions', 'unknownActions', findings.actions],
+    ['condition keys', 'unknownConditionKeys', findings.conditionKeys],
+    ['condition operators', 'unknownOperators', findings.operators],
+    ['policy variables', 'unknownVariables', findings.variables],
+  ];
+  const found = kinds.filter(([, , names]) => names.size > 0);
+  if (found.length === 0) return;
+  const reason = found.map(([label, , names]) => `unknown ${label}: ${[...names].join(', ')}`).join('; ');
+  malformed(reason, Object.fromEntries(found.map(([, detail, names]) => [detail, [...names]])));
+}
+
+function parseStatement(value: unknown, index: number, state: ParseState): Statement {
   const where = `Statement[${index}]`;
   const object = asObject(value, where);
   onlyFields(object, ['Sid', 'Effect', 'Principal', 'NotPrincipal', 'Action', 'NotAction', 'Resource', 'Condition'], where);
   if (object.NotPrincipal !== undefined) malformed(`${where}: NotPrincipal is not supported`);
   if (object.Effect !== 'Allow' && object.Effect !== 'Deny') malformed(`${where}: Effect must be Allow or Deny`);
   if ((object.Action === undefined) === (object.NotAction === undefined)) malformed(`${where}: give exactly one of Action and NotAction`);
+  const resources = stringList(object.Resource, `${where}.Resource`).map((resource) => checkResource(resource, where, state));
   const statement: Statement = {
     effect: object.Effect,
-    resources: stringList(object.Resource, `${where}.Resource`).map((resource) => checkResource(resource, where, options)),
-    conditions: parseConditions(object.Condition, where),
+    resources,
+    resourceTemplates: resources.map((resource) => template(resource, where, state)),
+    conditions: parseConditions(object.Condition, where, state),
   };
-  if (object.Action !== undefined) statement.actions = stringList(object.Action, `${where}.Action`).map((action) => checkAction(action, where));
-  else statement.notActions = stringList(object.NotAction, `${where}.NotAction`).map((action) => checkAction(action, where));
-  if (options.bucket === undefined) {
+  const field = object.Action !== undefined ? 'Action' : 'NotAction';
+  const actions = stringList(object[field], `${where}.${field}`);
+  for (const action of actions) if (action !== '*' && !patternMatchesSomeAction(action)) state.findings.actions.add(action);
+  if (field === 'Action') statement.actions = actions;
+  else statement.notActions = actions;
+  if (state.bucket === undefined) {
     if (object.Principal !== undefined) malformed(`${where}: a user policy names no Principal`);
   } else {
     statement.principals = parsePrincipal(object.Principal, where);
@@ -96,11 +144,6 @@ function parsePrincipal(value: unknown, where: string): string[] {
   return stringList(object.AWS, `${where}.Principal.AWS`);
 }
 
-function checkAction(action: string, where: string): string {
-  if (action === '*' || /^(s3|admin):[A-Za-z*?]+$/.test(action)) return action;
-  return malformed(`${where}: action ${JSON.stringify(action)} is not '*' or s3:<Action> (wildcards * and ? allowed)`);
-}
-
 function checkResource(resource: string, where: string, options: ParseOptions): string {
   if (resource === '*' && options.bucket === undefined) return resource;
   if (!resource.startsWith(s3ResourcePrefix) || resource.length === s3ResourcePrefix.length) {
@@ -113,29 +156,50 @@ function checkResource(resource: string, where: string, options: ParseOptions): 
   return resource;
 }
 
-function parseConditions(value: unknown, where: string): Condition[] {
+function template(text: string, where: string, state: ParseState): Template {
+  try {
+    return parseTemplate(text, state.variables, (name) => state.findings.variables.add(name));
+  } catch (error) {
+    return malformed(`${where}: ${(error as Error).message}`);
+  }
+}
+
+function parseConditions(value: unknown, where: string, state: ParseState): Condition[] {
   if (value === undefined) return [];
   const conditions: Condition[] = [];
   for (const [operatorName, block] of Object.entries(asObject(value, `${where}.Condition`))) {
-    const ifExists = operatorName.endsWith('IfExists');
-    const operator = (ifExists ? operatorName.slice(0, -'IfExists'.length) : operatorName) as ConditionOperator;
-    if (!conditionOperators.includes(operator)) malformed(`${where}: condition operator ${operatorName} is not one of ${conditionOperators.join(', ')} (optionally ...IfExists)`);
-    for (const [key, values] of Object.entries(asObject(block, `${where}.Condition.${operatorName}`))) {
-      if (!(conditionKeys as readonly string[]).includes(key)) malformed(`${where}: condition key ${key} is not one of ${conditionKeys.join(', ')}`);
-      const list = stringList(values, `${where}.Condition.${operatorName}.${key}`);
-      if (operator.endsWith('IpAddress')) list.forEach((cidr) => checkCidr(cidr, where));
-      conditions.push({ operator, ifExists, key, values: list });
+    const parsed = parseOperatorName(operatorName);
+    if (parsed === undefined) state.findings.operators.add(operatorName);
+    if (parsed?.operator === 'Null' && parsed.qualifier !== undefined) malformed(`${where}: ${operatorName}: Null checks whether a key is present and takes no ForAnyValue:/ForAllValues:`);
+    for (const [keyName, operands] of Object.entries(asObject(block, `${where}.Condition.${operatorName}`))) {
+      const key = canonicalConditionKey(keyName);
+      if (key === undefined) state.findings.conditionKeys.add(keyName);
+      const values = conditionValues(operands, `${where}.Condition.${operatorName}.${keyName}`);
+      if (parsed === undefined || key === undefined) continue;
+      values.forEach((operand) => checkOperand(parsed, operand, `${where}: ${operatorName} value ${JSON.stringify(operand)} for ${keyName}`));
+      const strings = parsed.operator.startsWith('String');
+      const templates = values.map((operand) => (strings ? template(operand, where, state) : [{ kind: 'text' as const, text: operand }]));
+      conditions.push({ ...parsed, key, values, templates });
     }
   }
   return conditions;
 }
 
-function checkCidr(cidr: string, where: string): void {
-  const [address, bits, extra] = cidr.split('/');
-  const family = isIP(address ?? '');
-  const maxBits = family === 4 ? 32 : 128;
-  const bitsOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
-  if (family === 0 || extra !== undefined || !bitsOk) malformed(`${where}: ${JSON.stringify(cidr)} is not an IP address or CIDR block`);
+/** Refuses an operand its operator cannot read, naming it. */
+function checkOperand(parsed: ParsedOperator, operand: string, what: string): void {
+  const { operator } = parsed;
+  if (operator.startsWith('Numeric') && parseNumber(operand) === undefined) malformed(`${what} is not a number`);
+  if (operator.startsWith('Date') && parseDateMs(operand) === undefined) malformed(`${what} is not an ISO 8601 date (2030-01-31T12:00:00Z) or epoch seconds`);
+  if ((operator === 'Bool' || operator === 'Null') && parseBool(operand) === undefined) malformed(`${what} is not true or false`);
+  if (operator.endsWith('IpAddress') && !isCidr(operand)) malformed(`${what} is not an IP address or CIDR block`);
+}
+
+/** Condition values: a string, number or boolean, or a non-empty array of them (numbers and booleans as their JSON text). */
+function conditionValues(value: unknown, where: string): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  const scalar = (item: unknown) => typeof item === 'string' || typeof item === 'boolean' || (typeof item === 'number' && Number.isFinite(item));
+  if (list.length === 0 || !list.every(scalar)) malformed(`${where} must be a string, number or boolean, or a non-empty array of them`);
+  return list.map((item) => String(item));
 }
 
 function stringList(value: unknown, where: string): string[] {
@@ -156,6 +220,12 @@ function onlyFields(object: Record<string, unknown>, allowed: string[], where: s
   if (unknown !== undefined) malformed(`${where}: unknown field ${unknown}`);
 }
 
-function malformed(reason: string): never {
-  throw new SvcError('MalformedPolicy', `The policy is not valid: ${reason}.`, { reason });
+function malformed(reason: string, details: Record<string, unknown> = {}): never {
+  throw new SvcError('MalformedPolicy', `The policy is not valid: ${reason}.`, { reason, ...details });
+}
+
+/** Whether some condition of the policies names a key that starts with `prefix` (letter case aside): `s3:ExistingObjectTag/`. */
+export function policiesMentionKey(policies: readonly Policy[], prefix: string): boolean {
+  const lower = prefix.toLowerCase();
+  return policies.some((policy) => policy.statements.some((statement) => statement.conditions.some((condition) => condition.key.toLowerCase().startsWith(lower))));
 }

@@ -8,7 +8,7 @@
  * A user manages its own service accounts without any admin action (they never hold more than
  * it does); a service account or a session never acts as the owner of its user's accounts.
  */
-import { admin } from '../iam/admin-actions.js';
+import { adminAction as admin } from '../iam/index.js';
 import type { Permission, Principal } from '../iam/index.js';
 import type { IamStore } from './iam-store.js';
 
@@ -20,12 +20,12 @@ const need = (...actions: string[]): Permission[] => [...new Set(actions)].map((
 export function buildUserNeeds(iam: IamReader, accessKey: string): Permission[] {
   const user = iam.userInfo(accessKey);
   if (!user) return [];
-  return need(...(user.policies.length > 0 ? [admin.attachPolicy] : []), ...(user.groups.length > 0 ? [admin.addUserToGroup] : []));
+  return need(...(user.policies.length > 0 ? [admin.attachUserOrGroupPolicy] : []), ...(user.groups.length > 0 ? [admin.addUserToGroup] : []));
 }
 
 /** Adding a user: attaching the policies named; replacing an existing user's secret takes it over, so also building it. */
 export function addUserNeeds(iam: IamReader, accessKey: string, policies: readonly string[]): Permission[] {
-  return need(...(policies.length > 0 ? [admin.attachPolicy] : []), ...buildUserNeeds(iam, accessKey).map((permission) => permission.action));
+  return need(...(policies.length > 0 ? [admin.attachUserOrGroupPolicy] : []), ...buildUserNeeds(iam, accessKey).map((permission) => permission.action));
 }
 
 /** Whether the caller is the user itself acting with its own credentials (not a service account or session of it). */
@@ -47,19 +47,19 @@ export function serviceAccountParent(iam: IamReader, accessKey: string): string 
 /** Replacing a policy someone holds changes what they may do: as attaching it to them. */
 export function createPolicyNeeds(iam: IamReader, name: string): Permission[] {
   const holders = iam.policyHolders(name);
-  return holders.users.length + holders.groups.length > 0 ? need(admin.attachPolicy) : [];
+  return holders.users.length + holders.groups.length > 0 ? need(admin.attachUserOrGroupPolicy) : [];
 }
 
 /** Enabling a group gives its members its policies: as attaching them. */
 export function enableGroupNeeds(iam: IamReader, group: string): Permission[] {
   const info = iam.groupInfo(group);
-  return info && info.policies.length > 0 && info.members.length > 0 ? need(admin.attachPolicy) : [];
+  return info && info.policies.length > 0 && info.members.length > 0 ? need(admin.attachUserOrGroupPolicy) : [];
 }
 
 /** Taking members out of a group, or disabling it, lifts any Deny its policies hold over them: as detaching them. */
 export function leaveGroupNeeds(iam: IamReader, group: string): Permission[] {
   const info = iam.groupInfo(group);
-  return info && info.policies.some((name) => holdsDeny(iam.policyDocument(name))) ? need(admin.attachPolicy) : [];
+  return info && info.policies.some((name) => holdsDeny(iam.policyDocument(name))) ? need(admin.attachUserOrGroupPolicy) : [];
 }
 
 function holdsDeny(document: unknown): boolean {

@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { SvcError, isSvcError, type ErrorCode } from '../../errors/index.js';
 import { verifyRequest, type CredentialStore, type PayloadMode } from '../s3/auth/sigv4.js';
-import { principalOf, type AccessPolicies, type Caller } from '../s3/access.js';
+import { principalOf, type AccessContext, type AccessPolicies, type Caller } from '../s3/access.js';
 import type { S3Context } from '../s3/context.js';
 import type { Principal } from '../../iam/index.js';
 import { documentedSchema, requireRouteAccess } from './route-access.js';
@@ -35,7 +35,7 @@ export interface AdminPluginOptions {
   /** Who a signed request acts for (root, or what the IAM store says). */
   access: AccessPolicies;
   /** Bucket policies, for routes that also need S3 actions (placement). */
-  objects: Pick<S3Context, 'objects'>;
+  objects: AccessContext;
   logger?: { warn(fields: Record<string, unknown>, message: string): void };
 }
 

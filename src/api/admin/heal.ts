@@ -5,7 +5,7 @@
  * node that started it; its token names that node, so status and stop work through any node
  * (behind a load balancer, for instance).
  */
-import { admin } from '../../iam/admin-actions.js';
+import { adminAction as admin } from '../../iam/index.js';
 import { SvcError } from '../../errors/index.js';
 import type { HealOptions, HealPath } from '../../ops/heal.js';
 import type { AdminContext, AdminRequest, AdminRoute } from './context.js';

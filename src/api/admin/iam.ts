@@ -5,7 +5,7 @@
  * (src/ops/iam-guard.ts), so no caller can make a credential stronger than it could give itself.
  */
 import { SvcError } from '../../errors/index.js';
-import { admin } from '../../iam/admin-actions.js';
+import { adminAction as admin } from '../../iam/index.js';
 import type { Principal } from '../../iam/index.js';
 import type { NewServiceAccount, ServiceAccountChange } from '../../ops/iam-store.js';
 import { addUserNeeds, createPolicyNeeds, enableGroupNeeds, isOwner, leaveGroupNeeds, serviceAccountNeeds, serviceAccountParent } from '../../ops/iam-guard.js';
@@ -58,7 +58,7 @@ const userRoutes: AdminRoute[] = [
     },
     access: {
       actions: [admin.createUser],
-      conditional: { actions: [admin.attachPolicy, admin.addUserToGroup], when: 'policies are named, or the user exists with policies or groups (a new secret takes it over: what building it would take)', permissions: (context, request) => addUserNeeds(iamOf(context), ...userBody(request)) },
+      conditional: { actions: [admin.attachUserOrGroupPolicy, admin.addUserToGroup], when: 'policies are named, or the user exists with policies or groups (a new secret takes it over: what building it would take)', permissions: (context, request) => addUserNeeds(iamOf(context), ...userBody(request)) },
     },
     handle: async (context, request) => {
       mutationQuery(request.rawQuery, []);
@@ -105,7 +105,7 @@ const policyRoutes: AdminRoute[] = [
       response: answers.policiesSchema,
       example: { response: { policies: [{ name: 'photos-read', builtIn: false, document: examplePolicyDocument }] } },
     },
-    access: { actions: [admin.listPolicies] },
+    access: { actions: [admin.listUserPolicies] },
     handle: async (context) => ({ policies: iamOf(context).listPolicies() }),
   },
   {
@@ -141,7 +141,7 @@ const policyRoutes: AdminRoute[] = [
     },
     access: {
       actions: [admin.createPolicy],
-      conditional: { actions: [admin.attachPolicy], when: 'it replaces a policy a user or group holds', permissions: (context, request) => createPolicyNeeds(iamOf(context), policyNameOf(request)) },
+      conditional: { actions: [admin.attachUserOrGroupPolicy], when: 'it replaces a policy a user or group holds', permissions: (context, request) => createPolicyNeeds(iamOf(context), policyNameOf(request)) },
     },
     handle: async (context, request) => {
       const name = policyNameOf(request);
@@ -182,7 +182,7 @@ function attachmentRoute(verb: 'attach' | 'detach'): AdminRoute {
       response: schema.object({ user: answers.userSchema, group: answers.groupSchema }, { optional: ['user', 'group'] }),
       example: { query: 'policy=photos-read&accessKey=alice', response: { user: { ...exampleUser, policies: attach ? ['photos-read', 'readonly'] : ['readonly'] } } },
     },
-    access: { actions: [admin.attachPolicy] },
+    access: { actions: [admin.attachUserOrGroupPolicy] },
     handle: async (context, request) => {
       const query = mutationQuery(request.rawQuery, ['policy', 'accessKey', 'group']);
       const policy = required(query, 'policy');
@@ -237,7 +237,7 @@ const groupRoutes: AdminRoute[] = [
     },
     access: {
       actions: [admin.removeUserFromGroup],
-      conditional: { actions: [admin.attachPolicy], when: "the group's policies hold a Deny", permissions: (context, request) => leaveGroupNeeds(iamOf(context), groupOf(request)) },
+      conditional: { actions: [admin.attachUserOrGroupPolicy], when: "the group's policies hold a Deny", permissions: (context, request) => leaveGroupNeeds(iamOf(context), groupOf(request)) },
     },
     handle: async (context, request) => {
       const group = await iamOf(context).removeGroupMembers(groupOf(request), membersOf(request));
@@ -265,8 +265,8 @@ function groupStateRoute(verb: 'enable' | 'disable'): AdminRoute {
     access: {
       actions: [enable ? admin.enableGroup : admin.disableGroup],
       conditional: enable
-        ? { actions: [admin.attachPolicy], when: 'the group has policies and members', permissions: (context, request) => enableGroupNeeds(iamOf(context), groupOf(request)) }
-        : { actions: [admin.attachPolicy], when: "the group's policies hold a Deny", permissions: (context, request) => leaveGroupNeeds(iamOf(context), groupOf(request)) },
+        ? { actions: [admin.attachUserOrGroupPolicy], when: 'the group has policies and members', permissions: (context, request) => enableGroupNeeds(iamOf(context), groupOf(request)) }
+        : { actions: [admin.attachUserOrGroupPolicy], when: "the group's policies hold a Deny", permissions: (context, request) => leaveGroupNeeds(iamOf(context), groupOf(request)) },
     },
     handle: async (context, request) => ({ group: await iamOf(context).setGroupEnabled(groupOf(request), enable) }),
   };
@@ -303,7 +303,7 @@ const serviceAccountRoutes: AdminRoute[] = [
     },
     access: {
       actions: [],
-      conditional: { actions: [admin.createServiceAccount, admin.attachPolicy, admin.addUserToGroup], when: ownerRule, permissions: (context, request, caller) => serviceAccountNeeds(iamOf(context), caller, parentOf(request, caller), admin.createServiceAccount) },
+      conditional: { actions: [admin.createServiceAccount, admin.attachUserOrGroupPolicy, admin.addUserToGroup], when: ownerRule, permissions: (context, request, caller) => serviceAccountNeeds(iamOf(context), caller, parentOf(request, caller), admin.createServiceAccount) },
     },
     handle: async (context, request, caller) => {
       mutationQuery(request.rawQuery, []);
@@ -389,7 +389,7 @@ function ownedAccountAccess(action: string, accessKeyOfRequest: (request: AdminR
   return {
     actions: [],
     conditional: {
-      actions: widens ? [action, admin.attachPolicy, admin.addUserToGroup] : [action],
+      actions: widens ? [action, admin.attachUserOrGroupPolicy, admin.addUserToGroup] : [action],
       when: widens ? ownerRule : 'the account is another user\'s than the caller\'s own',
       permissions: (context, request, caller) => {
         const parent = serviceAccountParent(iamOf(context), accessKeyOfRequest(request));

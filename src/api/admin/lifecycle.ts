@@ -3,7 +3,7 @@
  * (current and last cycle), and a cycle started now. Each route carries its query and answer as
  * JSON Schema with an example (`schema`), for the OpenAPI document.
  */
-import { admin } from '../../iam/admin-actions.js';
+import { adminAction as admin } from '../../iam/index.js';
 import type { AdminRoute } from './context.js';
 import { noQuery } from './query.js';
 import * as schema from './route-schema.js';

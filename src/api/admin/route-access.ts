@@ -5,7 +5,7 @@
  * evaluator every S3 request goes through. Nothing is read or changed before it passes.
  */
 import type { Permission, Principal } from '../../iam/index.js';
-import { authorize, type Caller } from '../s3/access.js';
+import { authorize, type AccessContext, type Caller } from '../s3/access.js';
 import type { S3Context } from '../s3/context.js';
 import type { AdminContext, AdminRequest, AdminRoute, RouteAccess } from './context.js';
 import type { RouteSchema } from './route-schema.js';
@@ -17,7 +17,7 @@ export async function permissionsFor(access: RouteAccess, context: AdminContext,
 }
 
 /** Throws AccessDenied unless the caller holds every action the call needs; returns them (root needs none). */
-export async function requireRouteAccess(access: RouteAccess, context: AdminContext, request: AdminRequest, caller: Caller, objects: Pick<S3Context, 'objects'>): Promise<Permission[]> {
+export async function requireRouteAccess(access: RouteAccess, context: AdminContext, request: AdminRequest, caller: Caller, objects: AccessContext): Promise<Permission[]> {
   if (caller.principal?.kind === 'root') return access.actions.map((action) => ({ action }));
   const needed = await permissionsFor(access, context, request, caller.principal!);
   await authorize(objects, caller, needed);

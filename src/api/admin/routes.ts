@@ -4,7 +4,7 @@
  * plugin registers each as its own fastify route, which validates and serialises with them, and the
  * OpenAPI document and docs/admin-reference.md are generated from them.
  */
-import { admin } from '../../iam/admin-actions.js';
+import { adminAction as admin } from '../../iam/index.js';
 import { SvcError } from '../../errors/index.js';
 import type { AdminContext, AdminRequest, AdminRoute } from './context.js';
 import { byIdOf, jsonBody, mutationQuery, noQuery, requiredPool, resolvePool, statusQuery } from './query.js';

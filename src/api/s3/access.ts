@@ -6,11 +6,12 @@
  * the policies; an unsigned request is anonymous and only a bucket policy can let it in. The
  * admin API and the console judge their routes with this same function.
  */
-import { SvcError } from '../../errors/index.js';
+import { isSvcError, SvcError } from '../../errors/index.js';
 import { limits } from '../../util/limits.js';
-import { decide, normaliseIp, parsePolicy, rootPrincipal, s3ResourcePrefix, userNameOf, type Permission, type Policy, type Principal } from '../../iam/index.js';
-import type { S3Endpoint, CopySource } from './router.js';
-import type { S3Context } from './context.js';
+import { decide, normaliseIp, parsePolicy, policiesMentionKey, rootPrincipal, s3ResourcePrefix, userNameOf, type Permission, type Policy, type Principal, type RequestContext } from '../../iam/index.js';
+import { parseCopySource, type S3Endpoint, type CopySource } from './router.js';
+import { headerValue, type S3Context } from './context.js';
+import { decodeTags, tagsMetadataKey } from './handlers/tagging.js';
 import type { AuthResult } from './auth/sigv4.js';
 
 export type { Permission } from '../../iam/index.js';
@@ -22,11 +23,20 @@ export interface AccessPolicies {
   principalOf(accessKey: string, sessionToken?: string): Principal | undefined;
 }
 
+/** What the access check reads: bucket policies and object tags, and the time. */
+export type AccessContext = Pick<S3Context, 'objects' | 'nowMs'>;
+
 export interface Caller {
   /** undefined: anonymous (unsigned). */
   principal: Principal | undefined;
   sourceIp: string;
   query: URLSearchParams;
+  /** The request's headers (the `s3:x-amz-*` keys, `x-amz-tagging`, user agent, referer); absent: those keys are absent. */
+  headers?: Record<string, string | string[] | undefined>;
+  /** Whether the request came over TLS (`aws:SecureTransport`); absent: false. */
+  secureTransport?: boolean;
+  /** A browser form upload (POST object), signed by its POST policy (`s3:authType` POST). */
+  formUpload?: boolean;
 }
 
 /** The principal of a request whose signature checked out (root, or what the IAM store says); AccessDenied when none. */
@@ -134,7 +144,7 @@ export function resourceOf(permission: Permission): string {
 }
 
 /** Throws AccessDenied unless the caller holds every permission. */
-export async function authorize(context: Pick<S3Context, 'objects'>, caller: Caller, permissions: Permission[]): Promise<void> {
+export async function authorize(context: AccessContext, caller: Caller, permissions: Permission[]): Promise<void> {
   const principal = caller.principal;
   if (principal?.kind === 'root') return;
   if (principal === undefined && permissions.length === 0) deny(caller, undefined);
@@ -144,14 +154,14 @@ export async function authorize(context: Pick<S3Context, 'objects'>, caller: Cal
       action: permission.action,
       resource: resourceOf(permission),
       ...(principal === undefined ? {} : { principal: principal.accessKey }),
-      context: conditionContext(caller),
+      context: await conditionContext(context, caller, permission, policiesInPlay(principal, bucketPolicy)),
     });
     if (decision !== 'Allow') deny(caller, permission);
   }
 }
 
 /** Whether the caller holds every permission (authorize's answer without the error). */
-export async function holds(context: Pick<S3Context, 'objects'>, caller: Caller, permissions: Permission[]): Promise<boolean> {
+export async function holds(context: AccessContext, caller: Caller, permissions: Permission[]): Promise<boolean> {
   try {
     await authorize(context, caller, permissions);
     return true;
@@ -161,18 +171,81 @@ export async function holds(context: Pick<S3Context, 'objects'>, caller: Caller,
   }
 }
 
-function conditionContext(caller: Caller): Record<string, string | undefined> {
+/** Every policy that may judge the request: the principal's grants and limits, the bucket's policy. */
+function policiesInPlay(principal: Principal | undefined, bucketPolicy: Policy | undefined): Policy[] {
+  return [...(principal?.grants ?? []), ...(principal?.limits ?? []), ...(bucketPolicy ? [bucketPolicy] : [])];
+}
+
+const principalTypes: Record<Principal['kind'], string> = { root: 'Account', user: 'User', serviceAccount: 'User', session: 'AssumedRole', sso: 'FederatedUser' };
+
+/** The condition keys of one permission of a request (src/iam/condition-keys.ts names them all). */
+async function conditionContext(context: AccessContext, caller: Caller, permission: Permission, policies: readonly Policy[]): Promise<RequestContext> {
   const param = (name: string): string | undefined => caller.query.get(name) ?? undefined;
-  const user = caller.principal === undefined ? undefined : userNameOf(caller.principal);
+  const header = (name: string): string | undefined => (caller.headers === undefined ? undefined : headerValue(caller.headers, name));
+  const nowMs = context.nowMs();
+  const principal = caller.principal;
+  const user = principal === undefined ? undefined : userNameOf(principal);
+  // Signature keys belong to S3 requests (which carry their headers), not to console calls.
+  const signed = principal !== undefined && caller.headers !== undefined;
   return {
     'aws:SourceIp': normaliseIp(caller.sourceIp),
-    'aws:SecureTransport': 'false',
+    'aws:SecureTransport': String(caller.secureTransport ?? false),
+    'aws:CurrentTime': new Date(nowMs).toISOString(),
+    'aws:EpochTime': String(Math.floor(nowMs / 1000)),
     'aws:username': user,
     'aws:userid': user,
+    'aws:PrincipalType': principal === undefined ? 'Anonymous' : principalTypes[principal.kind],
+    'aws:UserAgent': header('user-agent'),
+    'aws:Referer': header('referer'),
     's3:prefix': param('prefix'),
     's3:delimiter': param('delimiter'),
     's3:max-keys': param('max-keys'),
+    's3:versionid': param('versionId'),
+    's3:x-amz-acl': header('x-amz-acl'),
+    's3:x-amz-storage-class': header('x-amz-storage-class'),
+    's3:x-amz-server-side-encryption': header('x-amz-server-side-encryption'),
+    's3:object-lock-mode': header('x-amz-object-lock-mode'),
+    's3:object-lock-retain-until-date': header('x-amz-object-lock-retain-until-date'),
+    's3:object-lock-legal-hold': header('x-amz-object-lock-legal-hold'),
+    's3:signatureversion': !signed ? undefined : /^AWS /.test(header('authorization') ?? '') || caller.query.has('AWSAccessKeyId') ? 'AWS' : 'AWS4-HMAC-SHA256',
+    's3:authType': !signed ? undefined : caller.formUpload ? 'POST' : header('authorization') !== undefined ? 'REST-HEADER' : 'REST-QUERY-STRING',
+    ...Object.fromEntries(Object.entries(principal?.claims ?? {}).map(([claim, value]) => [`jwt:${claim}`, value])),
+    ...(permission.action === 's3:PutObject' ? requestTagKeys(header('x-amz-tagging')) : {}),
+    ...(await existingTagKeys(context, caller, permission, policies)),
   };
+}
+
+/** `s3:RequestObjectTag/<key>` and `s3:RequestObjectTagKeys` from the `x-amz-tagging` header of a PUT, copy or multipart create. */
+function requestTagKeys(tagging: string | undefined): Record<string, string | string[]> {
+  if (tagging === undefined) return {};
+  const tags = [...new URLSearchParams(tagging)];
+  return { ...Object.fromEntries(tags.map(([key, value]) => [`s3:RequestObjectTag/${key}`, value])), 's3:RequestObjectTagKeys': tags.map(([key]) => key) };
+}
+
+/** The object actions AWS judges by `s3:ExistingObjectTag/<key>` (a write that replaces or deletes the object is not one). */
+const existingTagActions = new Set([
+  'GetObject', 'GetObjectVersion', 'GetObjectAcl', 'GetObjectVersionAcl', 'GetObjectTagging', 'GetObjectVersionTagging', 'GetObjectAttributes',
+  'GetObjectVersionAttributes', 'GetObjectTorrent', 'GetObjectVersionTorrent', 'GetObjectRetention', 'GetObjectLegalHold', 'PutObjectAcl',
+  'PutObjectVersionAcl', 'PutObjectTagging', 'PutObjectVersionTagging', 'DeleteObjectTagging', 'DeleteObjectVersionTagging',
+  'PutObjectRetention', 'PutObjectLegalHold',
+].map((name) => `s3:${name}`));
+
+const objectAbsent = ['NoSuchBucket', 'NoSuchKey', 'NoSuchVersion', 'MethodNotAllowed'] as const;
+
+/** `s3:ExistingObjectTag/<key>`: the object's tags, read only when a policy in play names such a key; none when there is no such object. */
+async function existingTagKeys(context: AccessContext, caller: Caller, permission: Permission, policies: readonly Policy[]): Promise<Record<string, string>> {
+  if (permission.bucket === undefined || permission.key === undefined || !existingTagActions.has(permission.action)) return {};
+  if (!policiesMentionKey(policies, 's3:ExistingObjectTag/')) return {};
+  const copySource = caller.headers === undefined ? undefined : headerValue(caller.headers, 'x-amz-copy-source');
+  const source = copySource === undefined ? undefined : parseCopySource(copySource);
+  const isSource = source !== undefined && source.bucket === permission.bucket && source.key === permission.key;
+  const versionId = isSource ? source.versionId : caller.query.get('versionId') ?? undefined;
+  const info = await context.objects.headObject(permission.bucket, permission.key, versionId).catch((error: unknown) => {
+    if (objectAbsent.some((code) => isSvcError(error, code))) return undefined;
+    throw error;
+  });
+  const tags = decodeTags(info?.systemMetadata[tagsMetadataKey]);
+  return Object.fromEntries(tags.map(([key, value]) => [`s3:ExistingObjectTag/${key}`, value]));
 }
 
 function deny(caller: Caller, permission: Permission | undefined): never {
@@ -187,7 +260,7 @@ const principalLabels: Record<Principal['kind'], string> = { root: 'root', user:
 /** Parsed bucket policies by bucket and text (they were validated when stored). */
 const parsedPolicies = new Map<string, Policy>();
 
-async function bucketPolicyOf(context: Pick<S3Context, 'objects'>, bucket: string): Promise<Policy | undefined> {
+async function bucketPolicyOf(context: AccessContext, bucket: string): Promise<Policy | undefined> {
   const record = await context.objects.bucketRecord(bucket).catch(() => undefined);
   const text = record?.policy;
   if (text === undefined) return undefined;

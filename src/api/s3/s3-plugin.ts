@@ -109,7 +109,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
         if (!options.access) return;
         const principal = principalOf(options.access, accessKeyId, sessionToken);
         setAuditFacts(request, { principal: auditPrincipalOf(principal), resource: `${bucket}/${key}` });
-        await authorize(options.context, { principal, sourceIp: request.ip, query }, [{ action: 's3:PutObject', bucket, key }]);
+        await authorize(options.context, { principal, sourceIp: request.ip, query, headers: request.headers, secureTransport: request.protocol === 'https', formUpload: true }, [{ action: 's3:PutObject', bucket, key }]);
       };
       await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPut), false);
       return;
@@ -119,7 +119,8 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
     guardRequest(endpoint, request.headers, auth.accessKeyId);
     const access = options.access;
-    const caller: Caller = { principal: anonymous || !access ? undefined : principalOf(access, auth.accessKeyId, auth.sessionToken), sourceIp: request.ip, query };
+    const principal = anonymous || !access ? undefined : principalOf(access, auth.accessKeyId, auth.sessionToken);
+    const caller: Caller = { principal, sourceIp: request.ip, query, headers: request.headers, secureTransport: request.protocol === 'https' };
     const needed = permissionsOf(endpoint, query);
     setAuditFacts(request, { ...s3EndpointFacts(endpoint, needed), ...(caller.principal ? { principal: auditPrincipalOf(caller.principal) } : {}) });
     if (access && needed !== 'per-key') await authorize(options.context, caller, needed);
