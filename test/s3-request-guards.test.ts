@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 
@@ -190,6 +191,31 @@ describe('headers outside the signature', () => {
     const sdkStreamed = await s3.send(new GetObjectCommand({ Bucket: 'target', Key: 'sdk-streamed' }));
     expect([await sdkStreamed.Body!.transformToString(), sdkStreamed.Metadata]).toEqual(['sdk stream', { via: 'sdk' }]);
     await expectStoredUnchanged();
+  });
+});
+
+describe('one authentication mechanism per request', () => {
+  it('a presigned PUT or GET sent with an Authorization header as well is refused InvalidArgument, and stores nothing', async () => {
+    const putUrl = await getSignedUrl(s3, new PutObjectCommand({ Bucket: 'target', Key: 'both-ways' }), { expiresIn: 300 });
+    const getUrl = await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'target', Key: 'kept' }), { expiresIn: 300 });
+    // A header signature that would pass on its own, and one that is plainly not a signature.
+    const headerSigned = await signer.sign({ method: 'PUT', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: '/target/both-ways', query: {}, headers: { host: url.host, ...unsignedPayload } });
+    for (const authorization of [String((headerSigned.headers as Headers).authorization), 'Bearer token']) {
+      const put = await fetch(putUrl, { method: 'PUT', body: 'sneaked in', headers: { authorization } });
+      const putText = await put.text();
+      expect(put.status, putText).toBe(400);
+      expect(putText).toContain('<Code>InvalidArgument</Code>');
+      expect(put.headers.get('x-amz-request-id')).toMatch(/^[0-9A-F]+$/);
+      await expect(s3.send(new HeadObjectCommand({ Bucket: 'target', Key: 'both-ways' }))).rejects.toMatchObject({ name: 'NotFound' });
+      const get = await fetch(getUrl, { headers: { authorization } });
+      const getText = await get.text();
+      expect(get.status, getText).toBe(400);
+      expect(getText).toContain('<Code>InvalidArgument</Code>');
+      expect(getText).not.toContain('original bytes');
+    }
+    await expectStoredUnchanged();
+    // Each URL alone is honoured: the refusal was the pair's.
+    expect((await fetch(getUrl)).status).toBe(200);
   });
 });
 

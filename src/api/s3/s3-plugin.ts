@@ -6,7 +6,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
-import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
+import { refuseTwoAuthMechanisms, verifyRequest, type CredentialStore } from './auth/sigv4.js';
 import { decodeAwsChunked } from './auth/chunked.js';
 import { addressOf, routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
@@ -92,13 +92,14 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
   reply.header('server', 'svc');
   const requestBody = new RequestBody(request.raw, options.bodyIdleTimeoutMs ?? limits.requestBodyIdleTimeoutMsDefault);
   try {
+    const query = new URLSearchParams(rawQuery);
+    refuseTwoAuthMechanisms(request.headers, query);
     const { bucket, key } = addressOf({ rawPath, host: request.headers.host }, options.virtualHostSuffixes ?? []);
     if (request.method === 'OPTIONS') {
       await send(reply, await bucketCors.preflight(options.context, request.headers, bucket), false);
       return;
     }
     reply.headers(await corsAnswerHeaders(options.context, request, bucket));
-    const query = new URLSearchParams(rawQuery);
     if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
       // Signed by its POST policy, not by an Authorization header.
       const mayPut = async (accessKeyId: string, key: string): Promise<void> => {
