@@ -373,6 +373,31 @@ describe('the work', () => {
     expect(listed.body.objects.map((object: { key: string }) => object.key)).toEqual(['dir/big.bin']);
   });
 
+  it('serves stored bytes sandboxed, never sniffed and as an attachment: an HTML object\'s script cannot act as the console', async () => {
+    const html = '<!doctype html><script>fetch("/svc/console/api/users", { method: "POST" })</script><p>hi</p>';
+    const put = await session.call('PUT', 'buckets/kept/objects?key=page.html&contentType=text%2Fhtml', { raw: html, headers: { 'content-type': 'application/octet-stream' } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const versionId = String(put.body.versionId);
+    try {
+      for (const query of ['key=page.html', `key=page.html&versionId=${encodeURIComponent(versionId)}`]) {
+        const download = await fetch(`${running.consoleUrl}/svc/console/api/buckets/kept/download?${query}`, { headers: { cookie: session.cookie } });
+        expect(download.status).toBe(200);
+        expect(await download.text()).toBe(html);
+        const policy = (download.headers.get('content-security-policy') ?? '').split(';').map((directive) => directive.trim());
+        expect(policy).toContain('sandbox');
+        expect(policy).toContain("default-src 'none'");
+        expect(policy.some((directive) => directive.startsWith('script-src'))).toBe(false);
+        expect(download.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(download.headers.get('content-disposition')).toMatch(/^attachment; filename="page\.html"/);
+      }
+    } finally {
+      expect((await session.call('POST', 'buckets/kept/delete', { body: { objects: [{ key: 'page.html', versionId }] } })).status).toBe(200);
+    }
+    // The console's own pages keep their policy (scripts from the console itself, no sandbox).
+    const page = await fetch(`${running.consoleUrl}/svc/console/`);
+    expect(page.headers.get('content-security-policy')).not.toContain('sandbox');
+  });
+
   it('pages through keys and folders, and shows delete markers only when asked', async () => {
     await session.call('POST', 'buckets', { body: { name: 'many' } });
     for (let index = 0; index < 25; index += 1) await s3.send(new PutObjectCommand({ Bucket: 'many', Key: `k${String(index).padStart(2, '0')}`, Body: 'x' }));

@@ -36,6 +36,13 @@ const apiPrefix = '/svc/console/api';
 /** No inline script or style, nothing from elsewhere, no framing. */
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
+/**
+ * Object bytes users stored, served from the console's origin (routes with `config.userContent`):
+ * a sandbox (no script, an opaque origin, so an HTML object cannot act as the console) and
+ * nothing loaded from anywhere.
+ */
+const userContentPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'";
+
 /** A session seen again after this long gets a fresh cookie (its idle expiry moves on). */
 const refreshAfterMs = 60_000;
 
@@ -50,7 +57,7 @@ export interface ConsolePluginOptions {
 export async function consolePlugin(app: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
   app.addHook('onRequest', async (request) => setRequestBody(request, new RequestBody(request.raw, options.bodyIdleTimeoutMs)));
   app.addHook('onSend', async (request, reply, payload) => {
-    setSecurityHeaders(reply);
+    setSecurityHeaders(reply, (request.routeOptions.config as { userContent?: boolean } | undefined)?.userContent === true);
     // An answer given before its body ended (a refusal, a route that reads none): the rest is
     // drained, bounded, or the connection closes, so no client holds it by trickling a body.
     if (await settleUnreadBody(requestBody(request), request.raw)) reply.header('connection', 'close');
@@ -63,8 +70,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsolePlugin
   await app.register(apiPlugin, { ...options, prefix: apiPrefix });
 }
 
-function setSecurityHeaders(reply: FastifyReply): void {
-  reply.header('content-security-policy', contentSecurityPolicy);
+function setSecurityHeaders(reply: FastifyReply, userContent = false): void {
+  reply.header('content-security-policy', userContent ? userContentPolicy : contentSecurityPolicy);
   reply.header('x-frame-options', 'DENY');
   reply.header('x-content-type-options', 'nosniff');
   reply.header('referrer-policy', 'no-referrer');

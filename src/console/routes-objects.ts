@@ -40,7 +40,8 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const shown = (await access.allows([{ action: 's3:ListBucketVersions', bucket }], { prefix: key })) ? versions : versions.filter((version) => version.isLatest);
     return { bucket, key, versioning: (await objects.requireBucket(bucket)).versioning, versions: shown.map(describe) };
   });
-  app.get('/buckets/:bucket/download', { schema: objectSchemas.download }, async (request, reply) => {
+  // Stored bytes from the console's origin: sandboxed and never sniffed (console-plugin.ts), always an attachment.
+  app.get('/buckets/:bucket/download', { schema: objectSchemas.download, config: { userContent: true } }, async (request, reply) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const key = requiredKey(query.key);
