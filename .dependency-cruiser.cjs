@@ -7,10 +7,11 @@
 const layer = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`);
 const below = {
   'api': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util', 'api'],
-  // The console runs the admin API's own routes in-process (the same validation and errors), and
-  // judges a session's permissions with the S3 API's own access check (api/s3/access.ts); its
+  // The console runs the admin API's own routes in-process (the same validation and errors),
+  // judges a session's permissions with the S3 API's own access check (api/s3/access.ts), reads
+  // request bodies as the S3 API does (api/s3/request-body.ts: the idle timeout, the drain); its
   // requests feed the audit log through api/audit-facts.ts and carry ids from api/request-line.ts.
-  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin', 'api/s3/access.ts', 'api/audit-facts.ts', 'api/request-line.ts'],
+  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin', 'api/s3/access.ts', 'api/s3/request-body.ts', 'api/audit-facts.ts', 'api/request-line.ts'],
   'ops': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'cluster': ['iam', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'object': ['iam', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],

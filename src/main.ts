@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Drive } from './drive/index.js';
 import { LocalNamespaceLocker, mainThreadCoding, WorkerCoding, type BlockCoding, type NamespaceLocker } from './object/index.js';
@@ -29,8 +30,9 @@ import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
 import { rpcKeyFor } from './util/rpc-token.js';
 import { SvcError } from './errors/index.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
-import { s3ClientErrorHandler, s3Plugin } from './api/s3/s3-plugin.js';
-import { adminPlugin } from './api/admin/admin-plugin.js';
+import { answerS3FrameworkError, s3ClientErrorHandler, s3Plugin } from './api/s3/s3-plugin.js';
+import { adminPlugin, adminPrefix, answerAdminFrameworkError } from './api/admin/admin-plugin.js';
+import { clientErrorHandler, frameworkErrorOf } from './api/listener-errors.js';
 import { schemaValidatorOptions } from './api/admin/route-schema.js';
 import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
 import { startAdminServices, type AdminServices } from './admin-services.js';
@@ -38,7 +40,7 @@ import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/healt
 import { systemClock, systemTimers } from './util/clock.js';
 import { AuditLog } from './ops/audit.js';
 import { installAudit } from './api/audit-facts.js';
-import { consolePlugin } from './console/console-plugin.js';
+import { answerConsoleFrameworkError, consoleClientErrorBody, consolePlugin } from './console/console-plugin.js';
 import { loadConsoleAssets } from './console/assets.js';
 import { SessionSealer } from './console/session.js';
 import { OpenIdSignIn } from './console/openid.js';
@@ -103,7 +105,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
   const reservedPrefixes = ['/health', '/svc/'];
-  const s3 = await listen(config.address, config.requestTimeouts, async (app) => {
+  const s3 = await listen(config.address, config.requestTimeouts, s3ListenerAnswers(config.requestTimeouts), async (app) => {
     installAudit(app, audit, 's3');
     installS3RequestMetrics(app, { metrics: observability.metrics, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log });
     await app.register(healthPlugin, { state });
@@ -143,7 +145,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   warnAboutRedundancy(config, started.storageClass, log);
   log.info({ deploymentId: started.deploymentId, coding: coding.name, layout: describeLayout(config.layout, config.layout.pools.map((pool) => ({ standard: started.storageClass.standardParity(pool.index), rrs: started.storageClass.rrsParity(pool.index) }))) }, 'storage ready');
   const consoleApp = config.consoleEnabled
-    ? await listen(config.consoleAddress, config.requestTimeouts, async (app) => {
+    ? await listen(config.consoleAddress, config.requestTimeouts, consoleListenerAnswers, async (app) => {
         installAudit(app, audit, 'console');
         await app.register(consoleHealthPlugin, { state });
         await app.register(consolePlugin, consoleOptions(config, env, { storage: started, admin: () => admin!, audit }, log));
@@ -175,7 +177,7 @@ export async function startServer(args: string[], env: Record<string, string | u
 
 /**
  * The HTTP server under a listener, with the header and whole-request timeouts (a client past
- * either gets 400 RequestTimeout from `s3ClientErrorHandler` and the connection closes); the body
+ * either gets 400 RequestTimeout from the listener's client error handler and the connection closes); the body
  * idle timeout is the S3 plugin's, which knows when it is waiting for the client.
  */
 function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number, handler: RequestListener): Server {
@@ -219,6 +221,7 @@ function consoleOptions(config: ServerConfig, env: Record<string, string | undef
     },
     assets,
     trustedProxies: config.consoleTrustedProxies,
+    bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs,
   };
 }
 
@@ -350,7 +353,27 @@ async function openDrive(
   return wrapped;
 }
 
-async function listen(address: { host: string; port: number }, timeouts: RequestTimeouts, register: (app: FastifyInstance) => Promise<unknown>): Promise<FastifyInstance> {
+/** How a listener answers what no route of it sees, in its API's error shape (src/api/listener-errors.ts). */
+interface ListenerAnswers {
+  clientError: (error: Error & { code?: string }, socket: Duplex) => void;
+  frameworkError: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+}
+
+/** The S3 listener: admin JSON under the admin prefix, S3 XML elsewhere. */
+function s3ListenerAnswers(timeouts: RequestTimeouts): ListenerAnswers {
+  return {
+    clientError: s3ClientErrorHandler,
+    frameworkError: (error, request, reply) =>
+      (request.raw.url ?? '').startsWith(adminPrefix) ? answerAdminFrameworkError(frameworkErrorOf(error), request, reply) : answerS3FrameworkError(error, request, reply, timeouts.bodyIdleMs),
+  };
+}
+
+const consoleListenerAnswers: ListenerAnswers = {
+  clientError: clientErrorHandler(consoleClientErrorBody),
+  frameworkError: (error, request, reply) => answerConsoleFrameworkError(frameworkErrorOf(error), request, reply),
+};
+
+async function listen(address: { host: string; port: number }, timeouts: RequestTimeouts, answers: ListenerAnswers, register: (app: FastifyInstance) => Promise<unknown>): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
     exposeHeadRoutes: false,
@@ -360,7 +383,8 @@ async function listen(address: { host: string; port: number }, timeouts: Request
     ajv: { customOptions: { ...schemaValidatorOptions } },
     forceCloseConnections: false,
     return503OnClosing: true,
-    clientErrorHandler: s3ClientErrorHandler,
+    clientErrorHandler: answers.clientError,
+    frameworkErrors: (error, request, reply) => void answers.frameworkError(error, request, reply),
     serverFactory: (handler, options) => createHttpServer(timeouts, Number(options.keepAliveTimeout), handler),
   });
   await register(app);

@@ -41,7 +41,7 @@ async function registeredRoutes(): Promise<{ routes: RouteOptions[]; consoleDocu
   app.addHook('onRoute', (route) => void routes.push(route));
   await app.register(adminPlugin, { context: () => ({}) as never, credentials: { secretFor: () => undefined }, access: { rootAccessKey: 'root', principalOf: () => undefined }, objects: {} as never });
   const context = { nowMs: () => 0, logger: { info() {}, warn() {} } } as unknown as ConsoleContext;
-  await app.register(consolePlugin, { context, assets: {} as ConsoleAssets, trustedProxies: [] });
+  await app.register(consolePlugin, { context, assets: {} as ConsoleAssets, trustedProxies: [], bodyIdleTimeoutMs: 0 });
   await app.ready();
   const consoleDocument = (await app.inject({ method: 'GET', url: '/svc/console/api/openapi.json' })).json() as Json;
   await app.close();

@@ -167,7 +167,7 @@ async function consoleRoutes(): Promise<{ method: string; url: string; access: C
     if (access && route.url.startsWith('/svc/console/api/')) for (const method of [route.method].flat()) found.push({ method, url: route.url.slice('/svc/console/api/'.length), access });
   });
   const context = { nowMs: () => 0, logger: { info() {}, warn() {} } } as unknown as ConsoleContext;
-  await app.register(consolePlugin, { context, assets: {} as ConsoleAssets, trustedProxies: [] });
+  await app.register(consolePlugin, { context, assets: {} as ConsoleAssets, trustedProxies: [], bodyIdleTimeoutMs: 0 });
   await app.ready();
   await app.close();
   return found;

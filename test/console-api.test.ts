@@ -26,7 +26,8 @@ const keptPolicy = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Actio
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-console-api-'));
-  running = await startConsoleServer([join(root, 'd{1...4}')]);
+  // Loopback named as a trusted proxy: the tests below that send X-Forwarded-* act as the proxy.
+  running = await startConsoleServer([join(root, 'd{1...4}')], { SVC_CONSOLE_TRUSTED_PROXIES: '127.0.0.1' });
   s3 = s3ClientFor(running.server.url);
   await s3.send(new CreateBucketCommand({ Bucket: 'kept' }));
   await s3.send(new PutObjectCommand({ Bucket: 'kept', Key: 'k', Body: objectBody }));
@@ -187,6 +188,43 @@ describe('sign-in', () => {
   });
 });
 
+describe('forwarded headers with the default configuration (no trusted proxy)', () => {
+  let plain: ConsoleServer;
+  beforeAll(async () => {
+    plain = await startConsoleServer([join(root, 'plain{1...4}')], { SVC_DRIVE_BACKEND: 'memfs' });
+    await s3ClientFor(plain.server.url).send(new CreateBucketCommand({ Bucket: 'shared' }));
+    await s3ClientFor(plain.server.url).send(new PutObjectCommand({ Bucket: 'shared', Key: 'page.html', Body: 'hello' }));
+  }, 60_000);
+  afterAll(async () => {
+    await plain?.server.kill();
+  });
+
+  it('are ignored from loopback: X-Forwarded-Host does not choose a share link\'s host, X-Forwarded-Proto does not make the cookie Secure', async () => {
+    const spoofed = { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.50' };
+    const signedIn = await consoleCall(plain.consoleUrl, 'POST', 'session', { body: { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey }, headers: spoofed });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.headers.getSetCookie()[0]).not.toContain('Secure');
+    const cookie = signedIn.headers.getSetCookie()[0]!.split(';')[0]!;
+    const share = await consoleCall(plain.consoleUrl, 'POST', 'buckets/shared/share', { body: { key: 'page.html', expiresSeconds: 300 }, headers: spoofed, cookie, csrfToken: String(signedIn.body.csrfToken) });
+    expect(share.status, JSON.stringify(share.body)).toBe(200);
+    expect(new URL(share.body.url).host).toBe(`127.0.0.1:${plain.server.port}`);
+    expect((await fetch(share.body.url)).status).toBe(200);
+  });
+
+  it('cannot step around the sign-in throttle: ten failures, each with another X-Forwarded-For, lock loopback out', async () => {
+    const statuses: number[] = [];
+    for (let index = 0; index < 10; index += 1) {
+      const attempt = await consoleCall(plain.consoleUrl, 'POST', 'session', { body: { accessKey: testCredentials.accessKeyId, secretKey: 'wrong-secret' }, headers: { 'x-forwarded-for': `198.51.100.${index + 1}` } });
+      statuses.push(attempt.status);
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.at(-1)).toBe(429);
+    const right = await consoleCall(plain.consoleUrl, 'POST', 'session', { body: { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey }, headers: { 'x-forwarded-for': '192.0.2.77' } });
+    expect(right.status).toBe(429);
+    expect(plain.server.logs()).not.toContain('198.51.100.3');
+  });
+});
+
 describe('every console route', () => {
   it('refuses a call without a session (401) and changes nothing', async () => {
     for (const route of routes()) {
@@ -323,7 +361,7 @@ describe('the work', () => {
     expect(Buffer.from(await download.arrayBuffer()).equals(body)).toBe(true);
     const details = await session.call('GET', 'buckets/work/object?key=dir%2Fbig.bin');
     expect(details.body.versions[0]).toMatchObject({ storageClass: 'REDUCED_REDUNDANCY', contentType: 'application/x-test', sizeBytes: body.length });
-    // Through a (loopback, so trusted) proxy: the link goes to the host name the browser used, at the S3 port.
+    // Through a trusted proxy (loopback, named so): the link goes to the host name the browser used, at the S3 port.
     const share = await session.call('POST', 'buckets/work/share', { body: { key: 'dir/big.bin', expiresSeconds: 300 }, headers: { 'x-forwarded-host': 'console.example.test', 'x-forwarded-proto': 'http' } });
     expect(share.body.url).toMatch(new RegExp(`^http://console\\.example\\.test:${running.server.port}/work/dir/big\\.bin\\?`));
     const shared = await getWithHost(share.body.url.replace('console.example.test', '127.0.0.1'), `console.example.test:${running.server.port}`);
@@ -333,6 +371,31 @@ describe('the work', () => {
     expect(tampered.status).toBe(403);
     const listed = await session.call('GET', 'buckets/work/objects?prefix=dir%2F');
     expect(listed.body.objects.map((object: { key: string }) => object.key)).toEqual(['dir/big.bin']);
+  });
+
+  it('serves stored bytes sandboxed, never sniffed and as an attachment: an HTML object\'s script cannot act as the console', async () => {
+    const html = '<!doctype html><script>fetch("/svc/console/api/users", { method: "POST" })</script><p>hi</p>';
+    const put = await session.call('PUT', 'buckets/kept/objects?key=page.html&contentType=text%2Fhtml', { raw: html, headers: { 'content-type': 'application/octet-stream' } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const versionId = String(put.body.versionId);
+    try {
+      for (const query of ['key=page.html', `key=page.html&versionId=${encodeURIComponent(versionId)}`]) {
+        const download = await fetch(`${running.consoleUrl}/svc/console/api/buckets/kept/download?${query}`, { headers: { cookie: session.cookie } });
+        expect(download.status).toBe(200);
+        expect(await download.text()).toBe(html);
+        const policy = (download.headers.get('content-security-policy') ?? '').split(';').map((directive) => directive.trim());
+        expect(policy).toContain('sandbox');
+        expect(policy).toContain("default-src 'none'");
+        expect(policy.some((directive) => directive.startsWith('script-src'))).toBe(false);
+        expect(download.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(download.headers.get('content-disposition')).toMatch(/^attachment; filename="page\.html"/);
+      }
+    } finally {
+      expect((await session.call('POST', 'buckets/kept/delete', { body: { objects: [{ key: 'page.html', versionId }] } })).status).toBe(200);
+    }
+    // The console's own pages keep their policy (scripts from the console itself, no sandbox).
+    const page = await fetch(`${running.consoleUrl}/svc/console/`);
+    expect(page.headers.get('content-security-policy')).not.toContain('sandbox');
   });
 
   it('pages through keys and folders, and shows delete markers only when asked', async () => {

@@ -1,7 +1,8 @@
 /** Console sessions (sealed cookies, expiry, CSRF tokens) and who a request came from (trusted proxies). */
 import { describe, expect, it } from 'vitest';
 import { SessionSealer, cookieValue, sessionCookie } from '../src/console/session.js';
-import { clientOrigin, trustedProxyList } from '../src/console/client-origin.js';
+import { clientOrigin, throttleKey, trustedProxyList } from '../src/console/client-origin.js';
+import { shareBaseUrl } from '../src/console/presign.js';
 import { SignInThrottle } from '../src/console/sign-in-throttle.js';
 import { limits } from '../src/util/limits.js';
 import { readServerConfig } from '../src/cluster/server-config.js';
@@ -75,14 +76,37 @@ describe('client origin', () => {
 
   it('believes forwarded headers from a trusted proxy only', () => {
     const forwarded = { 'x-forwarded-for': '203.0.113.1, 10.0.0.5', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'console.example.com' };
-    expect(clientOrigin(facts('127.0.0.1', forwarded), trusted)).toEqual({ address: '203.0.113.1', secure: true, host: 'console.example.com', viaProxy: true });
+    expect(clientOrigin(facts('127.0.0.1', forwarded), trusted)).toEqual({ address: '203.0.113.1', peer: '127.0.0.1', secure: true, host: 'console.example.com', viaProxy: true });
     expect(clientOrigin(facts('::ffff:127.0.0.1', forwarded), trusted).address).toBe('203.0.113.1');
-    expect(clientOrigin(facts('198.51.100.2', forwarded), trusted)).toEqual({ address: '198.51.100.2', secure: false, host: 'console.local:9001', viaProxy: false });
+    expect(clientOrigin(facts('198.51.100.2', forwarded), trusted)).toEqual({ address: '198.51.100.2', peer: '198.51.100.2', secure: false, host: 'console.local:9001', viaProxy: false });
   });
 
   it('takes the nearest untrusted hop, so a client cannot pick its own address', () => {
     const spoofed = { 'x-forwarded-for': '1.2.3.4, 203.0.113.9' };
     expect(clientOrigin(facts('127.0.0.1', spoofed), trusted).address).toBe('203.0.113.9');
+  });
+
+  it('trusts nobody by default, loopback included', () => {
+    const nobody = trustedProxyList(readServerConfig(['/tmp/none{1...4}'], {}).consoleTrustedProxies);
+    const forwarded = { 'x-forwarded-for': '203.0.113.1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' };
+    for (const peer of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.5']) {
+      expect(clientOrigin(facts(peer, forwarded), nobody)).toEqual({ address: peer, peer, secure: false, host: 'console.local:9001', viaProxy: false });
+    }
+  });
+
+  it('counts sign-in failures per peer, and through a trusted proxy per forwarded client under it', () => {
+    const keyOf = (peer: string, headers: Record<string, string>) => throttleKey(clientOrigin(facts(peer, headers), trusted));
+    expect(keyOf('198.51.100.2', { 'x-forwarded-for': '1.1.1.1' })).toBe(keyOf('198.51.100.2', { 'x-forwarded-for': '2.2.2.2' }));
+    expect(keyOf('198.51.100.2', {})).toBe('198.51.100.2');
+    expect(keyOf('127.0.0.1', { 'x-forwarded-for': '203.0.113.1' })).toBe('127.0.0.1 for 203.0.113.1');
+    expect(keyOf('127.0.0.1', { 'x-forwarded-for': '203.0.113.2' })).not.toBe(keyOf('127.0.0.1', { 'x-forwarded-for': '203.0.113.1' }));
+    expect(keyOf('127.0.0.1', {})).toBe('127.0.0.1');
+  });
+
+  it('points share links at SVC_SERVER_URL whatever host a trusted proxy forwards; without it, at the forwarded host', () => {
+    const origin = clientOrigin(facts('127.0.0.1', { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' }), trusted);
+    expect(shareBaseUrl('https://s3.example.com', origin, 9000)).toBe('https://s3.example.com');
+    expect(shareBaseUrl(undefined, origin, 9000)).toBe('https://evil.example:9000');
   });
 
   it('refuses a malformed trusted-proxy entry', () => {
@@ -111,7 +135,7 @@ describe('console settings', () => {
 
   it('reads session expiry, trusted proxies and the S3 URL for share links', () => {
     const defaults = config({});
-    expect(defaults).toMatchObject({ consoleSessionIdleMs: 3_600_000, consoleSessionMaxMs: 43_200_000, consoleTrustedProxies: ['127.0.0.0/8', '::1'] });
+    expect(defaults).toMatchObject({ consoleSessionIdleMs: 3_600_000, consoleSessionMaxMs: 43_200_000, consoleTrustedProxies: [] });
     expect(defaults.serverUrl).toBeUndefined();
     const set = config({ SVC_CONSOLE_SESSION_IDLE: '30m', SVC_CONSOLE_SESSION_MAX: '1d', SVC_CONSOLE_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.1', SVC_SERVER_URL: 'https://s3.example.com/' });
     expect(set).toMatchObject({ consoleSessionIdleMs: 1_800_000, consoleSessionMaxMs: 86_400_000, consoleTrustedProxies: ['10.0.0.0/8', '192.0.2.1'], serverUrl: 'https://s3.example.com' });

@@ -71,6 +71,8 @@ describe.skipIf(skipReason !== undefined)('the reverse-proxy deployment (Caddy, 
     consolePort = await freePort(nodeHosts[0]);
     clusterArgs = [`http://127.0.0.{81...84}:${s3Port}/data`];
     nodeEnv = {
+      // Caddy reaches the nodes from a loopback address; the consoles trust nobody unless told.
+      SVC_CONSOLE_TRUSTED_PROXIES: '127.0.0.0/8',
       SVC_IDENTITY_OPENID_CONFIG_URL: idp.issuer,
       SVC_IDENTITY_OPENID_CLIENT_ID: idp.clientId,
       SVC_IDENTITY_OPENID_CLIENT_SECRET: idp.clientSecret,

@@ -101,6 +101,24 @@ describe('headers outside the signature', () => {
   });
 });
 
+describe('one authentication mechanism per request', () => {
+  it('refuses a query signature (SigV4 or SigV2) beside an Authorization header, whichever is valid', async () => {
+    const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { accessKeyId, secretAccessKey }, sha256: Sha256, uriEscapePath: false });
+    const now = new Date();
+    const presigned = await signer.presign({ method: 'GET', protocol: 'http:', hostname: 'localhost', port: 9000, path: '/b/k', query: {}, headers: { host: 'localhost:9000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } }, { signingDate: now, expiresIn: 60 });
+    const request: SignedRequest = { method: 'GET', rawPath: '/b/k', rawQuery: new URLSearchParams(presigned.query as Record<string, string>).toString(), headers: { host: 'localhost:9000' } };
+    expect(verifyRequest(request, store, now.getTime()).accessKeyId).toBe(accessKeyId);
+    const headerSigned = await signer.sign({ method: 'GET', protocol: 'http:', hostname: 'localhost', port: 9000, path: '/b/k', query: {}, headers: { host: 'localhost:9000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } }, { signingDate: now });
+    const validHeader = String((headerSigned.headers as Record<string, string>).authorization);
+    for (const authorization of [validHeader, 'AWS4-HMAC-SHA256 garbage', 'Bearer anything', '']) {
+      expect(codeOf(() => verifyRequest({ ...request, headers: { ...request.headers, authorization } }, store, now.getTime())), authorization).toBe('InvalidArgument');
+    }
+    for (const rawQuery of ['X-Amz-Credential=x', 'X-Amz-Algorithm=AWS4-HMAC-SHA256', 'AWSAccessKeyId=k&Signature=s&Expires=1', 'Signature=s']) {
+      expect(codeOf(() => verifyRequest({ ...request, rawQuery, headers: { ...request.headers, authorization: validHeader } }, store, now.getTime())), rawQuery).toBe('InvalidArgument');
+    }
+  });
+});
+
 /** Builds an aws-chunked body the way a signing client does. */
 function chunkedBody(payload: Buffer, chunkBytes: number, auth: AuthResult | undefined, trailer?: { name: string; value: string }): Buffer {
   const parts: Buffer[] = [];

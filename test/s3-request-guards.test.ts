@@ -8,13 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'node:net';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
+import { socketExchange, type Exchange, type ExchangePiece } from './helpers/raw-s3.js';
 
 const bodyIdleTimeoutMs = 1_500;
 const headersTimeoutMs = 2_000;
@@ -46,59 +47,8 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-interface Exchange {
-  status: number;
-  text: string;
-  /** The server closed the connection. */
-  closed: boolean;
-  /** The connection was reset (what the client wrote was refused): an answer may be lost to it. */
-  reset: boolean;
-  elapsedMs: number;
-}
-
-/**
- * Sends a request head and body pieces on a fresh connection, as written; resolves once the
- * response is complete and (if the server closes) the socket has closed, or at `boundMs`.
- */
-function exchange(head: string, body: Array<Buffer | string | { pauseMs: number }> = [], boundMs = 15_000): Promise<Exchange> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const socket = connect({ host: url.hostname, port: Number(url.port) });
-    let received = Buffer.alloc(0);
-    let finished = false;
-    let reset = false;
-    const finish = (closed: boolean): void => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(bound);
-      socket.destroy();
-      const text = received.toString('latin1');
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text, closed, reset, elapsedMs: Date.now() - started });
-    };
-    const bound = setTimeout(() => finish(false), boundMs);
-    socket.on('data', (data: Buffer) => {
-      received = Buffer.concat([received, data]);
-      if (responseComplete(received) && !/\r\nconnection: close\r\n/i.test(received.toString('latin1'))) finish(false);
-    });
-    socket.on('close', () => finish(true));
-    socket.on('error', (error: NodeJS.ErrnoException) => (reset ||= error.code === 'ECONNRESET' || error.code === 'EPIPE'));
-    void (async () => {
-      socket.write(head);
-      for (const piece of body) {
-        if (finished || socket.destroyed) return;
-        if (typeof piece === 'object' && 'pauseMs' in piece) await new Promise((wake) => setTimeout(wake, piece.pauseMs));
-        else if (!socket.write(piece)) await new Promise((wake) => { socket.once('drain', wake); socket.once('close', wake); });
-      }
-    })();
-  });
-}
-
-function responseComplete(bytes: Buffer): boolean {
-  const end = bytes.indexOf('\r\n\r\n');
-  if (end < 0) return false;
-  const length = /\r\ncontent-length: (\d+)/i.exec(bytes.subarray(0, end).toString('latin1'));
-  return bytes.length >= end + 4 + Number(length?.[1] ?? 0);
-}
+/** Sends a request head and body pieces on a fresh connection (helpers/raw-s3.ts). */
+const exchange = (head: string, body: ExchangePiece[] = [], boundMs = 15_000): Promise<Exchange> => socketExchange(url, head, body, boundMs);
 
 type Headers = Record<string, string>;
 
@@ -190,6 +140,31 @@ describe('headers outside the signature', () => {
     const sdkStreamed = await s3.send(new GetObjectCommand({ Bucket: 'target', Key: 'sdk-streamed' }));
     expect([await sdkStreamed.Body!.transformToString(), sdkStreamed.Metadata]).toEqual(['sdk stream', { via: 'sdk' }]);
     await expectStoredUnchanged();
+  });
+});
+
+describe('one authentication mechanism per request', () => {
+  it('a presigned PUT or GET sent with an Authorization header as well is refused InvalidArgument, and stores nothing', async () => {
+    const putUrl = await getSignedUrl(s3, new PutObjectCommand({ Bucket: 'target', Key: 'both-ways' }), { expiresIn: 300 });
+    const getUrl = await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'target', Key: 'kept' }), { expiresIn: 300 });
+    // A header signature that would pass on its own, and one that is plainly not a signature.
+    const headerSigned = await signer.sign({ method: 'PUT', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: '/target/both-ways', query: {}, headers: { host: url.host, ...unsignedPayload } });
+    for (const authorization of [String((headerSigned.headers as Headers).authorization), 'Bearer token']) {
+      const put = await fetch(putUrl, { method: 'PUT', body: 'sneaked in', headers: { authorization } });
+      const putText = await put.text();
+      expect(put.status, putText).toBe(400);
+      expect(putText).toContain('<Code>InvalidArgument</Code>');
+      expect(put.headers.get('x-amz-request-id')).toMatch(/^[0-9A-F]+$/);
+      await expect(s3.send(new HeadObjectCommand({ Bucket: 'target', Key: 'both-ways' }))).rejects.toMatchObject({ name: 'NotFound' });
+      const get = await fetch(getUrl, { headers: { authorization } });
+      const getText = await get.text();
+      expect(get.status, getText).toBe(400);
+      expect(getText).toContain('<Code>InvalidArgument</Code>');
+      expect(getText).not.toContain('original bytes');
+    }
+    await expectStoredUnchanged();
+    // Each URL alone is honoured: the refusal was the pair's.
+    expect((await fetch(getUrl)).status).toBe(200);
   });
 });
 

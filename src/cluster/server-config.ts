@@ -27,7 +27,7 @@ export interface ServerConfig {
   /** Console sessions end after this long idle (SVC_CONSOLE_SESSION_IDLE) or this long after sign-in (SVC_CONSOLE_SESSION_MAX). */
   consoleSessionIdleMs: number;
   consoleSessionMaxMs: number;
-  /** Peers whose X-Forwarded-For/-Proto/-Host the console believes (SVC_CONSOLE_TRUSTED_PROXIES; loopback by default). */
+  /** Peers whose X-Forwarded-For/-Proto/-Host the console believes (SVC_CONSOLE_TRUSTED_PROXIES; none by default: any local process could set them). */
   consoleTrustedProxies: string[];
   /** Console sign-in with OpenID Connect (SVC_IDENTITY_OPENID_*), when configured. */
   openId?: OpenIdSettings;
@@ -114,7 +114,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     consoleAddress: parseAddress('SVC_CONSOLE_ADDRESS', values.SVC_CONSOLE_ADDRESS ?? ':9001'),
     consoleEnabled: (values.SVC_CONSOLE_ENABLE ?? 'true').toLowerCase() !== 'false',
     ...consoleSessionOf(values),
-    consoleTrustedProxies: trustedProxiesOf(values.SVC_CONSOLE_TRUSTED_PROXIES ?? '127.0.0.0/8,::1'),
+    consoleTrustedProxies: trustedProxiesOf(values.SVC_CONSOLE_TRUSTED_PROXIES ?? ''),
     ...openIdOf(values),
     ...(values.SVC_SERVER_URL ? { serverUrl: serverUrlOf(values.SVC_SERVER_URL) } : {}),
     accessKey: accessKey ?? developmentAccessKey,

@@ -9,10 +9,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, type ErrorCode } from '../errors/index.js';
 import type { ConsoleContext } from './context.js';
-import { asSvcError, sendError } from './errors.js';
+import { asSvcError, errorContentType, errorJson, sendError } from './errors.js';
 import { clientOrigin, trustedProxyList } from './client-origin.js';
 import { cookieValue, sessionCookie, sessionCookieName } from './session.js';
-import { RevokedSessions, setRequestState } from './request-state.js';
+import { RevokedSessions, requestBody, setRequestBody, setRequestState } from './request-state.js';
+import { RequestBody, settleUnreadBody } from '../api/s3/request-body.js';
+import { limits } from '../util/limits.js';
 import { ConsoleAccess, sessionPrincipal } from './access.js';
 import { accessOf } from './route-access.js';
 import { sessionRoutes } from './routes-session.js';
@@ -26,6 +28,7 @@ import { userRoutes } from './routes-users.js';
 import type { ConsoleAssets } from './assets.js';
 import swagger from '@fastify/swagger';
 import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
+import { readSmallBody } from '../api/admin/admin-plugin.js';
 import { consoleOpenApiSchema } from './api-schemas.js';
 import { nextRequestId } from '../api/request-line.js';
 import { auditRoutes, setConsoleRequestFacts, setConsoleSessionFacts } from './audit.js';
@@ -36,6 +39,13 @@ const apiPrefix = '/svc/console/api';
 /** No inline script or style, nothing from elsewhere, no framing. */
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
+/**
+ * Object bytes users stored, served from the console's origin (routes with `config.userContent`):
+ * a sandbox (no script, an opaque origin, so an HTML object cannot act as the console) and
+ * nothing loaded from anywhere.
+ */
+const userContentPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'";
+
 /** A session seen again after this long gets a fresh cookie (its idle expiry moves on). */
 const refreshAfterMs = 60_000;
 
@@ -43,15 +53,17 @@ export interface ConsolePluginOptions {
   context: ConsoleContext;
   assets: ConsoleAssets;
   trustedProxies: string[];
+  /** A body that sends nothing for this long while it is read is answered RequestTimeout (0: no limit), as on the S3 listener. */
+  bodyIdleTimeoutMs: number;
 }
 
 export async function consolePlugin(app: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
-  app.addHook('onSend', async (_request, reply, payload) => {
-    reply.header('content-security-policy', contentSecurityPolicy);
-    reply.header('x-frame-options', 'DENY');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('cross-origin-opener-policy', 'same-origin');
+  app.addHook('onRequest', async (request) => setRequestBody(request, new RequestBody(request.raw, options.bodyIdleTimeoutMs)));
+  app.addHook('onSend', async (request, reply, payload) => {
+    setSecurityHeaders(reply, (request.routeOptions.config as { userContent?: boolean } | undefined)?.userContent === true);
+    // An answer given before its body ended (a refusal, a route that reads none): the rest is
+    // drained, bounded, or the connection closes, so no client holds it by trickling a body.
+    if (await settleUnreadBody(requestBody(request), request.raw)) reply.header('connection', 'close');
     return payload;
   });
   app.get('/', async (_request, reply) => reply.redirect(consolePrefix, 302));
@@ -61,13 +73,39 @@ export async function consolePlugin(app: FastifyInstance, options: ConsolePlugin
   await app.register(apiPlugin, { ...options, prefix: apiPrefix });
 }
 
+function setSecurityHeaders(reply: FastifyReply, userContent = false): void {
+  reply.header('content-security-policy', userContent ? userContentPolicy : contentSecurityPolicy);
+  reply.header('x-frame-options', 'DENY');
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('referrer-policy', 'no-referrer');
+  reply.header('cross-origin-opener-policy', 'same-origin');
+}
+
+/** The console listener's answer to a connection the HTTP parser gave up on, as a console error (the connection then closes). */
+export function consoleClientErrorBody(error: SvcError, requestId: string): { contentType: string; body: string } {
+  return { contentType: errorContentType, body: errorJson(error, '', requestId) };
+}
+
+/** A request on the console listener that fastify could not route (its path does not decode): a console error with the usual headers. */
+export async function answerConsoleFrameworkError(error: SvcError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  setSecurityHeaders(reply);
+  reply.header('cache-control', 'no-store');
+  await sendError(reply, error, (request.raw.url ?? '/').split('?')[0]!);
+}
+
 async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
   const { context } = options;
   const trusted = trustedProxyList(options.trustedProxies);
   const revoked = new RevokedSessions(context.nowMs);
   await app.register(swagger, consoleOpenApiOptions);
-  // Uploads stream their body into the object layer: only JSON is parsed here.
+  // Uploads stream their body into the object layer: only JSON is parsed here, read with the idle timeout.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', async (request: FastifyRequest) => {
+    const text = (await readSmallBody(requestBody(request), limits.consoleJsonBodyMaxBytes, 'console request bodies other than uploads')).toString('utf8');
+    return new Promise((resolve, reject) => parseJson(request, text, (error, value) => (error ? reject(error) : resolve(value))));
+  });
   app.setErrorHandler(async (error, request, reply) => {
     const known = asSvcError(error, (request.routeOptions.config as { bodyErrorCode?: ErrorCode } | undefined)?.bodyErrorCode);
     if (known.code === 'InternalError') context.logger.warn({ error: String(error), path: request.url }, 'console request failed');

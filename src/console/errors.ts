@@ -20,10 +20,14 @@ export function asSvcError(error: unknown, bodyErrorCode?: ErrorCode): SvcError 
 export async function sendError(reply: FastifyReply, error: SvcError, resource: string): Promise<void> {
   const header = reply.getHeader('x-amz-request-id');
   const requestId = typeof header === 'string' ? header : randomBytes(8).toString('hex').toUpperCase();
-  await reply
-    .code(error.httpStatus)
-    .header('content-type', 'application/json; charset=utf-8')
-    .send(JSON.stringify({ Code: error.code, Message: error.message, Resource: resource, RequestId: requestId, ...(Object.keys(error.details).length > 0 ? { Details: error.details } : {}) }));
+  await reply.code(error.httpStatus).header('content-type', errorContentType).send(errorJson(error, resource, requestId));
+}
+
+export const errorContentType = 'application/json; charset=utf-8';
+
+/** The body of a console error. */
+export function errorJson(error: SvcError, resource: string, requestId: string): string {
+  return JSON.stringify({ Code: error.code, Message: error.message, Resource: resource, RequestId: requestId, ...(Object.keys(error.details).length > 0 ? { Details: error.details } : {}) });
 }
 
 interface ValidationFailure {

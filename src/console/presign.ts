@@ -1,12 +1,17 @@
 /**
  * Share links: a presigned S3 GET (SigV4 in the query string), signed with the root credentials
- * for the S3 API's URL. That URL is SVC_SERVER_URL when set; otherwise the host name the browser
- * used for the console (X-Forwarded-Host through a trusted proxy), its scheme, and the S3
- * listener's port.
+ * for the S3 API's URL. That URL is SVC_SERVER_URL when set (no forwarded header changes it);
+ * otherwise the host name the browser used for the console (X-Forwarded-Host only through a
+ * trusted proxy), its scheme, and the S3 listener's port.
  */
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { ClientOrigin } from './client-origin.js';
+
+/** Where share links point: SVC_SERVER_URL when set, whatever host a request names; else derived from the request. */
+export function shareBaseUrl(serverUrl: string | undefined, origin: ClientOrigin, s3Port: number): string {
+  return serverUrl ?? s3BaseUrl(origin, s3Port);
+}
 
 export function s3BaseUrl(origin: ClientOrigin, s3Port: number): string {
   const hostname = new URL(`http://${origin.host}`).hostname;

@@ -1,15 +1,28 @@
 /**
- * Per-request console state set by the plugin's hook: the client origin and, on routes that need
- * it, the checked session with what it may do. Signed-out sessions are remembered here until they would expire.
+ * Per-request console state set by the plugin's hooks: the body reader, the client origin and, on
+ * routes that need it, the checked session with what it may do. Signed-out sessions are remembered here until they would expire.
  */
 import type { FastifyRequest } from 'fastify';
 import type { ClientOrigin } from './client-origin.js';
 import type { Session } from './session.js';
 import type { ConsoleAccess } from './access.js';
 import { limits } from '../util/limits.js';
+import type { RequestBody } from '../api/s3/request-body.js';
 
 const origins = new WeakMap<FastifyRequest, ClientOrigin>();
 const accesses = new WeakMap<FastifyRequest, ConsoleAccess>();
+const bodies = new WeakMap<FastifyRequest, RequestBody>();
+
+/** The request's body as routes read it: with the listener's idle timeout (set by the plugin's first hook). */
+export function requestBody(request: FastifyRequest): RequestBody {
+  const body = bodies.get(request);
+  if (!body) throw new Error('console request without a body reader: the plugin hook did not run');
+  return body;
+}
+
+export function setRequestBody(request: FastifyRequest, body: RequestBody): void {
+  bodies.set(request, body);
+}
 
 export function setRequestState(request: FastifyRequest, origin: ClientOrigin, access?: ConsoleAccess): void {
   origins.set(request, origin);

@@ -11,7 +11,7 @@ import type { ObjectInfo, ObjectLayer } from '../object/index.js';
 import { limits } from '../util/limits.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, boundedInteger, bucketParam, optionalVersionId, queryOf, requiredKey } from './input.js';
-import { presignGet, s3BaseUrl } from './presign.js';
+import { presignGet, shareBaseUrl } from './presign.js';
 import { requestAccess, requestOrigin } from './request-state.js';
 import type { Session } from './session.js';
 import { objectSchemas } from './api-schemas.js';
@@ -40,7 +40,9 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const shown = (await access.allows([{ action: 's3:ListBucketVersions', bucket }], { prefix: key })) ? versions : versions.filter((version) => version.isLatest);
     return { bucket, key, versioning: (await objects.requireBucket(bucket)).versioning, versions: shown.map(describe) };
   });
-  app.get('/buckets/:bucket/download', { schema: objectSchemas.download, config: { access: { actions: ['s3:GetObject'], on: 'object', conditional: { actions: ['s3:GetObjectVersion'], when: 'with versionId, instead of s3:GetObject' } } } }, async (request, reply) => {
+  // Stored bytes from the console's origin: sandboxed and never sniffed (console-plugin.ts), always an attachment.
+  const downloadAccess = { actions: ['s3:GetObject'], on: 'object', conditional: { actions: ['s3:GetObjectVersion'], when: 'with versionId, instead of s3:GetObject' } } as const;
+  app.get('/buckets/:bucket/download', { schema: objectSchemas.download, config: { userContent: true, access: downloadAccess } }, async (request, reply) => {
     const bucket = bucketParam(request.params);
     const query = queryOf(request);
     const key = requiredKey(query.key);
@@ -86,7 +88,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const access = requestAccess(request);
     await access.require([{ action: versionId === undefined ? 's3:GetObject' : 's3:GetObjectVersion', bucket, key }]);
     await context.objects().headObject(bucket, key, versionId);
-    const base = context.serverUrl ?? s3BaseUrl(requestOrigin(request), context.s3Port);
+    const base = shareBaseUrl(context.serverUrl, requestOrigin(request), context.s3Port);
     const nowMs = context.nowMs();
     const url = await presignGet({ base, bucket, key, ...(versionId !== undefined ? { versionId } : {}), expiresSeconds, credentials: signingCredentials(context, access.session), nowMs });
     return { url, expiresAt: new Date(nowMs + expiresSeconds * 1000).toISOString() };

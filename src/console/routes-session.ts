@@ -1,13 +1,15 @@
 /**
  * Sign-in, the session and sign-out. Sign-in takes the root credentials or an enabled user's
  * (compared in constant time); failures are logged and throttled per client address (429 with
- * Retry-After). The session's answer names the pages its policies open.
+ * Retry-After): the socket's peer, or the client a trusted proxy forwards for. The session's
+ * answer names the pages its policies open.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SvcError } from '../errors/index.js';
 import type { ConsoleContext } from './context.js';
 import { sessionCookie, type SessionIdentity } from './session.js';
 import { SignInThrottle } from './sign-in-throttle.js';
+import { throttleKey } from './client-origin.js';
 import { limits } from '../util/limits.js';
 import { requestAccess, requestOrigin, requestSession, type RevokedSessions } from './request-state.js';
 import { ConsoleAccess, sessionPrincipal } from './access.js';
@@ -20,7 +22,7 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
   app.post('/session', { schema: sessionSchemas.signIn, config: { access: { public: 'sign-in: the credentials are the request' } } }, async (request, reply) => {
     const origin = requestOrigin(request);
     const nowMs = context.nowMs();
-    const waitMs = throttle.waitMs(origin.address, nowMs);
+    const waitMs = throttle.waitMs(throttleKey(origin), nowMs);
     if (waitMs > 0) {
       reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
       throw new SvcError('TooManySignInAttempts', `too many failed sign-ins from this address: try again in ${Math.ceil(waitMs / 1000)} s`, { retryAfterSeconds: Math.ceil(waitMs / 1000) });
@@ -29,11 +31,11 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
     setSignInFacts(request, accessKey, context.credentials.accessKey);
     const identity = signInIdentity(context, accessKey, secretKey);
     if (!identity) {
-      const record = throttle.failed(origin.address, nowMs);
-      context.logger.warn({ client: origin.address, accessKey: accessKey.slice(0, 64), failures: record.failures }, 'console sign-in failed');
+      const record = throttle.failed(throttleKey(origin), nowMs);
+      context.logger.warn({ client: origin.address, peer: origin.peer, accessKey: accessKey.slice(0, 64), failures: record.failures }, 'console sign-in failed');
       throw new SvcError('ConsoleSignInFailed');
     }
-    throttle.succeeded(origin.address);
+    throttle.succeeded(throttleKey(origin));
     const session = context.sealer.issue(issueAtMs(context, identity, nowMs), identity === 'root' ? undefined : identity);
     context.logger.info({ client: origin.address, accessKey: session.accessKey, kind: session.kind }, 'console sign-in');
     return sessionAnswer(context, reply, new ConsoleAccess(context, session, sessionPrincipal(context, session), origin), nowMs);

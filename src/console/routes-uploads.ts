@@ -1,14 +1,15 @@
 /**
  * Uploads. Small files: one PUT whose body streams into the object layer's putObject. Large files:
  * a multipart upload whose parts (one PUT each) stream into uploadPart, then complete or abort.
- * No body is ever gathered in memory; a client that goes away mid-body leaves nothing committed.
+ * No body is ever gathered in memory; a client that goes away mid-body, or stops sending for the
+ * body idle timeout (RequestTimeout), leaves nothing committed.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, bucketParam, queryOf, requiredKey, storageClassOf } from './input.js';
-import { requestAccess } from './request-state.js';
+import { requestAccess, requestBody } from './request-state.js';
 import { uploadSchemas } from './api-schemas.js';
 
 export async function uploadRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
@@ -19,7 +20,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const key = requiredKey(query.key);
     const sizeBytes = contentLength(request, limits.maxPutObjectSizeBytes);
     await requestAccess(request).require([{ action: 's3:PutObject', bucket, key }]);
-    const info = await context.objects().putObject(bucket, key, request.raw, {
+    const info = await context.objects().putObject(bucket, key, requestBody(request), {
       storageClass: storageClassOf(query.storageClass),
       sizeBytes,
       ...contentTypeOf(query.contentType),
@@ -42,7 +43,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     if (!/^\d+$/.test(partText) || partNumber < 1 || partNumber > limits.maxPartNumber) throw new SvcError('InvalidArgument', `the part number must be from 1 to ${limits.maxPartNumber}`, { field: 'partNumber' });
     const sizeBytes = contentLength(request, limits.maxPartSizeBytes);
     await requestAccess(request).require([{ action: 's3:PutObject', bucket, key }]);
-    const part = await context.objects().uploadPart(bucket, key, uploadId, partNumber, request.raw, { sizeBytes });
+    const part = await context.objects().uploadPart(bucket, key, uploadId, partNumber, requestBody(request), { sizeBytes });
     return { partNumber, etag: part.etag };
   });
   app.post('/buckets/:bucket/uploads/:uploadId/complete', { schema: uploadSchemas.complete, config: { access: { actions: ['s3:PutObject'], on: 'object' } } }, async (request) => {

@@ -37,6 +37,7 @@ export const errorCatalogue = {
   InvalidPartOrder: { httpStatus: 400, message: 'The list of parts was not in ascending order.' },
   InvalidRange: { httpStatus: 416, message: 'The requested range is not satisfiable.' },
   InvalidRequest: { httpStatus: 400, message: 'Invalid Request.' },
+  InvalidURI: { httpStatus: 400, message: 'The request URI could not be parsed.' },
   InvalidStorageClass: { httpStatus: 400, message: 'The storage class you specified is not valid.' },
   KeyTooLongError: { httpStatus: 400, message: 'Your key is too long.' },
   MalformedXML: { httpStatus: 400, message: 'The XML you provided was not well-formed or did not validate against our published schema.' },

@@ -135,6 +135,8 @@ export const limits = {
   consoleClockSkewBridgedMs: 30_000,
   /** Policy names an SSO session takes from its policy claim at most (they travel in the session cookie). */
   consoleSsoPoliciesMax: 16,
+  /** Console API bodies other than uploads (JSON) are at most this long. */
+  consoleJsonBodyMaxBytes: 1 * MiB,
   /** Console object listing: entries per page at most. */
   consoleListPageMax: 1000,
   /** Console batch delete: keys per request at most. */

@@ -139,3 +139,60 @@ export function send(baseUrl: string, method: string, pathAndQuery: string, head
     outgoing.end(body.length > 0 ? body : undefined);
   });
 }
+
+export interface Exchange {
+  status: number;
+  text: string;
+  /** The server closed the connection. */
+  closed: boolean;
+  /** The connection was reset (what the client wrote was refused): an answer may be lost to it. */
+  reset: boolean;
+  elapsedMs: number;
+}
+
+/** A piece of a request body as sent: bytes, or a pause. */
+export type ExchangePiece = Buffer | string | { pauseMs: number };
+
+/**
+ * Sends a request head and body pieces on a fresh connection, as written; resolves once the
+ * response is complete and (if the server closes) the socket has closed, or at `boundMs`.
+ */
+export function socketExchange(url: URL, head: string, body: ExchangePiece[] = [], boundMs = 15_000): Promise<Exchange> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    let received = Buffer.alloc(0);
+    let finished = false;
+    let reset = false;
+    const finish = (closed: boolean): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(bound);
+      socket.destroy();
+      const text = received.toString('latin1');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text, closed, reset, elapsedMs: Date.now() - started });
+    };
+    const bound = setTimeout(() => finish(false), boundMs);
+    socket.on('data', (data: Buffer) => {
+      received = Buffer.concat([received, data]);
+      if (responseComplete(received) && !/\r\nconnection: close\r\n/i.test(received.toString('latin1'))) finish(false);
+    });
+    socket.on('close', () => finish(true));
+    socket.on('error', (error: NodeJS.ErrnoException) => (reset ||= error.code === 'ECONNRESET' || error.code === 'EPIPE'));
+    void (async () => {
+      socket.write(head);
+      for (const piece of body) {
+        if (finished || socket.destroyed) return;
+        if (typeof piece === 'object' && 'pauseMs' in piece) await new Promise((wake) => setTimeout(wake, piece.pauseMs));
+        else if (!socket.write(piece)) await new Promise((wake) => { socket.once('drain', wake); socket.once('close', wake); });
+      }
+    })();
+  });
+}
+
+function responseComplete(bytes: Buffer): boolean {
+  const end = bytes.indexOf('\r\n\r\n');
+  if (end < 0) return false;
+  const length = /\r\ncontent-length: (\d+)/i.exec(bytes.subarray(0, end).toString('latin1'));
+  return bytes.length >= end + 4 + Number(length?.[1] ?? 0);
+}

@@ -150,7 +150,7 @@ function adminRequestOf(request: FastifyRequest): AdminRequest {
 
 /** Reads the (small) body, checks its signed hash, and parses it as JSON for a route that takes one. */
 async function readBody(request: FastifyRequest, state: AdminRequestState): Promise<void> {
-  state.body = await readSmallBody(request);
+  state.body = await readSmallBody(request.raw, maxAdminBodyBytes, 'admin request bodies');
   const payload = state.payload;
   if (payload?.kind === 'sha256' && createHash('sha256').update(state.body).digest('hex') !== payload.expectedHex) throw new SvcError('XAmzContentSHA256Mismatch');
   if (payload?.kind.startsWith('streaming')) throw new SvcError('InvalidRequest', 'admin requests do not take streaming payloads');
@@ -178,7 +178,15 @@ export function pathMatches(route: Pick<AdminRoute, 'path'>, rawPath: string): b
   return new RegExp(`^${pattern}$`).test(rawPath);
 }
 
-async function sendError(options: AdminPluginOptions, request: FastifyRequest, reply: FastifyReply, error: unknown): Promise<void> {
+/** A request under the admin prefix that fastify could not route (its path does not decode): the admin JSON error, with its request id. */
+export async function answerAdminFrameworkError(error: SvcError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const state = { ...requestLine(request), body: Buffer.alloc(0) };
+  states.set(request, state);
+  reply.header('x-amz-request-id', state.requestId);
+  await sendError({}, request, reply, error);
+}
+
+async function sendError(options: Pick<AdminPluginOptions, 'logger'>, request: FastifyRequest, reply: FastifyReply, error: unknown): Promise<void> {
   const state = states.get(request) ?? { ...requestLine(request), body: Buffer.alloc(0) };
   const known = isSvcError(error) ? error : (schemaRefusal(error, configOf(request).bodyErrorCode) ?? new SvcError('InternalError', undefined, {}, { cause: error }));
   if (known.code === 'InternalError') options.logger?.warn({ requestId: state.requestId, error: String(error), message: known.message, path: state.rawPath }, 'admin request failed');
@@ -201,13 +209,14 @@ function authenticate(options: AdminPluginOptions, request: FastifyRequest, rawP
 
 const maxAdminBodyBytes = 1024 * 1024;
 
-async function readSmallBody(request: FastifyRequest): Promise<Buffer> {
-  const chunks: Buffer[] = [];
+/** A small body read whole; past `maxBytes`, EntityTooLarge naming `what` (the console reads its JSON bodies with it too). */
+export async function readSmallBody(body: AsyncIterable<Uint8Array>, maxBytes: number, what: string): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of request.raw) {
-    total += (chunk as Buffer).length;
-    if (total > maxAdminBodyBytes) throw new SvcError('EntityTooLarge', 'admin request bodies are at most 1 MiB');
-    chunks.push(chunk as Buffer);
+  for await (const chunk of body) {
+    total += chunk.length;
+    if (total > maxBytes) throw new SvcError('EntityTooLarge', `${what} are at most ${maxBytes / 1024 / 1024} MiB`);
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks);
 }

@@ -1,11 +1,12 @@
 /**
- * A request body as the S3 handlers read it: the socket's bytes with an idle timeout (a client
- * that stops sending mid-body is answered RequestTimeout instead of holding the connection), and
- * a bounded drain for answers given before the body was read to its end.
+ * A request body as the S3 handlers and the console's read it: the socket's bytes with an idle
+ * timeout (a client that stops sending mid-body is answered RequestTimeout instead of holding the
+ * connection), and a bounded drain for answers given before the body was read to its end.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { SvcError } from '../../errors/index.js';
+import { limits } from '../../util/limits.js';
 
 export interface DrainBounds {
   maxBytes: number;
@@ -114,6 +115,18 @@ export function lingerOnClose(raw: IncomingMessage, bounds: LingerBounds): void 
   };
   raw.on('readable', drop);
   drop();
+}
+
+/**
+ * Before an answer given while its request's body is still coming: what is left of the body is
+ * read and dropped (a bounded amount, so a client that sends its whole body before reading still
+ * gets the answer). Past the bounds the connection must close: true, and the close lingers
+ * (lingerOnClose) so the client is not reset under the answer.
+ */
+export async function settleUnreadBody(body: RequestBody, raw: IncomingMessage): Promise<boolean> {
+  if (body.complete || (await body.drain({ maxBytes: limits.errorBodyDrainBytes, maxMs: limits.errorBodyDrainMs }))) return false;
+  lingerOnClose(raw, { maxBytes: limits.closeLingerBytes, maxMs: limits.closeLingerMs, idleMs: limits.closeLingerIdleMs });
+  return true;
 }
 
 function timeoutError(): SvcError {

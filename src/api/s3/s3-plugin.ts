@@ -3,16 +3,16 @@
  * S3 XML bodies with AWS status codes; every response carries x-amz-request-id.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
-import { verifyRequest, type CredentialStore } from './auth/sigv4.js';
+import { refuseTwoAuthMechanisms, verifyRequest, type CredentialStore } from './auth/sigv4.js';
 import { decodeAwsChunked } from './auth/chunked.js';
 import { addressOf, routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
-import { RequestBody, lingerOnClose } from './request-body.js';
+import { RequestBody, settleUnreadBody } from './request-body.js';
 import { limits } from '../../util/limits.js';
-import { nextRequestId, requestLine } from '../request-line.js';
+import { requestLine } from '../request-line.js';
+import { clientErrorHandler, frameworkErrorOf } from '../listener-errors.js';
 import { headerValue, isChunkStream, type ChunkStream, type S3Context, type S3Request, type S3Response } from './context.js';
 import * as buckets from './handlers/buckets.js';
 import * as objects from './handlers/objects.js';
@@ -70,18 +70,17 @@ export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): 
  * whole-request timeout (400 RequestTimeout, as S3 answers a stalled client), headers too large
  * or not HTTP at all (400 InvalidRequest). In S3's XML, then the connection closes.
  */
-export function s3ClientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const message = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (socket.writable && !message?.headersSent) {
-    const known =
-      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new SvcError('RequestTimeout')
-        : new SvcError('InvalidRequest', error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.');
-    const body = errorXml(known.code, known.message, '', nextRequestId());
-    socket.write(`HTTP/1.1 ${known.httpStatus} Bad Request\r\nContent-Type: application/xml\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  }
-  socket.destroy();
+export const s3ClientErrorHandler = clientErrorHandler((error, requestId) => ({ contentType: 'application/xml', body: errorXml(error.code, error.message, '', requestId) }));
+
+/**
+ * A request fastify could not route (its path does not decode): 400 InvalidURI in S3's XML with
+ * the usual x-amz-request-id; a body it came with is drained (bounded) or the connection closes.
+ */
+export async function answerS3FrameworkError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply, bodyIdleTimeoutMs: number): Promise<void> {
+  const { requestId, rawPath } = requestLine(request);
+  reply.header('x-amz-request-id', requestId);
+  reply.header('server', 'svc');
+  await sendError({}, reply, frameworkErrorOf(error), { resource: rawPath, requestId, head: request.method === 'HEAD', body: new RequestBody(request.raw, bodyIdleTimeoutMs) });
 }
 
 const sentContentTypes = new WeakMap<object, string>();
@@ -95,13 +94,14 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
   setAuditFacts(request, s3CallerFacts(request.headers, rawQuery, options.access?.rootAccessKey));
   const requestBody = new RequestBody(request.raw, options.bodyIdleTimeoutMs ?? limits.requestBodyIdleTimeoutMsDefault);
   try {
+    const query = new URLSearchParams(rawQuery);
+    refuseTwoAuthMechanisms(request.headers, query);
     const { bucket, key } = addressOf({ rawPath, host: request.headers.host }, options.virtualHostSuffixes ?? []);
     if (request.method === 'OPTIONS') {
       await send(reply, await bucketCors.preflight(options.context, request.headers, bucket), false);
       return;
     }
     reply.headers(await corsAnswerHeaders(options.context, request, bucket));
-    const query = new URLSearchParams(rawQuery);
     if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
       // Signed by its POST policy, not by an Authorization header.
       setAuditFacts(request, { api: 'PostObject', actions: ['s3:PutObject'], resource: bucket });
@@ -268,14 +268,8 @@ interface FailedRequest {
   body: RequestBody;
 }
 
-async function sendError(options: S3PluginOptions, reply: FastifyReply, error: unknown, { resource, requestId, head, body }: FailedRequest): Promise<void> {
-  // An answer given before the body was read to its end: what is left of it is read (a bounded
-  // amount, so a client that sends its whole body before reading still gets the answer), and
-  // the connection closes unless the body ended.
-  if (!body.complete && !(await body.drain({ maxBytes: limits.errorBodyDrainBytes, maxMs: limits.errorBodyDrainMs }))) {
-    reply.header('connection', 'close');
-    lingerOnClose(reply.request.raw, { maxBytes: limits.closeLingerBytes, maxMs: limits.closeLingerMs, idleMs: limits.closeLingerIdleMs });
-  }
+async function sendError(options: Pick<S3PluginOptions, 'logger'>, reply: FastifyReply, error: unknown, { resource, requestId, head, body }: FailedRequest): Promise<void> {
+  if (await settleUnreadBody(body, reply.request.raw)) reply.header('connection', 'close');
   const known = isSvcError(error) ? error : undefined;
   if (!known) options.logger?.error({ requestId, error: String(error), stack: (error as Error)?.stack }, 'unexpected error in an S3 request');
   const code = known?.code ?? 'InternalError';

@@ -47,6 +47,7 @@ const algorithm = 'AWS4-HMAC-SHA256';
 
 export function verifyRequest(request: SignedRequest, store: CredentialStore, nowMs: number): AuthResult {
   const query = new URLSearchParams(request.rawQuery);
+  refuseTwoAuthMechanisms(request.headers, query);
   if (query.has('X-Amz-Signature')) return verifyPresigned(request, query, store, nowMs);
   const authorization = header(request, 'authorization');
   if (query.has('AWSAccessKeyId') || authorization?.startsWith('AWS ')) {
@@ -54,6 +55,21 @@ export function verifyRequest(request: SignedRequest, store: CredentialStore, no
   }
   if (!authorization) throw new SvcError('AccessDenied', 'Request is not signed (no Authorization header or presigned query).');
   return verifyHeader(request, authorization, store, nowMs);
+}
+
+/** Query parameters that make a request presigned: SigV4's, and SigV2's (refused later, but still a mechanism). */
+const presignParameters = ['X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Algorithm', 'Signature', 'AWSAccessKeyId'];
+
+/**
+ * A request carries one authentication mechanism: a signature in the query or the Authorization
+ * header, never both (S3 refuses the pair rather than choosing one). Called before anything else
+ * looks at the request, so a refused request has done nothing.
+ */
+export function refuseTwoAuthMechanisms(headers: SignedRequest['headers'], query: URLSearchParams): void {
+  if (headers.authorization === undefined) return;
+  const named = presignParameters.filter((name) => query.has(name));
+  if (named.length === 0) return;
+  throw new SvcError('InvalidArgument', `A request may be authenticated one way only: by the Authorization header or by a signature in the query string (${named.join(', ')}), not by both.`, { errorFields: { ArgumentName: 'Authorization' } });
 }
 
 function verifyHeader(request: SignedRequest, authorization: string, store: CredentialStore, nowMs: number): AuthResult {
