@@ -170,7 +170,7 @@ describe('policies from the policy claim (SVC_IDENTITY_OPENID_CLAIM_POLICY) with
     expect((await consoleCall(target.consoleUrl, 'GET', 'buckets', { cookie: signed.cookie! })).status).toBe(200);
     const create = await consoleCall(target.consoleUrl, 'POST', 'buckets', { cookie: signed.cookie!, csrfToken, body: { name: 'carols-bucket' } });
     expect(create.status).toBe(403);
-    expect(create.body.Message).toContain('No policy allows user sso:carol s3:CreateBucket');
+    expect(create.body.Message).toContain('No policy allows SSO account sso:carol s3:CreateBucket');
     expect((await consoleCall(target.consoleUrl, 'GET', 'users', { cookie: signed.cookie! })).status).toBe(403);
     expect((await consoleCall(target.consoleUrl, 'GET', 'overview', { cookie: signed.cookie! })).status).toBe(403);
   });

@@ -36,6 +36,8 @@ export interface Policy {
 
 export const conditionOperators = ['StringEquals', 'StringNotEquals', 'StringLike', 'StringNotLike', 'IpAddress', 'NotIpAddress'] as const;
 export const conditionKeys = ['s3:prefix', 's3:delimiter', 's3:max-keys', 'aws:SourceIp', 'aws:username', 'aws:userid', 'aws:SecureTransport'] as const;
+/** A web identity session's token claims are condition keys too: `jwt:<claim>` (absent for every other caller). */
+export const jwtConditionKey = /^jwt:[\w.:-]{1,64}$/;
 export const policyVersions = ['2012-10-17', '2008-10-17'];
 export const s3ResourcePrefix = 'arn:aws:s3:::';
 
@@ -121,7 +123,7 @@ function parseConditions(value: unknown, where: string): Condition[] {
     const operator = (ifExists ? operatorName.slice(0, -'IfExists'.length) : operatorName) as ConditionOperator;
     if (!conditionOperators.includes(operator)) malformed(`${where}: condition operator ${operatorName} is not one of ${conditionOperators.join(', ')} (optionally ...IfExists)`);
     for (const [key, values] of Object.entries(asObject(block, `${where}.Condition.${operatorName}`))) {
-      if (!(conditionKeys as readonly string[]).includes(key)) malformed(`${where}: condition key ${key} is not one of ${conditionKeys.join(', ')}`);
+      if (!(conditionKeys as readonly string[]).includes(key) && !jwtConditionKey.test(key)) malformed(`${where}: condition key ${key} is not one of ${conditionKeys.join(', ')} or jwt:<claim>`);
       const list = stringList(values, `${where}.Condition.${operatorName}.${key}`);
       if (operator.endsWith('IpAddress')) list.forEach((cidr) => checkCidr(cidr, where));
       conditions.push({ operator, ifExists, key, values: list });

@@ -164,7 +164,9 @@ export async function holds(context: Pick<S3Context, 'objects'>, caller: Caller,
 function conditionContext(caller: Caller): Record<string, string | undefined> {
   const param = (name: string): string | undefined => caller.query.get(name) ?? undefined;
   const user = caller.principal === undefined ? undefined : userNameOf(caller.principal);
+  const claims = Object.entries(caller.principal?.claims ?? {}).map(([name, value]) => [`jwt:${name}`, value] as const);
   return {
+    ...Object.fromEntries(claims),
     'aws:SourceIp': normaliseIp(caller.sourceIp),
     'aws:SecureTransport': 'false',
     'aws:username': user,
