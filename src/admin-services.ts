@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 import { limits } from './util/limits.js';
+import type { OffsetClock } from './util/clock.js';
 import { SvcError } from './errors/index.js';
 import { parseFaultOptions, type FaultyDrive } from '../fault-injection/faulty-drive.js';
 import { packageVersion } from './util/version.js';
@@ -56,6 +57,8 @@ export async function startAdminServices(options: {
   onPeerCall?: PeerCallObserver;
   /** The cluster-wide namespace locker (users and policies change under it). */
   locker?: NamespaceLocker;
+  /** The clock of the IAM store (session and service account expiry); the fault-control route moves it. */
+  identityClock: OffsetClock;
 }): Promise<AdminServices> {
   const { config, storage, logger } = options;
   const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash, ...(options.onPeerCall ? { onCall: options.onPeerCall } : {}) };
@@ -115,6 +118,7 @@ export async function startAdminServices(options: {
     store: new StateStore<IamDocument>({ name: 'iam.bin', magic: 'SVIA', drives: allDrives, validate: validateIamDocument }),
     root: { accessKey: config.accessKey, secretKey: config.secretKey },
     nowMs: () => Date.now(),
+    expiryNowMs: () => options.identityClock.nowMs(),
     // Answered once every reachable peer has reloaded: a disabled user is refused everywhere from then on.
     announce: async () => void (await Promise.all(peers.map((peer) => callPeer(peer, 'iam-changed', {}, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)))),
     ...(options.locker ? { lock: () => options.locker!.acquire('.svc.sys/iam.bin', 'write') } : {}),
@@ -241,7 +245,7 @@ export async function startAdminServices(options: {
     iam,
     lifecycle,
     setCounts: config.layout.pools.map((pool) => pool.setCount),
-    ...(config.faultInjection ? { faults: faultControl(options.localDrives) } : {}),
+    ...(config.faultInjection ? { faults: faultControl(options.localDrives, options.identityClock) } : {}),
     snapshot: async () => {
       const slots = await Promise.all(config.layout.pools.map((pool) => slotsOf(config, storage, options.isOwn, pool.index)));
       const pools = poolInfos(slots);
@@ -323,7 +327,7 @@ function startLifecycle(config: ServerConfig, storage: StartedStorage, isOwn: Ow
   return scanner;
 }
 
-function faultControl(drives: Map<string, Drive>): NonNullable<AdminContext['faults']> {
+function faultControl(drives: Map<string, Drive>, identityClock: OffsetClock): NonNullable<AdminContext['faults']> {
   const faulty = (path: string): FaultyDrive => {
     const drive = drives.get(path);
     if (!drive || !('setFaults' in drive)) throw new SvcError('NoSuchDrive', `no drive of this node is at '${path}'`, { drive: path });
@@ -335,6 +339,11 @@ function faultControl(drives: Map<string, Drive>): NonNullable<AdminContext['fau
       const drive = faulty(path);
       drive.setFaults(parseFaultOptions(plan));
       return { drive: path, faults: drive.faults };
+    },
+    clock: () => ({ offsetMs: identityClock.offsetMs }),
+    setClock: (offsetMs) => {
+      identityClock.offsetMs = offsetMs;
+      return { offsetMs: identityClock.offsetMs };
     },
   };
 }

@@ -37,9 +37,12 @@ import { schemaValidatorOptions } from './api/admin/route-schema.js';
 import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
 import { startAdminServices, type AdminServices } from './admin-services.js';
 import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/health.js';
-import { systemClock, systemTimers } from './util/clock.js';
+import { OffsetClock, systemClock, systemTimers } from './util/clock.js';
 import { AuditLog } from './ops/audit.js';
 import { installAudit } from './api/audit-facts.js';
+import { WebIdentityVerifier } from './ops/web-identity.js';
+import type { IamStore } from './ops/iam-store.js';
+import type { StsService } from './api/sts/sts.js';
 import { answerConsoleFrameworkError, consoleClientErrorBody, consolePlugin } from './console/console-plugin.js';
 import { loadConsoleAssets } from './console/assets.js';
 import { SessionSealer } from './console/session.js';
@@ -84,6 +87,8 @@ export async function startServer(args: string[], env: Record<string, string | u
   const isOwn = await ownEndpointTest(config.address, config.layout.pools.flatMap((pool) => pool.endpoints));
   let storage: StartedStorage | undefined;
   let admin: AdminServices | undefined;
+  // Judges session, web identity and service account expiry; tests move it (fault-injection mode only).
+  const identityClock = new OffsetClock();
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
   const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log, observability, hooks);
   const audit = await openAudit(config, isOwn, log).catch(async (error: unknown) => {
@@ -127,12 +132,16 @@ export async function startServer(args: string[], env: Record<string, string | u
       objects: context,
       logger: log,
     });
-    await app.register(s3Plugin, { context, credentials, access, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
+    const sts = stsService(config, identityClock, () => {
+      if (!admin) throw new SvcError('SlowDown', 'the server is still starting (waiting for format quorum)');
+      return admin.iam;
+    });
+    await app.register(s3Plugin, { context, credentials, access, sts, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
   });
   try {
     const localDrives = new Set<Drive>(localByPath.values());
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
-    admin = await startAdminServices({ config, storage: ready, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, onPeerCall: observability.observePeerCall, locker });
+    admin = await startAdminServices({ config, storage: ready, identityClock, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, onPeerCall: observability.observePeerCall, locker });
     storage = ready;
   } catch (error) {
     await s3.close();
@@ -196,6 +205,19 @@ function createHttpServer(timeouts: RequestTimeouts, keepAliveTimeoutMs: number,
   // 417 Expectation Failed on its own).
   server.on('checkExpectation', handler);
   return server;
+}
+
+/** STS on the S3 listener: AssumeRole through the IAM store; AssumeRoleWithWebIdentity verifies the token with the console's OpenID provider first. */
+function stsService(config: ServerConfig, identityClock: OffsetClock, iam: () => IamStore): StsService {
+  const webIdentity = config.openId ? new WebIdentityVerifier(config.openId, () => identityClock.nowMs()) : undefined;
+  return {
+    assumeRole: (caller, request) => iam().assumeRole(caller, request),
+    assumeRoleWithWebIdentity: async (token, request) => {
+      if (!webIdentity) throw new SvcError('IDPCommunicationError', 'web identities are not configured on this deployment (SVC_IDENTITY_OPENID_CONFIG_URL is not set)');
+      const identity = await webIdentity.verify(token);
+      return { ...iam().assumeRoleWithWebIdentity(identity, request), subject: identity.subject };
+    },
+  };
 }
 
 /** The web console: the same object layer and admin services as the S3 and admin APIs. */

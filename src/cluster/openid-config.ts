@@ -5,6 +5,7 @@
  * SVC_IDENTITY_OPENID_ variable may be set, so a half-done configuration is not silently ignored).
  */
 import { SvcError } from '../errors/index.js';
+import { limits } from '../util/limits.js';
 
 export interface OpenIdSettings {
   /** The provider's discovery document (`.../.well-known/openid-configuration`) or its issuer URL. */
@@ -88,4 +89,19 @@ function checkAdmission(claimName: string | undefined, claimValues: string[], cl
   if (claimName === undefined && claimValues.length > 0) throw invalid(`${prefix}CLAIM_NAME`, `is required with ${prefix}CLAIM_VALUES: the claim whose values they are`);
   if (claimName === undefined && claimPolicy === undefined) throw invalid(`${prefix}CLAIM_NAME`, `is required (or ${prefix}CLAIM_POLICY): without either every account at the provider could administer this deployment`);
   if (claimName !== undefined && claimValues.length === 0) throw invalid(`${prefix}CLAIM_VALUES`, `is required: the values of the '${claimName}' claim that may sign in, comma-separated`);
+}
+
+/** Whether an ID token's claims pass the admission claim (CLAIM_NAME holding one of CLAIM_VALUES); always, without one. */
+export function isAdmitted(settings: Pick<OpenIdSettings, 'claimName' | 'claimValues'>, claims: Record<string, unknown>): boolean {
+  if (settings.claimName === undefined) return true;
+  const held = claims[settings.claimName];
+  const values = Array.isArray(held) ? held.map(String) : held === undefined || held === null ? [] : [String(held)];
+  return values.some((value) => settings.claimValues.includes(value));
+}
+
+/** A policy claim's names: an array of names, or one string of comma-separated names. */
+export function policyNamesOf(held: unknown): string[] {
+  const items = Array.isArray(held) ? held : typeof held === 'string' ? held.split(',') : [];
+  const names = items.filter((item): item is string => typeof item === 'string').map((item) => item.trim());
+  return [...new Set(names.filter((name) => name !== '' && name.length <= 128))].slice(0, limits.consoleSsoPoliciesMax);
 }

@@ -8,7 +8,7 @@
 import * as oidc from 'openid-client';
 import { SvcError, isSvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
-import { isLoopbackHost, type OpenIdSettings } from '../cluster/openid-config.js';
+import { isAdmitted, isLoopbackHost, policyNamesOf, type OpenIdSettings } from '../cluster/openid-config.js';
 import { LoginStates } from './login-states.js';
 
 export interface OpenIdStatus {
@@ -96,10 +96,7 @@ export class OpenIdSignIn {
 
   private admit(claims: Record<string, unknown>, who: string): void {
     const { claimName, claimValues } = this.settings;
-    if (claimName === undefined) return;
-    const held = claims[claimName];
-    const values = Array.isArray(held) ? held.map(String) : held === undefined || held === null ? [] : [String(held)];
-    if (values.some((value) => claimValues.includes(value))) return;
+    if (claimName === undefined || isAdmitted(this.settings, claims)) return;
     throw new SvcError('ConsoleSsoNotAdmitted', `${who} signed in at the OpenID provider, but the '${claimName}' claim does not contain ${claimValues.map((value) => `'${value}'`).join(' or ')}, so this console does not admit the account; nothing was signed in`, { claim: claimName, user: who });
   }
 
@@ -125,13 +122,6 @@ export class OpenIdSignIn {
       this.logger.warn({ configUrl: configUrl.href, error: describe(error) }, 'console SSO unavailable: the sign-in page shows the SSO button disabled');
     }
   }
-}
-
-/** A policy claim's names: an array of names, or one string of comma-separated names. */
-export function policyNamesOf(held: unknown): string[] {
-  const items = Array.isArray(held) ? held : typeof held === 'string' ? held.split(',') : [];
-  const names = items.filter((item): item is string => typeof item === 'string').map((item) => item.trim());
-  return [...new Set(names.filter((name) => name !== '' && name.length <= 128))].slice(0, limits.consoleSsoPoliciesMax);
 }
 
 function describe(error: unknown): string {

@@ -57,6 +57,19 @@ export const errorCatalogue = {
   IncompleteBody: { httpStatus: 400, message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
   SlowDown: { httpStatus: 503, message: 'Please reduce your request rate.' },
   XAmzContentSHA256Mismatch: { httpStatus: 400, message: 'The provided x-amz-content-sha256 header does not match what was computed.' },
+  InvalidToken: { httpStatus: 400, message: 'The provided token is malformed or otherwise invalid.' },
+  ExpiredToken: { httpStatus: 400, message: 'The provided token has expired.' },
+
+  // STS (AssumeRole, AssumeRoleWithWebIdentity on the S3 listener; STS ErrorResponse XML)
+  MissingAction: { httpStatus: 400, message: 'The STS request names no Action.' },
+  InvalidAction: { httpStatus: 400, message: 'The STS action is not one this server offers (AssumeRole, AssumeRoleWithWebIdentity).' },
+  ValidationError: { httpStatus: 400, message: 'A parameter of the STS request is missing or out of range.' },
+  PackedPolicyTooLarge: { httpStatus: 400, message: 'The session policy is larger than the 2048 bytes a session may carry.' },
+  MalformedPolicyDocument: { httpStatus: 400, message: 'The session policy is not a valid policy document.' },
+  InvalidIdentityToken: { httpStatus: 400, message: 'The web identity token is not valid: not signed by the configured provider, for another audience, or malformed.' },
+  ExpiredTokenException: { httpStatus: 400, message: 'The web identity token has expired.' },
+  IDPRejectedClaim: { httpStatus: 403, message: 'The web identity token is valid, but its claims name no policy of this deployment (or the account is not admitted).' },
+  IDPCommunicationError: { httpStatus: 400, message: 'The OpenID provider could not be reached, or web identities are not configured (SVC_IDENTITY_OPENID_CONFIG_URL).' },
 
   // The specification's named errors
   ErasureReadQuorum: { httpStatus: 503, message: 'Read quorum could not be reached: fewer than K shards or metadata votes are available.' },

@@ -8,7 +8,7 @@
  */
 import { hkdfSync, randomInt } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
-import { builtInPolicies, builtInPolicyDocument, builtInPolicyNames, isBuiltInPolicy, validatePolicy, type Policy, type Principal } from '../iam/index.js';
+import { builtInPolicies, builtInPolicyDocument, builtInPolicyNames, isBuiltInPolicy, userNameOf, validatePolicy, type Policy, type Principal } from '../iam/index.js';
 import { limits } from '../util/limits.js';
 import type { StateStore } from './state-store.js';
 import { openText, sealText, SessionTokens, type SessionClaims } from './session-tokens.js';
@@ -42,6 +42,8 @@ export interface StoredServiceAccount {
   /** Refused from this instant on; undefined: no expiry. */
   expiresMs?: number;
   createdMs: number;
+  /** Temporary credentials it assumed before this instant are over (set when it is given a new secret or enabled again). */
+  sessionsFromMs?: number;
 }
 
 export interface IamDocument {
@@ -118,6 +120,36 @@ export function validateIamDocument(payload: unknown): IamDocument {
 const accessKeyPattern = /^[A-Za-z0-9\-_.=@]{3,128}$/;
 const groupNamePattern = /^[A-Za-z0-9\-_.=@+]{1,128}$/;
 
+/** What a caller asks of a new session (STS parameters, checked by the store). */
+export interface SessionRequest {
+  /** Default limits.stsDefaultDurationSeconds; outside [stsMin, stsMax]DurationSeconds: ValidationError. */
+  durationSeconds?: number;
+  /** The session policy's JSON text: PackedPolicyTooLarge above limits.maxSessionPolicyBytes, MalformedPolicyDocument when not a valid policy. */
+  policy?: string;
+}
+
+/** A web identity whose token was verified (src/ops/web-identity.ts). */
+export interface WebIdentity {
+  /** The token's `sub`: the session's user is `oidc:<sub>`. */
+  subject: string;
+  /** The policy names its policy claim holds. */
+  policies: string[];
+  /** Its string claims, for `jwt:<claim>` condition keys. */
+  claims: Record<string, string>;
+}
+
+export interface IssuedSession {
+  accessKey: string;
+  secretKey: string;
+  sessionToken: string;
+  expiresMs: number;
+  /** The user the session acts as (`oidc:<sub>` for a web identity). */
+  parent: string;
+}
+
+/** A web identity session's user name (`aws:username`): the provider's subject under this prefix, so it never names an IAM user. */
+export const webIdentityPrefix = 'oidc:';
+
 /** What a credential resolves to: the secret that signs its requests and the principal it acts as. */
 export interface ResolvedCredential {
   secret: string;
@@ -139,7 +171,10 @@ export class IamStore {
     private readonly options: {
       store: StateStore<IamDocument>;
       root: { accessKey: string; secretKey: string };
+      /** Stamps (creation, when sessions may begin from): the wall clock every node shares. */
       nowMs(): number;
+      /** What expiry is judged by (service accounts, temporary credentials); the wall clock unless a test moves it. */
+      expiryNowMs?(): number;
       /** Tells the other nodes to reload (after a save). */
       announce(): Promise<void>;
       /** The cluster-wide lock that makes changes from different nodes take turns (releases when called back). */
@@ -159,7 +194,9 @@ export class IamStore {
   /**
    * The secret and principal of an access key (with its session token, for temporary
    * credentials); undefined when nothing usable has that key: unknown, disabled, expired, or
-   * belonging to a user who is disabled or removed.
+   * belonging to a user who is disabled or removed. A session token that this deployment did not
+   * seal (altered, another deployment's, of another key) throws InvalidToken; one past its expiry
+   * ExpiredToken.
    */
   resolve(accessKey: string, sessionToken?: string): ResolvedCredential | undefined {
     if (sessionToken !== undefined) return this.resolveSession(accessKey, sessionToken);
@@ -418,6 +455,7 @@ export class IamStore {
     if (change.expiresMs !== undefined && change.expiresMs !== null) this.checkExpiry(change.expiresMs);
     return this.change((document) => {
       const account = this.requireServiceAccount(document, accessKey);
+      if ((change.enabled === true && !account.enabled) || change.secretKey !== undefined) account.sessionsFromMs = this.options.nowMs();
       if (change.enabled !== undefined) account.enabled = change.enabled;
       if (change.secretKey !== undefined) account.sealedSecret = this.seal(change.secretKey);
       if (change.policy === null) delete account.policy;
@@ -438,28 +476,77 @@ export class IamStore {
   }
 
   /**
-   * Temporary credentials for a user (AssumeRole) or a web identity: nothing is stored, the
-   * session token carries the session sealed under a key of the root credentials, so any node
-   * accepts it until it expires.
+   * AssumeRole: temporary credentials acting as the caller's user, never more than the caller
+   * may do (a service account's inline policy stays a limit), cut down by the session policy.
+   * Root and sessions are refused: a session acting as root could not be cut down by a policy,
+   * and a session that assumes again would outlive the check on its own expiry.
    */
-  issueSession(session: Omit<SessionClaims, 'accessKey' | 'secretKey' | 'issuedMs'>): { accessKey: string; secretKey: string; sessionToken: string; expiresMs: number } {
-    if (session.sessionPolicy !== undefined) validatePolicy(JSON.parse(session.sessionPolicy));
-    const claims: SessionClaims = { ...session, accessKey: randomKey(20), secretKey: randomKey(40), issuedMs: this.options.nowMs() };
-    return { accessKey: claims.accessKey, secretKey: claims.secretKey, sessionToken: this.sessions.seal(claims), expiresMs: claims.expiresMs };
+  assumeRole(caller: Principal, request: SessionRequest): IssuedSession {
+    if (caller.kind === 'root') throw new SvcError('AccessDenied', "the root credentials cannot assume a role: sign AssumeRole with a user's or a service account's credentials");
+    if (caller.kind !== 'user' && caller.kind !== 'serviceAccount') throw new SvcError('AccessDenied', `a ${caller.kind === 'session' ? 'session' : 'console account'} cannot assume a role: sign AssumeRole with a user's or a service account's credentials`);
+    const parent = userNameOf(caller);
+    return this.issueSession({ parent, ...(caller.kind === 'serviceAccount' ? { serviceAccount: caller.accessKey } : {}) }, request);
   }
 
+  /** AssumeRoleWithWebIdentity, for a token already verified: the session holds the known policies its claim names (IDPRejectedClaim when none is known). */
+  assumeRoleWithWebIdentity(identity: WebIdentity, request: SessionRequest): IssuedSession {
+    const { unknown } = this.policiesNamed(identity.policies);
+    const known = identity.policies.filter((name) => !unknown.includes(name));
+    if (known.length === 0) {
+      const named = identity.policies.length === 0 ? 'no policy' : `only policies this deployment does not have (${identity.policies.join(', ')})`;
+      throw new SvcError('IDPRejectedClaim', `the web identity ${identity.subject} names ${named}`);
+    }
+    return this.issueSession({ parent: `${webIdentityPrefix}${identity.subject}`, policies: known, claims: identity.claims }, request);
+  }
+
+  /**
+   * Nothing is stored: the session token carries the session sealed under a key of the root
+   * credentials, so any node accepts it until it expires.
+   */
+  private issueSession(owner: Pick<SessionClaims, 'parent' | 'serviceAccount' | 'policies' | 'claims'>, request: SessionRequest): IssuedSession {
+    const durationSeconds = request.durationSeconds ?? limits.stsDefaultDurationSeconds;
+    if (!Number.isInteger(durationSeconds) || durationSeconds < limits.stsMinDurationSeconds || durationSeconds > limits.stsMaxDurationSeconds) {
+      throw new SvcError('ValidationError', `DurationSeconds must be a whole number of seconds from ${limits.stsMinDurationSeconds} to ${limits.stsMaxDurationSeconds}`, { parameter: 'DurationSeconds' });
+    }
+    const claims: SessionClaims = {
+      ...owner,
+      ...(request.policy === undefined ? {} : { sessionPolicy: checkedSessionPolicy(request.policy) }),
+      accessKey: randomKey(20),
+      secretKey: randomKey(40),
+      issuedMs: this.options.nowMs(),
+      expiresMs: this.expiryNowMs() + durationSeconds * 1000,
+    };
+    return { accessKey: claims.accessKey, secretKey: claims.secretKey, sessionToken: this.sessions.seal(claims), expiresMs: claims.expiresMs, parent: claims.parent };
+  }
+
+  /** A session's credential; InvalidToken for a token not sealed here or not of this key, ExpiredToken past its expiry, undefined once its owner cannot sign any more. */
   private resolveSession(accessKey: string, token: string): ResolvedCredential | undefined {
     const claims = this.sessions.open(token);
-    if (!claims || claims.accessKey !== accessKey || claims.expiresMs <= this.options.nowMs()) return undefined;
-    const limits = claims.sessionPolicy === undefined ? [] : [this.sessionPolicyOf(claims)];
-    const principal = (grants: readonly Policy[]): ResolvedCredential => ({
+    if (!claims || claims.accessKey !== accessKey) throw new SvcError('InvalidToken');
+    if (claims.expiresMs <= this.expiryNowMs()) throw new SvcError('ExpiredToken');
+    const owner = this.sessionOwner(claims);
+    if (!owner) return undefined;
+    const limits = claims.sessionPolicy === undefined ? owner.limits : [...owner.limits, this.sessionPolicyOf(claims)];
+    return {
       secret: claims.secretKey,
-      principal: { kind: 'session', accessKey, parentUser: claims.parent, grants, limits, ...(claims.claims ? { claims: claims.claims } : {}) },
-    });
-    if (claims.policies !== undefined) return principal(this.policiesNamed(claims.policies).policies);
+      principal: { kind: 'session', accessKey, parentUser: claims.parent, grants: owner.grants, limits, ...(claims.claims ? { claims: claims.claims } : {}) },
+    };
+  }
+
+  /**
+   * What a session's owner holds now: a web identity its named policies; a user its live grants
+   * (with a service account's inline limit), while it is enabled and was not given a new secret
+   * or enabled again since the session began.
+   */
+  private sessionOwner(claims: SessionClaims): { grants: Policy[]; limits: Policy[] } | undefined {
+    if (claims.policies !== undefined) return { grants: this.policiesNamed(claims.policies).policies, limits: [] };
     const user = this.document.users[claims.parent];
     if (!user?.enabled || claims.issuedMs < (user.sessionsFromMs ?? 0)) return undefined;
-    return principal(this.grantsOf(claims.parent));
+    if (claims.serviceAccount === undefined) return { grants: this.grantsOf(claims.parent), limits: [] };
+    const account = this.document.serviceAccounts?.[claims.serviceAccount];
+    if (!account || account.parent !== claims.parent || !this.accountUsable(account) || claims.issuedMs < (account.sessionsFromMs ?? 0)) return undefined;
+    const inline = this.inline.get(claims.serviceAccount);
+    return { grants: this.grantsOf(claims.parent), limits: inline ? [inline] : [] };
   }
 
   private sessionPolicyOf(claims: SessionClaims): Policy {
@@ -469,12 +556,6 @@ export class IamStore {
       this.sessionPolicies.set(claims, policy);
     }
     return policy;
-  }
-
-  /** Whether a temporary credential's token is sealed here and has passed its expiry (ExpiredToken rather than InvalidAccessKeyId). */
-  sessionExpired(accessKey: string, token: string): boolean {
-    const claims = this.sessions.open(token);
-    return claims !== undefined && claims.accessKey === accessKey && claims.expiresMs <= this.options.nowMs();
   }
 
   /** Changes run one at a time (on this node, and across nodes under the lock), on the newest stored document; then peers are told. */
@@ -528,14 +609,18 @@ export class IamStore {
     return this.policiesNamed(this.effectivePolicyNames(accessKey)).policies;
   }
 
+  private expiryNowMs(): number {
+    return this.options.expiryNowMs?.() ?? this.options.nowMs();
+  }
+
   private accountUsable(account: StoredServiceAccount): boolean {
     const parent = this.document.users[account.parent];
-    return account.enabled && parent?.enabled === true && (account.expiresMs === undefined || account.expiresMs > this.options.nowMs());
+    return account.enabled && parent?.enabled === true && (account.expiresMs === undefined || account.expiresMs > this.expiryNowMs());
   }
 
   private checkExpiry(expiresMs: number | undefined): void {
     if (expiresMs === undefined) return;
-    if (!Number.isFinite(expiresMs) || expiresMs <= this.options.nowMs()) throw new SvcError('InvalidArgument', 'the expiry must be a time in the future', { field: 'expiry' });
+    if (!Number.isFinite(expiresMs) || expiresMs <= this.expiryNowMs()) throw new SvcError('InvalidArgument', 'the expiry must be a time in the future', { field: 'expiry' });
   }
 
   private attachTo(document: IamDocument, holder: { policies: string[] }, policy: string): void {
@@ -590,6 +675,21 @@ export class IamStore {
   private unseal(sealed: string): string | undefined {
     return openText(this.sealKey, sealed);
   }
+}
+
+/** A session policy's text, checked: its size, then that it is a policy this server evaluates. */
+function checkedSessionPolicy(text: string): string {
+  if (Buffer.byteLength(text, 'utf8') > limits.maxSessionPolicyBytes) {
+    throw new SvcError('PackedPolicyTooLarge', `the session policy is ${Buffer.byteLength(text, 'utf8')} bytes; at most ${limits.maxSessionPolicyBytes} are allowed`, { parameter: 'Policy' });
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+    validatePolicy(document);
+  } catch (error) {
+    throw new SvcError('MalformedPolicyDocument', `the session policy is not valid: ${error instanceof Error ? error.message : String(error)}`, { parameter: 'Policy' });
+  }
+  return text;
 }
 
 function detachFrom(holder: { policies: string[] }, policy: string, name: string): void {

@@ -11,8 +11,10 @@ import { limits } from '../util/limits.js';
 export interface SessionClaims {
   accessKey: string;
   secretKey: string;
-  /** The user who assumed the role, or `<provider subject>` for a web identity. */
+  /** The user who assumed the role (a service account's user), or `oidc:<subject>` for a web identity. */
   parent: string;
+  /** The service account that assumed the role: its inline policy stays a limit, and the session ends with it. */
+  serviceAccount?: string;
   /** Web identities: the policies the provider's claim named (users act with their own, read live). */
   policies?: string[];
   /** The session policy's JSON text: it narrows, never widens. */

@@ -51,6 +51,13 @@ export const limits = {
   stsDefaultDurationSeconds: 3_600,
   /** STS: a session policy's JSON text (AWS's packed limit is about this size). */
   maxSessionPolicyBytes: 2_048,
+  /** STS: a request's form body (a web identity token and a session policy fit well within it). */
+  maxStsRequestBytes: 64 * KiB,
+  /** STS: a web identity token (an OIDC ID token) longer than this is refused unread. */
+  maxWebIdentityTokenBytes: 16 * KiB,
+  /** STS: string claims a web identity session keeps for `jwt:<claim>` condition keys, and the longest value kept. */
+  maxWebIdentityClaims: 16,
+  maxWebIdentityClaimChars: 256,
   /** A node reloads users and policies from the drives this often (a peer's change notice is sooner). */
   iamReloadIntervalMs: 5_000,
   /** CORS rules of one bucket, as AWS limits them. */

@@ -9,12 +9,13 @@ export interface AdminAnswer {
   requestId?: string;
 }
 
-export async function admin(baseUrl: string, method: 'GET' | 'POST', path: string, rawQuery = '', options: { credentials?: { accessKeyId: string; secretAccessKey: string }; unsigned?: boolean; body?: string; bareQuestionMark?: boolean } = {}): Promise<AdminAnswer> {
+export async function admin(baseUrl: string, method: 'GET' | 'POST', path: string, rawQuery = '', options: { credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }; unsigned?: boolean; body?: string; bareQuestionMark?: boolean } = {}): Promise<AdminAnswer> {
   const credentials = options.credentials ?? testCredentials;
   const answer = await sendSigned({
     endpoint: baseUrl,
     accessKey: credentials.accessKeyId,
     secretKey: credentials.secretAccessKey,
+    ...(options.credentials?.sessionToken === undefined ? {} : { sessionToken: options.credentials.sessionToken }),
     method,
     path,
     rawQuery,

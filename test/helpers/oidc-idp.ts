@@ -3,12 +3,15 @@
  * `svc-admins` group) and `bob` (only in `staff`), and users with a `policy` claim: `carol`
  * (readonly), `dave` (consoleAdmin and an unknown name, one comma-separated string), `erin` (only
  * unknown names) and `frank` (consoleAdmin but outside `staff`); a sign-in form at
- * /interaction/:uid that takes a user name, and consent granted automatically for the one
- * registered client.
+ * /interaction/:uid that takes a user name, and consent granted automatically. Two clients are
+ * registered: the console's, and `otherClientId` (ID tokens for another audience). `idTokenFor`
+ * signs a user in as an application would and returns its ID token (STS web identity tests).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash, randomBytes } from 'node:crypto';
 import Provider from 'oidc-provider';
+import { CookieJar } from './browser-jar.js';
 
 export const idpUsers: Record<string, { groups: string[]; email: string; policy?: string | string[] }> = {
   alice: { groups: ['svc-admins', 'staff'], email: 'alice@example.test' },
@@ -23,8 +26,13 @@ export interface TestIdp {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /** Where idTokenFor's sign-ins end (registered for both clients, never contacted). */
+  appRedirectUri: string;
   close(): Promise<void>;
 }
+
+/** A second registered client: its ID tokens carry another audience. */
+export const otherClientId = 'svc-other-app';
 
 async function formBody(request: IncomingMessage): Promise<URLSearchParams> {
   const chunks: Buffer[] = [];
@@ -39,8 +47,9 @@ export async function startTestIdp(redirectUris: string[], host = '127.0.0.1'): 
   const issuer = `http://${host}:${(server.address() as AddressInfo).port}`;
   const clientId = 'svc-console';
   const clientSecret = 'svc-console-test-secret';
+  const appRedirectUri = `http://${host}:1/app-callback`;
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    clients: [clientId, otherClientId].map((id) => ({ client_id: id, client_secret: clientSecret, redirect_uris: [...redirectUris, appRedirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' })),
     claims: { openid: ['sub'], profile: ['preferred_username', 'groups', 'policy'], email: ['email'] },
     conformIdTokenClaims: false,
     features: { devInteractions: { enabled: false } },
@@ -87,5 +96,27 @@ export async function startTestIdp(redirectUris: string[], host = '127.0.0.1'): 
       }
     })();
   });
-  return { issuer, clientId, clientSecret, close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return { issuer, clientId, clientSecret, appRedirectUri, close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+}
+
+/** Signs `user` in at the provider as an application (authorization code with PKCE) and returns the ID token it is issued. */
+export async function idTokenFor(idp: TestIdp, user: string, clientId = idp.clientId): Promise<string> {
+  const jar = new CookieJar();
+  const verifier = randomBytes(32).toString('base64url');
+  const authorize = new URL(`${idp.issuer}/auth`);
+  const parameters = { client_id: clientId, response_type: 'code', scope: 'openid profile email', redirect_uri: idp.appRedirectUri, state: randomBytes(8).toString('hex'), nonce: randomBytes(8).toString('hex'), code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' };
+  for (const [name, value] of Object.entries(parameters)) authorize.searchParams.set(name, value);
+  const atForm = await jar.follow(authorize.href);
+  await atForm.response.body?.cancel();
+  const back = await jar.follow(`${atForm.url}/login`, (next) => next.startsWith(idp.appRedirectUri), { method: 'POST', body: new URLSearchParams({ login: user }) });
+  const code = new URL(back.url).searchParams.get('code');
+  if (!code) throw new Error(`the provider did not sign ${user} in: ${back.url}`);
+  const answer = await fetch(`${idp.issuer}/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${clientId}:${idp.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: idp.appRedirectUri, code_verifier: verifier }),
+  });
+  const tokens = (await answer.json()) as { id_token?: string };
+  if (!tokens.id_token) throw new Error(`the provider issued no ID token: ${JSON.stringify(tokens)}`);
+  return tokens.id_token;
 }

@@ -68,6 +68,9 @@ export interface AdminContext {
   faults?: {
     list(): { drive: string; endpoint: string; faults: unknown }[];
     set(drive: string, plan: unknown): { drive: string; faults: unknown };
+    /** How far this node's identity clock (session and web identity token expiry) runs ahead of the wall clock. */
+    clock(): { offsetMs: number };
+    setClock(offsetMs: number): { offsetMs: number };
   };
   /** Users, groups, service accounts and policies; undefined on a server built without them. */
   iam?: IamStore;

@@ -25,6 +25,8 @@ const poolParameter = schema.text('a pool launch pattern, or its zero-based inde
 const byIdParameter = schema.oneOfValues(['true', 'false'], 'pool is an index (true) or a launch pattern (false, the default)');
 const poolQuery = () => schema.mutationQuery({ pool: poolParameter, 'by-id': byIdParameter }, ['pool']);
 
+const clockSchema = schema.object({ offsetMs: schema.integer('milliseconds ahead of the wall clock', { minimum: -1e12, maximum: 1e12 }) });
+
 export const adminRoutes: AdminRoute[] = [
   ...iamRoutes,
   ...lifecycleRoutes,
@@ -188,6 +190,38 @@ export const adminRoutes: AdminRoute[] = [
       const drive = query.get('drive');
       if (!drive) throw new SvcError('InvalidQueryParameter', 'the drive parameter (a drive path of this node) is required', { parameter: 'drive' });
       return faults.set(drive, jsonBody(request, 'the fault plan'));
+    },
+  },
+  {
+    method: 'GET',
+    path: `${v4}/faults/clock`,
+    schema: {
+      summary: "How far this node's identity clock runs ahead",
+      description: 'The identity clock judges the expiry of temporary credentials, web identity tokens and service accounts. Needs `SVC_FAULT_INJECTION=on` (else `FaultInjectionDisabled`).',
+      querystring: schema.statusQuery({}),
+      response: clockSchema,
+      example: { response: { offsetMs: 0 } },
+    },
+    access: { actions: [admin.faults] },
+    handle: async (context) => faultsOf(context).clock(),
+  },
+  {
+    method: 'POST',
+    path: `${v4}/faults/clock`,
+    schema: {
+      summary: "Move this node's identity clock",
+      description:
+        'Sets how far the identity clock (expiry of temporary credentials, web identity tokens and service accounts) runs ahead of the wall clock on this node (`0` puts it back); request signing keeps the wall clock. A test harness setting: needs `SVC_FAULT_INJECTION=on` (else `FaultInjectionDisabled`).',
+      querystring: schema.noQuery(),
+      body: clockSchema,
+      response: clockSchema,
+      example: { body: { offsetMs: 3_600_000 }, response: { offsetMs: 3_600_000 } },
+    },
+    access: { actions: [admin.faults] },
+    handle: async (context, request) => {
+      const faults = faultsOf(context);
+      mutationQuery(request.rawQuery, []);
+      return faults.setClock((jsonBody(request, 'the clock offset') as { offsetMs: number }).offsetMs);
     },
   },
   {

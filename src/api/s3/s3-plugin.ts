@@ -32,6 +32,7 @@ import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
 import { auditFactsOf, auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
 import { s3CallerFacts, s3EndpointFacts, s3UnroutedFacts } from './s3-audit.js';
+import { handleSts, isStsRequest, type StsService } from '../sts/sts.js';
 
 export interface S3PluginOptions {
   context: S3Context;
@@ -44,6 +45,8 @@ export interface S3PluginOptions {
   bodyIdleTimeoutMs?: number;
   /** Users' policies: with it every request is authorised (src/api/s3/access.ts) and unsigned ones are judged as anonymous; without it any signed request is allowed. */
   access?: AccessPolicies;
+  /** STS (AssumeRole, AssumeRoleWithWebIdentity) on this listener; needs `access`. */
+  sts?: StsService;
 }
 
 export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): Promise<void> {
@@ -102,6 +105,10 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
       return;
     }
     reply.headers(await corsAnswerHeaders(options.context, request, bucket));
+    if (options.sts && options.access && isStsRequest(request.method, bucket, query, headerValue(request.headers, 'content-type'))) {
+      await serveSts(options, { sts: options.sts, access: options.access }, request, reply, { rawPath, rawQuery, requestId, body: requestBody });
+      return;
+    }
     if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
       // Signed by its POST policy, not by an Authorization header.
       setAuditFacts(request, { api: 'PostObject', actions: ['s3:PutObject'], resource: bucket });
@@ -140,6 +147,17 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     if (auditFactsOf(request)?.api === undefined) setAuditFacts(request, s3UnroutedFacts({ method: request.method, rawPath, query: new URLSearchParams(rawQuery), host: request.headers.host, headers: request.headers }, options.virtualHostSuffixes ?? []));
     await sendError(options, reply, error, { resource: rawPath, requestId, head: request.method === 'HEAD', body: requestBody });
   }
+}
+
+/** An STS call, answered in STS's XML; a body left unread (too large) closes the connection. */
+async function serveSts(options: S3PluginOptions, sts: { sts: StsService; access: AccessPolicies }, request: FastifyRequest, reply: FastifyReply, call: { rawPath: string; rawQuery: string; requestId: string; body: RequestBody }): Promise<void> {
+  const answer = await handleSts(
+    { service: sts.sts, access: sts.access, credentials: options.credentials, nowMs: () => options.context.nowMs(), ...(options.logger ? { logger: options.logger } : {}) },
+    { method: request.method, rawPath: call.rawPath, rawQuery: call.rawQuery, headers: request.headers, body: call.body },
+    call.requestId,
+  );
+  if (!call.body.complete) reply.header('connection', 'close');
+  await reply.code(answer.status).header('content-type', 'text/xml').send(answer.body);
 }
 
 function isFormUpload(method: string, query: URLSearchParams, headers: FastifyRequest['headers']): boolean {

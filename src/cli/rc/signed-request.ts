@@ -12,6 +12,8 @@ export interface SignedRequest {
   endpoint: string;
   accessKey: string;
   secretKey: string;
+  /** Temporary credentials' session token (sent as x-amz-security-token). */
+  sessionToken?: string;
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   rawQuery?: string;
@@ -33,7 +35,7 @@ export async function sendSigned(request: SignedRequest): Promise<{ status: numb
   }
   let headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') };
   if (!request.unsigned) {
-    const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { accessKeyId: request.accessKey, secretAccessKey: request.secretKey }, sha256: Sha256, uriEscapePath: false });
+    const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { accessKeyId: request.accessKey, secretAccessKey: request.secretKey, ...(request.sessionToken === undefined ? {} : { sessionToken: request.sessionToken }) }, sha256: Sha256, uriEscapePath: false });
     const signed = await signer.sign({ method: request.method, protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined, path: request.path, query, headers, body });
     headers = signed.headers as Record<string, string>;
   }

@@ -45,16 +45,26 @@ export interface AuthResult {
 
 const algorithm = 'AWS4-HMAC-SHA256';
 
-export function verifyRequest(request: SignedRequest, store: CredentialStore, nowMs: number): AuthResult {
+export type SignedService = 's3' | 'sts';
+
+export interface VerifyOptions {
+  /** The service the credential scope must name: `sts` for STS calls, `s3` (the default) for everything else. */
+  service?: SignedService;
+  /** The SHA-256 (hex) of a body already read: signed as the payload when the request has no x-amz-content-sha256 (STS clients send none). */
+  bodySha256?: string;
+}
+
+export function verifyRequest(request: SignedRequest, store: CredentialStore, nowMs: number, options: VerifyOptions = {}): AuthResult {
   const query = new URLSearchParams(request.rawQuery);
   refuseTwoAuthMechanisms(request.headers, query);
-  if (query.has('X-Amz-Signature')) return verifyPresigned(request, query, store, nowMs);
+  const service = options.service ?? 's3';
+  if (query.has('X-Amz-Signature')) return verifyPresigned(request, query, store, nowMs, service);
   const authorization = header(request, 'authorization');
   if (query.has('AWSAccessKeyId') || authorization?.startsWith('AWS ')) {
     throw new SvcError('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256 (signature version 4).');
   }
   if (!authorization) throw new SvcError('AccessDenied', 'Request is not signed (no Authorization header or presigned query).');
-  return verifyHeader(request, authorization, store, nowMs);
+  return verifyHeader(request, authorization, store, nowMs, { service, ...(options.bodySha256 === undefined ? {} : { bodySha256: options.bodySha256 }) });
 }
 
 /** Query parameters that make a request presigned: SigV4's, and SigV2's (refused later, but still a mechanism). */
@@ -72,12 +82,12 @@ export function refuseTwoAuthMechanisms(headers: SignedRequest['headers'], query
   throw new SvcError('InvalidArgument', `A request may be authenticated one way only: by the Authorization header or by a signature in the query string (${named.join(', ')}), not by both.`, { errorFields: { ArgumentName: 'Authorization' } });
 }
 
-function verifyHeader(request: SignedRequest, authorization: string, store: CredentialStore, nowMs: number): AuthResult {
+function verifyHeader(request: SignedRequest, authorization: string, store: CredentialStore, nowMs: number, options: Required<Pick<VerifyOptions, 'service'>> & VerifyOptions): AuthResult {
   const match = /^AWS4-HMAC-SHA256\s+Credential=([^,\s]+),\s*SignedHeaders=([^,\s]+),\s*Signature=([0-9a-f]{64})\s*$/.exec(authorization);
   if (!match) throw new SvcError('AccessDenied', 'The Authorization header is malformed; expected AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=...');
   const [, credential, signedHeadersText, signature] = match as unknown as [string, string, string, string];
   const amzDate = requestTime(request);
-  const scope = parseCredential(credential, amzDate);
+  const scope = parseCredential(credential, amzDate, options.service);
   const sessionToken = header(request, 'x-amz-security-token');
   const secret = store.secretFor(scope.accessKeyId, sessionToken);
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
@@ -85,7 +95,7 @@ function verifyHeader(request: SignedRequest, authorization: string, store: Cred
   const signedHeaders = signedHeadersText.split(';');
   if (!signedHeaders.includes('host')) throw new SvcError('AccessDenied', 'SignedHeaders must include host.');
   refuseUnsignedHeaders(request, signedHeaders);
-  const payloadHash = header(request, 'x-amz-content-sha256');
+  const payloadHash = header(request, 'x-amz-content-sha256') ?? options.bodySha256;
   if (!payloadHash) throw new SvcError('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
   const payload = payloadModeOf(payloadHash);
   const canonical = canonicalRequest(request, canonicalQuery(request.rawQuery, undefined), signedHeaders, payloadHash);
@@ -94,10 +104,10 @@ function verifyHeader(request: SignedRequest, authorization: string, store: Cred
   return { accessKeyId: scope.accessKeyId, region: scope.region, scope: scope.text, amzDate, signingKey, seedSignature: signature, payload, ...(sessionToken === undefined ? {} : { sessionToken }) };
 }
 
-function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: CredentialStore, nowMs: number): AuthResult {
+function verifyPresigned(request: SignedRequest, query: URLSearchParams, store: CredentialStore, nowMs: number, service: SignedService): AuthResult {
   if (query.get('X-Amz-Algorithm') !== algorithm) throw new SvcError('AccessDenied', 'X-Amz-Algorithm must be AWS4-HMAC-SHA256.');
   const amzDate = query.get('X-Amz-Date') ?? '';
-  const scope = parseCredential(query.get('X-Amz-Credential') ?? '', amzDate);
+  const scope = parseCredential(query.get('X-Amz-Credential') ?? '', amzDate, service);
   const sessionToken = query.get('X-Amz-Security-Token') ?? undefined;
   const secret = store.secretFor(scope.accessKeyId, sessionToken);
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
@@ -137,7 +147,7 @@ export interface PostPolicyFields {
 export function verifyPostPolicy(fields: PostPolicyFields, store: CredentialStore): { accessKeyId: string; sessionToken?: string } {
   if (fields.algorithm !== algorithm) throw new SvcError('InvalidArgument', 'The form must hold x-amz-algorithm AWS4-HMAC-SHA256 (only SigV4 POST policies are accepted).');
   const amzDate = fields.date ?? '';
-  const scope = parseCredential(fields.credential ?? '', amzDate);
+  const scope = parseCredential(fields.credential ?? '', amzDate, 's3');
   const secret = store.secretFor(scope.accessKeyId, fields.securityToken);
   if (secret === undefined) throw new SvcError('InvalidAccessKeyId');
   checkSignature(deriveSigningKey(secret, scope.date, scope.region, scope.service), fields.policy, fields.signature ?? '');
@@ -179,12 +189,13 @@ interface Scope {
   text: string;
 }
 
-function parseCredential(credential: string, amzDate: string): Scope {
+function parseCredential(credential: string, amzDate: string, expected: SignedService): Scope {
   const parts = credential.split('/');
   if (parts.length !== 5 || parts[4] !== 'aws4_request' || !/^\d{8}$/.test(parts[1]!)) {
-    throw new SvcError('AccessDenied', 'The credential is malformed; expected <key>/<yyyymmdd>/<region>/s3/aws4_request.');
+    throw new SvcError('AccessDenied', `The credential is malformed; expected <key>/<yyyymmdd>/<region>/${expected}/aws4_request.`);
   }
   const [accessKeyId, date, region, service] = parts as [string, string, string, string];
+  if (service !== expected) throw new SvcError('AccessDenied', `The credential is scoped to the service '${service}'; this request needs '${expected}'.`);
   if (!/^\d{8}T\d{6}Z$/.test(amzDate)) throw new SvcError('AccessDenied', 'X-Amz-Date is missing or not of the form yyyymmddThhmmssZ.');
   if (!amzDate.startsWith(date)) throw new SvcError('SignatureDoesNotMatch', 'The credential date does not match X-Amz-Date.');
   return { accessKeyId, date, region, service, text: `${date}/${region}/${service}/aws4_request` };
