@@ -1,5 +1,5 @@
 /**
- * `npm run conformance -- --endpoint URL --access-key K --secret-key S [--suite s3,admin,model]
+ * `npm run conformance -- --endpoint URL --access-key K --secret-key S [--suite s3,admin,iam,model]
  *   [--seed N] [--runs N] [--budget 60s] [--junit FILE] [--json FILE] [--html FILE]
  *   [--allow-admin-mutations] [--managed process|container]`, or `--compare a.json b.json`.
  *
@@ -11,19 +11,22 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { s3Checks } from './suites/s3.js';
 import { adminChecks } from './suites/admin.js';
+import { iamChecks } from './suites/iam.js';
 import { runSuites, type SuiteRun } from './runner/run.js';
 import { compareReports, htmlReport, junitXml, summaryTable, type Report } from './runner/report.js';
 import { modelChecks } from './model/s3-model-run.js';
 import { managedPropertySuites, managedSuites } from './managed/suites.js';
 
 const usage = `usage: npm run conformance -- --endpoint <url> --access-key <key> --secret-key <secret>
-         [--suite s3,admin,model] [--seed <n>] [--runs <n>] [--budget <duration>]
+         [--suite s3,admin,iam,model] [--seed <n>] [--runs <n>] [--budget <duration>]
          [--junit <file>] [--json <file>] [--html <file>] [--allow-admin-mutations]
        npm run conformance -- --managed process|container [--suite ...] [--seed <n>] [--runs <n>] [--junit <file>] [--json <file>]
        npm run conformance -- --compare <a.json> <b.json>
 
 Suites: s3 (S3 semantics), admin (admin API semantics; checks that start or stop rebalance or
-decommission run only with --allow-admin-mutations), model (random S3 command sequences against
+decommission run only with --allow-admin-mutations), iam (users, policies, groups, service
+accounts and delegated administration through the admin API's IAM routes; each check makes and
+removes its own identities; needs the admin API and the IAM routes), model (random S3 command sequences against
 an in-memory model: --runs sequences, default 20, within --budget such as 90s, 10m or 1h), and
 with --managed the property suites quorum, inline, layout, recovery and exclusion (each launches
 its own deployments: --runs cases each, default per suite; a failure prints the case and the
@@ -32,6 +35,7 @@ its own deployments: --runs cases each, default per suite; a failure prints the 
 export const blackBoxSuites: Record<string, SuiteRun> = {
   s3: { suite: 's3', checks: s3Checks },
   admin: { suite: 'admin', checks: adminChecks },
+  iam: { suite: 'iam', checks: iamChecks },
   model: { suite: 'model', checks: modelChecks },
 };
 
@@ -115,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`conformance: --managed is 'process' or 'container'\n${usage}`);
       return 2;
     }
-    const known = ['s3', 'admin', ...Object.keys(managedPropertySuites)];
+    const known = ['s3', 'admin', 'iam', ...Object.keys(managedPropertySuites)];
     const unknown = (wanted ?? []).filter((name) => !known.includes(name));
     if (unknown.length > 0) {
       console.error(`conformance: unknown suite(s) ${unknown.join(', ')} (with --managed: ${known.join(', ')})`);

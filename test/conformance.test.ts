@@ -180,7 +180,7 @@ describe('conformance (black-box)', () => {
       const failures = Object.fromEntries([...countsBySection(report)].filter(([, counts]) => counts.failed > 0).map(([section, counts]) => [section, counts.failed]));
       expect(failures, describeFailures(report)).toEqual(s3rverFailures);
       const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
-      expect(absent.sort()).toEqual(['admin', 'multi-pool', 'versioning', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'object-lock'].sort());
+      expect(absent.sort()).toEqual(['admin', 'iam', 'multi-pool', 'versioning', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'object-lock'].sort());
       expect(Object.keys(report.capabilities!).sort()).toEqual([...capabilityNames].sort());
       expect(report.results.filter((result) => result.outcome === 'not-applicable').every((result) => /^target lacks /.test(result.message!))).toBe(true);
     } finally {
@@ -196,7 +196,7 @@ describe('conformance (black-box)', () => {
       const failures = Object.fromEntries([...countsBySection(report)].filter(([, counts]) => counts.failed > 0).map(([section, counts]) => [section, counts.failed]));
       expect(failures, describeFailures(report)).toEqual(fauxqsFailures);
       const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
-      expect(absent.sort()).toEqual(['admin', 'multi-pool', 'versioning', 'checksums', 'object-lock'].sort());
+      expect(absent.sort()).toEqual(['admin', 'iam', 'multi-pool', 'versioning', 'checksums', 'object-lock'].sort());
     } finally {
       await fauxqs.stop();
     }

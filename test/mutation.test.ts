@@ -15,6 +15,7 @@ import { runSuites, type SuiteRun } from '../conformance/runner/run.js';
 import type { Report } from '../conformance/runner/report.js';
 import { s3Checks } from '../conformance/suites/s3.js';
 import { modelChecks } from '../conformance/model/s3-model-run.js';
+import { iamChecks } from '../conformance/suites/iam.js';
 import { managedSuiteRuns } from '../conformance/managed/suites.js';
 import { processLauncher } from '../conformance/managed/deployment.js';
 import { repoRoot, startSvc, testCredentials } from './helpers/server-process.js';
@@ -65,7 +66,22 @@ const mutations: Mutation[] = [
     managed: { names: ['inline'], runs: 1 },
     caughtBy: ['managed.inline-thresholds'],
   },
+  ...iamMutations(),
 ];
+
+/** IAM defects, each one check of the IAM section must notice (run with the IAM checks it names). */
+function iamMutations(): Mutation[] {
+  const only = (...ids: string[]) => ({ checks: (id: string) => ids.includes(id), caughtBy: ids });
+  return [
+    { name: 'an explicit Deny that no longer wins', file: 'src/iam/evaluate.js', from: "if (statement.effect === 'Deny')", to: 'if (false)', ...only('iam.policy.deny-wins') },
+    { name: 'a user disable acknowledged but not applied', file: 'src/ops/iam-store.js', from: 'user.enabled = enabled;', to: 'user.enabled = true;', ...only('iam.user.disabled-refused') },
+    { name: "a disabled group whose policies still apply", file: 'src/ops/iam-store.js', from: '.filter((group) => group.enabled && group.members.includes(accessKey))', to: '.filter((group) => group.members.includes(accessKey))', ...only('iam.group.policies-follow-membership') },
+    { name: "a service account's inline policy ignored", file: 'src/iam/principal.js', from: 'for (const limit of principal?.limits ?? [])', to: 'for (const limit of [])', ...only('iam.service-account.lifecycle') },
+    { name: 'a user added with policies without admin:AttachUserOrGroupPolicy', file: 'src/ops/iam-guard.js', from: 'return need(...(policies.length > 0 ? [admin.attachPolicy] : [])', to: 'return need(...([])', ...only('iam.admin.delegated') },
+    { name: 'anyone adds service accounts for anyone', file: 'src/ops/iam-guard.js', from: 'if (isOwner(caller, parent))', to: 'if (true)', ...only('iam.service-account.ownership') },
+    { name: 'readonly that also writes', file: 'src/iam/builtin.js', from: "Action: ['s3:GetBucketLocation', 's3:GetObject', 's3:ListBucket', 's3:ListAllMyBuckets']", to: "Action: ['s3:GetBucketLocation', 's3:GetObject', 's3:ListBucket', 's3:ListAllMyBuckets', 's3:PutObject']", ...only('iam.readonly.refuses-writes') },
+  ];
+}
 
 let built = '';
 const made: string[] = [];
@@ -102,7 +118,7 @@ async function runAgainst(mutation: Mutation, script: string | undefined): Promi
   const root = await mkdtemp(join(tmpdir(), 'svc-mutant-data-'));
   const server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' }, ...(script ? { script } : { entry: 'build' }) });
   try {
-    const suites: SuiteRun[] = [{ suite: 's3', checks: [...s3Checks, ...modelChecks].filter((check) => mutation.checks!(check.id)) }];
+    const suites: SuiteRun[] = [{ suite: 's3', checks: [...s3Checks, ...modelChecks, ...iamChecks].filter((check) => mutation.checks!(check.id)) }];
     return await runSuites({ ...options, endpoint: server.url }, suites);
   } finally {
     await server.kill();

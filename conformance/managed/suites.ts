@@ -11,6 +11,7 @@ import { testCredentials } from '../harness/server-process.js';
 import { startProcessCluster } from '../harness/process-cluster.js';
 import { s3Checks } from '../suites/s3.js';
 import { adminChecks } from '../suites/admin.js';
+import { iamChecks } from '../suites/iam.js';
 import { containerLauncher, processLauncher, type Launcher } from './deployment.js';
 import { propertyCheck, type PropertySuite } from './property.js';
 import { quorumSuite } from './quorum.js';
@@ -40,7 +41,7 @@ export function managedSuiteRuns(launcher: Launcher, options: { names?: string[]
 }
 
 /**
- * Runs the wanted suites on the chosen harness: the black-box ones (s3, admin) against a two-node,
+ * Runs the wanted suites on the chosen harness: the black-box ones (s3, admin, iam) against a two-node,
  * two-pool cluster it starts (mutations allowed), the managed property suites on deployments they
  * launch themselves, `runs` cases each (default: each suite's own).
  */
@@ -49,6 +50,7 @@ export async function managedSuites(options: { harness: 'process' | 'container';
   const blackBox: SuiteRun[] = [
     { suite: 's3', checks: s3Checks },
     { suite: 'admin', checks: adminChecks },
+    { suite: 'iam', checks: iamChecks },
   ].filter((suite) => wanted(suite.suite));
   let image: string | undefined;
   if (options.harness === 'container') {

@@ -35,6 +35,13 @@ const probes: Record<Exclude<Capability, 'multi-pool'>, Probe> = {
     if (typeof answer.body.Code === 'string' && answer.status !== 404 && answer.status !== 501) return `pools/list refused: ${answer.status} ${answer.body.Code}`;
     return { present: false, detail: `GET /svc/admin/v3/pools/list answered ${answer.status}` };
   },
+  /** The IAM routes answer the run's (root) credentials with a list of users. */
+  async iam(target) {
+    const answer = await target.admin('GET', '/svc/admin/v4/iam/users');
+    if (answer.status === 200 && Array.isArray(answer.body.users)) return `${answer.body.users.length} user(s)`;
+    if (typeof answer.body.Code === 'string' && answer.status === 403) return `iam/users refused: ${answer.status} ${answer.body.Code}`;
+    return { present: false, detail: `GET /svc/admin/v4/iam/users answered ${answer.status}${typeof answer.body.Code === 'string' ? ` ${answer.body.Code}` : ''}` };
+  },
   async versioning(target, bucket) {
     await target.s3.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
     const ids = [];
@@ -86,7 +93,7 @@ export async function probeCapabilities(target: Target): Promise<Capabilities> {
   const found = {} as Capabilities;
   for (const [name, probe] of Object.entries(probes) as [Exclude<Capability, 'multi-pool'>, Probe][]) {
     try {
-      const bucket = name === 'admin' ? '' : await target.makeBucket(`probe-${name}`, { objectLock: name === 'object-lock' });
+      const bucket = name === 'admin' || name === 'iam' ? '' : await target.makeBucket(`probe-${name}`, { objectLock: name === 'object-lock' });
       const outcome = await probe(target, bucket);
       found[name] = typeof outcome === 'string' ? { present: true, detail: outcome } : outcome;
     } catch (error) {

@@ -10,7 +10,7 @@ import { createPrng, type Prng } from '../../src/util/prng.js';
 import { rawS3, type RawAnswer, type RawRequest } from './http.js';
 
 /** What a target may or may not offer; probed before a run (capabilities.ts). */
-export const capabilityNames = ['admin', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned', 'object-lock'] as const;
+export const capabilityNames = ['admin', 'iam', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned', 'object-lock'] as const;
 export type Capability = (typeof capabilityNames)[number];
 
 export interface CapabilityState {
@@ -72,7 +72,12 @@ export class Target {
   }
 
   clientWith(secretKey: string): S3Client {
-    return new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: this.options.accessKey, secretAccessKey: secretKey }, maxAttempts: 1, requestHandler: { requestTimeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs } });
+    return this.clientFor(this.options.accessKey, secretKey);
+  }
+
+  /** An S3 client signing with other credentials (a user or service account a check made). */
+  clientFor(accessKey: string, secretKey: string): S3Client {
+    return new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: accessKey, secretAccessKey: secretKey }, maxAttempts: 1, requestHandler: { requestTimeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs } });
   }
 
   /** A bucket name owned by this run (created by the caller through `makeBucket`). */
@@ -144,9 +149,11 @@ export class Target {
     return rawS3(this.options, request);
   }
 
-  /** A SigV4-signed admin request (or unsigned with `unsigned`). */
-  async admin(method: 'GET' | 'POST', path: string, rawQuery = '', options: { body?: string; unsigned?: boolean; bareQuestionMark?: boolean } = {}): Promise<AdminAnswer> {
-    const answer = await sendSigned({ endpoint: this.options.endpoint, accessKey: this.options.accessKey, secretKey: this.options.secretKey, method, path, rawQuery, timeoutMs: 30_000, ...options });
+  /** A SigV4-signed admin request (or unsigned with `unsigned`), by the run's credentials unless `as` names others. */
+  async admin(method: 'GET' | 'POST', path: string, rawQuery = '', options: { body?: string; unsigned?: boolean; bareQuestionMark?: boolean; as?: { accessKey: string; secretKey: string } } = {}): Promise<AdminAnswer> {
+    const { as, ...rest } = options;
+    const signer = as ?? { accessKey: this.options.accessKey, secretKey: this.options.secretKey };
+    const answer = await sendSigned({ endpoint: this.options.endpoint, ...signer, method, path, rawQuery, timeoutMs: 30_000, ...rest });
     return { status: answer.status, body: jsonOrRaw(answer.text) };
   }
 }
