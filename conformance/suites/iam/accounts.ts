@@ -81,7 +81,7 @@ const delegatedAdminCheck: Check = {
 const unknownActionCheck: Check = {
   id: 'iam.policy.unknown-action',
   spec: 'IAM policies',
-  title: 'a policy naming an unknown action (s3:GetObjekt) is refused with MalformedPolicy naming it, and nothing is stored (needs a server that refuses actions it does not know)',
+  title: 'a policy naming an unknown action (s3:GetObjekt) is refused with MalformedPolicy naming it, and nothing is stored',
   run: (target) =>
     withIam(target, async (scope) => {
       const name = scope.plannedPolicy('typo');
