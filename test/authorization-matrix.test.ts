@@ -19,14 +19,10 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { queryString, send, type RawResponse } from './helpers/raw-s3.js';
 import { routeS3Request, type S3Endpoint } from '../src/api/s3/router.js';
 import { permissionsOf } from '../src/api/s3/access.js';
-import Fastify from 'fastify';
 import { s3ClientFor } from './helpers/server-process.js';
 import { signIn, startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
-import { consolePlugin } from '../src/console/console-plugin.js';
-import type { ConsoleContext } from '../src/console/context.js';
-import type { ConsoleAssets } from '../src/console/assets.js';
-import { accessOf, type ConsoleRouteAccess } from '../src/console/route-access.js';
-import { schemaValidatorOptions } from '../src/api/admin/route-schema.js';
+import type { ConsoleRouteAccess } from '../src/console/route-access.js';
+import { consoleRouteAccess } from '../scripts/access-reference.js';
 import { admin, type AdminAnswer } from './helpers/admin-client.js';
 import { adminRoutes } from '../src/api/admin/routes.js';
 import type { AdminRoute } from '../src/api/admin/context.js';
@@ -160,20 +156,7 @@ describe('admin API: every route refuses a caller missing any declared action, a
   });
 });
 
-/** Every console route with its declared access, as the plugin registers them. */
-async function consoleRoutes(): Promise<{ method: string; url: string; access: ConsoleRouteAccess }[]> {
-  const found: { method: string; url: string; access: ConsoleRouteAccess }[] = [];
-  const app = Fastify({ logger: false, exposeHeadRoutes: false, ajv: { customOptions: { ...schemaValidatorOptions } } });
-  app.addHook('onRoute', (route) => {
-    const access = accessOf(route.config);
-    if (access && route.url.startsWith('/svc/console/api/')) for (const method of [route.method].flat()) found.push({ method, url: route.url.slice('/svc/console/api/'.length), access });
-  });
-  const context = { nowMs: () => 0, logger: { info() {}, warn() {} } } as unknown as ConsoleContext;
-  await app.register(consolePlugin, { context, assets: {} as ConsoleAssets, trustedProxies: [], bodyIdleTimeoutMs: 0 });
-  await app.ready();
-  await app.close();
-  return found;
-}
+const consoleRoutes = consoleRouteAccess;
 
 /** A console request that exercises each route's access (admin routes run in-process use the admin examples). */
 const consoleExamples: Record<string, { path: string; body?: unknown; raw?: string; skip?: string[] }> = {

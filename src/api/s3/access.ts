@@ -130,6 +130,21 @@ const bucketActions: Record<BucketKind, string> = {
   DeleteBucketLifecycle: 's3:PutLifecycleConfiguration',
 };
 
+/** Every S3 endpoint kind with each action it may need (the reference's table; permissionsOf picks per request). */
+export function s3EndpointActions(): [kind: string, actions: string[]][] {
+  const read = ['s3:GetObject', 's3:GetObjectVersion'];
+  const special: [Special, string[]][] = [
+    ['ListBuckets', ['s3:ListAllMyBuckets']],
+    ['CopyObject', ['s3:PutObject', ...read]],
+    ['UploadPartCopy', ['s3:PutObject', ...read]],
+    ['GetObject', read],
+    ['HeadObject', read],
+    ['DeleteObject', ['s3:DeleteObject', 's3:DeleteObjectVersion']],
+    ['DeleteObjects', ['s3:DeleteObject', 's3:DeleteObjectVersion']],
+  ];
+  return [...special, ...Object.entries(objectActions).map(([kind, action]): [string, string[]] => [kind, [action]]), ...Object.entries(bucketActions).map(([kind, action]): [string, string[]] => [kind, [action]])];
+}
+
 function objectPermission(action: string, endpoint: { bucket: string; key: string }): Permission {
   return { action, bucket: endpoint.bucket, key: endpoint.key };
 }
