@@ -23,6 +23,10 @@ import type { SlotView } from './api/metrics/state.js';
 import type { MetricsPluginOptions } from './api/metrics/metrics-plugin.js';
 import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 import { metricsKeyFor } from './util/metrics-token.js';
+import { holdsAction } from './iam/index.js';
+import { SvcError } from './errors/index.js';
+import type { IamStore } from './ops/iam-store.js';
+import type { MetricsAuth } from './api/metrics/metrics-plugin.js';
 import { limits } from './util/limits.js';
 import { packageVersion } from './util/version.js';
 
@@ -86,7 +90,7 @@ export function createObservability(options: {
     instrument: (drive, local) => (local ? metrics.instrumentLocalDrive(drive) : metrics.instrumentRemoteDrive(drive, hostOfEndpoint(drive.endpoint))),
     pluginOptions: {
       metrics,
-      auth: config.prometheusAuthType === 'public' ? { type: 'public' } : { type: 'jwt', key: metricsKeyFor(config.accessKey, config.secretKey), accessKey: config.accessKey },
+      auth: config.prometheusAuthType === 'public' ? { type: 'public' } : metricsTokenAuth(config, () => options.admin()?.iam),
       server: nodeName(config),
       nowMs: () => Date.now(),
       peerExpositions: () =>
@@ -155,4 +159,22 @@ export function startupBanner(config: ServerConfig, storage: StartedStorage): st
     '    rc admin prometheus generate local   (a token and scrape configuration for Prometheus)',
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** Metrics tokens of root, or of a user (its own secret signs them) whose policies hold the metrics action. */
+function metricsTokenAuth(config: ServerConfig, iam: () => IamStore | undefined): MetricsAuth {
+  const rootKey = metricsKeyFor(config.accessKey, config.secretKey);
+  return {
+    type: 'jwt',
+    keyFor: (accessKey) => {
+      if (accessKey === config.accessKey) return rootKey;
+      const secret = iam()?.userInfo(accessKey) ? iam()?.secretFor(accessKey) : undefined;
+      return secret === undefined ? undefined : metricsKeyFor(accessKey, secret);
+    },
+    requireAction: (accessKey, action) => {
+      if (accessKey === config.accessKey) return;
+      const principal = iam()?.resolve(accessKey)?.principal;
+      if (!principal || !holdsAction(principal, action)) throw new SvcError('AccessDenied', `Access Denied: no policy allows user ${accessKey} ${action}.`, { action });
+    },
+  };
 }

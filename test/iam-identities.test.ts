@@ -84,6 +84,28 @@ describe('delegated administration with rc admin', () => {
   });
 });
 
+describe('metrics with a user\'s token', () => {
+  it('scrape with admin:Prometheus, refused without it or once the user is disabled', async () => {
+    await writeFile(join(root, 'scrape.json'), JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['admin:Prometheus'], Resource: ['*'] }] }));
+    await ok('admin policy create', 'local', 'scrape', join(root, 'scrape.json'));
+    await ok('admin user add', 'local', 'scraper', 'scraper-secret-key', '--policy', 'scrape');
+    await ok('admin user add', 'local', 'nosy', 'nosy-secret-key', '--policy', 'readonly');
+    const scrape = async (user: string) => {
+      await ok('alias set', user, server.url, user, `${user}-secret-key`);
+      const token = /bearer_token: (\S+)/.exec(await ok('admin prometheus generate', user, 'node'))![1]!;
+      return fetch(`${server.url}/svc/metrics/node`, { headers: { authorization: `Bearer ${token}` } });
+    };
+    const allowed = await scrape('scraper');
+    expect(allowed.status).toBe(200);
+    expect(await allowed.text()).toContain('svc_');
+    const refused = await scrape('nosy');
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).Message).toContain('admin:Prometheus');
+    await ok('admin user disable', 'local', 'scraper');
+    expect((await scrape('scraper')).status).toBe(403);
+  });
+});
+
 describe('groups', () => {
   it("members act with the group's policies while it is enabled, and lose them when taken out", async () => {
     await ok('admin group add', 'local', 'writers', 'bob');

@@ -77,7 +77,7 @@ function iamMutations(): Mutation[] {
     { name: 'a user disable acknowledged but not applied', file: 'src/ops/iam-store.js', from: 'user.enabled = enabled;', to: 'user.enabled = true;', ...only('iam.user.disabled-refused') },
     { name: "a disabled group whose policies still apply", file: 'src/ops/iam-store.js', from: '.filter((group) => group.enabled && group.members.includes(accessKey))', to: '.filter((group) => group.members.includes(accessKey))', ...only('iam.group.policies-follow-membership') },
     { name: "a service account's inline policy ignored", file: 'src/iam/principal.js', from: 'for (const limit of principal?.limits ?? [])', to: 'for (const limit of [])', ...only('iam.service-account.lifecycle') },
-    { name: 'a user added with policies without admin:AttachUserOrGroupPolicy', file: 'src/ops/iam-guard.js', from: 'return need(...(policies.length > 0 ? [admin.attachPolicy] : [])', to: 'return need(...([])', ...only('iam.admin.delegated') },
+    { name: 'a user added with policies without admin:AttachUserOrGroupPolicy', file: 'src/ops/iam-guard.js', from: 'return need(...(policies.length > 0 ? [admin.attachUserOrGroupPolicy] : [])', to: 'return need(...([])', ...only('iam.admin.delegated') },
     { name: 'anyone adds service accounts for anyone', file: 'src/ops/iam-guard.js', from: 'if (isOwner(caller, parent))', to: 'if (true)', ...only('iam.service-account.ownership') },
     { name: 'readonly that also writes', file: 'src/iam/builtin.js', from: "Action: ['s3:GetBucketLocation', 's3:GetObject', 's3:ListBucket', 's3:ListAllMyBuckets']", to: "Action: ['s3:GetBucketLocation', 's3:GetObject', 's3:ListBucket', 's3:ListAllMyBuckets', 's3:PutObject']", ...only('iam.readonly.refuses-writes') },
   ];

@@ -54,3 +54,8 @@ export function decide(principal: Principal | undefined, bucketPolicy: Policy | 
   }
   return 'Allow';
 }
+
+/** Whether a principal holds an action on the whole deployment, judged without request facts (conditions on them do not hold). */
+export function holdsAction(principal: Principal, action: string): boolean {
+  return decide(principal, undefined, { action, resource: 'arn:aws:s3:::*', principal: principal.accessKey, context: { 'aws:username': userNameOf(principal) } }) === 'Allow';
+}

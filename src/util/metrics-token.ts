@@ -1,7 +1,8 @@
 /**
  * Bearer tokens for the metrics endpoints: a JWT (HS256) whose key is derived from the root
  * credentials, so every node of the deployment accepts a token any of them (or `rc`, which knows
- * the credentials) signed. Claims: `iss` "svc-metrics", `sub` the root access key, `exp` in seconds.
+ * the credentials) signed. Claims: `iss` "svc-metrics", `sub` the access key that signed it (root,
+ * or a user whose policies hold `admin:Prometheus`), `exp` in seconds.
  * Key = HMAC-SHA256(secretKey, "svc-metrics/<accessKey>"): the internode RPC key is a different
  * derivation, so a metrics token opens nothing else.
  */
@@ -25,19 +26,25 @@ export function createMetricsToken(key: Buffer, accessKey: string, nowMs: number
   return `${signingInput}.${signature(key, signingInput).toString('base64url')}`;
 }
 
-/** Throws AccessDenied for a missing, malformed, forged or expired token, saying which. */
-export function verifyMetricsToken(key: Buffer, accessKey: string, authorization: string | undefined, nowMs: number): void {
+/**
+ * The access key a token was issued for, once its signature (by that key's metrics key, from
+ * `keyFor`) and expiry check out; AccessDenied for a missing, malformed, forged or expired token,
+ * or one for a key `keyFor` does not know, saying which.
+ */
+export function verifyMetricsToken(keyFor: (accessKey: string) => Buffer | undefined, authorization: string | undefined, nowMs: number): string {
   const match = authorization === undefined ? null : /^Bearer ([A-Za-z0-9_-]{1,512})\.([A-Za-z0-9_-]{1,512})\.([A-Za-z0-9_-]{43})$/.exec(authorization);
   if (!match) throw new SvcError('AccessDenied', 'metrics need "Authorization: Bearer <token>" (rc admin prometheus generate <alias> prints one)');
-  const given = Buffer.from(match[3]!, 'base64url');
-  const expected = signature(key, `${match[1]}.${match[2]}`);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new SvcError('AccessDenied', 'the metrics token is not signed by this deployment\'s credentials');
   let claims: { iss?: unknown; sub?: unknown; exp?: unknown };
   try {
     claims = JSON.parse(Buffer.from(match[2]!, 'base64url').toString('utf8')) as typeof claims;
   } catch {
     throw new SvcError('AccessDenied', 'the metrics token claims are not JSON');
   }
-  if (claims.iss !== metricsTokenIssuer || claims.sub !== accessKey) throw new SvcError('AccessDenied', 'the metrics token was issued for something else');
+  const key = claims.iss === metricsTokenIssuer && typeof claims.sub === 'string' ? keyFor(claims.sub) : undefined;
+  if (key === undefined) throw new SvcError('AccessDenied', 'the metrics token was issued for something else');
+  const given = Buffer.from(match[3]!, 'base64url');
+  const expected = signature(key, `${match[1]}.${match[2]}`);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new SvcError('AccessDenied', 'the metrics token is not signed by this deployment\'s credentials');
   if (typeof claims.exp !== 'number' || claims.exp * 1000 < nowMs) throw new SvcError('AccessDenied', 'the metrics token has expired');
+  return claims.sub as string;
 }

@@ -1,8 +1,9 @@
 /**
  * The metrics endpoints on the S3 listener: GET /svc/metrics/node (this node) and
- * GET /svc/metrics/cluster (every node's view, merged). Access: a bearer token signed with the
- * deployment's metrics key (`rc admin prometheus generate`), or anyone with
- * SVC_PROMETHEUS_AUTH_TYPE=public. A refusal is 403 with the admin API's JSON error shape.
+ * GET /svc/metrics/cluster (every node's view, merged). Access (both routes): a bearer token
+ * (`rc admin prometheus generate`) signed with the metrics key of root or of a user whose
+ * policies hold `admin:Prometheus`, or anyone with SVC_PROMETHEUS_AUTH_TYPE=public. A refusal is
+ * 403 with the admin API's JSON error shape.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
@@ -13,7 +14,18 @@ import type { NodeMetrics } from './node-metrics.js';
 
 export const metricsPrefixPath = '/svc/metrics';
 
-export type MetricsAuth = { type: 'public' } | { type: 'jwt'; key: Buffer; accessKey: string };
+/** The action both metrics routes declare. */
+export const metricsAction = 'admin:Prometheus';
+
+export type MetricsAuth =
+  | { type: 'public' }
+  | {
+      type: 'jwt';
+      /** The metrics key of an access key (root's, or a user's); undefined when it has none. */
+      keyFor(accessKey: string): Buffer | undefined;
+      /** Throws AccessDenied unless the token's access key holds the action (root always does). */
+      requireAction(accessKey: string, action: string): void;
+    };
 
 export interface MetricsPluginOptions {
   metrics: NodeMetrics;
@@ -39,7 +51,7 @@ async function answer(options: MetricsPluginOptions, request: FastifyRequest, re
   const { requestId, rawPath } = requestLine(request);
   reply.header('x-amz-request-id', requestId);
   try {
-    if (options.auth.type === 'jwt') verifyMetricsToken(options.auth.key, options.auth.accessKey, request.headers.authorization, options.nowMs());
+    if (options.auth.type === 'jwt') options.auth.requireAction(verifyMetricsToken(options.auth.keyFor, request.headers.authorization, options.nowMs()), metricsAction);
     await reply.code(200).header('content-type', options.metrics.contentType).send(await render());
   } catch (error) {
     const known = isSvcError(error) ? error : new SvcError('InternalError', undefined, {}, { cause: error });
