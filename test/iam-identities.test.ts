@@ -100,7 +100,7 @@ describe('metrics with a user\'s token', () => {
     expect(await allowed.text()).toContain('svc_');
     const refused = await scrape('nosy');
     expect(refused.status).toBe(403);
-    expect((await refused.json()).Message).toContain('admin:Prometheus');
+    expect(((await refused.json()) as { Message: string }).Message).toContain('admin:Prometheus');
     await ok('admin user disable', 'local', 'scraper');
     expect((await scrape('scraper')).status).toBe(403);
   });

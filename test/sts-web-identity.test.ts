@@ -15,6 +15,7 @@ import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, PutObjectComm
 import { SignJWT, decodeProtectedHeader, generateKeyPair } from 'jose';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { idTokenFor, otherClientId, startTestIdp, type TestIdp } from './helpers/oidc-idp.js';
+import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { admin } from './helpers/admin-client.js';
 import { missingPythonModule } from './helpers/external-tools.js';
 import { credentialsOf, stsCall, stsErrorCode, type StsCredentials } from './helpers/sts-client.js';
@@ -64,6 +65,17 @@ async function s3Code(credentials: StsCredentials, command: GetObjectCommand | P
 }
 
 describe('AssumeRoleWithWebIdentity', () => {
+  it('through the AWS SDK for JavaScript v3 STS client (an unsigned call): readonly reads and cannot write', async () => {
+    const sts = new STSClient({ endpoint: server.url, region: 'us-east-1', credentials: { accessKeyId: 'unused', secretAccessKey: 'unused-secret' } });
+    const answer = await sts.send(new AssumeRoleWithWebIdentityCommand({ RoleArn: 'arn:aws:iam::000000000000:role/web', RoleSessionName: 'sdk', WebIdentityToken: await idTokenFor(idp, 'carol'), DurationSeconds: 900 }));
+    expect(answer.SubjectFromWebIdentityToken).toBe('carol');
+    const session = { accessKeyId: answer.Credentials!.AccessKeyId!, secretAccessKey: answer.Credentials!.SecretAccessKey!, sessionToken: answer.Credentials!.SessionToken! };
+    expect(await s3Code(session, new GetObjectCommand({ Bucket: bucket, Key: 'readme.txt' }))).toBe('ok');
+    expect(await s3Code(session, new PutObjectCommand({ Bucket: bucket, Key: 'by-sdk.txt', Body: 'x' }))).toBe('AccessDenied');
+    const forged = await sts.send(new AssumeRoleWithWebIdentityCommand({ RoleArn: 'arn:aws:iam::000000000000:role/web', RoleSessionName: 'sdk', WebIdentityToken: 'not.a.token' })).then(() => undefined, (error: { name?: string }) => error.name);
+    expect(forged).toBe('InvalidIdentityTokenException');
+  });
+
   it("issues credentials holding the token's policies: readonly reads and cannot write", async () => {
     const answer = await assumeWithToken(await idTokenFor(idp, 'carol'));
     const result = answer.xml.AssumeRoleWithWebIdentityResponse?.AssumeRoleWithWebIdentityResult;

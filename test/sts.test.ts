@@ -4,8 +4,9 @@
  * as the user cut down by the session policy; every request with a session token is checked
  * (expired by the moved identity clock, altered, sealed by another deployment, its user disabled
  * or given a new secret, on S3 and the admin API alike); a session cannot assume again, root cannot
- * assume at all, and a service account's session keeps the account's inline limit. STS calls that
- * need no real client use the stopgap signer of test/helpers/sts-client.ts.
+ * assume at all, and a service account's session keeps the account's inline limit. The AWS SDK's
+ * own STS client assumes a role too; the checks of answer shapes and refusals send raw STS forms
+ * (test/helpers/sts-client.ts) so that every parameter can be wrong.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -20,6 +21,7 @@ import { admin } from './helpers/admin-client.js';
 import { missingPythonModule, missingTool } from './helpers/external-tools.js';
 import { credentialsOf, stsCall, stsErrorCode, type StsCredentials } from './helpers/sts-client.js';
 import { SessionTokens } from '../src/ops/session-tokens.js';
+import { AssumeRoleCommand, STSClient, STSServiceException } from '@aws-sdk/client-sts';
 
 const missing = { aws: missingTool('aws', 'awscli'), boto3: missingPythonModule('boto3', 'python3-boto3') };
 for (const [tool, reason] of Object.entries(missing)) if (reason) console.warn(`skipping ${tool} tests: ${reason}`);
@@ -178,6 +180,27 @@ describe.skipIf(missing.boto3 !== undefined)('boto3', () => {
     expect(posted.status, await posted.text()).toBe(204);
     const back = await rootS3().send(new GetObjectCommand({ Bucket: bucket, Key: 'shared/posted.txt' }));
     expect(await back.Body!.transformToString()).toBe('posted by a session');
+  });
+});
+
+describe('the AWS SDK for JavaScript v3 STS client', () => {
+  it('assumes a role with a session policy; the S3 client then acts as the session, within the policy', async () => {
+    const sts = new STSClient({ endpoint: server.url, region: 'us-east-1', credentials: alice });
+    const answer = await sts.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 'sdk', DurationSeconds: 900, Policy: sharedOnly }));
+    const expiresInMs = answer.Credentials!.Expiration!.getTime() - Date.now();
+    expect(expiresInMs).toBeGreaterThan(880_000);
+    expect(expiresInMs).toBeLessThanOrEqual(900_000);
+    const session = { accessKeyId: answer.Credentials!.AccessKeyId!, secretAccessKey: answer.Credentials!.SecretAccessKey!, sessionToken: answer.Credentials!.SessionToken! };
+    const s3 = new S3Client({ endpoint: server.url, region: 'us-east-1', forcePathStyle: true, credentials: session });
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'shared/by-sdk.txt', Body: 'sdk' }));
+    expect(await (await rootS3().send(new GetObjectCommand({ Bucket: bucket, Key: 'shared/by-sdk.txt' }))).Body!.transformToString()).toBe('sdk');
+    expect(await s3Failure(s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'outside-by-sdk.txt', Body: 'no' })))).toMatchObject({ code: 'AccessDenied', status: 403 });
+    expect(await stored('outside-by-sdk.txt')).toBe(false);
+    // The SDK's STS client signs as root too; root may not assume (a session acting as root could not be limited).
+    const asRoot = new STSClient({ endpoint: server.url, region: 'us-east-1', credentials: testCredentials });
+    const refused = await asRoot.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 'root' })).then(() => undefined, (error: unknown) => error);
+    expect(refused).toBeInstanceOf(STSServiceException);
+    expect((refused as STSServiceException).name).toBe('AccessDenied');
   });
 });
 

@@ -1,7 +1,9 @@
 /**
- * STOPGAP until `@aws-sdk/client-sts` is installed: STS form calls (AssumeRole signed with SigV4
- * for the service `sts` by `@smithy/signature-v4`, AssumeRoleWithWebIdentity unsigned) over
- * fetch, answers parsed with fast-xml-parser. The AWS CLI and boto3 tests use the real clients.
+ * Raw STS form calls for the tests of answer shapes and refusals, where a real client would not
+ * send what is being refused (a wrong service scope, a bad duration, no signature): AssumeRole
+ * signed with SigV4 by `@smithy/signature-v4`, AssumeRoleWithWebIdentity unsigned, over fetch;
+ * answers parsed with fast-xml-parser. The real clients (the AWS SDK's STS client, the AWS CLI,
+ * boto3) are tested beside them.
  */
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
