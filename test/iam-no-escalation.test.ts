@@ -2,12 +2,14 @@
  * No escalation, as a property (fast-check, seeded): from random users, groups, policies and
  * service accounts, any sequence of IAM calls a non-root caller makes through the admin API, the
  * console API or `rc` never leaves it holding a credential (its own, a user it created or gave a
- * new secret, a service account it made) whose permissions exceed what the caller could already
+ * new secret, a service account it made, an STS session it assumed) whose permissions exceed what the caller could already
  * reach with the admin rights it held: everything with admin:AttachUserOrGroupPolicy (it may
  * attach consoleAdmin to itself), the groups' grants with admin:AddUserToGroup (disabled groups'
  * only with admin:EnableGroup too), and otherwise its own permissions. Permissions are judged on a fixed set of actions and resources
  * by a small model of the rules (a user's and its enabled groups' policies, Deny wins, a service
- * account cut down by its inline policy), from the state the server reports after the calls.
+ * account cut down by its inline policy, a session by its session policy), from the state the
+ * server reports after the calls. That the server applies a session's and an account's limits to
+ * the requests they sign is shown by test/sts.test.ts and test/iam-identities.test.ts.
  *
  * SVC_PROPERTY_RUNS sets the number of runs (default 25); SVC_PROPERTY_SEED replays one.
  */
@@ -20,6 +22,7 @@ import { testCredentials } from './helpers/server-process.js';
 import { signIn, startConsoleServer, type ConsoleServer, type ConsoleSession } from './helpers/console-client.js';
 import { admin } from './helpers/admin-client.js';
 import { rcIn } from './helpers/rc-process.js';
+import { credentialsOf, stsCall, type StsCredentials } from './helpers/sts-client.js';
 
 const iam = '/svc/admin/v4/iam';
 const runs = Number(process.env.SVC_PROPERTY_RUNS ?? 25);
@@ -52,14 +55,16 @@ type Call =
   | { op: 'createPolicy'; policy: number; document: Doc; surface: Surface }
   | { op: 'groupAdd' | 'groupRemove'; group: number; users: number[]; surface: Surface }
   | { op: 'groupEnable' | 'groupDisable' | 'userEnable' | 'userDisable'; group: number; user: number; surface: Surface }
-  | { op: 'svcacct'; user: number; inline: Doc | null; surface: Surface };
-type Surface = 'admin' | 'console' | 'rc';
+  | { op: 'svcacct'; user: number; inline: Doc | null; surface: Surface }
+  | { op: 'assumeRole'; policy: Doc | null; surface: Surface };
+type Surface = 'admin' | 'console' | 'rc' | 'sts';
 
 const surface = fc.constantFrom<Surface>('admin', 'admin', 'console', 'rc');
 const index = fc.nat({ max: 3 });
 const call: fc.Arbitrary<Call> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('addUser' as const), user: fc.nat({ max: 5 }), policies: fc.uniqueArray(fc.nat({ max: 4 }), { maxLength: 2 }), surface }), weight: 3 },
   { arbitrary: fc.record({ op: fc.constant('svcacct' as const), user: index, inline: fc.option(doc, { nil: null }), surface: fc.constantFrom<Surface>('admin', 'rc') }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant('assumeRole' as const), policy: fc.option(doc, { nil: null, freq: 1 }), surface: fc.constant<Surface>('sts') }), weight: 2 },
   fc.record({ op: fc.constantFrom('attach' as const, 'detach' as const), policy: fc.nat({ max: 4 }), user: index, surface }),
   fc.record({ op: fc.constantFrom('attach' as const, 'detach' as const), policy: fc.nat({ max: 4 }), group: fc.nat({ max: 1 }), surface: fc.constant<Surface>('admin') }),
   fc.record({ op: fc.constant('createPolicy' as const), policy: fc.nat({ max: 3 }), document: doc, surface }),
@@ -130,7 +135,19 @@ function grantsOf(state: State, user: string): Doc[] {
   return names.map((name) => state.documents[name]).filter((document): document is Doc => document !== undefined);
 }
 
-/** The probes a credential may do in a state (a user's or a service account's). */
+/** A session the caller assumed: its own key's permissions, cut down by the session policy. */
+interface HeldSession {
+  owner: string;
+  policy: Doc | null;
+}
+
+/** The probes a credential may do in a state (a user's, a service account's, or a session's). */
+function effectiveOf(state: State, held: string | HeldSession): Set<number> {
+  if (typeof held === 'string') return effective(state, held);
+  const owner = effective(state, held.owner);
+  return new Set([...owner].filter((at) => held.policy === null || allows([held.policy], probes[at]!)));
+}
+
 function effective(state: State, accessKey: string): Set<number> {
   const account = state.accounts[accessKey];
   const grants = grantsOf(state, account ? account.parent : accessKey);
@@ -148,6 +165,12 @@ function reach(state: State, caller: string): Set<number> {
     ? Object.values(state.groups).filter((group) => group.enabled || holds('admin:EnableGroup')).flatMap((group) => group.policies.map((name) => state.documents[name]).filter((document): document is Doc => document !== undefined))
     : [];
   return new Set([...own, ...probes.flatMap((probe, at) => (extra.some((document) => matches(document, 'Allow', probe)) ? [at] : []))]);
+}
+
+/** A session's credentials are accepted: its call is answered, or refused for want of an action, never for its credentials. */
+async function sessionWorks(credentials: StsCredentials): Promise<boolean> {
+  const answer = await admin(running.server.url, 'GET', `${iam}/svcacct/list`, '', { credentials: credentials as { accessKeyId: string; secretAccessKey: string; sessionToken?: string } });
+  return answer.status === 200 || answer.body.Code === 'AccessDenied' && !/InvalidAccessKeyId|InvalidToken|ExpiredToken/.test(String(answer.body.Message));
 }
 
 // ---- one run ---------------------------------------------------------------------------------
@@ -180,7 +203,7 @@ async function runOnce(input: World): Promise<void> {
   }
   const before = await stateNow();
   const bound = reach(before, caller.accessKeyId);
-  const controlled = new Set([caller.accessKeyId]);
+  const controlled = new Set<string | HeldSession>([caller.accessKeyId]);
   await client.ok('alias', 'set', tag, running.server.url, caller.accessKeyId, caller.secretAccessKey);
   const session = input.callerIsServiceAccount ? undefined : await signIn(running.consoleUrl, { accessKey: caller.accessKeyId, secretKey: caller.secretAccessKey });
   for (const step of input.calls) {
@@ -188,9 +211,10 @@ async function runOnce(input: World): Promise<void> {
     if (made) controlled.add(made);
   }
   const after = await stateNow();
-  for (const accessKey of controlled) {
-    const gained = [...effective(after, accessKey)].filter((at) => !bound.has(at)).map((at) => probes[at]!.join(' on '));
-    expect(gained, `${accessKey} (controlled by ${caller.accessKeyId}) exceeds its reach after ${JSON.stringify(input.calls)}`).toEqual([]);
+  for (const held of controlled) {
+    const gained = [...effectiveOf(after, held)].filter((at) => !bound.has(at)).map((at) => probes[at]!.join(' on '));
+    const name = typeof held === 'string' ? held : `a session of ${held.owner}`;
+    expect(gained, `${name} (controlled by ${caller.accessKeyId}) exceeds its reach after ${JSON.stringify(input.calls)}`).toEqual([]);
   }
 }
 
@@ -204,7 +228,7 @@ interface Names {
 }
 
 /** Makes one call through its surface; returns a credential the caller now holds, if the call made one. */
-async function attempt(step: Call, names: Names): Promise<string | undefined> {
+async function attempt(step: Call, names: Names): Promise<string | HeldSession | undefined> {
   const through = step.surface === 'console' && names.session === undefined ? 'admin' : step.surface;
   const signedAdmin = async (method: 'GET' | 'POST', path: string, query: string, body?: unknown) =>
     admin(running.server.url, method, path, query, { credentials: names.caller, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
@@ -249,6 +273,13 @@ async function attempt(step: Call, names: Names): Promise<string | undefined> {
       if (through === 'rc') await rc('admin', kind, verb, names.tag, target);
       else await signedAdmin('POST', `${iam}/${kind}/${verb}`, kind === 'group' ? `group=${target}` : `accessKey=${target}`);
       return undefined;
+    }
+    case 'assumeRole': {
+      const answer = await stsCall(running.server.url, { Action: 'AssumeRole', DurationSeconds: '900', ...(step.policy ? { Policy: JSON.stringify(step.policy) } : {}) }, names.caller);
+      if (answer.status !== 200) return undefined;
+      // The session's permissions are judged from the state after the calls: whatever its owner holds then, cut by its policy.
+      expect(await sessionWorks(credentialsOf(answer))).toBe(true);
+      return { owner: names.caller.accessKeyId, policy: step.policy };
     }
     case 'svcacct': {
       const answer = await signedAdmin('POST', `${iam}/svcacct/add`, '', { parent: names.user(step.user), ...(step.inline ? { policy: step.inline } : {}) });
