@@ -223,11 +223,6 @@ export class IamStore {
     return user?.enabled ? (user.sessionsFromMs ?? 0) : undefined;
   }
 
-  /** The policies that grant an enabled user its permissions (its own and its enabled groups'); undefined when the key is not one. */
-  userPolicies(accessKey: string): Policy[] | undefined {
-    return this.document.users[accessKey]?.enabled ? [...this.grantsOf(accessKey)] : undefined;
-  }
-
   /** The policy names an enabled user holds, its own and its enabled groups'. */
   effectivePolicyNames(accessKey: string): string[] {
     const user = this.document.users[accessKey];

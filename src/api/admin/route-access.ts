@@ -24,11 +24,6 @@ export async function requireRouteAccess(access: RouteAccess, context: AdminCont
   return needed;
 }
 
-/** Whether the route's conditional rule depends on the request's body (then it runs once the body is read). */
-export function needsBody(access: RouteAccess): boolean {
-  return access.conditional !== undefined;
-}
-
 /** The sentence the reference and the OpenAPI document give a route's access. */
 export function accessSentence(access: RouteAccess): string {
   const list = (actions: readonly string[]) => actions.map((action) => `\`${action}\``).join(', ');
