@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
@@ -80,7 +80,7 @@ async function stored(key: string): Promise<boolean> {
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-sts-'));
-  server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_FAULT_INJECTION: 'on' } });
+  server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_FAULT_INJECTION: 'on', SVC_AUDIT_FILE: join(root, 'audit.jsonl') } });
   await rootS3().send(new CreateBucketCommand({ Bucket: bucket }));
   await rootS3().send(new PutObjectCommand({ Bucket: bucket, Key: 'shared/hello.txt', Body: 'hello from root' }));
   await rootS3().send(new PutObjectCommand({ Bucket: bucket, Key: 'private/secret.txt', Body: 'not for sessions' }));
@@ -201,6 +201,19 @@ describe('the AWS SDK for JavaScript v3 STS client', () => {
     const refused = await asRoot.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 'root' })).then(() => undefined, (error: unknown) => error);
     expect(refused).toBeInstanceOf(STSServiceException);
     expect((refused as STSServiceException).name).toBe('AccessDenied');
+    // Both calls are in the audit log as STS calls: alice's allowed, root's denied.
+    const auditLines = async () => (await readFile(join(root, 'audit.jsonl'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, any>);
+    const deadline = Date.now() + 5_000;
+    let stsEntries: Record<string, any>[] = [];
+    while (Date.now() < deadline && stsEntries.length < 2) {
+      stsEntries = (await auditLines().catch(() => [])).filter((entry) => entry.surface === 'sts');
+      if (stsEntries.length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(stsEntries).toEqual(expect.arrayContaining([
+      expect.objectContaining({ api: 'AssumeRole', actions: ['sts:AssumeRole'], outcome: 'allowed', principal: expect.objectContaining({ accessKey: 'alice' }) }),
+      expect.objectContaining({ api: 'AssumeRole', outcome: 'denied', httpStatus: 403, principal: expect.objectContaining({ kind: 'root' }) }),
+    ]));
+    expect(JSON.stringify(stsEntries)).not.toContain(answer.Credentials!.SessionToken!);
   });
 });
 

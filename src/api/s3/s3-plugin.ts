@@ -156,6 +156,7 @@ async function serveSts(options: S3PluginOptions, sts: { sts: StsService; access
     { method: request.method, rawPath: call.rawPath, rawQuery: call.rawQuery, headers: request.headers, body: call.body },
     call.requestId,
   );
+  setAuditFacts(request, { surface: 'sts', api: answer.action ?? 'STS', actions: answer.action === undefined ? [] : [`sts:${answer.action}`], resource: '' });
   if (!call.body.complete) reply.header('connection', 'close');
   await reply.code(answer.status).header('content-type', 'text/xml').send(answer.body);
 }

@@ -34,6 +34,8 @@ export interface StsOptions {
 export interface StsAnswer {
   status: number;
   body: string;
+  /** The STS action the form asked for (its audit entry's API), when it named one. */
+  action?: string;
 }
 
 export type StsRequest = SignedRequest & { body: AsyncIterable<Uint8Array> };
@@ -47,17 +49,18 @@ export function isStsRequest(method: string, bucket: string | undefined, query: 
 
 /** The answer to an STS call: its result, or an STS ErrorResponse with the code's status. */
 export async function handleSts(options: StsOptions, request: StsRequest, requestId: string): Promise<StsAnswer> {
+  let action: string | undefined;
   try {
     const body = await readForm(request.body);
     const parameters = parametersOf(request.rawQuery, body);
-    const action = parameters.get('Action');
+    action = parameters.get('Action');
     const version = parameters.get('Version');
     if (version !== undefined && version !== apiVersion) throw new SvcError('ValidationError', `Version must be ${apiVersion}`, { parameter: 'Version' });
     switch (action) {
       case 'AssumeRole':
-        return { status: 200, body: stsResultXml(action, assumeRole(options, request, body, parameters), requestId) };
+        return { status: 200, body: stsResultXml(action, assumeRole(options, request, body, parameters), requestId), action };
       case 'AssumeRoleWithWebIdentity':
-        return { status: 200, body: stsResultXml(action, await assumeRoleWithWebIdentity(options, parameters), requestId) };
+        return { status: 200, body: stsResultXml(action, await assumeRoleWithWebIdentity(options, parameters), requestId), action };
       case undefined:
         throw new SvcError('MissingAction');
       default:
@@ -66,7 +69,7 @@ export async function handleSts(options: StsOptions, request: StsRequest, reques
   } catch (error) {
     if (!isSvcError(error)) options.logger?.error({ requestId, error: String(error) }, 'unexpected error in an STS request');
     const known = isSvcError(error) ? error : new SvcError('InternalError');
-    return { status: known.httpStatus, body: stsErrorXml(known.code, known.message, known.httpStatus, requestId) };
+    return { status: known.httpStatus, body: stsErrorXml(known.code, known.message, known.httpStatus, requestId), ...(action === undefined ? {} : { action }) };
   }
 }
 
