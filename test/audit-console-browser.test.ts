@@ -13,7 +13,7 @@ import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { repoRoot, s3ClientFor, testCredentials } from './helpers/server-process.js';
 import { startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
 import { admin } from './helpers/admin-client.js';
-import { chromiumPresent, launchChromium } from './helpers/chromium.js';
+import { chromiumPresent, launchChromium, signInOnPage } from './helpers/chromium.js';
 
 const haveChromium = chromiumPresent('the console audit browser test');
 const shots = join(repoRoot, 'test-output/console');
@@ -45,11 +45,7 @@ describe.skipIf(!haveChromium)('the audit section of the Users page in Chromium'
   });
 
   it('lists the recent entries and filters them by outcome', async () => {
-    await page.goto(`${running.consoleUrl}/svc/console/`);
-    await page.getByLabel('Access key').fill(testCredentials.accessKeyId);
-    await page.getByLabel('Secret key').fill(testCredentials.secretAccessKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await signInOnPage(page, running.consoleUrl);
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Users' }).click();
     const section = page.getByRole('region', { name: 'Audit (this node)' });
     const rows = section.locator('tbody tr');

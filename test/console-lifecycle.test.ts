@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { CreateBucketCommand, PutBucketLifecycleConfigurationCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { repoRoot, s3ClientFor, testCredentials } from './helpers/server-process.js';
 import { startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
-import { chromiumPresent, launchChromium } from './helpers/chromium.js';
+import { chromiumPresent, launchChromium, signInOnPage } from './helpers/chromium.js';
 
 const haveChromium = chromiumPresent('the console lifecycle test');
 
@@ -40,11 +40,7 @@ describe.skipIf(!haveChromium)('the lifecycle scanner on the console\'s Operatio
   });
 
   it('says no cycle has run, runs one on Run now and shows what it expired', async () => {
-    await page.goto(`${running.consoleUrl}/svc/console/`);
-    await page.getByLabel('Access key').fill(testCredentials.accessKeyId);
-    await page.getByLabel('Secret key').fill(testCredentials.secretAccessKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await signInOnPage(page, running.consoleUrl);
     await page.goto(`${running.consoleUrl}/svc/console/#/operations`);
     const card = page.getByRole('region', { name: 'Lifecycle expiry' });
     await card.getByText('No lifecycle cycle has run on this node yet').waitFor();

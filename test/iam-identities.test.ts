@@ -58,11 +58,11 @@ function awsCli(credentials: { accessKeyId: string; secretAccessKey: string }, .
 
 /** Parses `rc admin user svcacct add` output: the keys it shows once. */
 function keysOf(output: string): { accessKeyId: string; secretAccessKey: string } {
-  const accessKeyId = /Access Key: (\S+)/.exec(output)?.[1];
-  const secretAccessKey = /Secret Key: (\S+)/.exec(output)?.[1];
-  expect(accessKeyId, output).toBeDefined();
-  expect(secretAccessKey, output).toBeDefined();
-  return { accessKeyId: accessKeyId!, secretAccessKey: secretAccessKey! };
+  // Generated keys: 20 and 40 letters and digits.
+  const [, accessKeyId = '', secretAccessKey = ''] = /Access Key: (\S+)\nSecret Key: (\S+)\n/.exec(output) ?? [];
+  expect(accessKeyId, output).toMatch(/^[A-Za-z0-9]{20}$/);
+  expect(secretAccessKey, output).toMatch(/^[A-Za-z0-9]{40}$/);
+  return { accessKeyId, secretAccessKey };
 }
 
 describe('delegated administration with rc admin', () => {

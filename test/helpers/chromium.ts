@@ -1,6 +1,7 @@
 /** Debian's Chromium for browser tests: whether it is there (a missing one skips with the reason, or fails under CI), and a headless launch. */
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { testCredentials } from './server-process.js';
 
 export const chromiumPath = '/usr/bin/chromium';
 
@@ -15,4 +16,13 @@ export function chromiumPresent(what: string): boolean {
 export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
   return chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/** Opens the console and signs in (the root credentials unless others are given), waiting for the Overview page. */
+export async function signInOnPage(page: Page, consoleUrl: string, credentials = { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey }): Promise<void> {
+  await page.goto(`${consoleUrl}/svc/console/`);
+  await page.getByLabel('Access key').fill(credentials.accessKey);
+  await page.getByLabel('Secret key').fill(credentials.secretKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }
