@@ -16,14 +16,23 @@ afterEach(async () => {
   test = undefined;
 });
 
-/** A drive whose xl.meta writes fail once `allowed()` says no more may pass (as a full drive's would). */
-function metaWritesLimited(drive: Drive, allowed: () => boolean): Drive {
+/**
+ * A drive whose xl.meta writes fail once `allowed()` says no more may pass (as a full drive's
+ * would); with `unreachable()`, its xl.meta removals fail too (as a drive cut off mid-rollback).
+ */
+function metaWritesLimited(drive: Drive, allowed: () => boolean, unreachable: () => boolean = () => false): Drive {
   return new Proxy(drive, {
     get(target, name, receiver) {
       if (name === 'writeFileAtomic') {
         return async (path: string, bytes: Uint8Array) => {
           if (path.endsWith('xl.meta') && !allowed()) throw new SvcError('DriveFull', `no space left for ${path}`);
           return target.writeFileAtomic(path, bytes);
+        };
+      }
+      if (name === 'deleteFile') {
+        return async (path: string) => {
+          if (path.endsWith('xl.meta') && unreachable()) throw new SvcError('DriveOffline', `drive unreachable removing ${path}`);
+          return target.deleteFile(path);
         };
       }
       const value = Reflect.get(target, name, receiver) as unknown;
@@ -59,6 +68,38 @@ describe('a write refused below quorum whose rollback cannot restore the old byt
     expect(taken.slice(0, 2)).toEqual([2, 2]);
     const reader = await test.set.getObject('bucket', 'key');
     expect(Buffer.from(await collect(reader.body)).equals(Buffer.from(before))).toBe(true);
+    expect(test.repairs).toContainEqual(expect.objectContaining({ key: 'key', reason: 'rollback-incomplete', slots: expect.arrayContaining([0, 1]) }));
+  });
+});
+
+describe('a write refused below quorum whose rollback cannot reach the drives it reached', () => {
+  it('is not answered ErasureWriteQuorum: the answer says the outcome is unknown, and heal is asked to visit them', async () => {
+    let phase: 'setup' | 'refuse' = 'setup';
+    const taken = [0, 0, 0, 0];
+    test = await makeTestSet({
+      drives: 4,
+      parity: 2,
+      wrap: (drive, slot) =>
+        metaWritesLimited(
+          drive,
+          () => {
+            if (phase === 'setup') return true;
+            taken[slot]! += 1;
+            return slot < 2 && taken[slot] === 1;
+          },
+          () => phase === 'refuse' && slot < 2,
+        ),
+    });
+    await test.set.putObject('bucket', 'key', chunked(patternBytes(50_000, 1)), { storageClass: 'STANDARD', versioning: 'unversioned' });
+    phase = 'refuse';
+    const refused = await test.set.putObject('bucket', 'key', chunked(patternBytes(60_000, 2)), { storageClass: 'STANDARD', versioning: 'unversioned' }).then(
+      () => undefined,
+      (error: SvcError) => error,
+    );
+    // Two of four drives keep the new version, which can win a 2-2 vote: claiming "nothing was
+    // committed" would be false, so the answer is the 500 that promises nothing.
+    expect(refused?.code).toBe('WriteOutcomeUnknown');
+    expect(refused?.details).toMatchObject({ keptOn: [0, 1] });
     expect(test.repairs).toContainEqual(expect.objectContaining({ key: 'key', reason: 'rollback-incomplete', slots: expect.arrayContaining([0, 1]) }));
   });
 });

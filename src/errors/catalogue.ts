@@ -74,6 +74,7 @@ export const errorCatalogue = {
   // The specification's named errors
   ErasureReadQuorum: { httpStatus: 503, message: 'Read quorum could not be reached: fewer than K shards or metadata votes are available.' },
   ErasureWriteQuorum: { httpStatus: 503, message: 'Write quorum could not be reached: nothing was committed.' },
+  WriteOutcomeUnknown: { httpStatus: 500, message: 'Write quorum could not be reached and the change could not be taken back from every drive it reached: it may still become visible. Retry the request.' },
   PoolTopologyMismatch: { httpStatus: 500, message: 'The stored format differs from the configured drive count or set width; restore the original endpoints and set width.' },
   UnsupportedSnsdExpansion: { httpStatus: 500, message: 'A single-drive deployment cannot be expanded or turned into a multi-drive pool.' },
 

@@ -136,8 +136,11 @@ export async function changeMeta(
   const committedSlots = snapshots.filter((s, index) => s && outcomes[index]).map((s) => s!.slot);
   const failedSlots = slots.filter((slot) => !committedSlots.includes(slot));
   if (committedSlots.length < quorum) {
-    const unrestored = await rollback(snapshots.filter((s) => s && committedSlots.includes(s.slot)) as Snapshot[], dir, change);
+    const { unrestored, kept } = await rollback(snapshots.filter((s) => s && committedSlots.includes(s.slot)) as Snapshot[], dir, change);
     if (unrestored.length > 0) config.onRepairNeeded?.({ bucket, key, reason: 'rollback-incomplete', slots: unrestored });
+    // ErasureWriteQuorum promises that nothing was committed. A drive that still holds the change
+    // could carry it into a later vote, so when any does the answer says the outcome is unknown.
+    if (kept.length > 0) throw new SvcError('WriteOutcomeUnknown', undefined, { bucket, key, succeeded: committedSlots.length, needed: quorum, keptOn: kept });
     throw new SvcError('ErasureWriteQuorum', undefined, { bucket, key, succeeded: committedSlots.length, needed: quorum });
   }
   await Promise.all(
@@ -172,11 +175,13 @@ async function snapshotOf(config: SetConfig, slot: number, path: string): Promis
  * for a new file; where that fails (a full drive, say) the drive's xl.meta is removed instead,
  * which needs none: a drive without a copy only lowers the object's redundancy until heal, while
  * a drive left with the change could let it win a tied vote and show a write that was refused.
- * Returns the slots not restored to their old bytes (heal must visit them).
+ * Returns the slots not restored to their old bytes (heal must visit them), and of those the
+ * slots where even the removal failed, so the change is still there (an unreachable drive).
  */
-async function rollback(snapshots: Snapshot[], dir: string, change: MetaChange): Promise<number[]> {
+async function rollback(snapshots: Snapshot[], dir: string, change: MetaChange): Promise<{ unrestored: number[]; kept: number[] }> {
   const path = xlMetaPathIn(dir);
   const unrestored: number[] = [];
+  const kept: number[] = [];
   await Promise.all(
     snapshots.map(async (snapshot) => {
       try {
@@ -185,12 +190,14 @@ async function rollback(snapshots: Snapshot[], dir: string, change: MetaChange):
       } catch {
         unrestored.push(snapshot.slot);
         // The old bytes cannot go back: take the change off this drive the one way left.
-        await snapshot.drive.deleteFile(path).catch(() => undefined);
+        await snapshot.drive.deleteFile(path).catch((error: unknown) => {
+          if (!isSvcError(error, 'FileNotFound')) kept.push(snapshot.slot);
+        });
       }
       if (change.undoBeforePublish) await change.undoBeforePublish(snapshot.drive, dir).catch(() => undefined);
     }),
   );
-  return unrestored;
+  return { unrestored, kept };
 }
 
 /**
