@@ -41,65 +41,59 @@ function metaWritesLimited(drive: Drive, allowed: () => boolean, unreachable: ()
   });
 }
 
-describe('a write refused below quorum whose rollback cannot restore the old bytes', () => {
-  it('is never read back: the drives it reached drop their copy, the old version reads, heal is asked to visit them', async () => {
-    // Phase 'setup': every write passes. Phase 'refuse': drives 2 and 3 refuse at once, drives 0
-    // and 1 take one xl.meta write (the new version) and refuse the rollback's.
-    let phase: 'setup' | 'refuse' = 'setup';
-    const taken = [0, 0, 0, 0];
-    test = await makeTestSet({
-      drives: 4,
-      parity: 2,
-      wrap: (drive, slot) =>
-        metaWritesLimited(drive, () => {
+/**
+ * Four drives at EC:2 (write quorum 3) with an old version stored. Then phase 'refuse': drives 2
+ * and 3 refuse at once, drives 0 and 1 take one xl.meta write (the new version) and refuse the
+ * rollback's; with `unreachable`, their xl.meta removals fail as well.
+ */
+async function refusingSet(unreachable: boolean): Promise<{ taken: number[]; before: Uint8Array; refuse: () => Promise<SvcError | undefined> }> {
+  let phase: 'setup' | 'refuse' = 'setup';
+  const taken = [0, 0, 0, 0];
+  test = await makeTestSet({
+    drives: 4,
+    parity: 2,
+    wrap: (drive, slot) =>
+      metaWritesLimited(
+        drive,
+        () => {
           if (phase === 'setup') return true;
           taken[slot]! += 1;
           return slot < 2 && taken[slot] === 1;
-        }),
-    });
-    const before = patternBytes(50_000, 1);
-    await test.set.putObject('bucket', 'key', chunked(before), { storageClass: 'STANDARD', versioning: 'unversioned' });
+        },
+        () => unreachable && phase === 'refuse' && slot < 2,
+      ),
+  });
+  const before = patternBytes(50_000, 1);
+  await test.set.putObject('bucket', 'key', chunked(before), { storageClass: 'STANDARD', versioning: 'unversioned' });
+  const refuse = async (): Promise<SvcError | undefined> => {
     phase = 'refuse';
-    const refused = await test.set.putObject('bucket', 'key', chunked(patternBytes(60_000, 2)), { storageClass: 'STANDARD', versioning: 'unversioned' }).then(
-      () => 'acknowledged',
-      (error: SvcError) => error.code,
+    return test!.set.putObject('bucket', 'key', chunked(patternBytes(60_000, 2)), { storageClass: 'STANDARD', versioning: 'unversioned' }).then(
+      () => undefined,
+      (error: SvcError) => error,
     );
-    expect(refused).toBe('ErasureWriteQuorum');
+  };
+  return { taken, before, refuse };
+}
+
+describe('a write refused below quorum whose rollback cannot restore the old bytes', () => {
+  it('is never read back: the drives it reached drop their copy, the old version reads, heal is asked to visit them', async () => {
+    const { taken, before, refuse } = await refusingSet(false);
+    expect((await refuse())?.code).toBe('ErasureWriteQuorum');
     expect(taken.slice(0, 2)).toEqual([2, 2]);
-    const reader = await test.set.getObject('bucket', 'key');
+    const reader = await test!.set.getObject('bucket', 'key');
     expect(Buffer.from(await collect(reader.body)).equals(Buffer.from(before))).toBe(true);
-    expect(test.repairs).toContainEqual(expect.objectContaining({ key: 'key', reason: 'rollback-incomplete', slots: expect.arrayContaining([0, 1]) }));
+    expect(test!.repairs).toContainEqual(expect.objectContaining({ key: 'key', reason: 'rollback-incomplete', slots: expect.arrayContaining([0, 1]) }));
   });
 });
 
 describe('a write refused below quorum whose rollback cannot reach the drives it reached', () => {
   it('is not answered ErasureWriteQuorum: the answer says the outcome is unknown, and heal is asked to visit them', async () => {
-    let phase: 'setup' | 'refuse' = 'setup';
-    const taken = [0, 0, 0, 0];
-    test = await makeTestSet({
-      drives: 4,
-      parity: 2,
-      wrap: (drive, slot) =>
-        metaWritesLimited(
-          drive,
-          () => {
-            if (phase === 'setup') return true;
-            taken[slot]! += 1;
-            return slot < 2 && taken[slot] === 1;
-          },
-          () => phase === 'refuse' && slot < 2,
-        ),
-    });
-    await test.set.putObject('bucket', 'key', chunked(patternBytes(50_000, 1)), { storageClass: 'STANDARD', versioning: 'unversioned' });
-    phase = 'refuse';
-    const refused = await test.set.putObject('bucket', 'key', chunked(patternBytes(60_000, 2)), { storageClass: 'STANDARD', versioning: 'unversioned' }).then(
-      () => undefined,
-      (error: SvcError) => error,
-    );
+    const { refuse } = await refusingSet(true);
+    const refused = await refuse();
     // Two of four drives keep the new version, which can win a 2-2 vote: claiming "nothing was
     // committed" would be false, so the answer is the 500 that promises nothing.
     expect(refused?.code).toBe('WriteOutcomeUnknown');
     expect(refused?.details).toMatchObject({ keptOn: [0, 1] });
-    expect(test.repairs).toContainEqual(expect.objectContaining({ key: 'key', reason: 'rollback-incomplete', slots: expect.arrayContaining([0, 1]) }));
+    expect(test!.repairs).toContainEqual(expect.objectContaining({ key: 'key', reason: 'rollback-incomplete', slots: expect.arrayContaining([0, 1]) }));
   });
 });
