@@ -19,6 +19,10 @@ export interface OperationFault {
   tornWrite?: { fraction: number };
   /** Reports success but stores nothing. */
   silentDrop?: boolean;
+  /** The call never returns while this plan is in force (a hung drive); a new plan or a clear releases it. */
+  hang?: boolean;
+  /** Applies only to paths containing this text (one file or one object hangs, the rest of the drive answers). */
+  pathContains?: string;
 }
 
 export interface FaultOptions {
@@ -60,7 +64,7 @@ export function parseFaultOptions(value: unknown): FaultOptions {
 
 function parseOperationFault(name: string, value: unknown): OperationFault {
   if (!isObject(value)) invalid(`operations.${name} must be an object`);
-  const allowed = ['error', 'probability', 'latencyMs', 'corruptReads', 'tornWrite', 'silentDrop'];
+  const allowed = ['error', 'probability', 'latencyMs', 'corruptReads', 'tornWrite', 'silentDrop', 'hang', 'pathContains'];
   for (const key of Object.keys(value)) if (!allowed.includes(key)) invalid(`unknown field operations.${name}.${key}`);
   const fault = value as OperationFault;
   if (fault.error !== undefined && !['EIO', 'ENOSPC', 'EACCES'].includes(fault.error)) invalid(`operations.${name}.error must be EIO, ENOSPC or EACCES`);
@@ -77,5 +81,9 @@ function parseOperationFault(name: string, value: unknown): OperationFault {
     invalid(`operations.${name}.tornWrite.fraction must be in [0, 1)`);
   }
   if (fault.silentDrop !== undefined && typeof fault.silentDrop !== 'boolean') invalid(`operations.${name}.silentDrop must be a boolean`);
+  if (fault.hang !== undefined && typeof fault.hang !== 'boolean') invalid(`operations.${name}.hang must be a boolean`);
+  if (fault.pathContains !== undefined && !(typeof fault.pathContains === 'string' && fault.pathContains.length > 0 && fault.pathContains.length <= 1024)) {
+    invalid(`operations.${name}.pathContains must be a non-empty string of at most 1024 characters`);
+  }
   return { ...fault };
 }

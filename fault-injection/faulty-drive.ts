@@ -1,7 +1,9 @@
 /**
  * A Drive wrapper that injects faults chosen per drive and per operation: offline, errors
- * (EIO, ENOSPC, EACCES), latency, corrupted reads (bit flips in what is returned; the inner
- * data stays clean), torn writes (a prefix only) and silently dropped writes. Randomness comes
+ * (EIO, ENOSPC, EACCES), latency, hangs (a call that does not return while the plan is in
+ * force), corrupted reads (bit flips in what is returned; the inner data stays clean), torn
+ * writes (a prefix only) and silently dropped writes, on every path or only on paths containing
+ * a given text. Randomness comes
  * from a seeded PRNG, so a seed replays the same fault decisions. `liveness: true` passes every
  * call through untouched, whatever else is configured.
  */
@@ -32,6 +34,8 @@ export function createFaultyDrive(inner: Drive, options: FaultOptions = {}): Fau
 class FaultInjectingDrive implements FaultyDrive {
   private current: FaultOptions;
   private prng: Prng;
+  /** Calls hung under the plan in force; released when the plan changes. */
+  private releaseHung: (() => void)[] = [];
 
   constructor(readonly inner: Drive, options: FaultOptions) {
     this.current = parseFaultOptions(options);
@@ -49,17 +53,26 @@ class FaultInjectingDrive implements FaultyDrive {
   setFaults(options: FaultOptions): void {
     this.current = parseFaultOptions(options);
     if (options.seed !== undefined) this.prng = createPrng(options.seed);
+    this.releaseHungCalls();
   }
 
   clearFaults(): void {
     this.current = {};
+    this.releaseHungCalls();
+  }
+
+  private releaseHungCalls(): void {
+    const waiting = this.releaseHung;
+    this.releaseHung = [];
+    for (const release of waiting) release();
   }
 
   /** The fault that applies to an operation now (the specific one over the wildcard), if any. */
-  private faultFor(operation: DriveOperation): OperationFault | undefined {
+  private faultFor(operation: DriveOperation, path: string): OperationFault | undefined {
     if (this.current.liveness) return undefined;
     const fault = this.current.operations?.[operation] ?? this.current.operations?.['*'];
     if (!fault) return undefined;
+    if (fault.pathContains !== undefined && !path.includes(fault.pathContains)) return undefined;
     const probability = fault.probability ?? 1;
     return probability >= 1 || this.prng.next() < probability ? fault : undefined;
   }
@@ -68,7 +81,11 @@ class FaultInjectingDrive implements FaultyDrive {
     if (this.current.offline && !this.current.liveness) {
       throw new SvcError('DriveOffline', `drive ${this.endpoint} is offline`, { endpoint: this.endpoint, path, injected: true });
     }
-    const fault = this.faultFor(operation);
+    const fault = this.faultFor(operation, path);
+    if (fault?.hang) {
+      await new Promise<void>((resolve) => this.releaseHung.push(resolve));
+      return this.before(operation, path);
+    }
     if (fault?.latencyMs) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
     if (fault?.error) {
       const code = errnoCodes[fault.error];
@@ -208,7 +225,7 @@ class FaultInjectingDrive implements FaultyDrive {
     if (this.current.offline && !this.current.liveness) {
       return { endpoint: this.endpoint, online: false, totalBytes: 0, freeBytes: 0, usedBytes: 0, error: 'offline (injected)' };
     }
-    const fault = this.faultFor('diskInfo');
+    const fault = this.faultFor('diskInfo', '');
     const info = await this.inner.diskInfo();
     return fault?.error === 'ENOSPC' ? { ...info, freeBytes: 0, usedBytes: info.totalBytes } : info;
   }

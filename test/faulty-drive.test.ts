@@ -55,6 +55,24 @@ describe('fault-injecting drive', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(45);
   });
 
+  it('hangs calls while the plan is in force, on one path only when asked, and releases them when it changes', async () => {
+    const drive = createFaultyDrive(createMemfsDrive());
+    await drive.writeFile('bucket/a/xl.meta', data);
+    await drive.writeFile('bucket/b/xl.meta', data);
+    drive.setFaults({ operations: { readFile: { hang: true, pathContains: 'bucket/a/' } } });
+    let settled = false;
+    const hung = drive.readFile('bucket/a/xl.meta').then((bytes) => {
+      settled = true;
+      return bytes;
+    });
+    // The other object's file answers while the first call still waits.
+    expect(Buffer.from(await drive.readFile('bucket/b/xl.meta')).equals(Buffer.from(data))).toBe(true);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    drive.clearFaults();
+    expect(Buffer.from(await hung).equals(Buffer.from(data))).toBe(true);
+  });
+
   it('corrupts what it returns while the inner drive keeps clean bytes', async () => {
     const inner = createMemfsDrive();
     const drive = createFaultyDrive(inner, { seed: 3, operations: { readFile: { corruptReads: { bitFlips: 2 } }, readRange: { corruptReads: { bitFlips: 1 } } } });
@@ -101,6 +119,8 @@ describe('fault-injecting drive', () => {
       { operations: { readFile: { latencyMs: -1 } } },
       { operations: { readFile: { tornWrite: { fraction: 1 } } } },
       { operations: { readFile: { corruptReads: { bitFlips: 1.5 } } } },
+      { operations: { readFile: { hang: 'yes' } } },
+      { operations: { readFile: { pathContains: '' } } },
       { seed: 'x' },
     ];
     for (const plan of bad) {
