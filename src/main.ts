@@ -136,7 +136,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       if (!admin) throw new SvcError('SlowDown', 'the server is still starting (waiting for format quorum)');
       return admin.iam;
     });
-    await app.register(s3Plugin, { context, credentials, access, sts, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs });
+    await app.register(s3Plugin, { context, credentials, access, sts, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs, signatureV2: config.signatureV2 });
   });
   try {
     const localDrives = new Set<Drive>(localByPath.values());

@@ -46,6 +46,8 @@ export interface ServerConfig {
   driveBackend: 'fs' | 'memfs';
   driveRoot?: string;
   faultInjection: boolean;
+  /** Accept AWS Signature Version 2 on the S3 API (SVC_API_SIGNATURE_V2, on by default). */
+  signatureV2: boolean;
   /** Domains for virtual-host-style addressing (`<bucket>.<domain>`), from SVC_DOMAIN. */
   domains: string[];
   /** Data movement knobs (SPEC "Startup configuration"), already capped. */
@@ -128,6 +130,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     driveBackend: backendOf(values.SVC_DRIVE_BACKEND),
     ...(values.SVC_DRIVE_ROOT ? { driveRoot: values.SVC_DRIVE_ROOT } : {}),
     faultInjection: values.SVC_FAULT_INJECTION === 'on',
+    signatureV2: oneOf(values, 'SVC_API_SIGNATURE_V2', ['on', 'off'] as const) === 'on',
     domains: (values.SVC_DOMAIN ?? '').split(',').map((domain) => domain.trim().toLowerCase()).filter((domain) => domain !== ''),
     decommissionBucketConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_BUCKET_CONCURRENCY', limits.decommissionBucketConcurrencyDefault, limits.decommissionBucketConcurrencyDefault),
     decommissionEntryConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', limits.decommissionEntryConcurrencyDefault, limits.decommissionEntryConcurrencyHardCap),

@@ -5,7 +5,8 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, isSvcError } from '../../errors/index.js';
-import { refuseTwoAuthMechanisms, verifyRequest, type CredentialStore } from './auth/sigv4.js';
+import { refuseTwoAuthMechanisms, verifyRequest, type AuthResult, type CredentialStore, type SignedRequest } from './auth/sigv4.js';
+import { isSignatureV2, verifyRequestV2 } from './auth/sigv2.js';
 import { decodeAwsChunked } from './auth/chunked.js';
 import { addressOf, routeS3Request, type S3Endpoint } from './router.js';
 import { errorXml } from './xml.js';
@@ -47,6 +48,8 @@ export interface S3PluginOptions {
   access?: AccessPolicies;
   /** STS (AssumeRole, AssumeRoleWithWebIdentity) on this listener; needs `access`. */
   sts?: StsService;
+  /** Accept Signature Version 2 (header, presigned and POST form) besides V4 (SVC_API_SIGNATURE_V2). */
+  signatureV2?: boolean;
 }
 
 export async function s3Plugin(app: FastifyInstance, options: S3PluginOptions): Promise<void> {
@@ -118,11 +121,11 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
         setAuditFacts(request, { principal: auditPrincipalOf(principal), resource: `${bucket}/${key}` });
         await authorize(options.context, { principal, sourceIp: request.ip, query, headers: request.headers, secureTransport: request.protocol === 'https', formUpload: true }, [{ action: 's3:PutObject', bucket, key }]);
       };
-      await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPut), false);
+      await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPut, { signatureV2: options.signatureV2 === true }), false);
       return;
     }
     const anonymous = options.access !== undefined && isUnsigned(request.headers, query);
-    const auth = anonymous ? anonymousAuth() : verifyRequest({ method: request.method, rawPath, rawQuery, headers: request.headers }, options.credentials, options.context.nowMs());
+    const auth = anonymous ? anonymousAuth() : verifySignature(options, { method: request.method, rawPath, rawQuery, headers: request.headers }, query);
     const endpoint = routeS3Request({ method: request.method, rawPath, query, host: request.headers.host, headers: request.headers }, options);
     guardRequest(endpoint, request.headers, auth.accessKeyId);
     const access = options.access;
@@ -147,6 +150,14 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     if (auditFactsOf(request)?.api === undefined) setAuditFacts(request, s3UnroutedFacts({ method: request.method, rawPath, query: new URLSearchParams(rawQuery), host: request.headers.host, headers: request.headers }, options.virtualHostSuffixes ?? []));
     await sendError(options, reply, error, { resource: rawPath, requestId, head: request.method === 'HEAD', body: requestBody });
   }
+}
+
+/** Signature Version 4, or Version 2 where the deployment accepts it (otherwise V2 is refused by name). */
+function verifySignature(options: S3PluginOptions, signed: SignedRequest, query: URLSearchParams): AuthResult {
+  const nowMs = options.context.nowMs();
+  if (options.signatureV2 !== true || !isSignatureV2(signed, query)) return verifyRequest(signed, options.credentials, nowMs);
+  const hostBucket = addressOf({ rawPath: '/', host: headerValue(signed.headers, 'host') }, options.virtualHostSuffixes ?? []).bucket;
+  return verifyRequestV2(signed, query, options.credentials, nowMs, hostBucket === undefined ? {} : { virtualHostBucket: hostBucket });
 }
 
 /** An STS call, answered in STS's XML; a body left unread (too large) closes the connection. */

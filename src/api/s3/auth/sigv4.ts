@@ -41,6 +41,8 @@ export interface AuthResult {
   payload: PayloadMode;
   /** The session token of temporary credentials (x-amz-security-token), when the request carried one. */
   sessionToken?: string;
+  /** 2 for a Signature Version 2 request (no scope, signing key or payload hash); absent for V4. */
+  signatureVersion?: 2;
 }
 
 const algorithm = 'AWS4-HMAC-SHA256';
@@ -61,7 +63,7 @@ export function verifyRequest(request: SignedRequest, store: CredentialStore, no
   if (query.has('X-Amz-Signature')) return verifyPresigned(request, query, store, nowMs, service);
   const authorization = header(request, 'authorization');
   if (query.has('AWSAccessKeyId') || authorization?.startsWith('AWS ')) {
-    throw new SvcError('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256 (signature version 4).');
+    throw new SvcError('InvalidRequest', 'The authorization mechanism you have provided is not supported here. Please use AWS4-HMAC-SHA256 (signature version 4).');
   }
   if (!authorization) throw new SvcError('AccessDenied', 'Request is not signed (no Authorization header or presigned query).');
   return verifyHeader(request, authorization, store, nowMs, { service, ...(options.bodySha256 === undefined ? {} : { bodySha256: options.bodySha256 }) });

@@ -1,5 +1,5 @@
 /**
- * POST Object: a browser form upload signed with a SigV4 POST policy. The policy (base64 JSON
+ * POST Object: a browser form upload signed with a SigV4 POST policy (or SigV2's, where accepted). The policy (base64 JSON
  * with an expiration and conditions) is checked against the form's fields: every condition must
  * hold, and every field must be named by a condition. The file then streams into a PUT; a file
  * outside content-length-range is refused before anything is committed.
@@ -7,30 +7,35 @@
 import { SvcError } from '../../../errors/index.js';
 import type { CredentialStore } from '../auth/sigv4.js';
 import { verifyPostPolicy } from '../auth/sigv4.js';
+import { verifyPostPolicyV2 } from '../auth/sigv2.js';
 import { headerValue, type S3Context, type S3Response } from '../context.js';
 import { boundaryOf, readForm, type FormUpload } from '../form-body.js';
 import { refuseAclHeaders, refuseEncryption } from '../request-guards.js';
 import { toXml } from '../xml.js';
 import { metadataOf, storageClassOf } from './objects.js';
 
-/** Fields a policy need not name: the signature itself and what only carries the upload. */
-const exemptFields = new Set(['policy', 'x-amz-signature', 'file']);
+/** Fields a policy need not name: the signature itself (V4's, or V2's key and signature) and what only carries the upload. */
+const exemptFields = new Set(['policy', 'x-amz-signature', 'awsaccesskeyid', 'signature', 'file']);
 
 interface LengthRange {
   min: number;
   max: number;
 }
 
-export async function postObject(context: S3Context, credentials: CredentialStore, headers: Record<string, string | string[] | undefined>, body: AsyncIterable<Uint8Array>, bucket: string, mayPut: (accessKeyId: string, sessionToken: string | undefined, key: string) => Promise<void>): Promise<S3Response> {
+export async function postObject(context: S3Context, credentials: CredentialStore, headers: Record<string, string | string[] | undefined>, body: AsyncIterable<Uint8Array>, bucket: string, mayPut: (accessKeyId: string, sessionToken: string | undefined, key: string) => Promise<void>, options: { signatureV2: boolean } = { signatureV2: false }): Promise<S3Response> {
   await context.objects.requireBucket(bucket);
   const form = await readForm(body, boundaryOf(headerValue(headers, 'content-type')));
   const fields = form.fields;
   const policyText = fields.get('policy');
   if (policyText === undefined) throw new SvcError('InvalidArgument', 'The form has no policy field: anonymous form uploads are not accepted.');
-  const { accessKeyId, sessionToken } = verifyPostPolicy(
-    { policy: policyText, algorithm: fields.get('x-amz-algorithm'), credential: fields.get('x-amz-credential'), date: fields.get('x-amz-date'), signature: fields.get('x-amz-signature'), securityToken: fields.get('x-amz-security-token') },
-    credentials,
-  );
+  const v2AccessKey = fields.get('awsaccesskeyid');
+  const { accessKeyId, sessionToken } =
+    options.signatureV2 && v2AccessKey !== undefined && !fields.has('x-amz-algorithm')
+      ? verifyPostPolicyV2({ policy: policyText, accessKeyId: v2AccessKey, signature: fields.get('signature'), securityToken: fields.get('x-amz-security-token') }, credentials)
+      : verifyPostPolicy(
+          { policy: policyText, algorithm: fields.get('x-amz-algorithm'), credential: fields.get('x-amz-credential'), date: fields.get('x-amz-date'), signature: fields.get('x-amz-signature'), securityToken: fields.get('x-amz-security-token') },
+          credentials,
+        );
   const keyField = fields.get('key');
   if (keyField === undefined || keyField === '') throw new SvcError('InvalidArgument', 'The form has no key field.');
   const key = keyField.replaceAll('${filename}', form.fileName);
