@@ -33,6 +33,8 @@ export interface BucketRecord {
   objectLock?: BucketObjectLock;
   /** The bucket's lifecycle rules (PutBucketLifecycleConfiguration); absent when it has none. */
   lifecycle?: LifecycleRule[];
+  /** The bucket's tags (PutBucketTagging) as key/value pairs in the order given; absent when it has none. */
+  tags?: [key: string, value: string][];
 }
 
 /**
@@ -88,6 +90,9 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
   if (record.objectLock !== undefined) {
     record.objectLock = decodeBucketObjectLock(record.objectLock);
     if (record.versioning !== 'enabled') throw new SvcError('CorruptFormat', 'bucket record has object lock without versioning enabled');
+  }
+  if (record.tags !== undefined && !(Array.isArray(record.tags) && record.tags.every((tag) => Array.isArray(tag) && tag.length === 2 && tag.every((part) => typeof part === 'string')))) {
+    throw new SvcError('CorruptFormat', 'bucket record has an invalid tags field');
   }
   if (record.lifecycle !== undefined && !isLifecycle(record.lifecycle)) throw new SvcError('CorruptFormat', 'bucket record has an invalid lifecycle field');
   return record as BucketRecord;

@@ -189,6 +189,11 @@ export class ObjectLayer {
     await this.changeBucketRecord(bucket, ({ policy: _old, ...record }) => (policy === undefined ? record : { ...record, policy }));
   }
 
+  /** Sets (or, with undefined, removes) the bucket's tags (validated by the caller). */
+  async setBucketTags(bucket: string, tags: [string, string][] | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ tags: _old, ...record }) => (tags === undefined ? record : { ...record, tags }));
+  }
+
   /** Sets (or, with undefined, removes) the bucket's lifecycle rules (validated by the caller). */
   async setBucketLifecycle(bucket: string, rules: LifecycleRule[] | undefined): Promise<void> {
     await this.changeBucketRecord(bucket, ({ lifecycle: _old, ...record }) => (rules === undefined ? record : { ...record, lifecycle: rules }));

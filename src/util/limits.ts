@@ -30,6 +30,8 @@ export const limits = {
   maxUserMetadataBytes: 2 * KiB,
   /** Object tags, as AWS limits them: 10 per object, keys of 1-128 and values of 0-256 characters. */
   maxObjectTags: 10,
+  /** Tags on one bucket (PutBucketTagging). */
+  maxBucketTags: 50,
   maxTagKeyChars: 128,
   maxTagValueChars: 256,
   /** POST Object (browser form upload): the fields before the file, and one part's headers. */

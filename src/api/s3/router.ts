@@ -39,6 +39,9 @@ export type S3Endpoint =
   | { kind: 'DeleteObjectTagging'; bucket: string; key: string }
   | { kind: 'GetObjectAttributes'; bucket: string; key: string }
   | { kind: 'GetBucketCors'; bucket: string }
+  | { kind: 'GetBucketTagging'; bucket: string }
+  | { kind: 'PutBucketTagging'; bucket: string }
+  | { kind: 'DeleteBucketTagging'; bucket: string }
   | { kind: 'PutBucketCors'; bucket: string }
   | { kind: 'DeleteBucketCors'; bucket: string }
   | { kind: 'GetBucketPolicy'; bucket: string }
@@ -94,6 +97,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('delete') && method === 'POST') return { kind: 'DeleteObjects', bucket };
   if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
   if (has('cors')) return routeCors(method, bucket);
+  if (has('tagging')) return method === 'GET' ? { kind: 'GetBucketTagging', bucket } : method === 'PUT' ? { kind: 'PutBucketTagging', bucket } : method === 'DELETE' ? { kind: 'DeleteBucketTagging', bucket } : notAllowed();
   if (has('policy')) return routePolicy(method, bucket);
   if (has('lifecycle')) return routeLifecycle(method, bucket);
   if (has('policyStatus')) return method === 'GET' ? { kind: 'GetBucketPolicyStatus', bucket } : notAllowed();

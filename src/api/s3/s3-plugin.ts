@@ -219,6 +219,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'DeleteObjectTagging': return tagging.deleteObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'GetObjectAttributes': return getObjectAttributes(context, request, endpoint.bucket, endpoint.key);
     case 'GetBucketCors': return bucketCors.getBucketCors(context, request, endpoint.bucket);
+    case 'GetBucketTagging': return tagging.getBucketTagging(context, request, endpoint.bucket);
+    case 'PutBucketTagging': return tagging.putBucketTagging(context, request, endpoint.bucket);
+    case 'DeleteBucketTagging': return tagging.deleteBucketTagging(context, request, endpoint.bucket);
     case 'PutBucketCors': return bucketCors.putBucketCors(context, request, endpoint.bucket);
     case 'DeleteBucketCors': return bucketCors.deleteBucketCors(context, request, endpoint.bucket);
     case 'GetBucketPolicy': return bucketPolicy.getBucketPolicy(context, request, endpoint.bucket);
