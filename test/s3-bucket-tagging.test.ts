@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, DeleteBucketTaggingCommand, GetBucketTaggingCommand, PutBucketTaggingCommand, type S3Client, type Tag } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { signedRequest } from './helpers/raw-s3.js';
+import { sdkErrorOf } from './helpers/codes.js';
 
 let root: string;
 let server: SvcProcess;
@@ -26,11 +27,6 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const errorOf = (promise: Promise<unknown>): Promise<{ name?: string; status?: number }> =>
-  promise.then(
-    () => ({}),
-    (error: { name?: string; $metadata?: { httpStatusCode?: number } }) => ({ name: error.name, status: error.$metadata?.httpStatusCode }),
-  );
 const tagsNow = async (): Promise<Tag[] | string> => s3.send(new GetBucketTaggingCommand({ Bucket: 'tagged' })).then((answer) => answer.TagSet ?? [], (error: { name: string }) => error.name);
 
 describe('bucket tagging', () => {
@@ -48,8 +44,8 @@ describe('bucket tagging', () => {
   });
 
   it('a bucket that does not exist is NoSuchBucket', async () => {
-    expect(await errorOf(s3.send(new GetBucketTaggingCommand({ Bucket: 'no-such-bucket' })))).toEqual({ name: 'NoSuchBucket', status: 404 });
-    expect(await errorOf(s3.send(new PutBucketTaggingCommand({ Bucket: 'no-such-bucket', Tagging: { TagSet: [{ Key: 'a', Value: 'b' }] } })))).toEqual({ name: 'NoSuchBucket', status: 404 });
+    expect(await sdkErrorOf(s3.send(new GetBucketTaggingCommand({ Bucket: 'no-such-bucket' })))).toEqual({ name: 'NoSuchBucket', status: 404 });
+    expect(await sdkErrorOf(s3.send(new PutBucketTaggingCommand({ Bucket: 'no-such-bucket', Tagging: { TagSet: [{ Key: 'a', Value: 'b' }] } })))).toEqual({ name: 'NoSuchBucket', status: 404 });
   });
 
   it.each([
@@ -61,7 +57,7 @@ describe('bucket tagging', () => {
     ['a value of 257 characters', [{ Key: 'k', Value: 'v'.repeat(257) }]],
   ])('refuses %s with InvalidTag and keeps the stored set', async (_what, tagSet) => {
     await s3.send(new PutBucketTaggingCommand({ Bucket: 'tagged', Tagging: { TagSet: [{ Key: 'kept', Value: 'yes' }] } }));
-    expect(await errorOf(s3.send(new PutBucketTaggingCommand({ Bucket: 'tagged', Tagging: { TagSet: tagSet } })))).toEqual({ name: 'InvalidTag', status: 400 });
+    expect(await sdkErrorOf(s3.send(new PutBucketTaggingCommand({ Bucket: 'tagged', Tagging: { TagSet: tagSet } })))).toEqual({ name: 'InvalidTag', status: 400 });
     expect(await tagsNow()).toEqual([{ Key: 'kept', Value: 'yes' }]);
   });
 

@@ -10,6 +10,7 @@ export const errorCatalogue = {
   CORSResponse: { httpStatus: 403, message: 'This CORS request is not allowed: no CORS rule of the bucket allows its origin, method and headers.' },
   NoSuchCORSConfiguration: { httpStatus: 404, message: 'The CORS configuration does not exist.' },
   NoSuchTagSet: { httpStatus: 404, message: 'The TagSet does not exist.' },
+  NoSuchPublicAccessBlockConfiguration: { httpStatus: 404, message: 'The public access block configuration was not found.' },
   InvalidTag: { httpStatus: 400, message: 'The tag set is not valid: at most 10 tags, unique keys of 1 to 128 characters, values of at most 256, no aws: prefix.' },
   ConditionalRequestConflict: { httpStatus: 409, message: 'A conflicting operation occurred while this conditional write was checked; retry it.' },
   InvalidPartNumber: { httpStatus: 416, message: 'The requested partnumber is not satisfiable.' },

@@ -3,4 +3,5 @@ export * from './evaluate.js';
 export * from './builtin.js';
 export * from './principal.js';
 export * from './actions.js';
+export { isPublicPolicy } from './public-policy.js';
 export { canonicalConditionKey } from './condition-keys.js';

@@ -35,7 +35,19 @@ export interface BucketRecord {
   lifecycle?: LifecycleRule[];
   /** The bucket's tags (PutBucketTagging) as key/value pairs in the order given; absent when it has none. */
   tags?: [key: string, value: string][];
+  /** The bucket's public access block (PutPublicAccessBlock); absent when it has none. */
+  publicAccessBlock?: PublicAccessBlock;
 }
+
+/** S3's four public access block settings; each false unless set. */
+export interface PublicAccessBlock {
+  blockPublicAcls: boolean;
+  ignorePublicAcls: boolean;
+  blockPublicPolicy: boolean;
+  restrictPublicBuckets: boolean;
+}
+
+export const publicAccessBlockFields = ['blockPublicAcls', 'ignorePublicAcls', 'blockPublicPolicy', 'restrictPublicBuckets'] as const;
 
 /**
  * One lifecycle rule, as PutBucketLifecycleConfiguration gives it (validated by the S3 layer).
@@ -93,6 +105,10 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
   }
   if (record.tags !== undefined && !(Array.isArray(record.tags) && record.tags.every((tag) => Array.isArray(tag) && tag.length === 2 && tag.every((part) => typeof part === 'string')))) {
     throw new SvcError('CorruptFormat', 'bucket record has an invalid tags field');
+  }
+  const block = record.publicAccessBlock as unknown;
+  if (block !== undefined && !(typeof block === 'object' && block !== null && Object.keys(block).length === 4 && publicAccessBlockFields.every((field) => typeof (block as Record<string, unknown>)[field] === 'boolean'))) {
+    throw new SvcError('CorruptFormat', 'bucket record has an invalid publicAccessBlock field');
   }
   if (record.lifecycle !== undefined && !isLifecycle(record.lifecycle)) throw new SvcError('CorruptFormat', 'bucket record has an invalid lifecycle field');
   return record as BucketRecord;

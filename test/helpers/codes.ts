@@ -9,3 +9,11 @@ export function codeOf(action: () => unknown): string {
     return isSvcError(error) ? error.code : String(error);
   }
 }
+
+/** The error name and HTTP status an AWS SDK call fails with; `{}` when it succeeds. */
+export function sdkErrorOf(promise: Promise<unknown>): Promise<{ name?: string; status?: number }> {
+  return promise.then(
+    () => ({}),
+    (error: { name?: string; $metadata?: { httpStatusCode?: number } }) => ({ name: error.name, status: error.$metadata?.httpStatusCode }),
+  );
+}

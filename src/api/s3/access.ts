@@ -8,7 +8,7 @@
  */
 import { isSvcError, SvcError } from '../../errors/index.js';
 import { limits } from '../../util/limits.js';
-import { decide, normaliseIp, parsePolicy, policiesMentionKey, rootPrincipal, s3ResourcePrefix, userNameOf, type Permission, type Policy, type Principal, type RequestContext } from '../../iam/index.js';
+import { decide, isPublicPolicy, normaliseIp, parsePolicy, policiesMentionKey, rootPrincipal, s3ResourcePrefix, userNameOf, type Permission, type Policy, type Principal, type RequestContext } from '../../iam/index.js';
 import { parseCopySource, type S3Endpoint, type CopySource } from './router.js';
 import { headerValue, type S3Context } from './context.js';
 import { decodeTags, tagsMetadataKey } from './handlers/tagging.js';
@@ -121,6 +121,9 @@ const bucketActions: Record<BucketKind, string> = {
   GetBucketTagging: 's3:GetBucketTagging',
   PutBucketTagging: 's3:PutBucketTagging',
   DeleteBucketTagging: 's3:PutBucketTagging',
+  GetPublicAccessBlock: 's3:GetBucketPublicAccessBlock',
+  PutPublicAccessBlock: 's3:PutBucketPublicAccessBlock',
+  DeletePublicAccessBlock: 's3:PutBucketPublicAccessBlock',
   GetBucketPolicy: 's3:GetBucketPolicy',
   PutBucketPolicy: 's3:PutBucketPolicy',
   DeleteBucketPolicy: 's3:DeleteBucketPolicy',
@@ -167,7 +170,7 @@ export async function authorize(context: AccessContext, caller: Caller, permissi
   if (principal?.kind === 'root') return;
   if (principal === undefined && permissions.length === 0) deny(caller, undefined);
   for (const permission of permissions) {
-    const bucketPolicy = permission.bucket === undefined ? undefined : await bucketPolicyOf(context, permission.bucket);
+    const bucketPolicy = permission.bucket === undefined ? undefined : await bucketPolicyOf(context, permission.bucket, principal === undefined);
     const decision = decide(principal, bucketPolicy, {
       action: permission.action,
       resource: resourceOf(permission),
@@ -278,10 +281,17 @@ const principalLabels: Record<Principal['kind'], string> = { root: 'root', user:
 /** Parsed bucket policies by bucket and text (they were validated when stored). */
 const parsedPolicies = new Map<string, Policy>();
 
-async function bucketPolicyOf(context: AccessContext, bucket: string): Promise<Policy | undefined> {
+async function bucketPolicyOf(context: AccessContext, bucket: string, anonymous: boolean): Promise<Policy | undefined> {
   const record = await context.objects.bucketRecord(bucket).catch(() => undefined);
   const text = record?.policy;
   if (text === undefined) return undefined;
+  const policy = parsedBucketPolicy(bucket, text);
+  // RestrictPublicBuckets: a public policy grants nothing to callers outside the deployment's accounts.
+  if (anonymous && record?.publicAccessBlock?.restrictPublicBuckets === true && isPublicPolicy(policy)) return undefined;
+  return policy;
+}
+
+function parsedBucketPolicy(bucket: string, text: string): Policy {
   const cacheKey = `${bucket}\n${text}`;
   let policy = parsedPolicies.get(cacheKey);
   if (!policy) {

@@ -40,6 +40,9 @@ export type S3Endpoint =
   | { kind: 'GetObjectAttributes'; bucket: string; key: string }
   | { kind: 'GetBucketCors'; bucket: string }
   | { kind: 'GetBucketTagging'; bucket: string }
+  | { kind: 'GetPublicAccessBlock'; bucket: string }
+  | { kind: 'PutPublicAccessBlock'; bucket: string }
+  | { kind: 'DeletePublicAccessBlock'; bucket: string }
   | { kind: 'PutBucketTagging'; bucket: string }
   | { kind: 'DeleteBucketTagging'; bucket: string }
   | { kind: 'PutBucketCors'; bucket: string }
@@ -97,6 +100,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('delete') && method === 'POST') return { kind: 'DeleteObjects', bucket };
   if (has('uploads') && method === 'GET') return { kind: 'ListMultipartUploads', bucket };
   if (has('cors')) return routeCors(method, bucket);
+  if (has('publicAccessBlock')) return method === 'GET' ? { kind: 'GetPublicAccessBlock', bucket } : method === 'PUT' ? { kind: 'PutPublicAccessBlock', bucket } : method === 'DELETE' ? { kind: 'DeletePublicAccessBlock', bucket } : notAllowed();
   if (has('tagging')) return method === 'GET' ? { kind: 'GetBucketTagging', bucket } : method === 'PUT' ? { kind: 'PutBucketTagging', bucket } : method === 'DELETE' ? { kind: 'DeleteBucketTagging', bucket } : notAllowed();
   if (has('policy')) return routePolicy(method, bucket);
   if (has('lifecycle')) return routeLifecycle(method, bucket);

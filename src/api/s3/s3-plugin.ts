@@ -28,6 +28,7 @@ import { postObject } from './handlers/post-object.js';
 import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
 import * as bucketPolicy from './handlers/bucket-policy.js';
+import * as publicAccessBlock from './handlers/public-access-block.js';
 import * as objectLock from './handlers/object-lock.js';
 import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
@@ -219,6 +220,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'DeleteObjectTagging': return tagging.deleteObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'GetObjectAttributes': return getObjectAttributes(context, request, endpoint.bucket, endpoint.key);
     case 'GetBucketCors': return bucketCors.getBucketCors(context, request, endpoint.bucket);
+    case 'GetPublicAccessBlock': return publicAccessBlock.getPublicAccessBlock(context, request, endpoint.bucket);
+    case 'PutPublicAccessBlock': return publicAccessBlock.putPublicAccessBlock(context, request, endpoint.bucket);
+    case 'DeletePublicAccessBlock': return publicAccessBlock.deletePublicAccessBlock(context, request, endpoint.bucket);
     case 'GetBucketTagging': return tagging.getBucketTagging(context, request, endpoint.bucket);
     case 'PutBucketTagging': return tagging.putBucketTagging(context, request, endpoint.bucket);
     case 'DeleteBucketTagging': return tagging.deleteBucketTagging(context, request, endpoint.bucket);

@@ -1,14 +1,17 @@
 /** Put/Get/DeleteBucketPolicy and GetBucketPolicyStatus: the bucket's JSON policy, judged by src/iam. */
 import { SvcError } from '../../../errors/index.js';
 import { limits } from '../../../util/limits.js';
-import { parsePolicy, type Policy } from '../../../iam/index.js';
+import { isPublicPolicy, parsePolicy } from '../../../iam/index.js';
 import { readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import { toXml } from '../xml.js';
 
 export async function putBucketPolicy(context: S3Context, request: S3Request, bucket: string): Promise<S3Response> {
-  await context.objects.requireBucket(bucket);
+  const record = await context.objects.requireBucket(bucket);
   const text = Buffer.from(await readAll(request.body, limits.maxPolicyBytes)).toString('utf8');
-  parsePolicy(text, { bucket });
+  const policy = parsePolicy(text, { bucket });
+  if (record.publicAccessBlock?.blockPublicPolicy === true && isPublicPolicy(policy)) {
+    throw new SvcError('AccessDenied', 'The bucket\'s public access block (BlockPublicPolicy) refuses a policy that makes the bucket public.', { bucket });
+  }
   await context.objects.setBucketPolicy(bucket, text);
   return { status: 204, headers: {} };
 }
@@ -30,11 +33,4 @@ export async function getBucketPolicyStatus(context: S3Context, _request: S3Requ
   if (record.policy === undefined) throw new SvcError('NoSuchBucketPolicy', undefined, { bucket });
   const isPublic = isPublicPolicy(parsePolicy(record.policy, { bucket }));
   return { status: 200, headers: { 'content-type': 'application/xml' }, body: toXml('PolicyStatus', { IsPublic: isPublic }) };
-}
-
-/** Public: some statement allows everyone (`Principal: *`) without narrowing callers to source addresses. */
-export function isPublicPolicy(policy: Policy): boolean {
-  return policy.statements.some((statement) => statement.effect === 'Allow'
-    && statement.principals?.includes('*') === true
-    && !statement.conditions.some((condition) => condition.key === 'aws:SourceIp' && condition.operator === 'IpAddress'));
 }
