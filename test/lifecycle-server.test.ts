@@ -101,6 +101,19 @@ describe('lifecycle configuration API', () => {
     expect(await failure(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'no-such-bucket' })))).toEqual({ name: 'NoSuchBucket', status: 404 });
   });
 
+  it('answers each rule in the form it was sent: a rule-level Prefix, an empty Filter Prefix, And of one condition', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'as-sent' }));
+    const sent = [
+      { ID: 'legacy', Prefix: '', Status: 'Enabled', Expiration: { Days: 3 } },
+      { ID: 'empty-prefix', Filter: { Prefix: '' }, Status: 'Enabled', Expiration: { Days: 4 } },
+      { ID: 'and-of-one', Filter: { And: { Prefix: 'logs/' } }, Status: 'Disabled', Expiration: { Days: 5 } },
+      { ID: 'and-of-two', Filter: { And: { Prefix: 'tmp/', Tags: [{ Key: 'k', Value: 'v' }] } }, Status: 'Enabled', Expiration: { Days: 6 } },
+    ];
+    await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'as-sent', LifecycleConfiguration: { Rules: sent } }));
+    expect((await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'as-sent' }))).Rules).toEqual(sent);
+    await s3.send(new DeleteBucketLifecycleCommand({ Bucket: 'as-sent' }));
+  });
+
   it('refuses bad configurations with AWS\'s error names and keeps the previous configuration', async () => {
     await s3.send(new CreateBucketCommand({ Bucket: 'strict' }));
     await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'strict', LifecycleConfiguration: { Rules: rules.slice(0, 2) } }));

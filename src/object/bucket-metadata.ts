@@ -60,6 +60,8 @@ export interface LifecycleRule {
   expiration?: { days?: number; dateMs?: number; expiredObjectDeleteMarker?: boolean };
   noncurrentVersionExpiration?: { noncurrentDays: number; newerNoncurrentVersions?: number };
   abortIncompleteMultipartUploadDays?: number;
+  /** How the filter was sent, to answer it back the same way: a rule-level `Prefix`, or `Filter` with `And` (absent: a plain `Filter`). */
+  filterForm?: 'rulePrefix' | 'and';
 }
 
 /** What a rule applies to: every condition given must hold (an empty filter matches everything). */
@@ -122,7 +124,7 @@ function isLifecycle(value: unknown): value is LifecycleRule[] {
     (rule.filter.tags === undefined || Array.isArray(rule.filter.tags)) && isCount(rule.filter.sizeGreaterThanBytes) && isCount(rule.filter.sizeLessThanBytes) &&
     (rule.expiration === undefined || (isCount(rule.expiration.days) && (rule.expiration.dateMs === undefined || typeof rule.expiration.dateMs === 'number'))) &&
     (rule.noncurrentVersionExpiration === undefined || (isCount(rule.noncurrentVersionExpiration.noncurrentDays) && isCount(rule.noncurrentVersionExpiration.newerNoncurrentVersions))) &&
-    isCount(rule.abortIncompleteMultipartUploadDays));
+    isCount(rule.abortIncompleteMultipartUploadDays) && (rule.filterForm === undefined || rule.filterForm === 'rulePrefix' || rule.filterForm === 'and'));
 }
 
 export function encodeBucketRecord(record: BucketRecord): Uint8Array {

@@ -38,7 +38,7 @@ function parseRule(rule: Element): LifecycleRule {
   const id = rule.ID === undefined ? randomBytes(24).toString('base64url').slice(0, 32) : text(rule.ID, 'ID');
   if (id.length > limits.maxLifecycleRuleIdChars) throw new SvcError('InvalidArgument', `ID length should not exceed allowed limit of ${limits.maxLifecycleRuleIdChars}`, { errorFields: { ArgumentName: 'ID' } });
   if (rule.Status !== 'Enabled' && rule.Status !== 'Disabled') malformed('Status must be Enabled or Disabled.');
-  const filter = filterOf(rule);
+  const { filter, form } = filterOf(rule);
   const expiration = rule.Expiration === undefined ? undefined : expirationOf(rule.Expiration);
   const noncurrent = rule.NoncurrentVersionExpiration === undefined ? undefined : noncurrentOf(rule.NoncurrentVersionExpiration);
   const abortDays = rule.AbortIncompleteMultipartUpload === undefined ? undefined : abortDaysOf(rule.AbortIncompleteMultipartUpload);
@@ -50,23 +50,27 @@ function parseRule(rule: Element): LifecycleRule {
     id,
     enabled: rule.Status === 'Enabled',
     filter,
+    ...(form === 'filter' ? {} : { filterForm: form }),
     ...(expiration ? { expiration } : {}),
     ...(noncurrent ? { noncurrentVersionExpiration: noncurrent } : {}),
     ...(abortDays !== undefined ? { abortIncompleteMultipartUploadDays: abortDays } : {}),
   };
 }
 
-/** `Filter` (one condition, or `And` of several), or the older rule-level `Prefix`; not both. */
-function filterOf(rule: Element): LifecycleFilter {
+/**
+ * `Filter` (one condition, or `And` of several), or the older rule-level `Prefix`; not both. The
+ * form the client used is kept, so that the configuration reads back as it was sent.
+ */
+function filterOf(rule: Element): { filter: LifecycleFilter; form: NonNullable<LifecycleRule['filterForm']> | 'filter' } {
   if (rule.Filter !== undefined && rule.Prefix !== undefined) malformed('A Rule may have Filter or Prefix, not both.');
-  if (rule.Prefix !== undefined) return prefixFilter(text(rule.Prefix, 'Prefix'));
+  if (rule.Prefix !== undefined) return { filter: prefixFilter(text(rule.Prefix, 'Prefix')), form: 'rulePrefix' };
   if (rule.Filter === undefined) malformed('Every Rule needs a Filter (an empty one applies to every object).');
-  if (rule.Filter === '') return {};
+  if (rule.Filter === '') return { filter: {}, form: 'filter' };
   const filter = isElement(rule.Filter) ? rule.Filter : malformed('Filter is not valid.');
   const conditions = Object.keys(filter);
   if (conditions.length > 1) malformed('A Filter holds one condition; combine several with And.');
-  if (filter.And !== undefined) return andFilter(filter.And);
-  return conditionsOf(filter);
+  if (filter.And !== undefined) return { filter: andFilter(filter.And), form: 'and' };
+  return { filter: conditionsOf(filter), form: 'filter' };
 }
 
 function andFilter(value: unknown): LifecycleFilter {
@@ -96,7 +100,7 @@ function conditionsOf(element: Element): LifecycleFilter {
 
 function prefixFilter(prefix: string): LifecycleFilter {
   if (prefix.length > limits.maxObjectKeyBytes) throw new SvcError('InvalidArgument', 'The prefix is longer than an object key may be.', { errorFields: { ArgumentName: 'Prefix' } });
-  return prefix === '' ? {} : { prefix };
+  return { prefix };
 }
 
 function tagOf(value: unknown): { key: string; value: string } {
@@ -180,7 +184,7 @@ function ruleXml(rule: LifecycleRule): Element {
   const { expiration, noncurrentVersionExpiration: noncurrent } = rule;
   return {
     ID: rule.id,
-    Filter: filterXml(rule.filter),
+    ...(rule.filterForm === 'rulePrefix' ? { Prefix: rule.filter.prefix ?? '' } : { Filter: filterXml(rule.filter, rule.filterForm === 'and') }),
     Status: rule.enabled ? 'Enabled' : 'Disabled',
     ...(expiration
       ? { Expiration: expiration.days !== undefined ? { Days: expiration.days } : expiration.dateMs !== undefined ? { Date: new Date(expiration.dateMs).toISOString() } : { ExpiredObjectDeleteMarker: expiration.expiredObjectDeleteMarker === true } }
@@ -190,7 +194,7 @@ function ruleXml(rule: LifecycleRule): Element {
   };
 }
 
-function filterXml(filter: LifecycleFilter): Element | string {
+function filterXml(filter: LifecycleFilter, and: boolean): Element | string {
   const conditions: Element = {
     ...(filter.prefix !== undefined ? { Prefix: filter.prefix } : {}),
     ...(filter.tags ? { Tag: filter.tags.map((tag) => ({ Key: tag.key, Value: tag.value })) } : {}),
@@ -198,6 +202,6 @@ function filterXml(filter: LifecycleFilter): Element | string {
     ...(filter.sizeLessThanBytes !== undefined ? { ObjectSizeLessThan: filter.sizeLessThanBytes } : {}),
   };
   const count = Object.keys(conditions).length + Math.max(0, (filter.tags?.length ?? 0) - 1);
-  if (count === 0) return '';
-  return count === 1 ? conditions : { And: conditions };
+  if (count === 0 && !and) return '';
+  return count === 1 && !and ? conditions : { And: conditions };
 }
