@@ -103,7 +103,7 @@ describe('lifecycle configuration API', () => {
 
   it('answers each rule in the form it was sent: a rule-level Prefix, an empty Filter Prefix, And of one condition', async () => {
     await s3.send(new CreateBucketCommand({ Bucket: 'as-sent' }));
-    const sent = [
+    const sent: LifecycleRule[] = [
       { ID: 'legacy', Prefix: '', Status: 'Enabled', Expiration: { Days: 3 } },
       { ID: 'empty-prefix', Filter: { Prefix: '' }, Status: 'Enabled', Expiration: { Days: 4 } },
       { ID: 'and-of-one', Filter: { And: { Prefix: 'logs/' } }, Status: 'Disabled', Expiration: { Days: 5 } },
