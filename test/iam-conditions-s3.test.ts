@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, GetObjectCommand, GetObjectTaggingCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, CreateBucketCommand, GetObjectCommand, GetObjectTaggingCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 
@@ -20,11 +20,18 @@ const users = {
   alice: { accessKeyId: 'alice', secretAccessKey: 'alice-secret-1' },
   bob: { accessKeyId: 'bob', secretAccessKey: 'bob-secret-12' },
   writer: { accessKeyId: 'blue-writer', secretAccessKey: 'blue-writer-secret' },
+  careful: { accessKeyId: 'careful-writer', secretAccessKey: 'careful-writer-secret' },
 };
 
 const policies: Record<string, unknown> = {
   'public-tag-read': { Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::tagged/*', Condition: { StringEquals: { 's3:ExistingObjectTag/public': 'yes' } } },
   'own-home': { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: 'arn:aws:s3:::home/${aws:username}/*' },
+  // Writes only as new keys (If-None-Match: *), only in this region, and copies only from 'tagged'.
+  'create-only': [
+    { Effect: 'Allow', Action: 's3:PutObject', Resource: 'arn:aws:s3:::home/*', Condition: { StringEquals: { 's3:if-none-match': '*', 'aws:RequestedRegion': 'us-east-1' } } },
+    { Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::tagged/*' },
+    { Effect: 'Deny', Action: 's3:PutObject', Resource: 'arn:aws:s3:::home/*', Condition: { Null: { 's3:x-amz-copy-source': 'false' }, StringNotLike: { 's3:x-amz-copy-source': ['tagged/*', '/tagged/*'] } } },
+  ],
   'blue-only': { Effect: 'Allow', Action: 's3:PutObject', Resource: 'arn:aws:s3:::tagged/*', Condition: { StringEquals: { 's3:RequestObjectTag/team': 'blue' } } },
 };
 
@@ -38,13 +45,14 @@ beforeAll(async () => {
   server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' } });
   s3 = s3ClientFor(server.url);
   for (const [name, statement] of Object.entries(policies)) {
-    const created = await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', `name=${name}`, { body: JSON.stringify({ Version: '2012-10-17', Statement: [statement] }) });
+    const created = await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', `name=${name}`, { body: JSON.stringify({ Version: '2012-10-17', Statement: Array.isArray(statement) ? statement : [statement] }) });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
   }
   await addUser(users.reader, 'public-tag-read');
   await addUser(users.alice, 'own-home');
   await addUser(users.bob, 'own-home');
   await addUser(users.writer, 'blue-only');
+  await addUser(users.careful, 'create-only');
   for (const Bucket of ['tagged', 'home']) await s3.send(new CreateBucketCommand({ Bucket }));
 }, 60_000);
 
@@ -97,5 +105,17 @@ describe('condition keys through S3', () => {
     expect(await read(s3, 'tagged', 'w/blue.txt')).toBe('blue');
     const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: 'tagged', Key: 'w/blue.txt' }));
     expect(tags.TagSet?.map((tag) => `${tag.Key}=${tag.Value}`).sort()).toEqual(['env=dev', 'team=blue']);
+  });
+
+  it('s3:if-none-match, aws:RequestedRegion and s3:x-amz-copy-source: only new keys, copies only from the allowed bucket', async () => {
+    const careful = s3ClientFor(server.url, { credentials: users.careful });
+    await s3.send(new PutObjectCommand({ Bucket: 'tagged', Key: 'source', Body: 'copy me' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'home', Key: 'elsewhere', Body: 'not a source' }));
+    expect(await codeOf(careful.send(new PutObjectCommand({ Bucket: 'home', Key: 'careful/plain', Body: 'x' })))).toBe('AccessDenied');
+    expect(await codeOf(s3.send(new HeadObjectCommand({ Bucket: 'home', Key: 'careful/plain' })))).toBe('NotFound');
+    expect(await codeOf(careful.send(new PutObjectCommand({ Bucket: 'home', Key: 'careful/new', Body: 'x', IfNoneMatch: '*' })))).toBe('ok');
+    expect(await codeOf(careful.send(new CopyObjectCommand({ Bucket: 'home', Key: 'careful/copied', CopySource: 'tagged/source', IfNoneMatch: '*' })))).toBe('ok');
+    expect(await codeOf(careful.send(new CopyObjectCommand({ Bucket: 'home', Key: 'careful/stolen', CopySource: 'home/elsewhere', IfNoneMatch: '*' })))).toBe('AccessDenied');
+    expect(await codeOf(s3.send(new HeadObjectCommand({ Bucket: 'home', Key: 'careful/stolen' })))).toBe('NotFound');
   });
 });

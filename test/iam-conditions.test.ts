@@ -11,6 +11,25 @@ function holds(condition: Record<string, unknown>, context: RequestContext): boo
   return isAllowed([policy], { action: 's3:GetObject', resource: 'arn:aws:s3:::b/k', principal: 'alice', context });
 }
 
+describe('ARN operators', () => {
+  it('ArnEquals and ArnLike compare with wildcards alike; their negations are the complement; an absent key makes the negation hold', () => {
+    for (const operator of ['ArnEquals', 'ArnLike']) {
+      expect(holds({ [operator]: { 'aws:SourceArn': 'arn:aws:s3:::logs-*' } }, { 'aws:SourceArn': 'arn:aws:s3:::logs-2026' })).toBe(true);
+      expect(holds({ [operator]: { 'aws:SourceArn': 'arn:aws:s3:::logs-*' } }, { 'aws:SourceArn': 'arn:aws:s3:::other' })).toBe(false);
+    }
+    expect(holds({ ArnNotLike: { 'aws:SourceArn': 'arn:aws:s3:::logs-*' } }, { 'aws:SourceArn': 'arn:aws:s3:::other' })).toBe(true);
+    expect(holds({ ArnNotEquals: { 'aws:SourceArn': 'arn:aws:s3:::logs-*' } }, { 'aws:SourceArn': 'arn:aws:s3:::logs-1' })).toBe(false);
+    expect(holds({ ArnLike: { 'aws:SourceArn': 'arn:aws:s3:::*' } }, {})).toBe(false);
+    expect(holds({ ArnNotLike: { 'aws:SourceArn': 'arn:aws:s3:::*' } }, {})).toBe(true);
+  });
+
+  it('keys this server never has a value for are accepted and judged absent', () => {
+    expect(holds({ StringEquals: { 'aws:SourceVpce': 'vpce-1' } }, {})).toBe(false);
+    expect(holds({ Null: { 'aws:MultiFactorAuthPresent': 'true' } }, {})).toBe(true);
+    expect(holds({ StringEqualsIfExists: { 'aws:PrincipalOrgID': 'o-1' } }, {})).toBe(true);
+  });
+});
+
 describe('string operators', () => {
   it('StringEquals is exact and case-sensitive; several values are alternatives; NotEquals is none of them', () => {
     expect(holds({ StringEquals: { 's3:prefix': ['a/', 'b/'] } }, { 's3:prefix': 'b/' })).toBe(true);

@@ -124,7 +124,7 @@ describe('policy evaluator (examples)', () => {
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', NotAction: 's3:Get*', Resource: '*' }] }, 'exactly one'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: 'arn:aws:ec2:::x' }] }, 'resource'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { NumericBetween: { 's3:max-keys': '5' } } }] }, 'unknown condition operators: NumericBetween'],
-      [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { StringEquals: { 'aws:RequestedRegion': 'x' } } }] }, 'unknown condition keys: aws:RequestedRegion'],
+      [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { StringEquals: { 'aws:RequestedZone': 'x' } } }] }, 'unknown condition keys: aws:RequestedZone'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*', Condition: { IpAddress: { 'aws:SourceIp': '300.1.1.1/8' } } }] }, 'CIDR'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: '*', Action: '*', Resource: '*' }] }, 'Principal'],
       [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: 'arn:aws:s3:::b/*' }] }, 'Principal', { bucket: 'b' }],
@@ -141,6 +141,19 @@ describe('policy evaluator (examples)', () => {
       expect((thrown as Error).message).toContain(words);
     }
     expect(() => parsePolicy('{not json')).toThrow(/not valid JSON/);
+  });
+
+  it('a bucket policy may name service, canonical-user and federated principals; they match no caller, and an empty Principal is refused', () => {
+    const policy = parsePolicy(JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Principal: { Service: 'logging.s3.amazonaws.com', CanonicalUser: 'abc' }, Action: 's3:PutObject', Resource: 'arn:aws:s3:::logs/*' }],
+    }), { bucket: 'logs' });
+    expect(policy.statements[0]!.principals).toEqual(['service:logging.s3.amazonaws.com', 'canonical:abc']);
+    for (const principal of ['alice', 'logging.s3.amazonaws.com', undefined]) {
+      expect(isAllowed([policy], { action: 's3:PutObject', resource: 'arn:aws:s3:::logs/x', ...(principal === undefined ? {} : { principal }), context: {} })).toBe(false);
+    }
+    expect(() => parsePolicy(JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: {}, Action: '*', Resource: 'arn:aws:s3:::logs/*' }] }), { bucket: 'logs' })).toThrow(/names no principal/);
+    expect(() => parsePolicy(JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: { Robot: 'x' }, Action: '*', Resource: 'arn:aws:s3:::logs/*' }] }), { bucket: 'logs' })).toThrow(/unknown field Robot/);
     expect(() => parsePolicy(' '.repeat(30_000))).toThrow(/larger than/);
   });
 });
@@ -163,15 +176,15 @@ describe('policy names are exact', () => {
       Statement: [
         { Effect: 'Allow', Action: ['s3:GetObjekt', 's3:GetObject', 'admin:Fly'], Resource: '*' },
         { Effect: 'Deny', NotAction: ['s3:Pat*', 'kms:Frobnicate', 'admin:Fly'], Resource: 'arn:aws:s3:::b/${aws:nickname}/*' },
-        { Effect: 'Allow', Action: 'sts:AssumeRole', Resource: '*', Condition: { StringEquals: { 'aws:RequestedRegion': 'x', 's3:prefix': 'a' }, NumericBetween: { 's3:max-keys': '1' }, 'ForSomeValues:StringLike': { 's3:ExistingObjectTag': 'x' } } },
+        { Effect: 'Allow', Action: 'sts:AssumeRole', Resource: '*', Condition: { StringEquals: { 'aws:RequestedZone': 'x', 's3:prefix': 'a' }, NumericBetween: { 's3:max-keys': '1' }, 'ForSomeValues:StringLike': { 's3:ExistingObjectTag': 'x' } } },
       ],
     };
     const { message, details } = refusal(document);
-    expect(message).toBe('The policy is not valid: unknown actions: s3:GetObjekt, admin:Fly, s3:Pat*, kms:Frobnicate; unknown condition keys: aws:RequestedRegion, s3:ExistingObjectTag; '
+    expect(message).toBe('The policy is not valid: unknown actions: s3:GetObjekt, admin:Fly, s3:Pat*, kms:Frobnicate; unknown condition keys: aws:RequestedZone, s3:ExistingObjectTag; '
       + 'unknown condition operators: NumericBetween, ForSomeValues:StringLike; unknown policy variables: ${aws:nickname}.');
     expect(details).toMatchObject({
       unknownActions: ['s3:GetObjekt', 'admin:Fly', 's3:Pat*', 'kms:Frobnicate'],
-      unknownConditionKeys: ['aws:RequestedRegion', 's3:ExistingObjectTag'],
+      unknownConditionKeys: ['aws:RequestedZone', 's3:ExistingObjectTag'],
       unknownOperators: ['NumericBetween', 'ForSomeValues:StringLike'],
       unknownVariables: ['${aws:nickname}'],
     });

@@ -13,6 +13,7 @@
  *   does (true when the key is absent or empty). A negated operator under a qualifier is judged
  *   value by value (`ForAllValues:StringNotLike`: no request value matches any pattern). Without a
  *   qualifier a positive operator holds when any of the values matches, a negated one when none does.
+ * - `ArnEquals` and `ArnLike` (and their negations) compare an ARN with `*` and `?` wildcards.
  * - String operators compare exactly (`...IgnoreCase`: after lower-casing both sides); `StringLike`
  *   takes `*` and `?` wildcards. Policy variables are resolved in string values only; a value
  *   whose variable the request lacks matches nothing.
@@ -52,7 +53,10 @@ function operandMatcher(condition: Condition, context: RequestContext): Matcher 
       const wanted = new Set(condition.templates.map((template) => resolveText(template, context)).filter((text) => text !== undefined).map(fold));
       return (value) => wanted.has(fold(value));
     }
+    case 'ArnEquals':
+    case 'ArnLike':
     case 'StringLike': {
+      // AWS judges ArnEquals and ArnLike alike: the ARN with * and ? wildcards, as StringLike compares text.
       const patterns = condition.templates.map((template) => resolveUnits(template, context)).filter((units) => units !== undefined);
       return (value) => patterns.some((units) => unitsMatch(units, value, false));
     }

@@ -140,8 +140,13 @@ function parsePrincipal(value: unknown, where: string): string[] {
   if (value === '*') return ['*'];
   if (value === undefined) malformed(`${where}: a bucket policy statement needs a Principal`);
   const object = asObject(value, `${where}.Principal`);
-  onlyFields(object, ['AWS'], `${where}.Principal`);
-  return stringList(object.AWS, `${where}.Principal.AWS`);
+  onlyFields(object, ['AWS', 'Service', 'CanonicalUser', 'Federated'], `${where}.Principal`);
+  // A service, canonical user or federated principal is kept under its kind: it names no caller of
+  // this deployment's S3 API, so the statement never matches a request (it does not fail the policy).
+  const named = (field: string, kind: string): string[] => (object[field] === undefined ? [] : stringList(object[field], `${where}.Principal.${field}`).map((name) => `${kind}:${name}`));
+  const principals = [...(object.AWS === undefined ? [] : stringList(object.AWS, `${where}.Principal.AWS`)), ...named('Service', 'service'), ...named('CanonicalUser', 'canonical'), ...named('Federated', 'federated')];
+  if (principals.length === 0) malformed(`${where}.Principal names no principal`);
+  return principals;
 }
 
 function checkResource(resource: string, where: string, options: ParseOptions): string {
@@ -177,7 +182,7 @@ function parseConditions(value: unknown, where: string, state: ParseState): Cond
       const values = conditionValues(operands, `${where}.Condition.${operatorName}.${keyName}`);
       if (parsed === undefined || key === undefined) continue;
       values.forEach((operand) => checkOperand(parsed, operand, `${where}: ${operatorName} value ${JSON.stringify(operand)} for ${keyName}`));
-      const strings = parsed.operator.startsWith('String');
+      const strings = parsed.operator.startsWith('String') || parsed.operator.startsWith('Arn');
       const templates = values.map((operand) => (strings ? template(operand, where, state) : [{ kind: 'text' as const, text: operand }]));
       conditions.push({ ...parsed, key, values, templates });
     }

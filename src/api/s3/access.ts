@@ -228,12 +228,34 @@ async function conditionContext(context: AccessContext, caller: Caller, permissi
     's3:object-lock-mode': header('x-amz-object-lock-mode'),
     's3:object-lock-retain-until-date': header('x-amz-object-lock-retain-until-date'),
     's3:object-lock-legal-hold': header('x-amz-object-lock-legal-hold'),
+    'aws:RequestedRegion': 'us-east-1',
+    'aws:PrincipalIsAWSService': principal === undefined ? undefined : 'false',
+    's3:x-amz-server-side-encryption-aws-kms-key-id': header('x-amz-server-side-encryption-aws-kms-key-id'),
+    's3:x-amz-server-side-encryption-customer-algorithm': header('x-amz-server-side-encryption-customer-algorithm'),
+    's3:x-amz-copy-source': header('x-amz-copy-source'),
+    's3:x-amz-metadata-directive': header('x-amz-metadata-directive'),
+    's3:x-amz-grant-read': header('x-amz-grant-read'),
+    's3:x-amz-grant-write': header('x-amz-grant-write'),
+    's3:x-amz-grant-read-acp': header('x-amz-grant-read-acp'),
+    's3:x-amz-grant-write-acp': header('x-amz-grant-write-acp'),
+    's3:x-amz-grant-full-control': header('x-amz-grant-full-control'),
+    's3:x-amz-content-sha256': header('x-amz-content-sha256'),
+    's3:x-amz-object-ownership': header('x-amz-object-ownership'),
+    's3:if-match': header('if-match'),
+    's3:if-none-match': header('if-none-match'),
+    's3:object-lock-remaining-retention-days': remainingRetentionDays(header('x-amz-object-lock-retain-until-date'), nowMs),
     's3:signatureversion': !signed ? undefined : /^AWS /.test(header('authorization') ?? '') || caller.query.has('AWSAccessKeyId') ? 'AWS' : 'AWS4-HMAC-SHA256',
     's3:authType': !signed ? undefined : caller.formUpload ? 'POST' : header('authorization') !== undefined ? 'REST-HEADER' : 'REST-QUERY-STRING',
     ...Object.fromEntries(Object.entries(principal?.claims ?? {}).map(([claim, value]) => [`jwt:${claim}`, value])),
     ...(permission.action === 's3:PutObject' ? requestTagKeys(header('x-amz-tagging')) : {}),
     ...(await existingTagKeys(context, caller, permission, policies)),
   };
+}
+
+/** `s3:object-lock-remaining-retention-days`: whole days from now to the retain-until date a request asks for. */
+function remainingRetentionDays(retainUntil: string | undefined, nowMs: number): string | undefined {
+  const untilMs = retainUntil === undefined ? NaN : Date.parse(retainUntil);
+  return Number.isNaN(untilMs) ? undefined : String(Math.max(0, Math.ceil((untilMs - nowMs) / 86_400_000)));
 }
 
 /** `s3:RequestObjectTag/<key>` and `s3:RequestObjectTagKeys` from the `x-amz-tagging` header of a PUT, copy or multipart create. */
