@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { BatchAnswerReceiver, decodeBatchAnswer, decodeBatchRequest, encodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOutcome } from '../src/util/rpc-batch.js';
+import { BatchAnswerReceiver, decodeBatchAnswer, decodeBatchRequest, encodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOutcome } from '../src/transport/rpc-batch.js';
 import { isSvcError } from '../src/errors/index.js';
 
 const concat = (pieces: Uint8Array[]) => new Uint8Array(Buffer.concat(pieces));

@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../src/errors/index.js';
 import { checkDrivePath, type DiskInfo, type Drive, type FileReader, type FileStat, type FileWriter } from '../../src/drive/index.js';
 import { limits } from '../../src/util/limits.js';
-import { writerTrailer, type BatchOperationHeader } from '../../src/util/rpc-batch.js';
+import { writerTrailer, type BatchOperationHeader } from '../../src/transport/rpc-batch.js';
 import { batcherFor, type PeerBatcher } from './peer-batcher.js';
 import { driveErrorOf, isConnectionFailure, openRpcRequest, readBody, responseOf, type PeerTarget } from './rpc-request.js';
 

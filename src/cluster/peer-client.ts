@@ -1,6 +1,6 @@
 /** Calls a peer's RPC service (src/api/rpc/peer-rpc-plugin.ts); the peer's errors are rethrown as SvcErrors. */
 import { SvcError, isErrorCode } from '../errors/index.js';
-import { createRpcToken, rpcAuthScheme } from '../util/rpc-token.js';
+import { createRpcToken, rpcAuthScheme } from '../transport/rpc-token.js';
 
 export interface Peer {
   host: string;

@@ -8,10 +8,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import type { Drive } from '../../drive/index.js';
-import { verifyRpcToken } from '../../util/rpc-token.js';
-import { decodeBatchRequest, encodeBatchAnswer, writerTrailer, type BatchOperationHeader, type BatchOutcome } from '../../util/rpc-batch.js';
+import { verifyRpcToken } from '../../transport/rpc-token.js';
+import { decodeBatchRequest, encodeBatchAnswer, writerTrailer, type BatchOperationHeader, type BatchOutcome } from '../../transport/rpc-batch.js';
 import { limits } from '../../util/limits.js';
-import { internodeBuffers } from '../../util/rpc-stream.js';
+import type { BufferPool } from '../../util/buffer-pool.js';
 
 export const driveRpcPrefix = '/svc/rpc/v1/drive';
 
@@ -125,19 +125,19 @@ const batchHandlers: Record<string, BatchHandler> = {
 };
 
 /**
- * A batch of drive operations (src/util/rpc-batch.ts), as a frame of an internode stream
+ * A batch of drive operations (src/transport/rpc-batch.ts), as a frame of an internode stream
  * (rpc-stream-plugin.ts) carries it: every operation run at once (they were issued at once by the
  * caller, on different drives or for different objects), each answered on its own: one failing
  * operation fails only itself. Ranges are read into pooled buffers (`held`), which the caller
- * gives back to `internodeBuffers` once the answer has been sent.
+ * gives back to `buffers` (the transport's) once the answer has been sent.
  */
-export async function runDriveBatch(driveFor: (path: string) => Drive | undefined, body: Uint8Array): Promise<{ answer: Uint8Array[]; held: Uint8Array[] }> {
+export async function runDriveBatch(driveFor: (path: string) => Drive | undefined, body: Uint8Array, buffers: BufferPool): Promise<{ answer: Uint8Array[]; held: Uint8Array[] }> {
   const operations = decodeBatchRequest(body);
   if (operations.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `an internode batch carries at most ${limits.rpcBatchMaxOperations} operations`);
   const held: Uint8Array[] = [];
   const hold = (bytes: number): Uint8Array => {
     // Ranges past a batch's payload size (never a GET's or a heal's) are not worth keeping memory for.
-    const buffer = bytes > limits.rpcBatchMaxBytes ? Buffer.allocUnsafe(bytes) : internodeBuffers.acquire(bytes).subarray(0, bytes);
+    const buffer = bytes > limits.rpcBatchMaxBytes ? Buffer.allocUnsafe(bytes) : buffers.acquire(bytes).subarray(0, bytes);
     held.push(buffer);
     return buffer;
   };

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { isSvcError, SvcError } from '../../errors/index.js';
-import { verifyRpcToken } from '../../util/rpc-token.js';
+import { verifyRpcToken } from '../../transport/rpc-token.js';
 import { launchHashHeader } from './drive-rpc-plugin.js';
 
 export const peerRpcPrefix = '/svc/rpc/v1/peer';
