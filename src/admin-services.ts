@@ -11,7 +11,8 @@ import type { ServerConfig } from './cluster/server-config.js';
 import type { StartedStorage } from './cluster/startup.js';
 import type { OwnEndpointTest } from './cluster/own-endpoints.js';
 import type { Endpoint } from './cluster/endpoints.js';
-import { callPeer, type Peer, type PeerCallObserver } from './cluster/peer-client.js';
+import type { Peer, PeerCallObserver } from './cluster/peer-client.js';
+import { askPeer, type PeerHandlerTable } from './ops/peer-protocol.js';
 import { DecommissionManager, validatePoolMeta, type DecommissionStatus, type PoolMetaDocument } from './ops/decommission.js';
 import { StateStore } from './ops/state-store.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument, type RebalanceStatus } from './ops/rebalance.js';
@@ -22,7 +23,6 @@ import { IamStore, validateIamDocument, type IamDocument } from './ops/iam-store
 import { LifecycleScanner } from './ops/lifecycle.js';
 import { createHash } from 'node:crypto';
 import type { AdminContext, DecommissionControl, PoolInfo, RebalanceControl, SlotInfo } from './api/admin/context.js';
-import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
 import { limits } from './util/limits.js';
 import type { OffsetClock } from './util/clock.js';
 import { SvcError } from './errors/index.js';
@@ -31,7 +31,8 @@ import { packageVersion } from './util/version.js';
 
 export interface AdminServices {
   context: AdminContext;
-  peerHandlers: PeerHandlers;
+  /** This node's part of the peer handler table: every operation but metrics. */
+  peerHandlers: Omit<PeerHandlerTable, 'metrics'>;
   decommission: DecommissionManager;
   rebalance: RebalanceManager;
   heal: HealManager;
@@ -80,7 +81,7 @@ export async function startAdminServices(options: {
     nowMs: () => Date.now(),
     logger,
     onChange: () => {
-      for (const peer of peers) void callPeer(peer, 'pool-meta-changed', {}, { ...rpc, timeoutMs: 5_000 }).catch(() => undefined);
+      for (const peer of peers) void askPeer(peer, 'pool-meta-changed', {}, { ...rpc, timeoutMs: 5_000 }).catch(() => undefined);
     },
   });
   await manager.load();
@@ -97,7 +98,7 @@ export async function startAdminServices(options: {
     peers: {
       announce: async (event, id) => {
         const failed = await Promise.all(
-          peers.map((peer) => callPeer(peer, 'rebalance-event', { event, id }, { ...rpc, timeoutMs: 10_000 }).then(() => undefined, () => `${peer.host}:${peer.port}`)),
+          peers.map((peer) => askPeer(peer, 'rebalance-event', { event, id }, { ...rpc, timeoutMs: 10_000 }).then(() => undefined, () => `${peer.host}:${peer.port}`)),
         );
         return failed.filter((peer): peer is string => peer !== undefined);
       },
@@ -112,7 +113,7 @@ export async function startAdminServices(options: {
   await heal.start();
   // A peer that cannot be told (down) has an empty cache when it comes back.
   storage.objects.onBucketsChanged(async (bucket) => {
-    await Promise.all(peers.map((peer) => callPeer(peer, 'buckets-changed', { bucket }, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)));
+    await Promise.all(peers.map((peer) => askPeer(peer, 'buckets-changed', { bucket }, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)));
   });
   const iam = new IamStore({
     store: new StateStore<IamDocument>({ name: 'iam.bin', magic: 'SVIA', drives: allDrives, validate: validateIamDocument }),
@@ -120,7 +121,7 @@ export async function startAdminServices(options: {
     nowMs: () => Date.now(),
     expiryNowMs: () => options.identityClock.nowMs(),
     // Answered once every reachable peer has reloaded: a disabled user is refused everywhere from then on.
-    announce: async () => void (await Promise.all(peers.map((peer) => callPeer(peer, 'iam-changed', {}, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)))),
+    announce: async () => void (await Promise.all(peers.map((peer) => askPeer(peer, 'iam-changed', {}, { ...rpc, timeoutMs: 2_000 }).catch(() => undefined)))),
     ...(options.locker ? { lock: () => options.locker!.acquire('.svc.sys/iam.bin', 'write') } : {}),
   });
   await iam.reload();
@@ -130,26 +131,27 @@ export async function startAdminServices(options: {
   const follower = options.leader ? undefined : setInterval(() => void Promise.all([manager.reload(), rebalancer.reload()]).catch(() => undefined), followIntervalMs);
   follower?.unref();
 
-  const forward = async (op: string, body: Record<string, unknown>): Promise<Record<string, unknown>> => {
-    const answer = await callPeer(leaderPeer!, 'decommission', { op, ...body }, rpc);
+  /** A decommission call forwarded to the leader; this node then follows the leader's pool.bin at once. */
+  const forward = async <Answer>(asked: Promise<Answer>): Promise<Answer> => {
+    const answer = await asked;
     await manager.reload().catch(() => undefined);
     return answer;
   };
   const decommission: DecommissionControl = options.leader
     ? { start: (pools) => manager.start(pools), cancel: (pool) => manager.cancel(pool), clear: (pool) => manager.clear(pool), status: async (pool) => manager.status(pool) }
     : {
-        start: async (pools) => (await forward('start', { pools })).entries as DecommissionStatus[],
-        cancel: async (pool) => (await forward('cancel', { pool })).entry as DecommissionStatus,
-        clear: async (pool) => void (await forward('clear', { pool })),
-        status: async (pool) => (await forward('status', pool === undefined ? {} : { pool })).entries as DecommissionStatus[],
+        start: async (pools) => (await forward(askPeer(leaderPeer!, 'decommission-start', { pools }, rpc))).entries,
+        cancel: async (pool) => (await forward(askPeer(leaderPeer!, 'decommission-cancel', { pool }, rpc))).entry,
+        clear: async (pool) => void (await forward(askPeer(leaderPeer!, 'decommission-clear', { pool }, rpc))),
+        status: async (pool) => (await forward(askPeer(leaderPeer!, 'decommission-status', pool === undefined ? {} : { pool }, rpc))).entries,
       };
 
   const rebalanceControl: RebalanceControl = options.leader
     ? { start: () => rebalancer.start(), status: async () => rebalancer.status(), stop: () => rebalancer.stop() }
     : {
-        start: async () => (await callPeer(leaderPeer!, 'rebalance', { op: 'start' }, rpc)) as { id: string },
-        status: async () => (await callPeer(leaderPeer!, 'rebalance', { op: 'status' }, rpc)) as unknown as RebalanceStatus,
-        stop: async () => (await callPeer(leaderPeer!, 'rebalance', { op: 'stop' }, rpc)) as unknown as RebalanceStatus,
+        start: () => askPeer(leaderPeer!, 'rebalance-start', {}, rpc),
+        status: () => askPeer(leaderPeer!, 'rebalance-status', {}, rpc),
+        stop: () => askPeer(leaderPeer!, 'rebalance-stop', {}, rpc),
       };
 
   /** A heal by client token: here, or on the node its token names. */
@@ -158,25 +160,23 @@ export async function startAdminServices(options: {
     if (!owner || Number(owner[1]) === ownNode) return heal.sequenceFor(clientToken, path, stop);
     const node = nodes[Number(owner[1])];
     if (!node) throw new SvcError('NoSuchHealSequence', undefined, { clientToken });
-    return (await callPeer({ host: node.host, port: node.port }, 'heal-sequence', { clientToken, path, stop }, rpc)) as unknown as HealSequenceStatus;
+    return askPeer({ host: node.host, port: node.port }, 'heal-sequence', { clientToken, path, stop }, rpc);
   };
 
-  const peerHandlers: PeerHandlers = {
-    'heal-sequence': async (body) => {
-      const path = (typeof body.path === 'object' && body.path !== null ? body.path : {}) as HealPath;
-      return heal.sequenceFor(String(body.clientToken), path, body.stop === true);
-    },
+  /** Only the leader runs decommission and rebalance; a peer that is not refuses what is forwarded to it. */
+  const leaderOnly = (what: string): void => {
+    if (!options.leader) throw new SvcError('InvalidConfiguration', `this node is not the ${what} leader`);
+  };
+  const peerHandlers = {
+    'heal-sequence': async ({ clientToken, path, stop }) => heal.sequenceFor(clientToken, path, stop),
     'rebalance-event': async () => {
       // The admission fence: this node now knows the rebalance (and refuses what conflicts with it).
       await rebalancer.reload();
       return { acknowledged: true };
     },
-    rebalance: async (body) => {
-      if (!options.leader) throw new Error('this node is not the rebalance leader');
-      if (body.op === 'start') return rebalancer.start();
-      if (body.op === 'stop') return rebalancer.stop();
-      return rebalancer.status();
-    },
+    'rebalance-start': async () => (leaderOnly('rebalance'), rebalancer.start()),
+    'rebalance-stop': async () => (leaderOnly('rebalance'), rebalancer.stop()),
+    'rebalance-status': async () => (leaderOnly('rebalance'), rebalancer.status()),
     'iam-changed': async () => {
       await iam.reload();
       return { reloaded: true };
@@ -189,22 +189,15 @@ export async function startAdminServices(options: {
       await manager.reload();
       return { reloaded: true };
     },
-    decommission: async (body) => {
-      if (!options.leader) throw new Error('this node is not the decommission leader');
-      const pool = typeof body.pool === 'number' ? body.pool : undefined;
-      switch (body.op) {
-        case 'start':
-          return { entries: await manager.start(Array.isArray(body.pools) ? body.pools.map(Number) : []) };
-        case 'cancel':
-          return { entry: await manager.cancel(pool ?? -1) };
-        case 'clear':
-          await manager.clear(pool ?? -1);
-          return { cleared: true };
-        default:
-          return { entries: manager.status(pool) };
-      }
+    'decommission-start': async ({ pools }) => (leaderOnly('decommission'), { entries: await manager.start(pools) }),
+    'decommission-cancel': async ({ pool }) => (leaderOnly('decommission'), { entry: await manager.cancel(pool) }),
+    'decommission-clear': async ({ pool }) => {
+      leaderOnly('decommission');
+      await manager.clear(pool);
+      return { cleared: true };
     },
-  };
+    'decommission-status': async ({ pool }) => (leaderOnly('decommission'), { entries: manager.status(pool) }),
+  } satisfies Omit<PeerHandlerTable, 'metrics'>;
 
   /** Pool records from the drives' answers (one answer per drive, asked once). */
   const poolInfos = (slots: SlotInfo[][]): PoolInfo[] =>

@@ -29,6 +29,7 @@ import type { S3Context } from './api/s3/context.js';
 import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
 import { rpcKeyFor } from './transport/rpc-token.js';
 import { Transport } from './transport/transport.js';
+import type { PeerHandlerTable } from './ops/peer-protocol.js';
 import { SvcError } from './errors/index.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { answerS3FrameworkError, s3ClientErrorHandler, s3Plugin } from './api/s3/s3-plugin.js';
@@ -121,7 +122,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
     await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
     await app.register(rpcStreamPlugin, { rpcKey, launchHash, table: lockTable, driveFor: (path) => localByPath.get(path), buffers: transport.buffers, nowMs: () => Date.now(), observe: (service) => observability.metrics.observeInternodeRequest(service) });
-    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...admin?.peerHandlers, ...observability.peerHandlers }) });
+    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...(admin?.peerHandlers ?? startingPeerHandlers), ...observability.peerHandlers }) });
     // Root keys, then the users of iam.bin (known once storage is up); every request is authorised against their policies.
     const credentials = { secretFor: (id: string, token?: string) => (id === config.accessKey && token === undefined ? config.secretKey : admin?.iam.secretFor(id, token)) };
     const access = { rootAccessKey: config.accessKey, principalOf: (id: string, token?: string) => admin?.iam.resolve(id, token)?.principal };
@@ -298,6 +299,26 @@ function announce(config: ServerConfig, log: Logger): void {
 function warnAboutRedundancy(config: ServerConfig, storageClass: ResolvedStorageClass, log: Logger): void {
   for (const warning of redundancyWarnings(config.layout, storageClass)) log.warn(warning.fields, warning.message);
 }
+
+const stillStarting = async (): Promise<never> => {
+  throw new SvcError('SlowDown', 'the server is still starting (waiting for format quorum)');
+};
+
+/** The admin services' peer operations until storage is up: each answers SlowDown. */
+const startingPeerHandlers: Omit<PeerHandlerTable, 'metrics'> = {
+  'heal-sequence': stillStarting,
+  'rebalance-event': stillStarting,
+  'rebalance-start': stillStarting,
+  'rebalance-stop': stillStarting,
+  'rebalance-status': stillStarting,
+  'decommission-start': stillStarting,
+  'decommission-cancel': stillStarting,
+  'decommission-clear': stillStarting,
+  'decommission-status': stillStarting,
+  'iam-changed': stillStarting,
+  'buckets-changed': stillStarting,
+  'pool-meta-changed': stillStarting,
+};
 
 /**
  * Namespace locks: in-process for a single node; across several nodes, a majority of every
