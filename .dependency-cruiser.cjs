@@ -1,14 +1,17 @@
 /**
  * Import-direction rules (README "Layout of the code"). Layers may import only downwards:
- *   cli/main -> api/* console -> ops -> cluster -> object -> erasure format iam -> drive transport -> errors util
+ *   cli/main -> services -> api/* console -> ops -> cluster -> object -> erasure format iam -> drive transport -> errors util
  * iam/ (policies and their evaluator) is pure code like format/. transport/ is the internode
  * transport (framed streams, batches, tokens, the per-node pools): api/rpc serves it, cluster/ and
  * backends/remote call peers through it.
+ * services/ composes the admin side of a running node from one factory per service (it names the
+ * admin API's context types, so it sits above api/).
  * Backends implement Drive and see only drive, transport, errors and util; fault injection sees
  * only drive, errors and util.
  */
 const layer = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`);
 const below = {
+  'services': ['services', 'api', 'iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'transport', 'errors', 'util'],
   'api': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'transport', 'errors', 'util', 'api'],
   // The console runs the admin API's own routes in-process (the same validation and errors),
   // judges a session's permissions with the S3 API's own access check (api/s3/access.ts), reads
@@ -66,9 +69,9 @@ module.exports = {
     },
     {
       name: 'src-is-self-contained',
-      comment: 'nothing in src imports fault-injection, conformance or test (only the composition root, main.ts and admin-services.ts, picks backends)',
+      comment: 'nothing in src imports fault-injection, conformance or test: only the composition root (src/main.ts, src/cli) picks backends and wires fault control',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/cli/', '^src/main\\.ts$', '^src/admin-services\\.ts$'] },
+      from: { path: '^src/', pathNot: ['^src/cli/', '^src/main\\.ts$'] },
       to: { path: '^(fault-injection|conformance|test|backends)/' },
     },
     {

@@ -37,7 +37,8 @@ import { adminPlugin, adminPrefix, answerAdminFrameworkError } from './api/admin
 import { clientErrorHandler, frameworkErrorOf } from './api/listener-errors.js';
 import { schemaValidatorOptions } from './api/admin/route-schema.js';
 import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
-import { startAdminServices, type AdminServices } from './admin-services.js';
+import { createAdminServices, type AdminServices } from './services/admin-services.js';
+import type { AdminContext } from './api/admin/context.js';
 import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/health.js';
 import { OffsetClock, systemClock, systemTimers } from './util/clock.js';
 import { AuditLog } from './ops/audit.js';
@@ -52,7 +53,7 @@ import { OpenIdSignIn } from './console/openid.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { acquireOwnershipLock, type OwnershipLock } from '../backends/fs/ownership-lock.js';
-import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
+import { createFaultyDrive, parseFaultOptions, type FaultyDrive } from '../fault-injection/faulty-drive.js';
 import { createLogger, createObservability, logsArePretty, nodeName, startupBanner, type Observability } from './observability.js';
 import { metricsPlugin } from './api/metrics/metrics-plugin.js';
 import { installS3RequestMetrics } from './api/metrics/request-metrics.js';
@@ -145,7 +146,19 @@ export async function startServer(args: string[], env: Record<string, string | u
   try {
     const localDrives = new Set<Drive>(localByPath.values());
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
-    admin = await startAdminServices({ config, storage: ready, identityClock, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, onPeerCall: observability.observePeerCall, locker });
+    admin = await createAdminServices({
+      config,
+      storage: ready,
+      identityClock,
+      isOwn,
+      leader: holdsFirstEndpoint,
+      rpcKey,
+      launchHash,
+      logger: log,
+      onPeerCall: observability.observePeerCall,
+      locker,
+      ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
+    });
     storage = ready;
   } catch (error) {
     await s3.close();
@@ -298,6 +311,31 @@ function announce(config: ServerConfig, log: Logger): void {
  */
 function warnAboutRedundancy(config: ServerConfig, storageClass: ResolvedStorageClass, log: Logger): void {
   for (const warning of redundancyWarnings(config.layout, storageClass)) log.warn(warning.fields, warning.message);
+}
+
+/**
+ * Fault control of this node's drives (the fault-injecting wrappers openDrive puts around them when
+ * SVC_FAULT_INJECTION=on) and of the identity clock: wired here, in the composition root only.
+ */
+function faultControl(drives: Map<string, Drive>, identityClock: OffsetClock): NonNullable<AdminContext['faults']> {
+  const faulty = (path: string): FaultyDrive => {
+    const drive = drives.get(path);
+    if (!drive || !('setFaults' in drive)) throw new SvcError('NoSuchDrive', `no drive of this node is at '${path}'`, { drive: path });
+    return drive as FaultyDrive;
+  };
+  return {
+    list: () => [...drives].map(([path, drive]) => ({ drive: path, endpoint: drive.endpoint, faults: (drive as Partial<FaultyDrive>).faults ?? {} })),
+    set: (path, plan) => {
+      const drive = faulty(path);
+      drive.setFaults(parseFaultOptions(plan));
+      return { drive: path, faults: drive.faults };
+    },
+    clock: () => ({ offsetMs: identityClock.offsetMs }),
+    setClock: (offsetMs) => {
+      identityClock.offsetMs = offsetMs;
+      return { offsetMs: identityClock.offsetMs };
+    },
+  };
 }
 
 const stillStarting = async (): Promise<never> => {
