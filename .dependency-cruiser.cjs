@@ -1,24 +1,31 @@
 /**
  * Import-direction rules (README "Layout of the code"). Layers may import only downwards:
- *   cli/main -> api/* console -> ops -> cluster -> object -> erasure format iam -> drive -> errors util
- * iam/ (policies and their evaluator) is pure code like format/.
- * Backends and fault injection implement Drive and see only drive, errors and util.
+ *   cli/main -> services -> api/* console -> ops -> cluster -> object -> erasure format iam -> drive transport -> errors util
+ * iam/ (policies and their evaluator) is pure code like format/. transport/ is the internode
+ * transport (framed streams, batches, tokens, the per-node pools): api/rpc serves it, cluster/ and
+ * backends/remote call peers through it.
+ * services/ composes the admin side of a running node from one factory per service (it names the
+ * admin API's context types, so it sits above api/).
+ * Backends implement Drive and see only drive, transport, errors and util; fault injection sees
+ * only drive, errors and util.
  */
 const layer = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`);
 const below = {
-  'api': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util', 'api'],
+  'services': ['services', 'api', 'iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'transport', 'errors', 'util'],
+  'api': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'transport', 'errors', 'util', 'api'],
   // The console runs the admin API's own routes in-process (the same validation and errors),
   // judges a session's permissions with the S3 API's own access check (api/s3/access.ts), reads
   // request bodies as the S3 API does (api/s3/request-body.ts: the idle timeout, the drain); its
   // requests feed the audit log through api/audit-facts.ts and carry ids from api/request-line.ts.
   'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin', 'api/s3/access.ts', 'api/s3/request-body.ts', 'api/audit-facts.ts', 'api/request-line.ts'],
-  'ops': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
-  'cluster': ['iam', 'cluster', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
+  'ops': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'transport', 'errors', 'util'],
+  'cluster': ['iam', 'cluster', 'object', 'erasure', 'format', 'drive', 'transport', 'errors', 'util'],
   'object': ['iam', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],
   'erasure': ['erasure', 'errors', 'util'],
   'format': ['format', 'errors', 'util'],
   'iam': ['iam', 'errors', 'util'],
   'drive': ['drive', 'errors', 'util'],
+  'transport': ['transport', 'errors', 'util'],
   'errors': ['errors'],
   'util': ['util', 'errors'],
 };
@@ -48,16 +55,23 @@ module.exports = {
       to: { dependencyTypes: ['core'], path: '^(fs|node:fs|fs/promises|node:fs/promises|http|node:http)$' },
     },
     {
-      name: 'backends-see-drive-only',
+      name: 'backends-see-drive-and-transport-only',
+      comment: 'a backend implements Drive; backends/remote reaches peers through the internode transport',
       severity: 'error',
-      from: { path: '^(backends|fault-injection)/' },
+      from: { path: '^backends/' },
+      to: { path: '^src/', pathNot: ['^src/(drive|transport|errors|util)/'] },
+    },
+    {
+      name: 'fault-injection-sees-drive-only',
+      severity: 'error',
+      from: { path: '^fault-injection/' },
       to: { path: '^src/', pathNot: ['^src/(drive|errors|util)/'] },
     },
     {
       name: 'src-is-self-contained',
-      comment: 'nothing in src imports fault-injection, conformance or test (only the composition root, main.ts and admin-services.ts, picks backends)',
+      comment: 'nothing in src imports fault-injection, conformance or test: only the composition root (src/main.ts, src/cli) picks backends and wires fault control',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/cli/', '^src/main\\.ts$', '^src/admin-services\\.ts$'] },
+      from: { path: '^src/', pathNot: ['^src/cli/', '^src/main\\.ts$'] },
       to: { path: '^(fault-injection|conformance|test|backends)/' },
     },
     {

@@ -26,12 +26,15 @@ import Fastify from 'fastify';
 import { rpcStreamPlugin } from '../src/api/rpc/rpc-stream-plugin.js';
 import { LockTable } from '../src/cluster/lock-table.js';
 import { systemClock } from '../src/util/clock.js';
-import { RpcStreamClient } from '../src/util/rpc-stream.js';
+import { RpcStreamClient } from '../src/transport/rpc-stream.js';
+import { Transport } from '../src/transport/transport.js';
 import type { Drive } from '../src/drive/index.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 
 const rpcKey = Buffer.alloc(32, 7);
+/** The calling side's streams and batchers (the peer processes have their own). */
+const clientTransport = new Transport();
 const host = '127.0.0.2';
 const drivesPerPeer = 4;
 const objects = 64;
@@ -57,7 +60,7 @@ async function servePeer(kind: string, root: string): Promise<void> {
     const drives = new Map<string, Drive>();
     for (let index = 0; index < drivesPerPeer; index += 1) drives.set(`/d${index}`, await createFsDrive(join(root, `d${index}`)));
     const app = Fastify();
-    await app.register(rpcStreamPlugin, { rpcKey, table: new LockTable(systemClock), driveFor: (path) => drives.get(path), nowMs: () => Date.now() });
+    await app.register(rpcStreamPlugin, { rpcKey, table: new LockTable(systemClock), driveFor: (path) => drives.get(path), buffers: new Transport().buffers, nowMs: () => Date.now() });
     await app.listen({ host, port: 0 });
     port = (app.server.address() as AddressInfo).port;
   }
@@ -81,7 +84,7 @@ async function run(one: () => Promise<unknown>, count: number, concurrency: numb
 async function drivesFor(kind: string, root: string, port: number): Promise<Drive[]> {
   const indexes = Array.from({ length: drivesPerPeer }, (_, index) => index);
   if (kind.startsWith('local-')) return Promise.all(indexes.map((index) => createFsDrive(join(root, `d${index}`))));
-  return indexes.map((index) => createRemoteDrive({ endpoint: `http://${host}:${port}/d${index}`, path: `/d${index}`, host, port, rpcKey }));
+  return indexes.map((index) => createRemoteDrive({ endpoint: `http://${host}:${port}/d${index}`, path: `/d${index}`, host, port, rpcKey, transport: clientTransport }));
 }
 
 async function measure(kind: string, count: number, concurrency: number): Promise<void> {

@@ -27,7 +27,9 @@ import { ownEndpointTest, type OwnEndpointTest } from './cluster/own-endpoints.j
 import { staticCredentials } from './api/s3/auth/sigv4.js';
 import type { S3Context } from './api/s3/context.js';
 import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
-import { rpcKeyFor } from './util/rpc-token.js';
+import { rpcKeyFor } from './transport/rpc-token.js';
+import { Transport } from './transport/transport.js';
+import type { PeerHandlerTable } from './ops/peer-protocol.js';
 import { SvcError } from './errors/index.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { answerS3FrameworkError, s3ClientErrorHandler, s3Plugin } from './api/s3/s3-plugin.js';
@@ -35,7 +37,8 @@ import { adminPlugin, adminPrefix, answerAdminFrameworkError } from './api/admin
 import { clientErrorHandler, frameworkErrorOf } from './api/listener-errors.js';
 import { schemaValidatorOptions } from './api/admin/route-schema.js';
 import { peerRpcPlugin } from './api/rpc/peer-rpc-plugin.js';
-import { startAdminServices, type AdminServices } from './admin-services.js';
+import { createAdminServices, type AdminServices } from './services/admin-services.js';
+import type { AdminContext } from './api/admin/context.js';
 import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/health.js';
 import { OffsetClock, systemClock, systemTimers } from './util/clock.js';
 import { AuditLog } from './ops/audit.js';
@@ -50,7 +53,7 @@ import { OpenIdSignIn } from './console/openid.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { acquireOwnershipLock, type OwnershipLock } from '../backends/fs/ownership-lock.js';
-import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
+import { createFaultyDrive, parseFaultOptions, type FaultyDrive } from '../fault-injection/faulty-drive.js';
 import { createLogger, createObservability, logsArePretty, nodeName, startupBanner, type Observability } from './observability.js';
 import { metricsPlugin } from './api/metrics/metrics-plugin.js';
 import { installS3RequestMetrics } from './api/metrics/request-metrics.js';
@@ -84,19 +87,21 @@ export async function startServer(args: string[], env: Record<string, string | u
   announce(config, log);
   const rpcKey = rpcKeyFor(config.accessKey, config.secretKey);
   const launchHash = launchHashOf(config);
+  // The node's internode streams, tokens, keep-alive connections and buffers: one per server.
+  const transport = new Transport();
   const isOwn = await ownEndpointTest(config.address, config.layout.pools.flatMap((pool) => pool.endpoints));
   let storage: StartedStorage | undefined;
   let admin: AdminServices | undefined;
   // Judges session, web identity and service account expiry; tests move it (fault-injection mode only).
   const identityClock = new OffsetClock();
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
-  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, rpcKey, launchHash, log, observability, hooks);
+  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, { rpcKey, launchHash, transport }, log, observability, hooks);
   const audit = await openAudit(config, isOwn, log).catch(async (error: unknown) => {
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   });
   const lockTable = new LockTable(systemClock);
-  const locker = makeLocker(config, isOwn, lockTable, rpcKey, launchHash, log);
+  const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
   let stopping = false;
   const state: HealthState = { ready: () => storage !== undefined, stopping: () => stopping };
@@ -117,8 +122,8 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(metricsPlugin, observability.pluginOptions);
     await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
     await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
-    await app.register(rpcStreamPlugin, { rpcKey, launchHash, table: lockTable, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now(), observe: (service) => observability.metrics.observeInternodeRequest(service) });
-    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...admin?.peerHandlers, ...observability.peerHandlers }) });
+    await app.register(rpcStreamPlugin, { rpcKey, launchHash, table: lockTable, driveFor: (path) => localByPath.get(path), buffers: transport.buffers, nowMs: () => Date.now(), observe: (service) => observability.metrics.observeInternodeRequest(service) });
+    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...(admin?.peerHandlers ?? startingPeerHandlers), ...observability.peerHandlers }) });
     // Root keys, then the users of iam.bin (known once storage is up); every request is authorised against their policies.
     const credentials = { secretFor: (id: string, token?: string) => (id === config.accessKey && token === undefined ? config.secretKey : admin?.iam.secretFor(id, token)) };
     const access = { rootAccessKey: config.accessKey, principalOf: (id: string, token?: string) => admin?.iam.resolve(id, token)?.principal };
@@ -141,12 +146,25 @@ export async function startServer(args: string[], env: Record<string, string | u
   try {
     const localDrives = new Set<Drive>(localByPath.values());
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
-    admin = await startAdminServices({ config, storage: ready, identityClock, isOwn, localDrives: localByPath, leader: holdsFirstEndpoint, rpcKey, launchHash, logger: log, onPeerCall: observability.observePeerCall, locker });
+    admin = await createAdminServices({
+      config,
+      storage: ready,
+      identityClock,
+      isOwn,
+      leader: holdsFirstEndpoint,
+      rpcKey,
+      launchHash,
+      logger: log,
+      onPeerCall: observability.observePeerCall,
+      locker,
+      ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
+    });
     storage = ready;
   } catch (error) {
     await s3.close();
     await audit.close();
     await coding.close();
+    transport.close();
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   }
@@ -178,6 +196,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       await started.markShutdownClean();
       await coding.close();
       await Promise.all(drives.flat().map((drive) => drive?.close()));
+      transport.close();
       await Promise.all(locks.map((lock) => lock.release()));
       log.info({}, 'stopped cleanly');
     },
@@ -295,10 +314,55 @@ function warnAboutRedundancy(config: ServerConfig, storageClass: ResolvedStorage
 }
 
 /**
+ * Fault control of this node's drives (the fault-injecting wrappers openDrive puts around them when
+ * SVC_FAULT_INJECTION=on) and of the identity clock: wired here, in the composition root only.
+ */
+function faultControl(drives: Map<string, Drive>, identityClock: OffsetClock): NonNullable<AdminContext['faults']> {
+  const faulty = (path: string): FaultyDrive => {
+    const drive = drives.get(path);
+    if (!drive || !('setFaults' in drive)) throw new SvcError('NoSuchDrive', `no drive of this node is at '${path}'`, { drive: path });
+    return drive as FaultyDrive;
+  };
+  return {
+    list: () => [...drives].map(([path, drive]) => ({ drive: path, endpoint: drive.endpoint, faults: (drive as Partial<FaultyDrive>).faults ?? {} })),
+    set: (path, plan) => {
+      const drive = faulty(path);
+      drive.setFaults(parseFaultOptions(plan));
+      return { drive: path, faults: drive.faults };
+    },
+    clock: () => ({ offsetMs: identityClock.offsetMs }),
+    setClock: (offsetMs) => {
+      identityClock.offsetMs = offsetMs;
+      return { offsetMs: identityClock.offsetMs };
+    },
+  };
+}
+
+const stillStarting = async (): Promise<never> => {
+  throw new SvcError('SlowDown', 'the server is still starting (waiting for format quorum)');
+};
+
+/** The admin services' peer operations until storage is up: each answers SlowDown. */
+const startingPeerHandlers: Omit<PeerHandlerTable, 'metrics'> = {
+  'heal-sequence': stillStarting,
+  'rebalance-event': stillStarting,
+  'rebalance-start': stillStarting,
+  'rebalance-stop': stillStarting,
+  'rebalance-status': stillStarting,
+  'decommission-start': stillStarting,
+  'decommission-cancel': stillStarting,
+  'decommission-clear': stillStarting,
+  'decommission-status': stillStarting,
+  'iam-changed': stillStarting,
+  'buckets-changed': stillStarting,
+  'pool-meta-changed': stillStarting,
+};
+
+/**
  * Namespace locks: in-process for a single node; across several nodes, a majority of every
  * node's lock server (this node's own table directly, the others over RPC).
  */
-function makeLocker(config: ServerConfig, isOwn: OwnEndpointTest, table: LockTable, rpcKey: Buffer, launchHash: string, log: Logger): NamespaceLocker {
+function makeLocker(config: ServerConfig, isOwn: OwnEndpointTest, table: LockTable, peers: PeerAccess, log: Logger): NamespaceLocker {
   const nodes = new Map<string, Endpoint & { kind: 'url' }>();
   for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
     if (endpoint.kind === 'url') nodes.set(`${endpoint.host}:${endpoint.port}`, endpoint);
@@ -311,7 +375,7 @@ function makeLocker(config: ServerConfig, isOwn: OwnEndpointTest, table: LockTab
           refresh: async (resource, uid, ttlMs) => table.refresh(resource, uid, ttlMs),
           release: async (resource, uid) => table.release(resource, uid),
         }
-      : remoteLockServer({ host: endpoint.host, port: endpoint.port, rpcKey, launchHash }),
+      : remoteLockServer({ host: endpoint.host, port: endpoint.port, ...peers }),
   );
   return new DistributedNamespaceLocker({ servers, onLost: (resource) => log.warn({ resource }, 'a held lock lost its majority while refreshing') });
 }
@@ -325,6 +389,13 @@ function launchHashOf(config: ServerConfig): string {
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex');
 }
 
+/** How this node reaches its peers: the internode key, the launch hash they must share, the transport. */
+interface PeerAccess {
+  rpcKey: Buffer;
+  launchHash: string;
+  transport: Transport;
+}
+
 interface OpenedDrives {
   drives: (Drive | undefined)[][];
   locks: OwnershipLock[];
@@ -335,12 +406,12 @@ interface OpenedDrives {
 }
 
 /** Opens every endpoint: local ones (with exclusive ownership) and, over RPC, the peers' drives. */
-async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: Buffer, launchHash: string, log: Logger, observability: Observability, hooks: ServerHooks): Promise<OpenedDrives> {
+async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, peers: PeerAccess, log: Logger, observability: Observability, hooks: ServerHooks): Promise<OpenedDrives> {
   const locks: OwnershipLock[] = [];
   const localByPath = new Map<string, Drive>();
   try {
     const drives = await Promise.all(
-      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, rpcKey, launchHash, log, observability, hooks })))),
+      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, peers, log, observability, hooks })))),
     );
     const first = config.layout.pools[0]!.endpoints[0]!;
     return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwn(first) };
@@ -353,11 +424,11 @@ async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, rpcKey: 
 async function openDrive(
   config: ServerConfig,
   endpoint: Endpoint,
-  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; rpcKey: Buffer; launchHash: string; log: Logger; observability: Observability; hooks: ServerHooks },
+  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; peers: PeerAccess; log: Logger; observability: Observability; hooks: ServerHooks },
 ): Promise<Drive | undefined> {
   const { localDrive, peerDrive } = context.hooks;
   if (endpoint.kind === 'url' && !context.isOwn(endpoint)) {
-    const remote = createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, rpcKey: context.rpcKey, launchHash: context.launchHash });
+    const remote = createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, ...context.peers });
     return context.observability.instrument(peerDrive ? peerDrive(remote) : remote, false);
   }
   let drive: Drive;

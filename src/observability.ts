@@ -16,12 +16,13 @@ import type { ServerConfig } from './cluster/server-config.js';
 import type { StartedStorage } from './cluster/startup.js';
 import type { OwnEndpointTest } from './cluster/own-endpoints.js';
 import { describeLayout } from './cluster/layout.js';
-import { callPeer, type PeerCallObserver } from './cluster/peer-client.js';
-import { hostOfEndpoint, peersOf, type AdminServices } from './admin-services.js';
+import type { PeerCallObserver } from './cluster/peer-client.js';
+import { hostOfEndpoint, peersOf } from './services/peer-links.js';
+import type { AdminServices } from './services/admin-services.js';
 import { NodeMetrics } from './api/metrics/node-metrics.js';
 import type { SlotView } from './api/metrics/state.js';
 import type { MetricsPluginOptions } from './api/metrics/metrics-plugin.js';
-import type { PeerHandlers } from './api/rpc/peer-rpc-plugin.js';
+import { askPeer, type PeerHandlerTable } from './ops/peer-protocol.js';
 import { metricsKeyFor } from './util/metrics-token.js';
 import { holdsAction } from './iam/index.js';
 import { SvcError } from './errors/index.js';
@@ -58,7 +59,8 @@ export interface Observability {
   pluginOptions: MetricsPluginOptions;
   /** Peer RPC calls (admin forwarding, notices, the cluster view) feed the internode families. */
   observePeerCall: PeerCallObserver;
-  peerHandlers: PeerHandlers;
+  /** This node's part of the peer handler table: its metrics. */
+  peerHandlers: Pick<PeerHandlerTable, 'metrics'>;
 }
 
 export function createObservability(options: {
@@ -96,8 +98,9 @@ export function createObservability(options: {
       peerExpositions: () =>
         Promise.all(
           peers.map(async (peer) => {
-            const answer = await callPeer(peer, 'metrics', {}, rpc).catch(() => undefined);
-            return { server: `${peer.host}:${peer.port}`, text: typeof answer?.text === 'string' ? answer.text : undefined };
+            // a failed call is counted by observePeerCall (svc_internode_*), and the scrape shows the peer without text
+            const answer = await askPeer(peer, 'metrics', {}, rpc).catch(() => undefined);
+            return { server: `${peer.host}:${peer.port}`, text: answer?.text };
           }),
         ),
     },

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { answerFrame, answerLayout, callFrame, callLayout, FrameReader, RpcStreamFailure } from '../src/util/rpc-stream.js';
+import { answerFrame, answerLayout, callFrame, callLayout, FrameReader, RpcStreamFailure } from '../src/transport/rpc-stream.js';
 
 interface Sent { id: number; token: string; body: Buffer }
 

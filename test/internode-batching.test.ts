@@ -14,7 +14,8 @@ import { DistributedNamespaceLocker, type LockServer } from '../src/cluster/dist
 import { remoteLockServer } from '../src/cluster/remote-lock-server.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
-import { createRpcToken, rpcKeyFor, RpcTokenSource, RpcTokenVerifier } from '../src/util/rpc-token.js';
+import { createRpcToken, rpcKeyFor, RpcTokenSource, RpcTokenVerifier } from '../src/transport/rpc-token.js';
+import { Transport } from '../src/transport/transport.js';
 import { isSvcError } from '../src/errors/index.js';
 import { systemClock } from '../src/util/clock.js';
 import type { Drive } from '../src/drive/index.js';
@@ -23,6 +24,8 @@ import { freePort } from './helpers/server-process.js';
 import { KiB, MiB } from '../src/util/limits.js';
 
 const rpcKey = rpcKeyFor('batchadmin', 'batchadmin-secret');
+// This side's streams, tokens and per-peer batchers, shared by every remote drive and lock server the tests make.
+const transport = new Transport();
 
 /** One peer: an HTTP server with the drive and lock services and the internode stream, counting the round trips it answers. */
 interface Peer {
@@ -49,7 +52,7 @@ async function startPeer(): Promise<Peer> {
   app.server.prependListener('upgrade', (_request, socket: Socket) => streams.add(socket));
   await app.register(driveRpcPlugin, { rpcKey, driveFor: (path) => served.get(path), nowMs: () => Date.now() });
   await app.register(lockRpcPlugin, { rpcKey, table, nowMs: () => Date.now() });
-  await app.register(rpcStreamPlugin, { rpcKey, table, driveFor: (path) => served.get(path), nowMs: () => Date.now(), observe: (service) => (received[service] += 1) });
+  await app.register(rpcStreamPlugin, { rpcKey, table, driveFor: (path) => served.get(path), buffers: new Transport().buffers, nowMs: () => Date.now(), observe: (service) => (received[service] += 1) });
   const port = await freePort();
   await app.listen({ host: '127.0.0.1', port });
   const die = (): void => {
@@ -96,7 +99,7 @@ async function startCluster(trigger = 'never-written'): Promise<Cluster> {
   const local = new LockTable(systemClock);
   const servers: LockServer[] = [
     { acquire: async (...args) => local.acquire(...args), refresh: async (...args) => local.refresh(...args), release: async (...args) => local.release(...args) },
-    ...peers.map((peer) => remoteLockServer({ host: '127.0.0.1', port: peer.port, rpcKey })),
+    ...peers.map((peer) => remoteLockServer({ host: '127.0.0.1', port: peer.port, rpcKey, transport })),
   ];
   const test = await makeTestSet({
     drives: 16,
@@ -109,7 +112,7 @@ async function startCluster(trigger = 'never-written'): Promise<Cluster> {
       const path = `/d${slot}`;
       const dieOn = index === 2 ? trigger : index === 1 ? `${trigger}-2` : undefined;
       peer.served.set(path, dieOn ? dyingOn(base, dieOn, () => peer) : base);
-      return createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey });
+      return createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey, transport });
     },
   });
   const total = () => ({ drive: peers.reduce((sum, peer) => sum + peer.received.drive, 0), lock: peers.reduce((sum, peer) => sum + peer.received.lock, 0) });
@@ -251,7 +254,7 @@ describe('internode call deadlines', () => {
       await answering.writeFile('file', new Uint8Array([9]));
       peer.served.set('/hung', new Proxy(hung, { get: (target, property) => (property === 'readFile' ? () => new Promise(() => undefined) : (Reflect.get(target, property) as () => unknown).bind(target)) }));
       peer.served.set('/answering', answering);
-      const remote = (path: string, timeoutMs: number) => createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey, timeoutMs });
+      const remote = (path: string, timeoutMs: number) => createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey, transport, timeoutMs });
       const started = Date.now();
       const late = codeOf(remote('/hung', 600).readFile('file')).then((code) => ({ code, afterMs: Date.now() - started }));
       const soon = codeOf(remote('/hung', 200).readFile('file')).then((code) => ({ code, afterMs: Date.now() - started }));
@@ -329,7 +332,7 @@ describe('a peer dying in the middle of a batch', () => {
       dying.served.set('/a', createMemfsDrive({ endpoint: 'a' }));
       dying.served.set('/b', dyingOn(counting, 'die', () => dying));
       other.served.set('/c', createMemfsDrive({ endpoint: 'c' }));
-      const remote = (peer: Peer, path: string) => createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey });
+      const remote = (peer: Peer, path: string) => createRemoteDrive({ endpoint: `http://127.0.0.1:${peer.port}${path}`, host: '127.0.0.1', port: peer.port, path, rpcKey, transport });
       const [a, b, c] = [remote(dying, '/a'), remote(dying, '/b'), remote(other, '/c')];
       await a.writeFile('file', new Uint8Array([1]));
       await c.writeFile('file', new Uint8Array([3]));

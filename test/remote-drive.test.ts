@@ -13,8 +13,8 @@ import { rpcStreamPlugin } from '../src/api/rpc/rpc-stream-plugin.js';
 import { LockTable } from '../src/cluster/lock-table.js';
 import { systemClock } from '../src/util/clock.js';
 import type { Socket } from 'node:net';
-import { createRpcToken, rpcKeyFor } from '../src/util/rpc-token.js';
-import { internodeBuffers } from '../src/util/rpc-stream.js';
+import { createRpcToken, rpcKeyFor } from '../src/transport/rpc-token.js';
+import { Transport } from '../src/transport/transport.js';
 import type { Drive } from '../src/drive/index.js';
 import { freePort } from './helpers/server-process.js';
 
@@ -24,22 +24,27 @@ let port: number;
 let root: string;
 const served = new Map<string, Drive>();
 let counter = 0;
+// The peer's transport (its pooled range buffers) and this side's (its streams and batchers).
+const peerTransport = new Transport();
+const transport = new Transport();
+const internodeBuffers = peerTransport.buffers;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-remote-'));
   port = await freePort();
   app = Fastify();
   await app.register(driveRpcPlugin, { rpcKey, driveFor: (path) => served.get(path), nowMs: () => Date.now() });
-  await app.register(rpcStreamPlugin, { rpcKey, driveFor: (path) => served.get(path), table: new LockTable(systemClock), nowMs: () => Date.now() });
+  await app.register(rpcStreamPlugin, { rpcKey, driveFor: (path) => served.get(path), table: new LockTable(systemClock), buffers: peerTransport.buffers, nowMs: () => Date.now() });
   await app.listen({ host: '127.0.0.1', port });
 });
 afterAll(async () => {
   await app.close();
+  transport.close();
   await rm(root, { recursive: true, force: true });
 });
 
 function remoteFor(path: string, key = rpcKey): Drive {
-  return createRemoteDrive({ endpoint: `http://127.0.0.1:${port}${path}`, host: '127.0.0.1', port, path, rpcKey: key });
+  return createRemoteDrive({ endpoint: `http://127.0.0.1:${port}${path}`, host: '127.0.0.1', port, path, rpcKey: key, transport });
 }
 
 driveContractSuite('remote (over internode RPC) to fs', async () => {
@@ -78,7 +83,7 @@ describe('internode RPC authentication', () => {
 
   it('reports an unreachable peer as an offline drive', async () => {
     const closedPort = await freePort();
-    const drive = createRemoteDrive({ endpoint: `http://127.0.0.1:${closedPort}/x`, host: '127.0.0.1', port: closedPort, path: '/x', rpcKey });
+    const drive = createRemoteDrive({ endpoint: `http://127.0.0.1:${closedPort}/x`, host: '127.0.0.1', port: closedPort, path: '/x', rpcKey, transport });
     await expect(drive.readFile('a')).rejects.toMatchObject({ code: 'DriveOffline' });
     expect((await drive.diskInfo()).online).toBe(false);
   });
@@ -108,11 +113,11 @@ describe('internode RPC retries', () => {
     const inner = createMemfsDrive();
     await inner.writeFile('present', new Uint8Array([7, 7]));
     await flaky.register(driveRpcPlugin, { rpcKey, driveFor: () => inner, nowMs: () => Date.now() });
-    await flaky.register(rpcStreamPlugin, { rpcKey, driveFor: () => inner, table: new LockTable(systemClock), nowMs: () => Date.now() });
+    await flaky.register(rpcStreamPlugin, { rpcKey, driveFor: () => inner, table: new LockTable(systemClock), buffers: peerTransport.buffers, nowMs: () => Date.now() });
     const flakyPort = await freePort();
     await flaky.listen({ host: '127.0.0.1', port: flakyPort });
     try {
-      const drive = createRemoteDrive({ endpoint: `http://127.0.0.1:${flakyPort}/f`, host: '127.0.0.1', port: flakyPort, path: '/f', rpcKey, agent: new Agent({ keepAlive: false }) });
+      const drive = createRemoteDrive({ endpoint: `http://127.0.0.1:${flakyPort}/f`, host: '127.0.0.1', port: flakyPort, path: '/f', rpcKey, transport, agent: new Agent({ keepAlive: false }) });
       dropsLeft = 2;
       expect(await drive.readFile('present')).toEqual(new Uint8Array([7, 7]));
       expect(drops).toBe(2);

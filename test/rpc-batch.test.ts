@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { BatchAnswerReceiver, decodeBatchAnswer, decodeBatchRequest, encodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOutcome } from '../src/util/rpc-batch.js';
+import { BatchAnswerReceiver, decodeBatchAnswer, decodeBatchRequest, encodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOutcome } from '../src/transport/rpc-batch.js';
 import { isSvcError } from '../src/errors/index.js';
+import { runDriveBatch } from '../src/api/rpc/drive-rpc-plugin.js';
+import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
+import { BufferPool } from '../src/util/buffer-pool.js';
+import { batchDriveOperations, requestDriveOperations, type BatchDriveOperation, type RequestDriveOperation } from '../src/transport/drive-operations.js';
 
 const concat = (pieces: Uint8Array[]) => new Uint8Array(Buffer.concat(pieces));
 
@@ -120,5 +124,27 @@ describe('internode batch wire format', () => {
     expect(refused(() => new BatchAnswerReceiver([undefined]).write(answer))).toBe('InvalidArgument');
     const badError = Buffer.from([1, 0, 0, 0, 0]); // a failed outcome with no code
     expect(refused(() => new BatchAnswerReceiver([undefined]).write(badError))).toBe('InvalidArgument');
+  });
+});
+
+describe('drive operation names', () => {
+  it('refuses a name that is no batch operation for that operation alone (names of Object.prototype too)', async () => {
+    const drive = createMemfsDrive();
+    await drive.writeFile('present', new Uint8Array([1, 2, 3]));
+    const names = ['toString', '__proto__', 'constructor', 'stream', 'read'];
+    const { answer } = await runDriveBatch(() => drive, concat(encodeBatchRequest(names.map((op) => ({ header: { drive: '/d', op, path: 'present' } })))), new BufferPool(0));
+    const outcomes = decodeBatchAnswer(concat(answer), names.length);
+    expect(outcomes.map((outcome) => (outcome.ok ? 'ok' : outcome.code))).toEqual(['InvalidArgument', 'InvalidArgument', 'InvalidArgument', 'InvalidArgument', 'ok']);
+    expect(outcomes[4]).toEqual({ ok: true, bytes: new Uint8Array([1, 2, 3]) });
+  });
+
+  it('types the names: a batch operation is a request operation too, and a misspelled one does not compile', () => {
+    const every: RequestDriveOperation[] = [...batchDriveOperations];
+    expect(every.every((op) => op in requestDriveOperations)).toBe(true);
+    // @ts-expect-error -- 'stream' has a request of its own, it never travels in a batch
+    const streamed: BatchDriveOperation = 'stream';
+    // @ts-expect-error -- no such operation
+    const misspelled: RequestDriveOperation = 'delete_file';
+    expect([streamed, misspelled]).toHaveLength(2);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerFrame, callLayout, FrameReader, RpcStreamClient, RpcStreamFailure, streamTimeoutMessage, type AnswerSink } from '../src/util/rpc-stream.js';
-import { rpcKeyFor } from '../src/util/rpc-token.js';
+import { answerFrame, callLayout, FrameReader, RpcStreamClient, RpcStreamFailure, streamTimeoutMessage, type AnswerSink } from '../src/transport/rpc-stream.js';
+import { rpcKeyFor } from '../src/transport/rpc-token.js';
 
 /**
  * A peer that speaks the stream's frames and nothing else: it answers each call with the call's

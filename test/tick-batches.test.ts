@@ -4,7 +4,7 @@
  * together.
  */
 import { describe, expect, it } from 'vitest';
-import { TickBatches } from '../src/util/tick-batches.js';
+import { TickBatches } from '../src/transport/tick-batches.js';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

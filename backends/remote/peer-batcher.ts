@@ -2,7 +2,7 @@
  * One peer's batch of small drive operations: every operation the remote drives of that peer are
  * asked for while this process runs one turn of its event loop (an erasure set reading xl.meta
  * from all of its drives, concurrent S3 requests writing theirs) travels in one frame of the
- * peer's internode stream (src/util/rpc-stream.ts, src/util/rpc-batch.ts), answered operation by
+ * peer's internode stream (src/transport/), answered operation by
  * operation. While a batch to the peer is unanswered (limits.rpcBatchMaxInFlight), new operations
  * wait for its answer (for limits.rpcBatchMaxWaitMs at most) and then go together: under load, one
  * exchange carries the operations of every request that came meanwhile. The semantics are a single
@@ -16,9 +16,9 @@
  */
 import { isSvcError } from '../../src/errors/index.js';
 import { limits } from '../../src/util/limits.js';
-import { TickBatches } from '../../src/util/tick-batches.js';
-import { BatchAnswerReceiver, decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader, type BatchOutcome } from '../../src/util/rpc-batch.js';
-import { RpcStreamFailure, rpcStreamTo } from '../../src/util/rpc-stream.js';
+import { TickBatches } from '../../src/transport/tick-batches.js';
+import { BatchAnswerReceiver, decodeBatchAnswer, encodeBatchRequest, type BatchOperation, type BatchOperationHeader, type BatchOutcome } from '../../src/transport/rpc-batch.js';
+import { RpcStreamFailure } from '../../src/transport/rpc-stream.js';
 import { driveErrorOf, isConnectionFailure, remoteError, type ExchangeFailure, type PeerTarget } from './rpc-request.js';
 
 interface Queued {
@@ -81,7 +81,7 @@ export class PeerBatcher {
 
   private async exchange(batch: Queued[], timeoutMs: number): Promise<BatchOutcome[]> {
     const request = encodeBatchRequest(batch.map((entry) => entry.operation));
-    const stream = rpcStreamTo(this.target);
+    const stream = this.target.transport.streamTo(this.target);
     try {
       if (!batch.some((entry) => entry.into)) return decodeBatchAnswer(await stream.call('drive', request, timeoutMs), batch.length);
       return await stream.callInto('drive', request, timeoutMs, new BatchAnswerReceiver(batch.map((entry) => entry.into)));
@@ -98,15 +98,8 @@ function exchangeFailureOf(error: unknown): ExchangeFailure {
   return { kind: 'unreachable', cause: error instanceof Error ? error : new Error(String(error)) };
 }
 
-const batchers = new Map<string, PeerBatcher>();
-
-/** The batcher of one peer as reached with these credentials (shared by that peer's remote drives). */
+/** The batcher of one peer as reached with these credentials (shared by that peer's remote drives, kept by the transport). */
 export function batcherFor(target: PeerTarget): PeerBatcher {
   const key = `${target.host}:${target.port}/${target.rpcKey.toString('hex')}/${target.launchHash ?? ''}/${target.timeoutMs ?? ''}`;
-  let batcher = target.agent || target.nowMs ? undefined : batchers.get(key);
-  if (!batcher) {
-    batcher = new PeerBatcher(target);
-    if (!target.agent && !target.nowMs) batchers.set(key, batcher);
-  }
-  return batcher;
+  return target.transport.perPeer('drive-batcher', key, () => new PeerBatcher(target));
 }

@@ -10,7 +10,8 @@ import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../src/errors/index.js';
 import { checkDrivePath, type DiskInfo, type Drive, type FileReader, type FileStat, type FileWriter } from '../../src/drive/index.js';
 import { limits } from '../../src/util/limits.js';
-import { writerTrailer, type BatchOperationHeader } from '../../src/util/rpc-batch.js';
+import { writerTrailer, type BatchOperationHeader } from '../../src/transport/rpc-batch.js';
+import type { BatchDriveOperation, RequestDriveOperation, requestDriveOperations } from '../../src/transport/drive-operations.js';
 import { batcherFor, type PeerBatcher } from './peer-batcher.js';
 import { driveErrorOf, isConnectionFailure, openRpcRequest, readBody, responseOf, type PeerTarget } from './rpc-request.js';
 
@@ -38,15 +39,15 @@ class RemoteDrive implements Drive {
   }
 
   /** One small operation through the peer's batch; resolves with its answer's bytes. */
-  private batched(op: string, fields: Omit<BatchOperationHeader, 'drive' | 'op'>, options: { body?: Uint8Array; read?: boolean; into?: Uint8Array } = {}): Promise<Uint8Array> {
+  private batched(op: BatchDriveOperation, fields: Omit<BatchOperationHeader, 'drive' | 'op'>, options: { body?: Uint8Array; read?: boolean; into?: Uint8Array } = {}): Promise<Uint8Array> {
     return this.batcher.submit({ drive: this.options.path, op, ...fields }, { ...(options.body ? { body: options.body } : {}), ...(options.into ? { into: options.into } : {}), read: options.read ?? false, endpoint: this.endpoint });
   }
 
-  private async batchedJson<T>(op: string, fields: Omit<BatchOperationHeader, 'drive' | 'op'>): Promise<T> {
+  private async batchedJson<T>(op: BatchDriveOperation, fields: Omit<BatchOperationHeader, 'drive' | 'op'>): Promise<T> {
     return JSON.parse(Buffer.from(await this.batched(op, fields, { read: true })).toString('utf8')) as T;
   }
 
-  private open(method: string, op: string, params: Record<string, string | number | undefined>) {
+  private open<Op extends RequestDriveOperation>(method: (typeof requestDriveOperations)[Op], op: Op, params: Record<string, string | number | undefined>) {
     const query = new URLSearchParams({ drive: this.options.path });
     for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
     return openRpcRequest(this.target, method, `${op}?${query.toString()}`);
@@ -58,7 +59,7 @@ class RemoteDrive implements Drive {
    * answer (a peer restarting, a stale keep-alive socket); a timeout or any answer is final, and
    * writes are never retried: they are not all idempotent.
    */
-  private async call(method: string, op: string, params: Record<string, string | number | undefined>): Promise<IncomingMessage> {
+  private async call<Op extends RequestDriveOperation>(method: (typeof requestDriveOperations)[Op], op: Op, params: Record<string, string | number | undefined>): Promise<IncomingMessage> {
     for (let attempt = 0; ; attempt += 1) {
       const request = this.open(method, op, params);
       const response = responseOf(request);

@@ -3,12 +3,13 @@
  * launch hash), its timeout, and how a failed exchange becomes a drive error. Shared by the
  * remote drive's single calls and the per-peer batches.
  */
-import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import { SvcError, isErrorCode, withoutStack } from '../../src/errors/index.js';
-import { rpcAuthScheme, rpcTokenFor } from '../../src/util/rpc-token.js';
+import { rpcAuthScheme } from '../../src/transport/rpc-token.js';
+import type { Transport } from '../../src/transport/transport.js';
 import { limits } from '../../src/util/limits.js';
-import { streamTimeoutMessage } from '../../src/util/rpc-stream.js';
+import { streamTimeoutMessage } from '../../src/transport/rpc-stream.js';
 
 export const drivePrefix = '/svc/rpc/v1/drive';
 
@@ -19,19 +20,18 @@ export interface PeerTarget {
   rpcKey: Buffer;
   /** Sent with every call; a peer launched differently refuses it (InvalidConfiguration). */
   launchHash?: string;
-  nowMs?: () => number;
+  /** The node's transport: its streams, tokens, keep-alive connections and per-peer batchers. */
+  transport: Transport;
   timeoutMs?: number;
+  /** Connections of this target's plain requests (the transport's keep-alive ones when unset). */
   agent?: Agent;
 }
-
-/** Keep-alive connections shared by every remote drive and batch of this process. */
-export const sharedAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 export const timeoutMessage = streamTimeoutMessage;
 
 /** Opens a request to `<drive prefix>/<op>?<query>` with credentials; the caller writes and ends it. */
 export function openRpcRequest(target: PeerTarget, method: string, pathAndQuery: string): ClientRequest {
-  const token = rpcTokenFor(target.rpcKey, (target.nowMs ?? Date.now)());
+  const token = target.transport.tokenFor(target.rpcKey);
   const request = httpRequest({
     host: target.host,
     port: target.port,
@@ -42,7 +42,7 @@ export function openRpcRequest(target: PeerTarget, method: string, pathAndQuery:
       'content-type': 'application/octet-stream',
       ...(target.launchHash !== undefined ? { 'x-svc-launch-hash': target.launchHash } : {}),
     },
-    agent: target.agent ?? sharedAgent,
+    agent: target.agent ?? target.transport.agent,
     timeout: target.timeoutMs ?? limits.rpcTimeoutMs,
   });
   request.on('timeout', () => request.destroy(new Error(timeoutMessage)));

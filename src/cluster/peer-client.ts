@@ -1,6 +1,6 @@
 /** Calls a peer's RPC service (src/api/rpc/peer-rpc-plugin.ts); the peer's errors are rethrown as SvcErrors. */
 import { SvcError, isErrorCode } from '../errors/index.js';
-import { createRpcToken, rpcAuthScheme } from '../util/rpc-token.js';
+import { createRpcToken, rpcAuthScheme } from '../transport/rpc-token.js';
 
 export interface Peer {
   host: string;
@@ -10,7 +10,18 @@ export interface Peer {
 /** Told of every call once it ends (metrics): the peer as host:port, how long, whether it failed. */
 export type PeerCallObserver = (peer: string, durationSeconds: number, failed: boolean) => void;
 
-export async function callPeer(peer: Peer, op: string, body: Record<string, unknown>, options: { rpcKey: Buffer; launchHash?: string; timeoutMs?: number; onCall?: PeerCallObserver }): Promise<Record<string, unknown>> {
+/** How a peer is called: the internode key, the launch hash, a timeout (defaultPeerCallTimeoutMs when unset), who is told of the call. */
+export interface PeerCallOptions {
+  rpcKey: Buffer;
+  launchHash?: string;
+  timeoutMs?: number;
+  onCall?: PeerCallObserver;
+}
+
+/** A peer call unanswered this long fails as DriveOffline. */
+export const defaultPeerCallTimeoutMs = 30_000;
+
+export async function callPeer(peer: Peer, op: string, body: object, options: PeerCallOptions): Promise<Record<string, unknown>> {
   if (!options.onCall) return callPeerOnce(peer, op, body, options);
   const startedAt = performance.now();
   let failed = true;
@@ -23,7 +34,7 @@ export async function callPeer(peer: Peer, op: string, body: Record<string, unkn
   }
 }
 
-async function callPeerOnce(peer: Peer, op: string, body: Record<string, unknown>, options: { rpcKey: Buffer; launchHash?: string; timeoutMs?: number }): Promise<Record<string, unknown>> {
+async function callPeerOnce(peer: Peer, op: string, body: object, options: PeerCallOptions): Promise<Record<string, unknown>> {
   let response: Response;
   try {
     response = await fetch(`http://${peer.host.includes(':') ? `[${peer.host}]` : peer.host}:${peer.port}/svc/rpc/v1/peer/${op}`, {
@@ -34,7 +45,7 @@ async function callPeerOnce(peer: Peer, op: string, body: Record<string, unknown
         ...(options.launchHash !== undefined ? { 'x-svc-launch-hash': options.launchHash } : {}),
       },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+      signal: AbortSignal.timeout(options.timeoutMs ?? defaultPeerCallTimeoutMs),
     });
   } catch (error) {
     throw new SvcError('DriveOffline', `peer ${peer.host}:${peer.port} is unreachable: ${(error as Error).message}`, { peer: `${peer.host}:${peer.port}` });

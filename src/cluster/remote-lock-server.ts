@@ -2,7 +2,7 @@
  * A peer's lock server reached over internode RPC; an unreachable peer grants nothing. The lock
  * calls this node makes to one peer in one turn of its event loop (the acquires and refreshes of
  * concurrent requests) travel in one frame of the peer's internode stream
- * (src/util/rpc-stream.ts), each answered on its own. While a frame of them is unanswered, new
+ * (src/transport/), each answered on its own. While a frame of them is unanswered, new
  * acquires and refreshes wait for its answer (limits.rpcBatchMaxWaitMs at most) and go together,
  * as the drive batches do (backends/remote/peer-batcher.ts).
  *
@@ -12,13 +12,14 @@
  * grant expires.
  */
 import { SvcError } from '../errors/index.js';
-import { rpcStreamTo } from '../util/rpc-stream.js';
-import { TickBatches } from '../util/tick-batches.js';
+import type { Transport } from '../transport/transport.js';
+import { TickBatches } from '../transport/tick-batches.js';
 import { limits } from '../util/limits.js';
 import type { LockMode } from '../object/index.js';
 import type { LockServer } from './distributed-locker.js';
 
-const timeoutMs = 5_000;
+/** A lock frame unanswered this long fails its calls (the peer grants nothing). */
+const lockCallTimeoutMs = 5_000;
 
 /** One lock call of a batch, as sent in a frame of the peer's stream: `{ calls: [...] }`. */
 export interface LockCall {
@@ -43,15 +44,15 @@ export interface RemoteLockServerOptions {
   port: number;
   rpcKey: Buffer;
   launchHash?: string;
+  transport: Transport;
 }
 
 export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
   const peer = `${options.host}:${options.port}`;
-  const stream = rpcStreamTo(options);
   const exchange = async (calls: LockCall[]): Promise<LockAnswer[]> => {
     let answer: Uint8Array;
     try {
-      answer = await stream.call('lock', [Buffer.from(JSON.stringify({ calls }))], timeoutMs);
+      answer = await options.transport.streamTo(options).call('lock', [Buffer.from(JSON.stringify({ calls }))], lockCallTimeoutMs);
     } catch (error) {
       throw new SvcError('DriveOffline', `lock server ${peer}: ${(error as Error).message}`);
     }

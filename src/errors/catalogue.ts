@@ -99,6 +99,8 @@ export const errorCatalogue = {
   NoSuchHealSequence: { httpStatus: 404, message: 'No heal with this client token is known.' },
   LifecycleScanRunning: { httpStatus: 409, message: 'A lifecycle scan is already running on this node; wait for it to finish (GET /svc/admin/v4/lifecycle/status).' },
   RebalancePropagationFailed: { httpStatus: 503, message: 'Rebalance start did not reach every node; it was rolled back.' },
+  UnknownPeerOperation: { httpStatus: 400, message: 'No internode peer operation has this name.' },
+  MalformedPeerMessage: { httpStatus: 400, message: 'An internode peer request or answer is not the shape its operation defines.' },
 
   NoSuchUser: { httpStatus: 404, message: 'The user does not exist.' },
   NoSuchPolicy: { httpStatus: 404, message: 'The policy does not exist: give a built-in policy (readonly, readwrite, writeonly, consoleAdmin) or one created earlier.' },

@@ -8,10 +8,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import type { Drive } from '../../drive/index.js';
-import { verifyRpcToken } from '../../util/rpc-token.js';
-import { decodeBatchRequest, encodeBatchAnswer, writerTrailer, type BatchOperationHeader, type BatchOutcome } from '../../util/rpc-batch.js';
+import { verifyRpcToken } from '../../transport/rpc-token.js';
+import { decodeBatchRequest, encodeBatchAnswer, writerTrailer, type BatchOperationHeader, type BatchOutcome } from '../../transport/rpc-batch.js';
 import { limits } from '../../util/limits.js';
-import { internodeBuffers } from '../../util/rpc-stream.js';
+import type { BufferPool } from '../../util/buffer-pool.js';
+import { isBatchDriveOperation, isRequestDriveOperation, type BatchDriveOperation, type RequestDriveOperation, type requestDriveOperations } from '../../transport/drive-operations.js';
 
 export const driveRpcPrefix = '/svc/rpc/v1/drive';
 
@@ -51,7 +52,7 @@ const doneAfter = (reply: FastifyReply, _finished: unknown) => reply.code(204).s
 /** A Buffer over the same memory (no copy). */
 const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
-const handlers: Record<string, { method: 'GET' | 'PUT' | 'POST'; handle: Handler }> = {
+const handlers: { [Op in RequestDriveOperation]: { method: (typeof requestDriveOperations)[Op]; handle: Handler } } = {
   read: { method: 'GET', handle: async (drive, query, _request, reply) => reply.send(asBuffer(await drive.readFile(required(query, 'path')))) },
   range: {
     method: 'GET',
@@ -106,7 +107,7 @@ const lengthOf = (header: BatchOperationHeader): number => {
   if (!Number.isInteger(length) || length < 0) throw new SvcError('InvalidArgument', "a range's length must be a whole number of bytes");
   return length;
 };
-const batchHandlers: Record<string, BatchHandler> = {
+const batchHandlers: Record<BatchDriveOperation, BatchHandler> = {
   read: (drive, header) => drive.readFile(pathOf(header)),
   range: (drive, header, _body, hold) => {
     const length = lengthOf(header);
@@ -125,26 +126,26 @@ const batchHandlers: Record<string, BatchHandler> = {
 };
 
 /**
- * A batch of drive operations (src/util/rpc-batch.ts), as a frame of an internode stream
+ * A batch of drive operations (src/transport/rpc-batch.ts), as a frame of an internode stream
  * (rpc-stream-plugin.ts) carries it: every operation run at once (they were issued at once by the
  * caller, on different drives or for different objects), each answered on its own: one failing
  * operation fails only itself. Ranges are read into pooled buffers (`held`), which the caller
- * gives back to `internodeBuffers` once the answer has been sent.
+ * gives back to `buffers` (the transport's) once the answer has been sent.
  */
-export async function runDriveBatch(driveFor: (path: string) => Drive | undefined, body: Uint8Array): Promise<{ answer: Uint8Array[]; held: Uint8Array[] }> {
+export async function runDriveBatch(driveFor: (path: string) => Drive | undefined, body: Uint8Array, buffers: BufferPool): Promise<{ answer: Uint8Array[]; held: Uint8Array[] }> {
   const operations = decodeBatchRequest(body);
   if (operations.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `an internode batch carries at most ${limits.rpcBatchMaxOperations} operations`);
   const held: Uint8Array[] = [];
   const hold = (bytes: number): Uint8Array => {
     // Ranges past a batch's payload size (never a GET's or a heal's) are not worth keeping memory for.
-    const buffer = bytes > limits.rpcBatchMaxBytes ? Buffer.allocUnsafe(bytes) : internodeBuffers.acquire(bytes).subarray(0, bytes);
+    const buffer = bytes > limits.rpcBatchMaxBytes ? Buffer.allocUnsafe(bytes) : buffers.acquire(bytes).subarray(0, bytes);
     held.push(buffer);
     return buffer;
   };
   const outcomes = await Promise.all(
     operations.map(async ({ header, body: payload }): Promise<BatchOutcome> => {
       try {
-        const handle = batchHandlers[header.op];
+        const handle = isBatchDriveOperation(header.op) ? batchHandlers[header.op] : undefined;
         if (!handle) throw new SvcError('InvalidArgument', 'unknown drive operation');
         const drive = driveFor(header.drive);
         if (!drive) throw new SvcError('DriveOffline', `this node serves no drive at '${header.drive}'`);
@@ -192,7 +193,8 @@ export async function driveRpcPlugin(app: FastifyInstance, options: DriveRpcOpti
         if (options.launchHash !== undefined && request.headers[launchHashHeader] !== options.launchHash) {
           throw new SvcError('InvalidConfiguration', 'refused by a peer: the launch arguments (endpoints, pool order, set width or storage-class variables) differ from this node\'s; every node must run the identical command');
         }
-        const op = handlers[(request.params as { op: string }).op];
+        const name = (request.params as { op: string }).op;
+        const op = isRequestDriveOperation(name) ? handlers[name] : undefined;
         if (!op || op.method !== request.method) throw new SvcError('InvalidArgument', 'unknown drive operation');
         const query = request.query as Query;
         const drive = options.driveFor(required(query, 'drive'));

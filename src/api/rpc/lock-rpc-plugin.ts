@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { isSvcError, SvcError } from '../../errors/index.js';
-import { verifyRpcToken } from '../../util/rpc-token.js';
+import { verifyRpcToken } from '../../transport/rpc-token.js';
 import { limits } from '../../util/limits.js';
 import type { LockTable } from '../../cluster/lock-table.js';
 import { launchHashHeader } from './drive-rpc-plugin.js';

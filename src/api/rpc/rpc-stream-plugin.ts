@@ -1,5 +1,5 @@
 /**
- * The server end of the internode streams (src/util/rpc-stream.ts): a request for
+ * The server end of the internode streams (src/transport/rpc-stream.ts): a request for
  * /svc/rpc/v1/stream with `Upgrade: svc-rpc`, a valid SvcRpc token and this node's launch hash
  * becomes a stream of frames, each a batch of drive calls (drive-rpc-plugin.ts) or lock calls
  * (lock-rpc-plugin.ts) answered by id. Each frame's own token is checked before it is run;
@@ -11,8 +11,9 @@ import type { Socket } from 'node:net';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import type { Drive } from '../../drive/index.js';
 import type { LockTable } from '../../cluster/lock-table.js';
-import { RpcTokenVerifier, verifyRpcToken } from '../../util/rpc-token.js';
-import { answerFrame, callLayout, FrameReader, internodeBuffers, rpcStreamPath, rpcStreamProtocol, streamServices, type StreamService } from '../../util/rpc-stream.js';
+import type { BufferPool } from '../../util/buffer-pool.js';
+import { RpcTokenVerifier, verifyRpcToken } from '../../transport/rpc-token.js';
+import { answerFrame, callLayout, FrameReader, rpcStreamPath, rpcStreamProtocol, streamServices, type StreamService } from '../../transport/rpc-stream.js';
 import { launchHashHeader, maxBatchBodyBytes, runDriveBatch } from './drive-rpc-plugin.js';
 import { runLockBatch } from './lock-rpc-plugin.js';
 
@@ -22,6 +23,8 @@ export interface RpcStreamOptions {
   nowMs(): number;
   driveFor(path: string): Drive | undefined;
   table: LockTable;
+  /** Where ranges read for answers are pooled and given back once sent (the node transport's buffers). */
+  buffers: BufferPool;
   /** Told of every frame: one internode round trip of `service`. */
   observe?(service: StreamService): void;
 }
@@ -45,7 +48,7 @@ async function runFrame(options: RpcStreamOptions, tokens: RpcTokenVerifier, hea
     options.observe?.(service);
     tokens.verify(head.toString('latin1', 7, head.length - 4), options.nowMs());
     if (service === 'drive') {
-      const { answer, held } = await runDriveBatch(options.driveFor, body);
+      const { answer, held } = await runDriveBatch(options.driveFor, body, options.buffers);
       return { ok: true, bytes: answer, held };
     }
     const parsed = JSON.parse(body.toString('utf8') || '{}') as { calls?: unknown };
@@ -61,7 +64,7 @@ function serve(options: RpcStreamOptions, tokens: RpcTokenVerifier, socket: Sock
   const reader = new FrameReader(callLayout, (frameHead, body) => {
     const id = frameHead.readUInt32BE(1);
     void runFrame(options, tokens, frameHead, body).then(({ ok, bytes, held = [] }) => {
-      const giveBack = (): void => held.forEach((buffer) => internodeBuffers.release(buffer));
+      const giveBack = (): void => held.forEach((buffer) => options.buffers.release(buffer));
       if (socket.destroyed) return giveBack();
       socket.cork();
       const pieces = answerFrame(id, ok, bytes);

@@ -11,7 +11,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
-import { limits } from './limits.js';
+import { limits } from '../util/limits.js';
 
 export const rpcAuthScheme = 'SvcRpc';
 
@@ -79,17 +79,4 @@ export class RpcTokenSource {
     }
     return this.token;
   }
-}
-
-/** Each key's token source, so every sender with one key (streams, plain requests) shares its tokens. */
-const sourcesByKey = new WeakMap<Buffer, RpcTokenSource>();
-
-/** A token to send with `key` now: the key's current one, signed anew every limits.rpcTokenReuseMs. */
-export function rpcTokenFor(key: Buffer, nowMs: number): string {
-  let source = sourcesByKey.get(key);
-  if (!source) {
-    source = new RpcTokenSource(key);
-    sourcesByKey.set(key, source);
-  }
-  return source.tokenAt(nowMs);
 }

@@ -14,20 +14,13 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createConnection, type NetConnectOpts, type Socket } from 'node:net';
-import { rpcAuthScheme, rpcTokenFor } from './rpc-token.js';
-import { BufferPool } from './buffer-pool.js';
-import { limits } from './limits.js';
+import { rpcAuthScheme, RpcTokenSource } from './rpc-token.js';
+import { systemClock, type Clock } from '../util/clock.js';
 
 export const rpcStreamPath = '/svc/rpc/v1/stream';
 export const rpcStreamProtocol = 'svc-rpc';
 export const streamServices = { drive: 1, lock: 2 } as const;
 export type StreamService = keyof typeof streamServices;
-
-/**
- * Buffers of this process's internode traffic that are given back once used: ranges a peer read
- * for an answer it has sent.
- */
-export const internodeBuffers = new BufferPool(limits.internodeBuffersRetainedBytes);
 
 /**
  * Where a frame's body goes as it arrives, instead of into memory of its own (FrameReader's
@@ -174,8 +167,20 @@ export interface StreamTarget {
   port: number;
   rpcKey: Buffer;
   launchHash?: string;
-  nowMs?: () => number;
 }
+
+/** What a client stream is given besides its target: where its tokens and time come from. */
+export interface StreamClientOptions {
+  /** Tokens shared with the other senders using the same key (a source of its own when unset). */
+  tokens?: RpcTokenSource;
+  /** The clock tokens are signed against (the system clock when unset). */
+  clock?: Clock;
+  /** An answer larger than this fails the stream. */
+  maxAnswerBytes?: number;
+}
+
+/** An answer larger than this breaks the stream that carries it (StreamClientOptions.maxAnswerBytes). */
+const defaultMaxAnswerBytes = 1024 * 1024 * 1024;
 
 /** Takes a call's answer as its bytes arrive (RpcStreamClient.callInto). */
 export interface AnswerSink<T> {
@@ -229,8 +234,32 @@ export class RpcStreamClient {
   private readonly inFlight = new Map<number, InFlight>();
   private deadlineTimer: NodeJS.Timeout | undefined;
   private timerAtMs = 0;
+  private opened = false;
 
-  constructor(private readonly target: StreamTarget, private readonly maxAnswerBytes = 1024 * 1024 * 1024) {}
+  private readonly tokens: RpcTokenSource;
+  private readonly clock: Clock;
+  private readonly maxAnswerBytes: number;
+
+  constructor(private readonly target: StreamTarget, options: StreamClientOptions = {}) {
+    this.tokens = options.tokens ?? new RpcTokenSource(target.rpcKey);
+    this.clock = options.clock ?? systemClock;
+    this.maxAnswerBytes = options.maxAnswerBytes ?? defaultMaxAnswerBytes;
+  }
+
+  /** Calls waiting for their answer. */
+  get pending(): number {
+    return this.inFlight.size;
+  }
+
+  /** A connection is open or opening. */
+  get connected(): boolean {
+    return this.socket !== undefined;
+  }
+
+  /** The stream had a connection, and it has closed (the next call opens another). */
+  get closed(): boolean {
+    return this.opened && this.socket === undefined;
+  }
 
   /** Sends one call; resolves with the answer's bytes, rejects with an RpcStreamFailure. */
   call(service: StreamService, body: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
@@ -249,10 +278,10 @@ export class RpcStreamClient {
   }
 
   private async send(service: StreamService, body: Uint8Array[], timeoutMs: number, sink?: AnswerSink<unknown>): Promise<unknown> {
-    const socket = await this.connected();
+    const socket = await this.connection();
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
-    const token = rpcTokenFor(this.target.rpcKey, (this.target.nowMs ?? Date.now)());
+    const token = this.tokens.tokenAt(this.clock.nowMs());
     return new Promise<unknown>((resolve, reject) => {
       const deadlineMs = performance.now() + timeoutMs;
       this.inFlight.set(id, { resolve, reject, deadlineMs, ...(sink ? { sink } : {}) });
@@ -286,17 +315,21 @@ export class RpcStreamClient {
     if (nextMs !== Number.POSITIVE_INFINITY) this.watch(nextMs);
   }
 
-  /** Closes the stream; calls in flight fail as unreachable. */
+  /** Closes the stream; calls in flight fail as unreachable, and the next call opens a new one. */
   close(): void {
-    void this.socket?.then((socket) => socket.destroy(), () => undefined);
+    const socket = this.socket;
+    this.socket = undefined;
+    // an opening that failed has failed its calls already (open's own catch)
+    void socket?.then((open) => open.destroy(), () => undefined);
   }
 
-  private connected(): Promise<Socket> {
+  private connection(): Promise<Socket> {
     this.socket ??= this.open();
     return this.socket;
   }
 
   private open(): Promise<Socket> {
+    this.opened = true;
     const receiver = new Receiver();
     const opening = new Promise<Socket>((resolve, reject) => {
       const request = httpRequest({
@@ -308,7 +341,7 @@ export class RpcStreamClient {
         headers: {
           connection: 'Upgrade',
           upgrade: rpcStreamProtocol,
-          authorization: `${rpcAuthScheme} ${rpcTokenFor(this.target.rpcKey, (this.target.nowMs ?? Date.now)())}`,
+          authorization: `${rpcAuthScheme} ${this.tokens.tokenAt(this.clock.nowMs())}`,
           ...(this.target.launchHash !== undefined ? { 'x-svc-launch-hash': this.target.launchHash } : {}),
         },
       });
@@ -323,7 +356,7 @@ export class RpcStreamClient {
       request.end();
     });
     opening.catch(() => {
-      this.socket = undefined; // the next call tries again
+      if (this.socket === opening) this.socket = undefined; // the next call tries again
     });
     return opening;
   }
@@ -331,8 +364,9 @@ export class RpcStreamClient {
   private attach(socket: Socket, head: Buffer, receiver: Receiver): Socket {
     socket.setNoDelay(true);
     const reader = new FrameReader(answerLayout, (frameHead, body) => this.answer(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0, body), this.maxAnswerBytes, (frameHead) => this.sinkFor(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0));
+    const current = this.socket;
     const fail = (message: string): void => {
-      this.socket = undefined;
+      if (this.socket === current) this.socket = undefined;
       for (const [id, call] of this.inFlight) {
         call.reject(new RpcStreamFailure(message, 'unreachable'));
         this.inFlight.delete(id);
@@ -399,18 +433,4 @@ export class RpcStreamClient {
 function refusal(body: Buffer): RpcStreamFailure {
   const text = body.toString('utf8');
   return new RpcStreamFailure(`peer refused the call: ${text.slice(0, 200)}`, 'refused', 400, text);
-}
-
-const clients = new Map<string, RpcStreamClient>();
-
-/** The stream to one peer as reached with these credentials, shared by everything calling it. */
-export function rpcStreamTo(target: StreamTarget): RpcStreamClient {
-  const key = `${target.host}:${target.port}/${target.rpcKey.toString('hex')}/${target.launchHash ?? ''}`;
-  if (target.nowMs) return new RpcStreamClient(target);
-  let client = clients.get(key);
-  if (!client) {
-    client = new RpcStreamClient(target);
-    clients.set(key, client);
-  }
-  return client;
 }

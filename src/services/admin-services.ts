@@ -1,0 +1,109 @@
+/**
+ * The admin side of a running node, composed from one factory per service: peer links
+ * (peer-links.ts), decommission, rebalance, heal, users and policies, bucket notices, lifecycle and
+ * the pool status. Each factory takes its dependencies explicitly and owns its timers; `close`
+ * stops them all. The peer handler table of these services is checked whole here (every peer
+ * operation but the node's metrics, which observability.ts serves). Fault control is not wired
+ * here: the composition root (src/main.ts) hands it in when SVC_FAULT_INJECTION=on.
+ */
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../cluster/server-config.js';
+import type { StartedStorage } from '../cluster/startup.js';
+import type { OwnEndpointTest } from '../cluster/own-endpoints.js';
+import type { PeerCallObserver } from '../cluster/peer-client.js';
+import type { DecommissionManager } from '../ops/decommission.js';
+import type { RebalanceManager } from '../ops/rebalance.js';
+import type { HealManager } from '../ops/heal.js';
+import type { IamStore } from '../ops/iam-store.js';
+import type { LifecycleScanner } from '../ops/lifecycle.js';
+import { createExplorer } from '../ops/explorer.js';
+import type { PeerHandlerTable } from '../ops/peer-protocol.js';
+import type { NamespaceLocker } from '../object/locks.js';
+import type { AdminContext } from '../api/admin/context.js';
+import type { Clock } from '../util/clock.js';
+import { createPeerLinks } from './peer-links.js';
+import { createDecommissionService, type DecommissionService } from './decommission-service.js';
+import { createRebalanceService, type RebalanceService } from './rebalance-service.js';
+import { createHealService } from './heal-service.js';
+import { createIamService } from './iam-service.js';
+import { createBucketNotices } from './bucket-notices.js';
+import { createLifecycleService } from './lifecycle-service.js';
+import { createPoolStatus } from './pool-status.js';
+
+export interface AdminServices {
+  context: AdminContext;
+  /** This node's part of the peer handler table: every operation but metrics. */
+  peerHandlers: Omit<PeerHandlerTable, 'metrics'>;
+  decommission: DecommissionManager;
+  rebalance: RebalanceManager;
+  heal: HealManager;
+  /** Users and policies, the same on every node. */
+  iam: IamStore;
+  lifecycle: LifecycleScanner;
+  close(): Promise<void>;
+}
+
+export interface AdminServicesOptions {
+  config: ServerConfig;
+  storage: StartedStorage;
+  isOwn: OwnEndpointTest;
+  /** This node holds the deployment's first endpoint: it runs decommission and rebalance. */
+  leader: boolean;
+  rpcKey: Buffer;
+  launchHash: string;
+  logger: Logger;
+  /** Told of every peer call (metrics). */
+  onPeerCall?: PeerCallObserver;
+  /** The cluster-wide namespace locker (users and policies change under it). */
+  locker?: NamespaceLocker;
+  /** The clock of session, web identity and service account expiry. */
+  identityClock: Clock;
+  /** Fault control of this node's drives and identity clock (only with SVC_FAULT_INJECTION=on). */
+  faults?: AdminContext['faults'];
+}
+
+export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
+  const { config, storage, logger, isOwn } = options;
+  const links = createPeerLinks({ config, isOwn, isLeader: options.leader, rpcKey: options.rpcKey, launchHash: options.launchHash, logger, ...(options.onPeerCall ? { onPeerCall: options.onPeerCall } : {}) });
+  // Decommission and rebalance each refuse to start while the other runs: each asks the other, once both exist.
+  let rebalance: RebalanceService | undefined;
+  const decommission: DecommissionService = await createDecommissionService({ config, storage, links, logger, rebalanceRunning: () => rebalance?.manager.isRunning() ?? false });
+  rebalance = await createRebalanceService({ config, storage, links, logger, decommissionUnfinished: () => decommission.manager.hasUnfinished() });
+  const heal = await createHealService({ config, storage, links, logger });
+  const buckets = createBucketNotices({ storage, links });
+  const iam = await createIamService({ config, storage, links, logger, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
+  const lifecycle = createLifecycleService({ config, storage, isOwn, logger });
+  const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
+  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
+  const { setViews, ...poolStatus } = pools;
+  const context: AdminContext = {
+    ...poolStatus,
+    explorer: createExplorer({
+      objects: storage.objects,
+      sets: setViews,
+      parities: (pool) => ({ standard: storage.storageClass.standardParity(pool), rrs: storage.storageClass.rrsParity(pool) }),
+    }),
+    nowMs: () => Date.now(),
+    decommission: decommission.control,
+    rebalance: rebalance.control,
+    heal: heal.manager,
+    healSequence: heal.sequence,
+    iam: iam.iam,
+    lifecycle,
+    ...(options.faults ? { faults: options.faults } : {}),
+  };
+  const started = rebalance;
+  return {
+    context,
+    peerHandlers,
+    decommission: decommission.manager,
+    rebalance: started.manager,
+    heal: heal.manager,
+    iam: iam.iam,
+    lifecycle,
+    close: async () => {
+      await iam.close();
+      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close()]);
+    },
+  };
+}
