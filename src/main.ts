@@ -4,7 +4,7 @@
  * storage-class validation, local disks, lock clients, format quorum.
  */
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -368,6 +368,8 @@ function makeLocker(config: ServerConfig, isOwn: OwnEndpointTest, table: LockTab
     if (endpoint.kind === 'url') nodes.set(`${endpoint.host}:${endpoint.port}`, endpoint);
   }
   if (nodes.size <= 1) return new LocalNamespaceLocker();
+  const own = [...nodes.entries()].find(([, endpoint]) => isOwn(endpoint));
+  const holder = own ? { node: own[0], startedAtMs: nextRunStart(), id: randomUUID() } : undefined;
   const servers: LockServer[] = [...nodes.values()].map((endpoint) =>
     isOwn(endpoint)
       ? {
@@ -377,7 +379,15 @@ function makeLocker(config: ServerConfig, isOwn: OwnEndpointTest, table: LockTab
         }
       : remoteLockServer({ host: endpoint.host, port: endpoint.port, ...peers }),
   );
-  return new DistributedNamespaceLocker({ servers, onLost: (resource) => log.warn({ resource }, 'a held lock lost its majority while refreshing') });
+  return new DistributedNamespaceLocker({ servers, ...(holder ? { holder } : {}), onLost: (resource) => log.warn({ resource }, 'a held lock lost its majority while refreshing') });
+}
+
+let lastRunStartMs = 0;
+
+/** When this run of a node started, for its locks' holder: later than any earlier run in this process too (tests restart nodes in one process). */
+function nextRunStart(): number {
+  lastRunStartMs = Math.max(Date.now(), lastRunStartMs + 1);
+  return lastRunStartMs;
 }
 
 /** What must be identical on every node: pools and their order, set width, storage-class settings. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LockTable } from '../src/cluster/lock-table.js';
+import { LockTable, lockUid } from '../src/cluster/lock-table.js';
 import { DistributedNamespaceLocker, type LockServer } from '../src/cluster/distributed-locker.js';
 import { isSvcError } from '../src/errors/index.js';
 
@@ -116,5 +116,35 @@ describe('distributed locker', () => {
     })));
     expect(violations).toBe(0);
     for (const table of tables) expect(table.held()).toEqual([]);
+  });
+});
+
+describe('a restarted node', () => {
+  const run = (node: string, startedAtMs: number, id: string) => ({ node, startedAtMs, id });
+
+  it('frees the locks of its earlier run at its first lock call, and a call from that run is refused from then on', async () => {
+    const tables = Array.from({ length: 4 }, () => new LockTable({ nowMs: () => Date.now() }));
+    // Node 0's first run takes a write lock on a quorum and dies holding it (its refreshes go on, as a process that hangs would).
+    const first = new DistributedNamespaceLocker({ servers: servers(tables, new Set(), 0), holder: run('n0:9000', 1_000, 'a'), refreshIntervalMs: 20 });
+    await first.acquire('b/k', 'write');
+    const other = new DistributedNamespaceLocker({ servers: servers(tables, new Set(), 1), holder: run('n1:9000', 1_000, 'c') });
+    await expect(other.acquire('b/k', 'write', 100)).rejects.toThrow(/timed out/);
+    // Node 0 starts again: its first lock call (any resource) reaches the servers it asks.
+    const second = new DistributedNamespaceLocker({ servers: servers(tables, new Set(), 0), holder: run('n0:9000', 2_000, 'b') });
+    (await second.acquire('b/other', 'write'))();
+    const release = await other.acquire('b/k', 'write', 100);
+    // The earlier run can take nothing more where the later one was seen (the servers it asked: its own, then the next two).
+    expect(tables.map((table) => table.acquire('b/new', 'read', lockUid(run('n0:9000', 1_000, 'a'), 'x'), 1_000))).toEqual([false, false, false, true]);
+    release();
+  });
+
+  it('orders runs by start time: an older run seen after a newer one gets nothing and drops nothing', () => {
+    const table = new LockTable({ nowMs: () => 0 });
+    expect(table.acquire('b/k', 'write', lockUid(run('n0:9000', 2_000, 'b'), '1'), 1_000)).toBe(true);
+    expect(table.acquire('b/j', 'write', lockUid(run('n0:9000', 1_000, 'a'), '2'), 1_000)).toBe(false);
+    expect(table.held()).toEqual(['b/k']);
+    expect(table.acquire('b/j', 'write', 'an-opaque-uid', 1_000)).toBe(true);
+    expect(table.acquire('b/i', 'write', lockUid(run('n0:9000', 3_000, 'c'), '3'), 1_000)).toBe(true);
+    expect(table.held().sort()).toEqual(['b/i', 'b/j']);
   });
 });

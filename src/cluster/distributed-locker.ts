@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
+import { lockUid, type LockHolderRun } from './lock-table.js';
 import type { LockMode, NamespaceLocker } from '../object/index.js';
 
 /** One node's lock server, local or over RPC. */
@@ -32,6 +33,8 @@ export interface DistributedLockerOptions {
   refreshIntervalMs?: number;
   random?: () => number;
   onLost?: (resource: string) => void;
+  /** This node's run, named in every lock it takes (lock-table.ts): a restart then frees its earlier locks at once. */
+  holder?: LockHolderRun;
 }
 
 export class DistributedNamespaceLocker implements NamespaceLocker {
@@ -51,7 +54,7 @@ export class DistributedNamespaceLocker implements NamespaceLocker {
   }
 
   async acquire(resource: string, mode: LockMode, timeoutMs: number = limits.lockAcquireTimeoutMs): Promise<() => void> {
-    const uid = randomUUID();
+    const uid = this.options.holder ? lockUid(this.options.holder, randomUUID()) : randomUUID();
     const deadline = Date.now() + timeoutMs;
     const quorum = this.quorum(mode);
     for (let attempt = 0; ; attempt += 1) {
