@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
+import { withDeadlines } from './drive/deadline-drive.js';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -439,7 +440,7 @@ async function openDrive(
   const { localDrive, peerDrive } = context.hooks;
   if (endpoint.kind === 'url' && !context.isOwn(endpoint)) {
     const remote = createRemoteDrive({ endpoint: endpoint.raw, host: endpoint.host, port: endpoint.port, path: endpoint.path, ...context.peers });
-    return context.observability.instrument(peerDrive ? peerDrive(remote) : remote, false);
+    return boundedDrive(config, context.observability.instrument(peerDrive ? peerDrive(remote) : remote, false), context.log);
   }
   let drive: Drive;
   if (localDrive) {
@@ -453,7 +454,17 @@ async function openDrive(
   }
   const wrapped = context.observability.instrument(config.faultInjection ? createFaultyDrive(drive, {}) : drive, true);
   context.localByPath.set(endpoint.path, wrapped);
-  return wrapped;
+  return boundedDrive(config, wrapped, context.log);
+}
+
+/** The drive as the object layer uses it: its calls bounded by SVC_DRIVE_MAX_TIMEOUT, offline while it answers none (peers' calls to a local drive are bounded by the peers). */
+function boundedDrive(config: ServerConfig, drive: Drive, log: Logger): Drive {
+  if (config.driveDeadlineMs <= 0) return drive;
+  return withDeadlines(drive, {
+    deadlineMs: config.driveDeadlineMs,
+    probeIntervalMs: limits.driveProbeIntervalMs,
+    onChange: (endpoint, online, reason) => (online ? log.info({ drive: endpoint }, `drive ${endpoint} answers again: back online`) : log.warn({ drive: endpoint, reason }, `drive ${endpoint} taken offline: ${reason}`)),
+  });
 }
 
 /** How a listener answers what no route of it sees, in its API's error shape (src/api/listener-errors.ts). */

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { driveContractSuite } from '../conformance/drive-contract.js';
+import { withDeadlines } from '../src/drive/deadline-drive.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { createFaultyDrive } from '../fault-injection/faulty-drive.js';
@@ -28,3 +29,4 @@ driveContractSuite('faulty (liveness) over memfs', async () => ({
 }));
 driveContractSuite('faulty (no faults) over memfs', async () => ({ drive: createFaultyDrive(createMemfsDrive({ endpoint: 'mem' }), {}), cleanup: noCleanup }));
 driveContractSuite('power-cut (no cut) over memfs', async () => ({ drive: new PowerSupply().power(new PowerCutDisk(createMemfsDrive({ endpoint: 'mem' }))), cleanup: noCleanup }));
+driveContractSuite('deadlines over memfs', async () => ({ drive: withDeadlines(createMemfsDrive({ endpoint: 'mem' }), { deadlineMs: 5_000, probeIntervalMs: 1_000 }), cleanup: noCleanup }));

@@ -33,6 +33,7 @@ import { createPrng } from '../../src/util/prng.js';
 import { bucket, healAndCheckRedundancy, targetFor, volume, waitForHeal, type ChaosContext } from './steps.js';
 import type { Tally } from './history-checker.js';
 import { powerCut } from './power-cut.js';
+import { partitionKinds, partitionScenario } from './partition.js';
 
 export type { ChaosContext } from './steps.js';
 
@@ -332,6 +333,8 @@ export const scenarios: Record<string, Scenario> = {
   /** Power cuts at points drawn from the seed, each followed by a restart on what survived (power-cut.ts). */
   'power-cut': powerCut(),
   'power-cut-cluster': async (context) => (await import('./power-cut-cluster.js')).powerCutCluster()(context),
+  /** Links between the nodes cut on real network namespaces, judged by the linearizability checker (partition.ts). */
+  ...Object.fromEntries(partitionKinds.map((kind) => [kind, partitionScenario(kind)])),
 };
 
 export async function runScenario(name: string, seed: number, size = 1): Promise<ChaosResult> {

@@ -28,6 +28,8 @@ export interface WorkloadOptions {
   prng: Prng;
   /** Stop issuing operations after this long (every load loop is bounded in count and time). */
   maxDurationMs: number;
+  /** Awaited before each operation starts, with the number of operations started before it (across clients): faults at points of the workload's progress. */
+  beforeOperation?: (started: number) => Promise<void>;
 }
 
 export interface RecordedRun {
@@ -45,9 +47,11 @@ export async function recordWorkload(options: WorkloadOptions): Promise<Recorded
   const seenVersions: string[] = [];
   const deadline = performance.now() + options.maxDurationMs;
   let writes = 0;
+  let started = 0;
   const client = async (index: number): Promise<void> => {
     const s3 = options.clients[index % options.clients.length]!;
     for (let n = 0; n < options.operationsPerClient && performance.now() < deadline; n += 1) {
+      await options.beforeOperation?.((started += 1) - 1);
       const key = options.keys[options.prng.int(options.keys.length)]!;
       const roll = options.prng.int(100);
       if (roll < 8) {

@@ -44,6 +44,8 @@ export interface StartOptions {
   entry?: 'source' | 'build';
   /** Runs this built `svc.js` instead (an altered copy of dist/, for the mutation check). */
   script?: string;
+  /** A command the server is started under, e.g. `ip netns exec <namespace>` to run it on a host of a NetLab (netns.ts). */
+  wrap?: string[];
 }
 
 /**
@@ -73,17 +75,21 @@ export async function startSvc(options: StartOptions): Promise<SvcProcess> {
 async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort(host));
-  const consolePort = await freePort(host);
+  // A console is only given a port when it runs (a port picked here may not exist where the server runs: a wrapped start).
+  const consoleOff = options.env?.SVC_CONSOLE_ENABLE === 'false';
+  const consolePort = consoleOff ? undefined : await freePort(host);
   const program = options.script !== undefined ? [options.script] : programArgs('svc', options.entry ?? 'current');
   const built = !program.includes('tsx');
   const command = [...serverNodeOptions, ...program];
-  const child = spawn(process.execPath, [...command, 'server', ...options.args], {
+  const argv = [process.execPath, ...command, 'server', ...options.args];
+  const [executable, ...rest] = options.wrap ? [...options.wrap, ...argv] : argv;
+  const child = spawn(executable!, rest, {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       SVC_ADDRESS: `${host}:${port}`,
-      SVC_CONSOLE_ADDRESS: `${host}:${consolePort}`,
+      ...(consolePort === undefined ? {} : { SVC_CONSOLE_ADDRESS: `${host}:${consolePort}` }),
       SVC_ACCESS_KEY: testCredentials.accessKeyId,
       SVC_SECRET_KEY: testCredentials.secretAccessKey,
       SVC_OBS_LOGGER_LEVEL: 'info',

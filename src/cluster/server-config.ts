@@ -63,6 +63,8 @@ export interface ServerConfig {
   codingThreads: number;
   /** S3 listener timeouts in milliseconds, 0 for none (SVC_API_*_TIMEOUT). */
   requestTimeouts: RequestTimeouts;
+  /** A drive call's deadline in milliseconds, 0 for none (SVC_DRIVE_MAX_TIMEOUT; src/drive/deadline-drive.ts). */
+  driveDeadlineMs: number;
   /** Lines to log at startup (legacy-name conflicts). */
   notices: string[];
   /** Where audit entries go besides the console's memory (SVC_AUDIT_*; docs/audit.md). */
@@ -140,6 +142,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     lifecycleClockOffsetMs: durationMs(values, 'SVC_LIFECYCLE_CLOCK_OFFSET', 0),
     codingThreads: codingThreadsOf(values.SVC_CODING_THREADS),
     requestTimeouts: requestTimeoutsOf(values),
+    driveDeadlineMs: durationMs(values, 'SVC_DRIVE_MAX_TIMEOUT', limits.driveCallDeadlineMsDefault),
     notices: conflicts,
     audit: auditOf(values),
   };

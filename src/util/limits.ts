@@ -211,6 +211,10 @@ export const limits = {
   repairQueueMaxEntries: 10_000,
   /** Root-heal records larger than this are quarantined. */
   maxHealRecordBytes: 1 * MiB,
+  /** A drive call unanswered this long fails; a drive none of whose calls answer that long goes offline (SVC_DRIVE_MAX_TIMEOUT; src/drive/deadline-drive.ts). */
+  driveCallDeadlineMsDefault: 10_000,
+  /** How often a drive taken offline for missing its deadline is asked whether it answers again. */
+  driveProbeIntervalMs: 1_000,
   /** Internode RPC. */
   rpcTimeoutMs: 30_000,
   /** Drive operations one internode batch request carries at most (more wait for the next). */

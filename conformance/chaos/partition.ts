@@ -1,0 +1,227 @@
+/**
+ * Network partitions between the nodes of a four-node cluster, judged by the linearizability
+ * checker (conformance/checkers/linearizability.ts).
+ *
+ * The nodes run as real processes, each on a host of its own (a network namespace with its own
+ * address, netns.ts), joined by a bridge; the clients run on a fifth host, so every node stays
+ * reachable from them while links between nodes are cut (iptables in the hosts' namespaces:
+ * packets dropped, so calls across a cut hang until their timeouts, as on a real network). This
+ * harness runs inside the clients' host: `partitionScenario` makes the hosts and runs
+ * `partition-inside.ts` there.
+ *
+ * A run has three phases of the recorded workload (history-recorder.ts: concurrent PUTs, also
+ * conditional, GETs, HEADs, DELETEs and listings on a few shared keys, one client per node):
+ * healthy, faulted, healed. The fault is the scenario's:
+ * - `partition-one`: one node cut off from the other three, both ways;
+ * - `partition-two`: two nodes cut off from the other two (no side holds a majority);
+ * - `partition-asymmetric`: one node's packets to one peer dropped, the other way open;
+ * - `partition-flapping`: the link between two nodes cut and restored every few operations.
+ * The seed draws the nodes, the bucket's kind (versioned or not) and the points of the workload
+ * (operation counts, never wall-clock times) at which links change. After the healed phase every
+ * client reads every key once more. The whole history must be linearizable (a register per key;
+ * a versioned register in a versioned bucket), listings must include every key acknowledged
+ * before them, and a closing heal must fail on nothing and leave every object at full redundancy.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, GetObjectCommand, PutBucketVersioningCommand, type S3Client } from '@aws-sdk/client-s3';
+import { checkHistory, checkListings, describeViolation, registerModel, versionedRegisterModel, type HistoryOperation, type ListingOperation } from '../checkers/linearizability.js';
+import { classify, recordWorkload, valueOf } from '../checkers/history-recorder.js';
+import { netControl, netLabUnavailable, startNetLab, type NetControl, type NetHost } from '../harness/netns.js';
+import { repoRoot, s3ClientFor, startSvc, waitReady, type SvcProcess } from '../harness/server-process.js';
+import { createPrng, type Prng } from '../../src/util/prng.js';
+import { bucket, healAndCheckRedundancy, targetFor, volume, type ChaosContext } from './steps.js';
+import type { Tally } from './history-checker.js';
+
+export const partitionKinds = ['partition-one', 'partition-two', 'partition-asymmetric', 'partition-flapping'] as const;
+export type PartitionKind = (typeof partitionKinds)[number];
+
+const nodeCount = 4;
+const port = 9000;
+
+/** What the inside run hands back (its last line of standard output, as JSON). */
+export interface InsideResult {
+  problems: string[];
+  timeline: string[];
+  acknowledged: number;
+  refused: number;
+  refusals: Record<string, number>;
+}
+
+/** The scenario: makes the hosts, runs the inside harness on the clients' host, removes the hosts. */
+export function partitionScenario(kind: PartitionKind) {
+  return async (context: ChaosContext): Promise<{ problems: string[]; checker: Tally }> => {
+    const unavailable = await netLabUnavailable();
+    if (unavailable) throw new Error(`${kind} runs its nodes on hosts of their own: ${unavailable}`);
+    const lab = await startNetLab({ count: nodeCount, client: true });
+    try {
+      const client = lab.hosts.find((host) => host.name === 'client')!;
+      const result = await runInside(lab.execPrefix(client), { kind, seed: context.seed, size: context.size, hosts: lab.hosts });
+      context.timeline.push(...result.timeline);
+      return { problems: result.problems, checker: { acknowledged: result.acknowledged, refused: result.refused, refusals: new Map(Object.entries(result.refusals)) } };
+    } finally {
+      await lab.destroy();
+    }
+  };
+}
+
+export interface InsideRun {
+  kind: PartitionKind;
+  seed: number;
+  size: number;
+  hosts: NetHost[];
+}
+
+async function runInside(prefix: string[], run: InsideRun): Promise<InsideResult> {
+  // The harness runs from its sources, as the chaos command does (the servers it starts run the build when current).
+  const program = ['--import', 'tsx', join(repoRoot, 'conformance/chaos/partition-inside.ts')];
+  const child = spawn(prefix[0]!, [...prefix.slice(1), process.execPath, ...program], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_CHAOS_PARTITION_RUN: JSON.stringify(run) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-20_000)));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const last = stdout.trim().split('\n').at(-1) ?? '';
+  try {
+    return JSON.parse(last) as InsideResult;
+  } catch {
+    throw new Error(`the partition run on the clients' host ended with ${code} and no result:\n${stdout.slice(-5_000)}\n${stderr}`);
+  }
+}
+
+/** The fault of a scenario: applied at the faulted phase's start, and at operations it names. */
+interface Fault {
+  describe: string;
+  apply(net: NetControl): Promise<void>;
+  /** Called before each operation of the faulted phase (flapping links). */
+  atOperation?(started: number, net: NetControl): Promise<string | undefined>;
+}
+
+function faultFor(kind: PartitionKind, nodes: NetHost[], prng: Prng): Fault {
+  const shuffled = [...nodes].sort(() => prng.next() - 0.5);
+  const [a, b] = [shuffled[0]!, shuffled[1]!];
+  switch (kind) {
+    case 'partition-one':
+      return { describe: `${a.name} cut off from the others`, apply: (net) => net.partition([a], shuffled.slice(1)) };
+    case 'partition-two':
+      return { describe: `${a.name} and ${b.name} cut off from the others`, apply: (net) => net.partition([a, b], shuffled.slice(2)) };
+    case 'partition-asymmetric':
+      return { describe: `${a.name}'s packets to ${b.name} dropped (the other way open)`, apply: (net) => net.cut(a, b) };
+    case 'partition-flapping': {
+      const every = 3 + prng.int(4);
+      let cut = false;
+      return {
+        describe: `the link between ${a.name} and ${b.name} flapping every ${every} operations`,
+        apply: async (net) => {
+          cut = true;
+          await net.partition([a], [b]);
+        },
+        atOperation: async (started, net) => {
+          if (started === 0 || started % every !== 0) return undefined;
+          cut = !cut;
+          if (cut) await net.partition([a], [b]);
+          else await net.heal();
+          return `operation ${started}: link ${a.name}-${b.name} ${cut ? 'cut' : 'restored'}`;
+        },
+      };
+    }
+  }
+}
+
+/** Runs in the clients' namespace: starts the nodes on their hosts, runs the phases, checks. */
+export async function partitionInside(run: InsideRun): Promise<InsideResult> {
+  const started = Date.now();
+  const timeline: string[] = [];
+  const note = (event: string) => timeline.push(`+${((Date.now() - started) / 1000).toFixed(1)}s ${event}`);
+  const context: ChaosContext = { seed: run.seed, prng: createPrng(run.seed), size: run.size, timeline, round: 0, note };
+  const net = netControl(run.hosts);
+  const nodes = run.hosts.filter((host) => host.name !== 'client');
+  const subnet = nodes[0]!.address.split('.').slice(0, 3).join('.');
+  const args = [`http://${subnet}.{1...${nodes.length}}:${port}/d{1...2}`];
+  const root = await mkdtemp(join(tmpdir(), 'svc-partition-'));
+  const servers: SvcProcess[] = [];
+  try {
+    for (const node of nodes) {
+      servers.push(await startSvc({ args, host: node.address, port, waitReady: false, wrap: net.execPrefix(node), env: { SVC_DRIVE_ROOT: join(root, node.name), SVC_CONSOLE_ENABLE: 'false' } }));
+    }
+    await Promise.all(servers.map((server) => waitReady(server, 60_000)));
+    const versioned = context.prng.int(2) === 1;
+    const clients = servers.map((server) => s3ClientFor(server.url));
+    await clients[0]!.send(new CreateBucketCommand({ Bucket: bucket }));
+    if (versioned) await clients[0]!.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+    const fault = faultFor(run.kind, nodes, context.prng);
+    note(`${nodes.length} nodes up; ${versioned ? 'versioned' : 'unversioned'} bucket; fault: ${fault.describe}`);
+    const keys = ['p/a', 'p/b', 'p/c'];
+    const perClient = 6 * volume(run.size);
+    const history: HistoryOperation[] = [];
+    const listings: ListingOperation[] = [];
+    const phase = async (name: string, operationsPerClient: number, beforeOperation?: (count: number) => Promise<void>) => {
+      const recorded = await recordWorkload({ clients, bucket, versioned, keys, prefix: 'p/', operationsPerClient, prng: context.prng, maxDurationMs: 15_000 * run.size, ...(beforeOperation ? { beforeOperation } : {}) });
+      history.push(...recorded.history);
+      listings.push(...recorded.listings);
+      const answered = recorded.history.filter((op) => op.output !== undefined).length;
+      note(`${name}: ${recorded.history.length} operations, ${answered} answered, ${recorded.history.length - answered} with unknown outcome`);
+    };
+    await phase('healthy', perClient);
+    await fault.apply(net);
+    note(`fault applied: ${fault.describe}`);
+    await phase('faulted', perClient, fault.atOperation ? async (count) => {
+      const event = await fault.atOperation!(count, net);
+      if (event) note(event);
+    } : undefined);
+    await net.heal();
+    note('links healed');
+    await phase('healed', perClient);
+    // Every client reads every key once more, after everything else.
+    await recordFinalReads(clients, keys, history);
+    const problems: string[] = [];
+    const result = versioned ? checkHistory(versionedRegisterModel, history) : checkHistory(registerModel, history);
+    for (const violation of result.violations) problems.push(describeViolation(violation));
+    for (const unknown of result.unknown) note(`key ${unknown.key}: the checker gave up (${unknown.reason})`);
+    for (const listing of checkListings(history, listings)) problems.push(`listing by client ${listing.listing.client} ${listing.problem}: ${listing.key}`);
+    note(`checked ${history.length} operations on ${keys.length} keys and ${listings.length} listings: ${result.violations.length} non-linearizable key(s)`);
+    problems.push(...(await healAndCheckRedundancy(targetFor(servers[0]!.url, run.seed), context)));
+    if (problems.length > 0) {
+      // What the nodes warned of, for the report.
+      servers.forEach((server, index) => {
+        const warnings = server.logs().split('\n').filter((line) => /"level":(40|50|60)/.test(line)).slice(-8);
+        for (const line of warnings) note(`${nodes[index]!.name} logged: ${line.slice(0, 400)}`);
+      });
+    }
+    const writes = history.filter((op) => op.input.op === 'put' || op.input.op === 'delete');
+    const refusals: Record<string, number> = {};
+    for (const op of writes) if (op.output?.kind === 'noEffect') refusals[op.output.name] = (refusals[op.output.name] ?? 0) + 1;
+    return {
+      problems,
+      timeline,
+      acknowledged: writes.filter((op) => op.output?.kind === 'ok').length,
+      refused: writes.filter((op) => op.output !== undefined && op.output.kind !== 'ok').length,
+      refusals,
+    };
+  } finally {
+    await Promise.all(servers.map((server) => server.kill()));
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function recordFinalReads(clients: S3Client[], keys: string[], history: HistoryOperation[]): Promise<void> {
+  await Promise.all(clients.map(async (s3, client) => {
+    for (const key of keys) {
+      const invokeMs = performance.now();
+      try {
+        const answer = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const bytes = await answer.Body!.transformToByteArray();
+        history.push({ key, client, input: { op: 'get' }, output: { kind: 'ok', value: valueOf(bytes), ...(answer.VersionId ? { versionId: answer.VersionId } : {}) }, invokeMs, completeMs: performance.now() });
+      } catch (error) {
+        const { output, completed } = classify(error);
+        history.push({ key, client, input: { op: 'get' }, output, invokeMs, completeMs: completed ? performance.now() : undefined });
+      }
+    }
+  }));
+}
