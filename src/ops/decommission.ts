@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
 import { forEachConcurrent, Limiter } from '../util/concurrency.js';
+import { limits } from '../util/limits.js';
 import { withAttempts } from '../util/retry.js';
 import { moveObject } from './move-object.js';
 import type { StateStore } from './state-store.js';
@@ -86,8 +87,6 @@ export interface DecommissionOptions {
   onChange?: () => void;
 }
 
-const unresolvedListCap = 100;
-const progressSaveIntervalMs = 2_000;
 
 class Stopped extends Error {}
 
@@ -320,7 +319,7 @@ export class DecommissionManager {
     } catch (error) {
       if (error instanceof Stopped || signal.aborted) throw error;
       entry.reason = error instanceof Error ? error.message : String(error);
-      if (entry.unresolved.length < unresolvedListCap) entry.unresolved.push(`${bucket}/${key}`);
+      if (entry.unresolved.length < limits.decommissionUnresolvedListed) entry.unresolved.push(`${bucket}/${key}`);
       this.options.logger.warn({ pool: entry.pool, bucket, key, error: entry.reason }, 'decommission could not move an object');
     }
     await this.saveProgress(entry);
@@ -349,7 +348,7 @@ export class DecommissionManager {
   private async saveProgress(entry: DecommissionEntry): Promise<void> {
     const now = this.options.nowMs();
     entry.updatedMs = now;
-    if (now - this.lastSaveMs < progressSaveIntervalMs) return;
+    if (now - this.lastSaveMs < limits.dataMovementProgressSaveIntervalMs) return;
     this.lastSaveMs = now;
     await this.save().catch((error: unknown) => this.options.logger.warn({ error: String(error) }, 'could not persist decommission progress'));
   }

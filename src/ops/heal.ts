@@ -110,7 +110,6 @@ export interface HealLogger {
 
 const recordPrefix = 'root-heal-';
 export const quarantineDir = `${systemDir}/quarantine`;
-const maxRecordBytes = 64 * 1024;
 
 class Stopped extends Error {}
 
@@ -545,7 +544,7 @@ export class HealManager {
 }
 
 function parseRootHealRecord(bytes: Uint8Array): RootHealRecord {
-  if (bytes.length > maxRecordBytes) throw new SvcError('CorruptFormat', `root heal record is ${bytes.length} bytes, more than ${maxRecordBytes}`);
+  if (bytes.length > limits.maxHealRecordBytes) throw new SvcError('CorruptFormat', `root heal record is ${bytes.length} bytes, more than ${limits.maxHealRecordBytes}`);
   let parsed: Partial<RootHealRecord>;
   try {
     parsed = JSON.parse(Buffer.from(bytes).toString('utf8')) as Partial<RootHealRecord>;

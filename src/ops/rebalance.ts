@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
 import { moveObject } from './move-object.js';
+import { limits } from '../util/limits.js';
 import { withAttempts } from '../util/retry.js';
 import type { StateStore } from './state-store.js';
 
@@ -85,9 +86,6 @@ export interface RebalanceOptions {
 
 /** A pool is within the goal when its used fraction is at most this much above it. */
 const goalTolerance = 0.02;
-const remeasureEveryBytes = 8 * 1024 * 1024;
-const progressSaveIntervalMs = 2_000;
-const cleanupWarningCap = 100;
 
 class Stopped extends Error {}
 
@@ -291,13 +289,13 @@ export class RebalanceManager {
           pool.progress.versions += moved.versions;
           pool.progress.bytes += moved.bytes;
           sinceMeasure += moved.bytes;
-          if (moved.cleanupWarning && pool.cleanupWarnings.length < cleanupWarningCap) pool.cleanupWarnings.push(moved.cleanupWarning);
+          if (moved.cleanupWarning && pool.cleanupWarnings.length < limits.rebalanceCleanupWarningsKept) pool.cleanupWarnings.push(moved.cleanupWarning);
         } catch (error) {
           if (signal.aborted) throw new Stopped();
           pool.lastError = `${bucket.name}/${key}: ${error instanceof Error ? error.message : String(error)}`;
           this.options.logger.warn({ pool: pool.id, bucket: bucket.name, key, error: pool.lastError }, 'rebalance could not move an object');
         }
-        if (sinceMeasure >= remeasureEveryBytes) {
+        if (sinceMeasure >= limits.rebalanceRemeasureEveryBytes) {
           sinceMeasure = 0;
           if (await this.withinGoal(document, pool)) return;
         }
@@ -345,7 +343,7 @@ export class RebalanceManager {
 
   private async saveProgress(): Promise<void> {
     const now = this.options.nowMs();
-    if (now - this.lastSaveMs < progressSaveIntervalMs) return;
+    if (now - this.lastSaveMs < limits.dataMovementProgressSaveIntervalMs) return;
     this.lastSaveMs = now;
     await this.save().catch((error: unknown) => this.options.logger.warn({ error: String(error) }, 'could not persist rebalance progress'));
   }

@@ -1,7 +1,7 @@
 /**
  * Decommission on a running node: the leader runs the queue (ops/decommission.ts, pool.bin) and
  * tells the peers when pool.bin changes; any other node forwards start, cancel, clear and status
- * to the leader, follows pool.bin when told (and every leaderFollowIntervalMs in case a notice was
+ * to the leader, follows pool.bin when told (and every limits.leaderFollowIntervalMs in case a notice was
  * lost), and so refuses writes to a pool being decommissioned just like the leader.
  */
 import type { Logger } from 'pino';
@@ -12,7 +12,8 @@ import { StateStore } from '../ops/state-store.js';
 import { askPeer, type PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { DecommissionControl } from '../api/admin/context.js';
 import { SvcError } from '../errors/index.js';
-import { leaderRunService, poolMetaNoticeTimeoutMs, type PeerLinks } from './peer-links.js';
+import { leaderRunService, type PeerLinks } from './peer-links.js';
+import { limits } from '../util/limits.js';
 
 export type DecommissionPeerOperations = 'decommission-start' | 'decommission-cancel' | 'decommission-clear' | 'decommission-status' | 'pool-meta-changed';
 
@@ -50,7 +51,7 @@ export async function createDecommissionService(options: {
     maxAttempts: config.rebalanceMaxAttempts,
     nowMs: () => Date.now(),
     logger,
-    onChange: () => void links.notifyAll('pool-meta-changed', {}, poolMetaNoticeTimeoutMs, 'pool.bin change notice'),
+    onChange: () => void links.notifyAll('pool-meta-changed', {}, limits.poolMetaNoticeTimeoutMs, 'pool.bin change notice'),
   });
   await manager.load();
 

@@ -13,7 +13,7 @@ import type { PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { NamespaceLocker } from '../object/locks.js';
 import type { Clock } from '../util/clock.js';
 import { limits } from '../util/limits.js';
-import { changeNoticeTimeoutMs, followTimer, type PeerLinks } from './peer-links.js';
+import { followTimer, type PeerLinks } from './peer-links.js';
 
 export interface IamService {
   iam: IamStore;
@@ -37,7 +37,7 @@ export async function createIamService(options: {
     root: { accessKey: config.accessKey, secretKey: config.secretKey },
     nowMs: () => Date.now(),
     expiryNowMs: () => options.identityClock.nowMs(),
-    announce: async () => void (await links.notifyAll('iam-changed', {}, changeNoticeTimeoutMs, 'users and policies change notice')),
+    announce: async () => void (await links.notifyAll('iam-changed', {}, limits.changeNoticeTimeoutMs, 'users and policies change notice')),
     ...(locker ? { lock: () => locker.acquire('.svc.sys/iam.bin', 'write') } : {}),
   });
   await iam.reload();

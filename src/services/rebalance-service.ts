@@ -1,7 +1,7 @@
 /**
  * Rebalance on a running node: the leader runs it (ops/rebalance.ts, rebalance.bin) and announces
  * its events to every peer (the admission fence); any other node forwards start, stop and status
- * to the leader, reloads rebalance.bin when told, and every leaderFollowIntervalMs.
+ * to the leader, reloads rebalance.bin when told, and every limits.leaderFollowIntervalMs.
  */
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../cluster/server-config.js';
@@ -10,8 +10,9 @@ import { RebalanceManager, validateRebalance, type RebalanceDocument } from '../
 import { StateStore } from '../ops/state-store.js';
 import { askPeer, type PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { RebalanceControl } from '../api/admin/context.js';
-import { leaderRunService, rebalanceEventTimeoutMs, type PeerLinks } from './peer-links.js';
+import { leaderRunService, type PeerLinks } from './peer-links.js';
 import { leaderOnly } from './decommission-service.js';
+import { limits } from '../util/limits.js';
 
 export type RebalancePeerOperations = 'rebalance-start' | 'rebalance-stop' | 'rebalance-status' | 'rebalance-event';
 
@@ -42,7 +43,7 @@ export async function createRebalanceService(options: {
     nowMs: () => Date.now(),
     logger,
     decommissionUnfinished: options.decommissionUnfinished,
-    peers: { announce: (event, id) => links.notifyAll('rebalance-event', { event, id }, rebalanceEventTimeoutMs, `rebalance ${event} event`) },
+    peers: { announce: (event, id) => links.notifyAll('rebalance-event', { event, id }, limits.rebalanceEventTimeoutMs, `rebalance ${event} event`) },
   });
   await manager.load();
   const leader = links.leader!;

@@ -6,6 +6,7 @@
  * operations, internode calls); the rest is read from the node's state when scraped (state.ts).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { limits } from '../../util/limits.js';
 
 export const metricsPrefix = 'svc_';
 
@@ -82,12 +83,11 @@ export type MetricFamilies = ReturnType<typeof createFamilies>;
  * sampled every 20 ms, an idle node with 16 drives used 10.5 ms of CPU a second on a 2-core
  * machine; every 100 ms, 6.2 ms. A stall of the loop still shows in the percentiles.
  */
-const eventLoopSampleMs = 100;
 
 /** A registry with the families and the process metrics (memory, CPU, event-loop delay), all prefixed. */
 export function createNodeRegistry(): { registry: Registry; families: MetricFamilies } {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: metricsPrefix, eventLoopMonitoringPrecision: eventLoopSampleMs });
+  collectDefaultMetrics({ register: registry, prefix: metricsPrefix, eventLoopMonitoringPrecision: limits.eventLoopSampleMs });
   return { registry, families: createFamilies(registry) };
 }
 
