@@ -12,6 +12,7 @@ import { StateStore } from '../ops/state-store.js';
 import { askPeer, type PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { DecommissionControl } from '../api/admin/context.js';
 import { SvcError } from '../errors/index.js';
+import type { StateFileQuarantine } from '../cluster/state-quarantine.js';
 import { leaderRunService, type PeerLinks } from './peer-links.js';
 import { limits } from '../util/limits.js';
 
@@ -35,6 +36,8 @@ export async function createDecommissionService(options: {
   storage: StartedStorage;
   links: PeerLinks;
   logger: Logger;
+  /** Where refused state files go. */
+  quarantine: StateFileQuarantine;
   /** A rebalance is running (a decommission does not start meanwhile). */
   rebalanceRunning(): boolean;
 }): Promise<DecommissionService> {
@@ -44,7 +47,7 @@ export async function createDecommissionService(options: {
     objects: storage.objects,
     pools: config.layout.pools.map((pool) => ({ index: pool.index, pattern: pool.pattern })),
     legacy: config.layout.legacy,
-    store: new StateStore<PoolMetaDocument>({ name: 'pool.bin', magic: 'SVPB', drives: () => storage.setDrives.flat(2), validate: validatePoolMeta }),
+    store: new StateStore<PoolMetaDocument>({ name: 'pool.bin', magic: 'SVPB', drives: () => storage.setDrives.flat(2), validate: validatePoolMeta, quarantine: options.quarantine }),
     leader: links.isLeader,
     bucketConcurrency: config.decommissionBucketConcurrency,
     entryConcurrency: config.decommissionEntryConcurrency,

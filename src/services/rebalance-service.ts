@@ -10,6 +10,7 @@ import { RebalanceManager, validateRebalance, type RebalanceDocument } from '../
 import { StateStore } from '../ops/state-store.js';
 import { askPeer, type PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { RebalanceControl } from '../api/admin/context.js';
+import type { StateFileQuarantine } from '../cluster/state-quarantine.js';
 import { leaderRunService, type PeerLinks } from './peer-links.js';
 import { leaderOnly } from './decommission-service.js';
 import { limits } from '../util/limits.js';
@@ -29,6 +30,8 @@ export async function createRebalanceService(options: {
   storage: StartedStorage;
   links: PeerLinks;
   logger: Logger;
+  /** Where refused state files go. */
+  quarantine: StateFileQuarantine;
   /** A decommission is queued or running (a rebalance does not start meanwhile). */
   decommissionUnfinished(): boolean;
 }): Promise<RebalanceService> {
@@ -37,7 +40,7 @@ export async function createRebalanceService(options: {
     objects: storage.objects,
     poolCount: config.layout.pools.length,
     legacy: config.layout.legacy,
-    store: new StateStore<RebalanceDocument>({ name: 'rebalance.bin', magic: 'SVRB', drives: () => storage.setDrives.flat(2), validate: validateRebalance }),
+    store: new StateStore<RebalanceDocument>({ name: 'rebalance.bin', magic: 'SVRB', drives: () => storage.setDrives.flat(2), validate: validateRebalance, quarantine: options.quarantine }),
     leader: links.isLeader,
     maxAttempts: config.rebalanceMaxAttempts,
     nowMs: () => Date.now(),

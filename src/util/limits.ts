@@ -316,4 +316,14 @@ export const limits = {
   decodeMatricesCached: 256,
   /** The event-loop delay metric samples the loop this often. */
   eventLoopSampleMs: 100,
+  /**
+   * A state file under .svc.sys (pool.bin, rebalance.bin, iam.bin) larger than this is quarantined
+   * unread, and a save that would write one is refused (StateFileTooLarge).
+   */
+  maxStateFileBytes: 64 * MiB,
+  /** The persisted read-repair (MRF) queue: a file larger than this, or with more entries, is quarantined unread. */
+  maxMrfFileBytes: 32 * MiB,
+  maxMrfFileEntries: 20_000,
+  /** The persisted storage-class settings (.svc.sys/config/storage-class.json). */
+  maxStorageClassFileBytes: 4 * KiB,
 } as const;
