@@ -19,34 +19,8 @@ import { withAttempts } from '../util/retry.js';
 import { moveObject } from './move-object.js';
 import type { StateStore } from './state-store.js';
 
-export type DecommissionState = 'queued' | 'active' | 'completed' | 'failed' | 'canceled';
-
-export interface DecommissionProgress {
-  /** Objects (keys) moved, with their versions and bytes. */
-  objects: number;
-  versions: number;
-  bytes: number;
-  /** Objects found in the pool when the run started (the basis of the ETA). */
-  totalObjects: number;
-  currentBucket?: string;
-  currentObject?: string;
-}
-
-export interface DecommissionEntry {
-  pool: number;
-  pattern: string;
-  /** One run of the entry; a retry of a failed entry gets a new id. */
-  id: string;
-  state: DecommissionState;
-  queuedMs: number;
-  startedMs?: number;
-  finishedMs?: number;
-  updatedMs: number;
-  reason?: string;
-  /** Listing entries (bucket/key) that could not be moved after every attempt. */
-  unresolved: string[];
-  progress: DecommissionProgress;
-}
+export type { DecommissionState, DecommissionProgress, DecommissionEntry, DecommissionStatus } from '../contracts/operations.js';
+import type { DecommissionEntry, DecommissionProgress, DecommissionState, DecommissionStatus } from '../contracts/operations.js';
 
 export interface PoolMetaDocument {
   version: 1;
@@ -54,13 +28,6 @@ export interface PoolMetaDocument {
   entries: DecommissionEntry[];
 }
 
-export interface DecommissionStatus extends DecommissionEntry {
-  elapsedMs?: number;
-  etaMs?: number;
-  /** Objects being moved now, and the most at once, in this process's last run of the entry (not persisted). */
-  entriesInFlight?: number;
-  entriesInFlightPeak?: number;
-}
 
 export interface DecommissionLogger {
   info(fields: Record<string, unknown>, message: string): void;

@@ -20,59 +20,13 @@ import { systemDir, type Drive } from '../drive/index.js';
 import type { ErasureSet, HealObjectResult, ObjectLayer, RepairRequest } from '../object/index.js';
 import type { StartedStorage } from '../cluster/startup.js';
 import { limits } from '../util/limits.js';
+import type { BackgroundHealStatus } from '../contracts/cluster.js';
 import { rewriteWithCurrentParity } from './move-object.js';
 import { decodeMrfFile, encodeMrfFile } from './mrf-file.js';
 import { readStateFile, StateFileQuarantine } from '../cluster/state-quarantine.js';
 
-export interface HealOptions {
-  recursive: boolean;
-  dryRun: boolean;
-  remove: boolean;
-  recreate: boolean;
-  scanMode: 'normal' | 'deep';
-  updateParity: boolean;
-  pool?: number;
-  set?: number;
-}
-
-export interface HealPath {
-  bucket?: string;
-  prefix?: string;
-}
-
-export interface HealItem {
-  type: 'format' | 'bucket' | 'object';
-  pool: number;
-  set: number;
-  bucket?: string;
-  object?: string;
-  outcome: string;
-  reason?: string;
-  before?: { endpoint: string; state: string }[];
-  after?: { endpoint: string; state: string }[];
-  shardsHealed?: number;
-}
-
-export interface HealCounts {
-  objectsScanned: number;
-  objectsHealed: number;
-  objectsUnrecoverable: number;
-  shardsHealed: number;
-  failures: number;
-}
-
-export interface HealSequenceStatus {
-  clientToken: string;
-  path: HealPath;
-  options: HealOptions;
-  status: 'running' | 'finished' | 'stopped' | 'failed';
-  startedAt: string;
-  finishedAt?: string;
-  counts: HealCounts;
-  lastError?: string;
-  /** The latest items (at most limits.healItemsKept). */
-  items: HealItem[];
-}
+export type { HealOptions, HealPath, HealItem, HealCounts, HealSequenceStatus } from '../contracts/operations.js';
+import type { HealOptions, HealPath, HealItem, HealCounts, HealSequenceStatus } from '../contracts/operations.js';
 
 export interface ReplacementRecord {
   pool: number;
@@ -220,7 +174,7 @@ export class HealManager {
     return sequence.status;
   }
 
-  backgroundStatus(): Record<string, unknown> {
+  backgroundStatus(): BackgroundHealStatus {
     const background = [...this.sequences.values()].filter((sequence) => sequence.background).map((sequence) => ({ task: sequence.status.clientToken, status: sequence.status.status, pool: sequence.status.options.pool, set: sequence.status.options.set, counts: sequence.status.counts }));
     return {
       mrf: { queued: this.mrf.length, awaitingDrives: this.mrfWaiting.size, limit: limits.mrfQueueLimit, ...this.mrfStats },

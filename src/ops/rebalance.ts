@@ -17,31 +17,8 @@ import { limits } from '../util/limits.js';
 import { withAttempts } from '../util/retry.js';
 import type { StateStore } from './state-store.js';
 
-export type RebalancePoolState = 'active' | 'stopping' | 'completed' | 'stopped' | 'failed';
-
-export interface RebalanceProgress {
-  objects: number;
-  versions: number;
-  bytes: number;
-  /** Bytes this pool had to shed at start to reach the goal (the basis of the ETA). */
-  bytesToMove: number;
-  remainingBuckets: number;
-  currentBucket?: string;
-  currentObject?: string;
-  elapsedMs: number;
-  etaMs?: number;
-}
-
-export interface RebalancePool {
-  id: number;
-  status: RebalancePoolState;
-  stopping: boolean;
-  /** Used fraction (0..1) at the last measurement. */
-  used: number;
-  lastError: string;
-  cleanupWarnings: string[];
-  progress: RebalanceProgress;
-}
+export type { RebalancePoolState, RebalanceProgress, RebalancePool, RebalanceStatus } from '../contracts/operations.js';
+import type { RebalancePool, RebalancePoolState, RebalanceStatus } from '../contracts/operations.js';
 
 export interface RebalanceDocument {
   version: 1;
@@ -56,14 +33,6 @@ export interface RebalanceDocument {
   pools: RebalancePool[];
 }
 
-export interface RebalanceStatus {
-  id: string | null;
-  goalUsed?: number;
-  startedAt?: string;
-  stoppedAt?: string | null;
-  stopPropagation?: { complete: boolean; failedPeers: string[] } | null;
-  pools: RebalancePool[];
-}
 
 /** Telling the other nodes (admission fence at start, stop): resolves with the peers that failed. */
 export interface RebalancePeers {

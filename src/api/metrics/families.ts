@@ -65,6 +65,7 @@ export function createFamilies(registry: Registry) {
     readRepairDropped: counter('read_repair_dropped_total', 'Read-repair requests dropped because the queue was full.'),
     readRepairProcessed: counter('read_repair_processed_total', 'Read-repair requests processed.'),
     readRepairFailed: counter('read_repair_failed_total', 'Read-repair requests that failed.'),
+    stateFilesQuarantined: counter('state_files_quarantined_total', 'State files under .svc.sys refused when read and moved to the quarantine directory.'),
 
     rpcCalls: counter('rpc_calls_total', 'Internode calls made to a peer (remote drive operations and peer RPC).', ['peer']),
     rpcErrors: counter('rpc_errors_total', 'Internode calls to a peer that failed (unreachable, timed out, or a failed answer).', ['peer']),
