@@ -187,8 +187,8 @@ export const limits = {
   /**
    * Reads that may wait for a file-read thread; beyond, they go through libuv's pool. Room for
    * 64 GETs at once on a set of 16 drives (16 xl.meta reads each): below that, a busy node's
-   * reads spilled to the pool, three thread hand-offs a read (docs/benchmarks.md, "File-read
-   * threads for a busy node"). A hung drive is still left behind by fileReadWaitMaxMs.
+   * reads spilled to the pool, three thread hand-offs a read (docs/benchmarks.md, "What was
+   * measured, and kept or not"). A hung drive is still left behind by fileReadWaitMaxMs.
    */
   fileReadsQueuedMax: 1024,
   /** Once a read has waited this long for a file-read thread (a slow or hung drive), waiting reads go through libuv's pool. */
