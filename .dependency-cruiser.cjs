@@ -8,6 +8,9 @@
  * admin API's context types, so it sits above api/).
  * Backends implement Drive and see only drive, transport, errors and util; fault injection sees
  * only drive, errors and util.
+ * contracts/ holds the answer shapes the server and the console's browser code share: it imports
+ * nothing but itself (no other layer, no node module, no package), and every layer, the browser
+ * code included, may import it.
  */
 const layer = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`);
 const below = {
@@ -28,13 +31,14 @@ const below = {
   'transport': ['transport', 'errors', 'util'],
   'errors': ['errors'],
   'util': ['util', 'errors'],
+  'contracts': ['contracts'],
 };
 const layerRules = Object.entries(below).map(([from, allowed]) => ({
   name: `layer-${from}`,
   comment: `src/${from} may import only from: ${allowed.join(', ')}`,
   severity: 'error',
   from: { path: layer(from) },
-  to: { path: '^src/', pathNot: allowed.map(layer) },
+  to: { path: '^src/', pathNot: [...allowed, 'contracts'].map(layer) },
 }));
 
 module.exports = {
@@ -75,11 +79,18 @@ module.exports = {
       to: { path: '^(fault-injection|conformance|test|backends)/' },
     },
     {
+      name: 'contracts-import-nothing',
+      comment: 'src/contracts is shared with the browser code: it imports nothing outside itself (no layer, no node module, no package)',
+      severity: 'error',
+      from: { path: '^src/contracts/' },
+      to: { pathNot: '^src/contracts/' },
+    },
+    {
       name: 'console-ui-is-browser-code',
-      comment: 'src/console/ui is built to static assets for the browser: it imports nothing from the server',
+      comment: 'src/console/ui is built to static assets for the browser: it imports nothing from the server but the shared answer shapes (src/contracts)',
       severity: 'error',
       from: { path: '^src/console/ui/' },
-      to: { path: '^src/', pathNot: ['^src/console/ui/'] },
+      to: { path: '^src/', pathNot: ['^src/console/ui/', '^src/contracts/'] },
     },
     {
       name: 'server-does-not-import-ui',

@@ -14,7 +14,7 @@
  * before): the deterministic figure, which the machine's load does not move. The goals (four nodes against one: CPU per operation, throughput, 4 KiB GET p99) are
  * judged on the medians of the rounds' ratios, each ratio taken within its round.
  *
- *   npm run bench -- --cluster [--small=N] [--large=M] [--rounds=R] [--warmup=W] [--warmup-seconds=S] [--probe=P] [--client=sdk|http] [--cpu-prof=DIR]
+ *   npm run bench -- --cluster [--small=N] [--large=M] [--rounds=R] [--warmup=W] [--warmup-seconds=S] [--probe=P] [--client=sdk|http] [--cpu-prof=DIR] [--json=FILE]
  *   npm run bench -- --cluster --probe-only     the four-node cluster's round trips per operation alone
  *
  * --large=0 leaves out the 64 MiB phases (and their goals); --cpu-prof=DIR runs the servers with
@@ -36,7 +36,7 @@
  * Defaults are quick-look sized (N=400, M=4, R=1, W=6000, S=120, P=20); the figures of
  * docs/benchmarks.md use --small=1000 --large=8 --rounds=3.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -44,6 +44,7 @@ import { startSvc, repoRoot, testCredentials } from '../conformance/harness/serv
 import { startProcessCluster } from '../conformance/harness/process-cluster.js';
 import { createLoadClient, payloadOf, type ClientKind } from './clients.js';
 import { median, processCpuMs, runBenchScript, threadCpuMs, type ThreadCpuMs } from './shared.js';
+import type { ClusterBenchSummary } from './cluster-summary.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -70,6 +71,8 @@ interface Settings {
   probeOnly: boolean;
   /** Where the servers write V8 CPU profiles (node --cpu-prof), one directory per target; none when unset. */
   cpuProfileDir?: string;
+  /** Where the medians go as JSON (cluster-summary.ts), for scripts/readme-figures.ts; none when unset. */
+  jsonPath?: string;
 }
 
 /** One running target: its server processes and their S3 endpoints. */
@@ -339,6 +342,30 @@ function printGoals(rounds: Round[]): void {
   }
 }
 
+/** The medians of the rounds, for the README (cluster-summary.ts). */
+function summaryOf(rounds: Round[], settings: Settings): ClusterBenchSummary {
+  const summary: ClusterBenchSummary = {
+    kind: 'svc-cluster-bench',
+    version: 1,
+    finishedAt: new Date().toISOString(),
+    cores: availableParallelism(),
+    rounds: rounds.length,
+    settings: { smallOps: settings.smallOps, largeObjects: settings.largeObjects, warmUpPairs: settings.warmUpPairs, client: settings.client },
+    phases: {},
+  };
+  for (const phase of phases) {
+    if (!rounds.every(measured(phase))) continue;
+    summary.phases[phase] = {
+      unit: phase.startsWith('small') ? 'op/s' : 'MB/s',
+      one: median(rounds.map((round) => round.one.phases[phase].rate)),
+      four: median(rounds.map((round) => round.four.phases[phase].rate)),
+      rateRatio: median(rounds.map(rateRatio(phase))),
+      cpuRatio: median(rounds.map(cpuRatio(phase))),
+    };
+  }
+  return summary;
+}
+
 function numberFlag(args: string[], name: string, fallback: number, max: number, min = 1): number {
   const given = args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
   if (given === undefined) return fallback;
@@ -351,6 +378,7 @@ function settingsOf(args: string[]): Settings {
   const client = args.find((arg) => arg.startsWith('--client='))?.slice('--client='.length) ?? 'sdk';
   if (client !== 'sdk' && client !== 'http') throw new Error(`--client=${client}: the load generator's client is sdk (the default here) or http`);
   const cpuProfileDir = args.find((arg) => arg.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+  const jsonPath = args.find((arg) => arg.startsWith('--json='))?.slice('--json='.length);
   return {
     smallOps: numberFlag(args, 'small', 400, 100_000),
     largeObjects: numberFlag(args, 'large', 4, 64, 0),
@@ -363,6 +391,7 @@ function settingsOf(args: string[]): Settings {
     client,
     probeOnly: args.includes('--probe-only'),
     ...(cpuProfileDir ? { cpuProfileDir: resolve(cpuProfileDir) } : {}),
+    ...(jsonPath ? { jsonPath: resolve(jsonPath) } : {}),
   };
 }
 
@@ -398,6 +427,10 @@ export async function runClusterBench(args: string[]): Promise<void> {
       rounds.push(round);
     }
     printGoals(rounds);
+    if (settings.jsonPath !== undefined) {
+      await writeFile(settings.jsonPath, `${JSON.stringify(summaryOf(rounds, settings), null, 2)}\n`);
+      console.log(`\nmedians written to ${settings.jsonPath} (npm run readme:figures -- ${settings.jsonPath} puts them in the README)`);
+    }
   } finally {
     await rm(root, { recursive: true, force: true });
   }

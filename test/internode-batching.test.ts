@@ -22,6 +22,7 @@ import type { Drive } from '../src/drive/index.js';
 import { collect, chunked, makeTestSet, patternBytes, type TestSet } from './helpers/erasure-set.js';
 import { freePort } from './helpers/server-process.js';
 import { KiB, MiB } from '../src/util/limits.js';
+import { waitFor } from './helpers/poll.js';
 
 const rpcKey = rpcKeyFor('batchadmin', 'batchadmin-secret');
 // This side's streams, tokens and per-peer batchers, shared by every remote drive and lock server the tests make.
@@ -127,11 +128,16 @@ async function startCluster(trigger = 'never-written'): Promise<Cluster> {
   };
 }
 
+/** Every peer has applied every release sent to it (releases go out after an answer). */
+function released(cluster: Cluster): Promise<true> {
+  return waitFor('every peer to hold no lock', () => cluster.peers.every((peer) => peer.table.held().length === 0));
+}
+
 /** Round trips the peers received while `work` ran (lock releases, sent after an answer, included). */
 async function counted(cluster: Cluster, work: () => Promise<unknown>): Promise<{ drive: number; lock: number }> {
   const before = cluster.total();
   await work();
-  await new Promise((resolve) => setTimeout(resolve, 50)); // releases go out after the answer
+  await released(cluster);
   const after = cluster.total();
   return { drive: after.drive - before.drive, lock: after.lock - before.lock };
 }
@@ -226,7 +232,7 @@ describe('the window per peer', () => {
     const small = patternBytes(4 * KiB, 7);
     const keys = Array.from({ length: 8 }, (_, index) => `window-${index}`);
     for (const key of keys) await put(test, key, small);
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the last PUT's releases
+    await released(cluster); // the last PUT's releases
     for (const peer of peers) for (const [path, drive] of peer.served) peer.served.set(path, late(drive, 40));
     // Eight GETs, each started in a turn of the event loop of its own: without the window each
     // would send a batch to each peer (24 exchanges). The first GET's batches go at once, the
@@ -281,12 +287,12 @@ describe('lock releases', () => {
     const { test, peers } = cluster;
     const small = patternBytes(4 * KiB, 5);
     await Promise.all(Array.from({ length: 8 }, (_, index) => put(test, `held-${index}`, small)));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await released(cluster);
     for (const peer of peers) expect(peer.table.held()).toEqual([]);
     // A release and a new grant of the same resource in one frame: released first, then granted.
     await put(test, 'again', small);
     await put(test, 'again', small);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await released(cluster);
     for (const peer of peers) expect(peer.table.held()).toEqual([]);
   });
 
@@ -313,8 +319,7 @@ describe('lock releases', () => {
     peers[0]!.die(); // its releases of 'first', if not yet answered, go nowhere
     // The grant from peer 1 is missing: peer 3's is asked for in the same attempt, a quorum.
     await put(test, 'second', small);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    for (const peer of peers.slice(1)) expect(peer.table.held()).toEqual([]);
+    await waitFor('the live peers to hold no lock', () => peers.slice(1).every((peer) => peer.table.held().length === 0));
     expect((await get(test, 'second')).equals(Buffer.from(small))).toBe(true);
   });
 });

@@ -24,6 +24,7 @@ import { makeTestSet, type TestSet } from './helpers/erasure-set.js';
 import { ObjectLayer, isVersionLocked, legalHoldKey, lockModeKey, lockRetainUntilKey } from '../src/object/index.js';
 import { RebalanceManager, validateRebalance, type RebalanceDocument } from '../src/ops/rebalance.js';
 import { StateStore } from '../src/ops/state-store.js';
+import { StateFileQuarantine } from '../src/cluster/state-quarantine.js';
 import { MiB } from '../src/util/limits.js';
 
 const dayMs = 24 * 60 * 60 * 1000;
@@ -142,7 +143,7 @@ describe('a rebalance moves locked versions with their locks', () => {
       objects,
       poolCount: 2,
       legacy: false,
-      store: new StateStore<RebalanceDocument>({ name: 'rebalance.bin', magic: 'SVRB', drives: () => objects.allSets().flatMap((set) => set.drives), validate: validateRebalance }),
+      store: new StateStore<RebalanceDocument>({ name: 'rebalance.bin', magic: 'SVRB', drives: () => objects.allSets().flatMap((set) => set.drives), validate: validateRebalance, quarantine: new StateFileQuarantine({ warn: () => undefined }) }),
       leader: true,
       maxAttempts: 1,
       nowMs: () => Date.now(),

@@ -35,6 +35,7 @@ import { sendSigned } from '../src/cli/rc/signed-request.js';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { missingTool } from './helpers/external-tools.js';
+import { waitFor } from './helpers/poll.js';
 
 const missingAws = missingTool('aws', 'awscli');
 const dayMs = 24 * 60 * 60 * 1000;
@@ -204,8 +205,9 @@ describe('object lock', () => {
     // Once its date has passed, a compliance version may go.
     const brief = await putLocked(bucket, 'brief', 'brief', 'COMPLIANCE', Date.now() + 1500);
     expect(await outcome(s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'brief', VersionId: brief })))).toBe('AccessDenied 403');
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'brief', VersionId: brief }));
+    // Refused (and nothing changed) until the date passes; then the delete goes through.
+    await waitFor('the compliance date to pass and the delete to be allowed', async () => (await outcome(s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'brief', VersionId: brief })))) === 'ok', { intervalMs: 100 });
+    expect(await outcome(s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'brief', VersionId: brief })))).toMatch(/^NotFound|NoSuchVersion/);
   });
 
   it('retention may be extended; compliance is never shortened nor turned to governance; governance is shortened only with the bypass', async () => {

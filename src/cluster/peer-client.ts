@@ -1,6 +1,7 @@
 /** Calls a peer's RPC service (src/api/rpc/peer-rpc-plugin.ts); the peer's errors are rethrown as SvcErrors. */
 import { SvcError, isErrorCode } from '../errors/index.js';
 import { createRpcToken, rpcAuthScheme } from '../transport/rpc-token.js';
+import { limits } from '../util/limits.js';
 
 export interface Peer {
   host: string;
@@ -10,7 +11,7 @@ export interface Peer {
 /** Told of every call once it ends (metrics): the peer as host:port, how long, whether it failed. */
 export type PeerCallObserver = (peer: string, durationSeconds: number, failed: boolean) => void;
 
-/** How a peer is called: the internode key, the launch hash, a timeout (defaultPeerCallTimeoutMs when unset), who is told of the call. */
+/** How a peer is called: the internode key, the launch hash, a timeout (limits.rpcTimeoutMs when unset), who is told of the call. */
 export interface PeerCallOptions {
   rpcKey: Buffer;
   launchHash?: string;
@@ -18,8 +19,6 @@ export interface PeerCallOptions {
   onCall?: PeerCallObserver;
 }
 
-/** A peer call unanswered this long fails as DriveOffline. */
-export const defaultPeerCallTimeoutMs = 30_000;
 
 export async function callPeer(peer: Peer, op: string, body: object, options: PeerCallOptions): Promise<Record<string, unknown>> {
   if (!options.onCall) return callPeerOnce(peer, op, body, options);
@@ -45,7 +44,7 @@ async function callPeerOnce(peer: Peer, op: string, body: object, options: PeerC
         ...(options.launchHash !== undefined ? { 'x-svc-launch-hash': options.launchHash } : {}),
       },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(options.timeoutMs ?? defaultPeerCallTimeoutMs),
+      signal: AbortSignal.timeout(options.timeoutMs ?? limits.rpcTimeoutMs),
     });
   } catch (error) {
     throw new SvcError('DriveOffline', `peer ${peer.host}:${peer.port} is unreachable: ${(error as Error).message}`, { peer: `${peer.host}:${peer.port}` });

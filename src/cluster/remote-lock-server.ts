@@ -18,9 +18,6 @@ import { limits } from '../util/limits.js';
 import type { LockMode } from '../object/index.js';
 import type { LockServer } from './distributed-locker.js';
 
-/** A lock frame unanswered this long fails its calls (the peer grants nothing). */
-const lockCallTimeoutMs = 5_000;
-
 /** One lock call of a batch, as sent in a frame of the peer's stream: `{ calls: [...] }`. */
 export interface LockCall {
   op: 'acquire' | 'refresh' | 'release';
@@ -52,7 +49,7 @@ export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
   const exchange = async (calls: LockCall[]): Promise<LockAnswer[]> => {
     let answer: Uint8Array;
     try {
-      answer = await options.transport.streamTo(options).call('lock', [Buffer.from(JSON.stringify({ calls }))], lockCallTimeoutMs);
+      answer = await options.transport.streamTo(options).call('lock', [Buffer.from(JSON.stringify({ calls }))], limits.lockCallTimeoutMs);
     } catch (error) {
       throw new SvcError('DriveOffline', `lock server ${peer}: ${(error as Error).message}`);
     }

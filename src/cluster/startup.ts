@@ -14,6 +14,8 @@ import { startDriveMonitor, type DriveMonitor, type PendingSlot } from './drive-
 import type { DeploymentLayout } from './layout.js';
 import { validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
 import type { ServerConfig } from './server-config.js';
+import { decodeStorageClassFile, encodeStorageClassFile } from './storage-class-file.js';
+import { readStateFile, StateFileQuarantine } from './state-quarantine.js';
 
 export const uncleanMarkerPath = `${systemDir}/unclean-shutdown`;
 export const storageClassConfigPath = `${systemDir}/config/storage-class.json`;
@@ -35,6 +37,8 @@ export interface StartedStorage {
   driveMonitor: DriveMonitor;
   /** Is this drive one of this node's own? */
   isLocal(drive: Drive): boolean;
+  /** Where the node's refused state files go (storage-class.json here; pool.bin, iam.bin and the others in the services). */
+  quarantine: StateFileQuarantine;
   /** Where reads and writes that found missing or corrupt shards report them (the MRF queue). */
   onRepairNeeded(handler: (pool: number, set: number, request: RepairRequest) => void): void;
   /** Writes format.json onto a replaced (empty) drive in its original slot and brings it online. */
@@ -56,7 +60,8 @@ export async function startStorage(
   }
   const usable = drives.map((poolDrives, pool) => poolDrives.map((drive, index) => (formats[pool]!.driveStates[index] === 'ok' ? drive : undefined)));
   logDriveStates(config, formats, options.logger);
-  const storageClass = await applyPersistedStorageClass(config, usable, options.logger);
+  const quarantine = new StateFileQuarantine(options.logger);
+  const storageClass = await applyPersistedStorageClass(config, usable, options.logger, quarantine);
   // Each node marks only its own drives: a peer's marker says nothing about this node's last stop.
   const isLocal = options.isLocal ?? (() => true);
   const ownDrives = usable.flat().filter((drive): drive is Drive => drive !== undefined && isLocal(drive));
@@ -110,6 +115,7 @@ export async function startStorage(
     setDrives,
     driveMonitor,
     isLocal,
+    quarantine,
     onRepairNeeded: (handler) => {
       repairHandler = handler;
     },
@@ -204,20 +210,25 @@ function logDriveStates(config: ServerConfig, formats: PoolFormatResult[], logge
   });
 }
 
-async function applyPersistedStorageClass(config: ServerConfig, drives: (Drive | undefined)[][], logger: StartupLogger): Promise<ResolvedStorageClass> {
-  const first = drives[0]!.filter((drive): drive is Drive => drive !== undefined);
-  let persisted: StorageClassSettings = {};
+/** The first readable copy of the persisted settings; a refused copy is quarantined and the next drive asked. */
+async function readPersistedStorageClass(first: Drive[], quarantine: StateFileQuarantine): Promise<StorageClassSettings> {
   for (const drive of first) {
     try {
-      persisted = JSON.parse(Buffer.from(await drive.readFile(storageClassConfigPath)).toString('utf8')) as StorageClassSettings;
-      break;
+      const bytes = await readStateFile(drive, storageClassConfigPath, limits.maxStorageClassFileBytes);
+      if (bytes !== undefined) return decodeStorageClassFile(bytes);
     } catch (error) {
-      if (!isSvcError(error, 'FileNotFound')) logger.warn({ endpoint: drive.endpoint, error: String(error) }, 'unreadable persisted storage-class settings');
+      await quarantine.moveAside(drive, storageClassConfigPath, 'storage-class', error);
     }
   }
+  return {};
+}
+
+async function applyPersistedStorageClass(config: ServerConfig, drives: (Drive | undefined)[][], logger: StartupLogger, quarantine: StateFileQuarantine): Promise<ResolvedStorageClass> {
+  const first = drives[0]!.filter((drive): drive is Drive => drive !== undefined);
+  const persisted = await readPersistedStorageClass(first, quarantine);
   const resolved = validateStorageClass(config.storageClassSettings, config.layout.pools.map((pool) => pool.setDriveCount), persisted);
-  const bytes = Buffer.from(`${JSON.stringify({ version: 1, ...resolved.settings }, null, 2)}\n`);
-  await Promise.all(first.map((drive) => drive.writeFileAtomic(storageClassConfigPath, bytes).catch(() => undefined)));
+  const bytes = encodeStorageClassFile(resolved.settings);
+  await Promise.all(first.map((drive) => drive.writeFileAtomic(storageClassConfigPath, bytes).catch((error: unknown) => logger.warn({ endpoint: drive.endpoint, error: String(error) }, 'could not persist the storage-class settings on this drive'))));
   return resolved;
 }
 

@@ -46,9 +46,6 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
  */
 const userContentPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'";
 
-/** A session seen again after this long gets a fresh cookie (its idle expiry moves on). */
-const refreshAfterMs = 60_000;
-
 export interface ConsolePluginOptions {
   context: ConsoleContext;
   assets: ConsoleAssets;
@@ -133,7 +130,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     if (!session || revoked.has(session)) throw new SvcError('ConsoleSignInRequired');
     if (!isSafe(request) && !context.sealer.csrfTokenMatches(session, headerText(request, 'x-csrf-token'))) throw new SvcError('InvalidCsrfToken');
     const principal = sessionPrincipal(context, session);
-    if (nowMs - session.lastSeenMs > refreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
+    if (nowMs - session.lastSeenMs > limits.consoleSessionRefreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
     const consoleAccess = new ConsoleAccess(context, session, principal, origin);
     setConsoleSessionFacts(request, consoleAccess);
     setRequestState(request, origin, consoleAccess);

@@ -33,7 +33,7 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
     const key = requiredKey(body.key);
     await requestAccess(request).require([{ action: 's3:PutObject', bucket, key }]);
     const uploadId = await context.objects().createMultipartUpload(bucket, key, { storageClass: storageClassOf(body.storageClass), ...contentTypeOf(body.contentType) });
-    return { key, uploadId, partSizeBytes: partSizeBytes };
+    return { key, uploadId, partSizeBytes: limits.consoleUploadPartSizeBytes };
   });
   app.put('/buckets/:bucket/uploads/:uploadId/parts/:partNumber', { schema: uploadSchemas.part, config: { access: { actions: ['s3:PutObject'], on: 'object' } } }, async (request) => {
     const bucket = bucketParam(request.params);
@@ -66,8 +66,6 @@ export async function uploadRoutes(app: FastifyInstance, options: { context: Con
   });
 }
 
-/** The part size the console's browser code uses (a 1 GiB file is 128 parts). */
-const partSizeBytes = 8 * 1024 * 1024;
 
 function contentLength(request: FastifyRequest, maxBytes: number): number {
   const text = request.headers['content-length'];

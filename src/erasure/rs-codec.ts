@@ -8,10 +8,10 @@ import type { ErasureCodec } from './codec.js';
 import { encodingMatrix, invert, type Matrix } from './matrix.js';
 import { typescriptKernel, type GfKernel } from './ts-kernel.js';
 import { wasmKernel } from './wasm-kernel.js';
+import { limits } from '../util/limits.js';
 
 export const reedSolomonCodecId = 'rs-vandermonde-gf8';
 const maxTotalShards = 256;
-const decodeCacheLimit = 256;
 
 export interface ReedSolomonOptions {
   kernel?: 'wasm' | 'typescript';
@@ -86,7 +86,7 @@ class ReedSolomonCodec implements ErasureCodec {
     let decode = this.decodeCache.get(cacheKey);
     if (!decode) {
       decode = invert(chosen.map((index) => this.matrix[index]!));
-      if (this.decodeCache.size >= decodeCacheLimit) this.decodeCache.delete(this.decodeCache.keys().next().value!);
+      if (this.decodeCache.size >= limits.decodeMatricesCached) this.decodeCache.delete(this.decodeCache.keys().next().value!);
       this.decodeCache.set(cacheKey, decode);
     }
     return decode;

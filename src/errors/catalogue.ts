@@ -142,6 +142,7 @@ export const errorCatalogue = {
   IsADirectory: { httpStatus: 500, message: 'The path is a directory.' },
   UnsupportedFormat: { httpStatus: 500, message: 'The stored file has an unknown magic or version.' },
   CorruptFormat: { httpStatus: 500, message: 'The stored file could not be decoded.' },
+  StateFileTooLarge: { httpStatus: 500, message: 'The state file would be larger than a state file may be.' },
   UnknownCodec: { httpStatus: 500, message: 'The object was written with an erasure codec this build does not know.' },
   InvalidLayout: { httpStatus: 400, message: 'The launch arguments do not describe a valid layout.' },
   InvalidConfiguration: { httpStatus: 400, message: 'A configuration value is invalid.' },

@@ -39,3 +39,16 @@ export function decodeStateFile(magic: string, bytes: Uint8Array): unknown {
     throw new SvcError('CorruptFormat', `${magic}: payload is not JSON`);
   }
 }
+
+/**
+ * A JSON state file's text parsed (the read-repair queue, storage-class.json): over `maxBytes`
+ * or not JSON is CorruptFormat naming `what`. The caller checks the version and every field.
+ */
+export function parseJsonStateFile(bytes: Uint8Array, maxBytes: number, what: string): unknown {
+  if (bytes.length > maxBytes) throw new SvcError('CorruptFormat', `${what}: ${bytes.length} bytes, more than ${maxBytes}`);
+  try {
+    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch {
+    throw new SvcError('CorruptFormat', `${what}: not JSON`);
+  }
+}

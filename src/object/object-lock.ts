@@ -14,6 +14,7 @@
 import { SvcError } from '../errors/index.js';
 import type { ObjectVersion } from '../format/xl-meta-types.js';
 import { isVersionLocked, legalHoldKey, lockModeKey, lockRetainUntilKey, versionLock, type RetentionMode } from './object-lock-fields.js';
+import { limits } from '../util/limits.js';
 
 export interface DefaultRetention {
   mode: RetentionMode;
@@ -34,8 +35,6 @@ export interface Retention {
 }
 
 const dayMs = 24 * 60 * 60 * 1000;
-const maxRetentionDays = 36_500;
-const maxRetentionYears = 100;
 
 export function isRetentionMode(value: unknown): value is RetentionMode {
   return value === 'GOVERNANCE' || value === 'COMPLIANCE';
@@ -45,9 +44,9 @@ export function isRetentionMode(value: unknown): value is RetentionMode {
 export function checkDefaultRetention(rule: DefaultRetention): DefaultRetention {
   if ((rule.days === undefined) === (rule.years === undefined)) throw new SvcError('MalformedXML', 'DefaultRetention needs exactly one of Days and Years.');
   const value = rule.days ?? rule.years!;
-  const max = rule.days !== undefined ? maxRetentionDays : maxRetentionYears;
+  const max = rule.days !== undefined ? limits.maxRetentionDays : limits.maxRetentionYears;
   if (!Number.isSafeInteger(value) || value <= 0) throw new SvcError('InvalidArgument', 'Default retention period must be a positive integer value.');
-  if (value > max) throw new SvcError('InvalidArgument', `Default retention period is too large: at most ${maxRetentionDays} days or ${maxRetentionYears} years.`);
+  if (value > max) throw new SvcError('InvalidArgument', `Default retention period is too large: at most ${limits.maxRetentionDays} days or ${limits.maxRetentionYears} years.`);
   return rule;
 }
 

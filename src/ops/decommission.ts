@@ -14,38 +14,13 @@ import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
 import { forEachConcurrent, Limiter } from '../util/concurrency.js';
+import { limits } from '../util/limits.js';
 import { withAttempts } from '../util/retry.js';
 import { moveObject } from './move-object.js';
 import type { StateStore } from './state-store.js';
 
-export type DecommissionState = 'queued' | 'active' | 'completed' | 'failed' | 'canceled';
-
-export interface DecommissionProgress {
-  /** Objects (keys) moved, with their versions and bytes. */
-  objects: number;
-  versions: number;
-  bytes: number;
-  /** Objects found in the pool when the run started (the basis of the ETA). */
-  totalObjects: number;
-  currentBucket?: string;
-  currentObject?: string;
-}
-
-export interface DecommissionEntry {
-  pool: number;
-  pattern: string;
-  /** One run of the entry; a retry of a failed entry gets a new id. */
-  id: string;
-  state: DecommissionState;
-  queuedMs: number;
-  startedMs?: number;
-  finishedMs?: number;
-  updatedMs: number;
-  reason?: string;
-  /** Listing entries (bucket/key) that could not be moved after every attempt. */
-  unresolved: string[];
-  progress: DecommissionProgress;
-}
+export type { DecommissionState, DecommissionProgress, DecommissionEntry, DecommissionStatus } from '../contracts/operations.js';
+import type { DecommissionEntry, DecommissionProgress, DecommissionState, DecommissionStatus } from '../contracts/operations.js';
 
 export interface PoolMetaDocument {
   version: 1;
@@ -53,13 +28,6 @@ export interface PoolMetaDocument {
   entries: DecommissionEntry[];
 }
 
-export interface DecommissionStatus extends DecommissionEntry {
-  elapsedMs?: number;
-  etaMs?: number;
-  /** Objects being moved now, and the most at once, in this process's last run of the entry (not persisted). */
-  entriesInFlight?: number;
-  entriesInFlightPeak?: number;
-}
 
 export interface DecommissionLogger {
   info(fields: Record<string, unknown>, message: string): void;
@@ -86,8 +54,6 @@ export interface DecommissionOptions {
   onChange?: () => void;
 }
 
-const unresolvedListCap = 100;
-const progressSaveIntervalMs = 2_000;
 
 class Stopped extends Error {}
 
@@ -320,7 +286,7 @@ export class DecommissionManager {
     } catch (error) {
       if (error instanceof Stopped || signal.aborted) throw error;
       entry.reason = error instanceof Error ? error.message : String(error);
-      if (entry.unresolved.length < unresolvedListCap) entry.unresolved.push(`${bucket}/${key}`);
+      if (entry.unresolved.length < limits.decommissionUnresolvedListed) entry.unresolved.push(`${bucket}/${key}`);
       this.options.logger.warn({ pool: entry.pool, bucket, key, error: entry.reason }, 'decommission could not move an object');
     }
     await this.saveProgress(entry);
@@ -349,7 +315,7 @@ export class DecommissionManager {
   private async saveProgress(entry: DecommissionEntry): Promise<void> {
     const now = this.options.nowMs();
     entry.updatedMs = now;
-    if (now - this.lastSaveMs < progressSaveIntervalMs) return;
+    if (now - this.lastSaveMs < limits.dataMovementProgressSaveIntervalMs) return;
     this.lastSaveMs = now;
     await this.save().catch((error: unknown) => this.options.logger.warn({ error: String(error) }, 'could not persist decommission progress'));
   }

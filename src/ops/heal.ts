@@ -7,10 +7,12 @@
  * - Background work, one task at a time: erasure-set heals for replaced drives found at startup
  *   (the recorded replacement intent) and for every local set after an unclean shutdown.
  * - The MRF queue: reads that met missing or corrupt shards and writes that missed drives report
- *   the object; a bounded queue heals them in the background and is saved on graceful shutdown.
+ *   the object; a bounded queue heals them in the background and is saved on graceful shutdown
+ *   (mrf-file.ts), read back strictly at the next start.
  * - A root heal still running at graceful shutdown is saved as `root-heal-<task-id>.json` and
- *   replayed with the same task id at startup; a record that is invalid, oversized or of an
- *   unsupported version is moved to the quarantine prefix and skipped.
+ *   replayed with the same task id at startup.
+ * - A saved queue or root-heal record that is invalid, oversized or of an unsupported version is
+ *   quarantined (state-quarantine.ts: moved aside, logged by name, counted) and never read again.
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
@@ -18,57 +20,13 @@ import { systemDir, type Drive } from '../drive/index.js';
 import type { ErasureSet, HealObjectResult, ObjectLayer, RepairRequest } from '../object/index.js';
 import type { StartedStorage } from '../cluster/startup.js';
 import { limits } from '../util/limits.js';
+import type { BackgroundHealStatus } from '../contracts/cluster.js';
 import { rewriteWithCurrentParity } from './move-object.js';
+import { decodeMrfFile, encodeMrfFile } from './mrf-file.js';
+import { readStateFile, StateFileQuarantine } from '../cluster/state-quarantine.js';
 
-export interface HealOptions {
-  recursive: boolean;
-  dryRun: boolean;
-  remove: boolean;
-  recreate: boolean;
-  scanMode: 'normal' | 'deep';
-  updateParity: boolean;
-  pool?: number;
-  set?: number;
-}
-
-export interface HealPath {
-  bucket?: string;
-  prefix?: string;
-}
-
-export interface HealItem {
-  type: 'format' | 'bucket' | 'object';
-  pool: number;
-  set: number;
-  bucket?: string;
-  object?: string;
-  outcome: string;
-  reason?: string;
-  before?: { endpoint: string; state: string }[];
-  after?: { endpoint: string; state: string }[];
-  shardsHealed?: number;
-}
-
-export interface HealCounts {
-  objectsScanned: number;
-  objectsHealed: number;
-  objectsUnrecoverable: number;
-  shardsHealed: number;
-  failures: number;
-}
-
-export interface HealSequenceStatus {
-  clientToken: string;
-  path: HealPath;
-  options: HealOptions;
-  status: 'running' | 'finished' | 'stopped' | 'failed';
-  startedAt: string;
-  finishedAt?: string;
-  counts: HealCounts;
-  lastError?: string;
-  /** The latest items (at most limits.healItemsKept). */
-  items: HealItem[];
-}
+export type { HealOptions, HealPath, HealItem, HealCounts, HealSequenceStatus } from '../contracts/operations.js';
+import type { HealOptions, HealPath, HealItem, HealCounts, HealSequenceStatus } from '../contracts/operations.js';
 
 export interface ReplacementRecord {
   pool: number;
@@ -109,8 +67,6 @@ export interface HealLogger {
 }
 
 const recordPrefix = 'root-heal-';
-export const quarantineDir = `${systemDir}/quarantine`;
-const maxRecordBytes = 64 * 1024;
 
 class Stopped extends Error {}
 
@@ -138,8 +94,17 @@ export class HealManager {
       tokenSuffix?: string;
       nowMs: () => number;
       logger: HealLogger;
+      /** Where refused state files go (the node's one quarantine; a private one when unset). */
+      quarantine?: StateFileQuarantine;
     },
   ) {}
+
+  private ownQuarantine: StateFileQuarantine | undefined;
+
+  private get quarantine(): StateFileQuarantine {
+    this.ownQuarantine ??= this.options.quarantine ?? new StateFileQuarantine(this.options.logger, this.options.nowMs);
+    return this.ownQuarantine;
+  }
 
   private get objects(): ObjectLayer {
     return this.options.storage.objects;
@@ -209,10 +174,11 @@ export class HealManager {
     return sequence.status;
   }
 
-  backgroundStatus(): Record<string, unknown> {
+  backgroundStatus(): BackgroundHealStatus {
     const background = [...this.sequences.values()].filter((sequence) => sequence.background).map((sequence) => ({ task: sequence.status.clientToken, status: sequence.status.status, pool: sequence.status.options.pool, set: sequence.status.options.set, counts: sequence.status.counts }));
     return {
       mrf: { queued: this.mrf.length, awaitingDrives: this.mrfWaiting.size, limit: limits.mrfQueueLimit, ...this.mrfStats },
+      stateFilesQuarantined: this.quarantine.total(),
       background,
       healingDrives: this.replacements.map((record) => ({ endpoint: record.endpoint, pool: record.pool, set: record.set, slot: record.slot, state: record.completed ? 'healed' : record.startedAt ? 'healing' : 'waiting', objectsHealed: record.objectsHealed, objectsFailed: record.objectsFailed })),
     };
@@ -489,23 +455,35 @@ export class HealManager {
     for (const waiting of this.mrfWaiting.values()) clearTimeout(waiting.timer);
     this.mrfWaiting.clear();
     if (entries.length === 0) return;
-    const bytes = Buffer.from(JSON.stringify({ version: 1, entries: entries.map(({ attempts: _attempts, ...entry }) => entry) }));
+    const { bytes, dropped } = encodeMrfFile(entries);
+    if (dropped > 0) {
+      this.mrfStats.dropped += dropped;
+      this.options.logger.warn({ dropped, saved: entries.length - dropped }, 'the read-repair queue is larger than its file may be: the rest is dropped');
+    }
     const drive = this.localDrives()[0];
     if (drive) await drive.writeFileAtomic(this.mrfPath(), bytes);
   }
 
+  /** The queue saved at the last graceful shutdown, read strictly; a refused file is quarantined. */
   private async loadMrf(): Promise<void> {
+    const path = this.mrfPath();
     for (const drive of this.localDrives()) {
-      let parsed: { version?: number; entries?: { pool: number; set: number; bucket: string; key: string }[] };
+      let entries;
       try {
-        parsed = JSON.parse(Buffer.from(await drive.readFile(this.mrfPath())).toString('utf8')) as typeof parsed;
-      } catch {
+        const bytes = await readStateFile(drive, path, limits.maxMrfFileBytes);
+        if (bytes === undefined) continue;
+        entries = decodeMrfFile(bytes);
+      } catch (error) {
+        await this.quarantine.moveAside(drive, path, 'mrf', error);
         continue;
       }
-      await drive.deleteFile(this.mrfPath()).catch(() => undefined);
-      for (const entry of parsed.entries ?? []) {
-        if (this.objects.pools[entry.pool]?.sets[entry.set]) this.enqueue(entry.pool, entry.set, entry);
+      await drive.deleteFile(path).catch((error: unknown) => this.options.logger.warn({ file: path, endpoint: drive.endpoint, error: String(error) }, 'could not delete the read-repair queue file once loaded'));
+      const outside = entries.filter((entry) => !this.objects.pools[entry.pool]?.sets[entry.set]);
+      if (outside.length > 0) {
+        this.mrfStats.dropped += outside.length;
+        this.options.logger.warn({ file: path, dropped: outside.length }, 'saved read-repair entries name erasure sets this deployment does not have: dropped');
       }
+      for (const entry of entries) if (!outside.includes(entry)) this.enqueue(entry.pool, entry.set, entry);
     }
   }
 
@@ -527,15 +505,14 @@ export class HealManager {
         const path = `${systemDir}/${name}`;
         let record: RootHealRecord;
         try {
-          const bytes = await drive.readFile(path);
+          const bytes = await readStateFile(drive, path, limits.maxHealRecordBytes);
+          if (bytes === undefined) continue;
           record = parseRootHealRecord(bytes);
         } catch (error) {
-          await drive.makeDir(quarantineDir).catch(() => undefined);
-          await drive.rename(path, `${quarantineDir}/${name}`).catch(() => drive.deleteFile(path).catch(() => undefined));
-          this.options.logger.warn({ record: name, error: error instanceof Error ? error.message : String(error) }, 'root heal record quarantined and skipped');
+          await this.quarantine.moveAside(drive, path, 'root-heal', error);
           continue;
         }
-        await drive.deleteFile(path).catch(() => undefined);
+        await drive.deleteFile(path).catch((error: unknown) => this.options.logger.warn({ record: name, error: String(error) }, 'could not delete the root heal record once loaded'));
         if (this.sequences.has(record.clientToken)) continue;
         this.options.logger.info({ clientToken: record.clientToken, cursor: record.cursor }, 'resuming the root heal saved at the last shutdown');
         this.launch(record.clientToken, {}, record.options, false, record.cursor);
@@ -545,7 +522,7 @@ export class HealManager {
 }
 
 function parseRootHealRecord(bytes: Uint8Array): RootHealRecord {
-  if (bytes.length > maxRecordBytes) throw new SvcError('CorruptFormat', `root heal record is ${bytes.length} bytes, more than ${maxRecordBytes}`);
+  if (bytes.length > limits.maxHealRecordBytes) throw new SvcError('CorruptFormat', `root heal record is ${bytes.length} bytes, more than ${limits.maxHealRecordBytes}`);
   let parsed: Partial<RootHealRecord>;
   try {
     parsed = JSON.parse(Buffer.from(bytes).toString('utf8')) as Partial<RootHealRecord>;

@@ -17,33 +17,8 @@ import { limits } from '../util/limits.js';
 import type { BucketRecord, LifecycleRule, ObjectInfo, ObjectLayer } from '../object/index.js';
 import { activeRules, planKey, uploadAbortRule, type LifecycleAction, type LifecycleActionKind } from './lifecycle-rules.js';
 
-export interface LifecycleCycle {
-  trigger: 'schedule' | 'manual';
-  startedAt: string;
-  finishedAt: string | null;
-  /** The lifecycle clock's time the rules were judged at (differs from startedAt only under a test clock). */
-  judgedAt: string;
-  currentBucket: string | null;
-  bucketsScanned: number;
-  /** Buckets whose scan lock another node held. */
-  bucketsSkipped: number;
-  objectsScanned: number;
-  versionsScanned: number;
-  expired: { currentVersions: number; noncurrentVersions: number; deleteMarkers: number; multipartUploads: number };
-  /** Versions a rule would have removed but object lock kept. */
-  lockedVersionsKept: number;
-  errors: number;
-  recentErrors: string[];
-}
-
-export interface LifecycleStatus {
-  running: boolean;
-  intervalMs: number;
-  objectsPerSecond: number;
-  nextCycleAt: string | null;
-  current: LifecycleCycle | null;
-  last: LifecycleCycle | null;
-}
+export type { LifecycleCycle, LifecycleStatus } from '../contracts/operations.js';
+import type { LifecycleCycle, LifecycleStatus } from '../contracts/operations.js';
 
 export interface LifecycleScannerOptions {
   objects: ObjectLayer;

@@ -13,34 +13,12 @@ import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import type { ObjectLayer } from '../object/index.js';
 import { moveObject } from './move-object.js';
+import { limits } from '../util/limits.js';
 import { withAttempts } from '../util/retry.js';
 import type { StateStore } from './state-store.js';
 
-export type RebalancePoolState = 'active' | 'stopping' | 'completed' | 'stopped' | 'failed';
-
-export interface RebalanceProgress {
-  objects: number;
-  versions: number;
-  bytes: number;
-  /** Bytes this pool had to shed at start to reach the goal (the basis of the ETA). */
-  bytesToMove: number;
-  remainingBuckets: number;
-  currentBucket?: string;
-  currentObject?: string;
-  elapsedMs: number;
-  etaMs?: number;
-}
-
-export interface RebalancePool {
-  id: number;
-  status: RebalancePoolState;
-  stopping: boolean;
-  /** Used fraction (0..1) at the last measurement. */
-  used: number;
-  lastError: string;
-  cleanupWarnings: string[];
-  progress: RebalanceProgress;
-}
+export type { RebalancePoolState, RebalanceProgress, RebalancePool, RebalanceStatus } from '../contracts/operations.js';
+import type { RebalancePool, RebalancePoolState, RebalanceStatus } from '../contracts/operations.js';
 
 export interface RebalanceDocument {
   version: 1;
@@ -55,14 +33,6 @@ export interface RebalanceDocument {
   pools: RebalancePool[];
 }
 
-export interface RebalanceStatus {
-  id: string | null;
-  goalUsed?: number;
-  startedAt?: string;
-  stoppedAt?: string | null;
-  stopPropagation?: { complete: boolean; failedPeers: string[] } | null;
-  pools: RebalancePool[];
-}
 
 /** Telling the other nodes (admission fence at start, stop): resolves with the peers that failed. */
 export interface RebalancePeers {
@@ -85,9 +55,6 @@ export interface RebalanceOptions {
 
 /** A pool is within the goal when its used fraction is at most this much above it. */
 const goalTolerance = 0.02;
-const remeasureEveryBytes = 8 * 1024 * 1024;
-const progressSaveIntervalMs = 2_000;
-const cleanupWarningCap = 100;
 
 class Stopped extends Error {}
 
@@ -291,13 +258,13 @@ export class RebalanceManager {
           pool.progress.versions += moved.versions;
           pool.progress.bytes += moved.bytes;
           sinceMeasure += moved.bytes;
-          if (moved.cleanupWarning && pool.cleanupWarnings.length < cleanupWarningCap) pool.cleanupWarnings.push(moved.cleanupWarning);
+          if (moved.cleanupWarning && pool.cleanupWarnings.length < limits.rebalanceCleanupWarningsKept) pool.cleanupWarnings.push(moved.cleanupWarning);
         } catch (error) {
           if (signal.aborted) throw new Stopped();
           pool.lastError = `${bucket.name}/${key}: ${error instanceof Error ? error.message : String(error)}`;
           this.options.logger.warn({ pool: pool.id, bucket: bucket.name, key, error: pool.lastError }, 'rebalance could not move an object');
         }
-        if (sinceMeasure >= remeasureEveryBytes) {
+        if (sinceMeasure >= limits.rebalanceRemeasureEveryBytes) {
           sinceMeasure = 0;
           if (await this.withinGoal(document, pool)) return;
         }
@@ -345,7 +312,7 @@ export class RebalanceManager {
 
   private async saveProgress(): Promise<void> {
     const now = this.options.nowMs();
-    if (now - this.lastSaveMs < progressSaveIntervalMs) return;
+    if (now - this.lastSaveMs < limits.dataMovementProgressSaveIntervalMs) return;
     this.lastSaveMs = now;
     await this.save().catch((error: unknown) => this.options.logger.warn({ error: String(error) }, 'could not persist rebalance progress'));
   }

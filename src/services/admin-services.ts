@@ -65,13 +65,15 @@ export interface AdminServicesOptions {
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
   const { config, storage, logger, isOwn } = options;
   const links = createPeerLinks({ config, isOwn, isLeader: options.leader, rpcKey: options.rpcKey, launchHash: options.launchHash, logger, ...(options.onPeerCall ? { onPeerCall: options.onPeerCall } : {}) });
+  // One quarantine for the node's refused state files (storage-class.json at startup; pool.bin, rebalance.bin, iam.bin, the read-repair queue, root-heal records).
+  const { quarantine } = storage;
   // Decommission and rebalance each refuse to start while the other runs: each asks the other, once both exist.
   let rebalance: RebalanceService | undefined;
-  const decommission: DecommissionService = await createDecommissionService({ config, storage, links, logger, rebalanceRunning: () => rebalance?.manager.isRunning() ?? false });
-  rebalance = await createRebalanceService({ config, storage, links, logger, decommissionUnfinished: () => decommission.manager.hasUnfinished() });
-  const heal = await createHealService({ config, storage, links, logger });
+  const decommission: DecommissionService = await createDecommissionService({ config, storage, links, logger, quarantine, rebalanceRunning: () => rebalance?.manager.isRunning() ?? false });
+  rebalance = await createRebalanceService({ config, storage, links, logger, quarantine, decommissionUnfinished: () => decommission.manager.hasUnfinished() });
+  const heal = await createHealService({ config, storage, links, logger, quarantine });
   const buckets = createBucketNotices({ storage, links });
-  const iam = await createIamService({ config, storage, links, logger, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
+  const iam = await createIamService({ config, storage, links, logger, quarantine, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
   const lifecycle = createLifecycleService({ config, storage, isOwn, logger });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
   const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;

@@ -5,11 +5,12 @@
  */
 import type { StartedStorage } from '../cluster/startup.js';
 import type { PeerHandlerTable } from '../ops/peer-protocol.js';
-import { changeNoticeTimeoutMs, type PeerLinks } from './peer-links.js';
+import { limits } from '../util/limits.js';
+import type { PeerLinks } from './peer-links.js';
 
 export function createBucketNotices(options: { storage: StartedStorage; links: PeerLinks }): { peerHandlers: Pick<PeerHandlerTable, 'buckets-changed'> } {
   const { storage, links } = options;
-  storage.objects.onBucketsChanged(async (bucket) => void (await links.notifyAll('buckets-changed', { bucket }, changeNoticeTimeoutMs, 'bucket change notice')));
+  storage.objects.onBucketsChanged(async (bucket) => void (await links.notifyAll('buckets-changed', { bucket }, limits.changeNoticeTimeoutMs, 'bucket change notice')));
   return {
     peerHandlers: {
       'buckets-changed': async () => {

@@ -1,7 +1,7 @@
 /**
  * Decommission on a running node: the leader runs the queue (ops/decommission.ts, pool.bin) and
  * tells the peers when pool.bin changes; any other node forwards start, cancel, clear and status
- * to the leader, follows pool.bin when told (and every leaderFollowIntervalMs in case a notice was
+ * to the leader, follows pool.bin when told (and every limits.leaderFollowIntervalMs in case a notice was
  * lost), and so refuses writes to a pool being decommissioned just like the leader.
  */
 import type { Logger } from 'pino';
@@ -12,7 +12,9 @@ import { StateStore } from '../ops/state-store.js';
 import { askPeer, type PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { DecommissionControl } from '../api/admin/context.js';
 import { SvcError } from '../errors/index.js';
-import { leaderRunService, poolMetaNoticeTimeoutMs, type PeerLinks } from './peer-links.js';
+import type { StateFileQuarantine } from '../cluster/state-quarantine.js';
+import { leaderRunService, type PeerLinks } from './peer-links.js';
+import { limits } from '../util/limits.js';
 
 export type DecommissionPeerOperations = 'decommission-start' | 'decommission-cancel' | 'decommission-clear' | 'decommission-status' | 'pool-meta-changed';
 
@@ -34,6 +36,8 @@ export async function createDecommissionService(options: {
   storage: StartedStorage;
   links: PeerLinks;
   logger: Logger;
+  /** Where refused state files go. */
+  quarantine: StateFileQuarantine;
   /** A rebalance is running (a decommission does not start meanwhile). */
   rebalanceRunning(): boolean;
 }): Promise<DecommissionService> {
@@ -43,14 +47,14 @@ export async function createDecommissionService(options: {
     objects: storage.objects,
     pools: config.layout.pools.map((pool) => ({ index: pool.index, pattern: pool.pattern })),
     legacy: config.layout.legacy,
-    store: new StateStore<PoolMetaDocument>({ name: 'pool.bin', magic: 'SVPB', drives: () => storage.setDrives.flat(2), validate: validatePoolMeta }),
+    store: new StateStore<PoolMetaDocument>({ name: 'pool.bin', magic: 'SVPB', drives: () => storage.setDrives.flat(2), validate: validatePoolMeta, quarantine: options.quarantine }),
     leader: links.isLeader,
     bucketConcurrency: config.decommissionBucketConcurrency,
     entryConcurrency: config.decommissionEntryConcurrency,
     maxAttempts: config.rebalanceMaxAttempts,
     nowMs: () => Date.now(),
     logger,
-    onChange: () => void links.notifyAll('pool-meta-changed', {}, poolMetaNoticeTimeoutMs, 'pool.bin change notice'),
+    onChange: () => void links.notifyAll('pool-meta-changed', {}, limits.poolMetaNoticeTimeoutMs, 'pool.bin change notice'),
   });
   await manager.load();
 

@@ -9,6 +9,7 @@ import type { StartedStorage } from '../cluster/startup.js';
 import { HealManager, type HealPath, type HealSequenceStatus } from '../ops/heal.js';
 import { askPeer, type PeerHandlerTable } from '../ops/peer-protocol.js';
 import { SvcError } from '../errors/index.js';
+import type { StateFileQuarantine } from '../cluster/state-quarantine.js';
 import type { PeerLinks } from './peer-links.js';
 
 export interface HealService {
@@ -19,10 +20,10 @@ export interface HealService {
   close(): Promise<void>;
 }
 
-export async function createHealService(options: { config: ServerConfig; storage: StartedStorage; links: PeerLinks; logger: Logger }): Promise<HealService> {
+export async function createHealService(options: { config: ServerConfig; storage: StartedStorage; links: PeerLinks; logger: Logger; quarantine: StateFileQuarantine }): Promise<HealService> {
   const { config, storage, links, logger } = options;
   const { nodes, ownNode } = links;
-  const manager = new HealManager({ storage, nodeName: `${config.address.host}-${config.address.port}`, ...(nodes.length > 1 && ownNode >= 0 ? { tokenSuffix: `@${ownNode}` } : {}), nowMs: () => Date.now(), logger });
+  const manager = new HealManager({ storage, nodeName: `${config.address.host}-${config.address.port}`, ...(nodes.length > 1 && ownNode >= 0 ? { tokenSuffix: `@${ownNode}` } : {}), nowMs: () => Date.now(), logger, quarantine: options.quarantine });
   await manager.start();
   const sequence = async (clientToken: string, path: HealPath, stop: boolean): Promise<HealSequenceStatus> => {
     const owner = /@(\d+)$/.exec(clientToken);

@@ -13,7 +13,8 @@ import type { PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { NamespaceLocker } from '../object/locks.js';
 import type { Clock } from '../util/clock.js';
 import { limits } from '../util/limits.js';
-import { changeNoticeTimeoutMs, followTimer, type PeerLinks } from './peer-links.js';
+import type { StateFileQuarantine } from '../cluster/state-quarantine.js';
+import { followTimer, type PeerLinks } from './peer-links.js';
 
 export interface IamService {
   iam: IamStore;
@@ -26,6 +27,8 @@ export async function createIamService(options: {
   storage: StartedStorage;
   links: PeerLinks;
   logger: Logger;
+  /** Where refused state files go. */
+  quarantine: StateFileQuarantine;
   /** The clock of session, web identity and service account expiry. */
   identityClock: Clock;
   /** The cluster-wide namespace locker (users and policies change under it). */
@@ -33,11 +36,11 @@ export async function createIamService(options: {
 }): Promise<IamService> {
   const { config, storage, links, locker } = options;
   const iam = new IamStore({
-    store: new StateStore<IamDocument>({ name: 'iam.bin', magic: 'SVIA', drives: () => storage.setDrives.flat(2), validate: validateIamDocument }),
+    store: new StateStore<IamDocument>({ name: 'iam.bin', magic: 'SVIA', drives: () => storage.setDrives.flat(2), validate: validateIamDocument, quarantine: options.quarantine }),
     root: { accessKey: config.accessKey, secretKey: config.secretKey },
     nowMs: () => Date.now(),
     expiryNowMs: () => options.identityClock.nowMs(),
-    announce: async () => void (await links.notifyAll('iam-changed', {}, changeNoticeTimeoutMs, 'users and policies change notice')),
+    announce: async () => void (await links.notifyAll('iam-changed', {}, limits.changeNoticeTimeoutMs, 'users and policies change notice')),
     ...(locker ? { lock: () => locker.acquire('.svc.sys/iam.bin', 'write') } : {}),
   });
   await iam.reload();

@@ -3,7 +3,7 @@
  * peers (every node but this one), the leader (the node holding the first endpoint), the options
  * of a peer call, and change notices sent to every peer whose failures are logged by name.
  *
- * The timeouts of the notices and the followers' cadence are named here, in one place.
+ * The timeouts of the notices and the followers' cadence are in util/limits.ts.
  */
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../cluster/server-config.js';
@@ -11,15 +11,7 @@ import type { OwnEndpointTest } from '../cluster/own-endpoints.js';
 import type { Endpoint } from '../cluster/endpoints.js';
 import type { Peer, PeerCallObserver, PeerCallOptions } from '../cluster/peer-client.js';
 import { askPeer, type PeerOperation, type PeerRequest } from '../ops/peer-protocol.js';
-
-/** A pool.bin change notice (decommission progress) waits this long for each peer. */
-export const poolMetaNoticeTimeoutMs = 5_000;
-/** A rebalance event (the admission fence at start, rollback, stop) waits this long for each peer. */
-export const rebalanceEventTimeoutMs = 10_000;
-/** A bucket or IAM change notice waits this long for each peer. */
-export const changeNoticeTimeoutMs = 2_000;
-/** A node that is not the leader rereads pool.bin and rebalance.bin this often, in case a notice was lost. */
-export const leaderFollowIntervalMs = 5_000;
+import { limits } from '../util/limits.js';
 
 type UrlEndpoint = Extract<Endpoint, { kind: 'url' }>;
 
@@ -118,7 +110,7 @@ export function followTimer(intervalMs: number, what: string, tick: () => Promis
 
 /**
  * A service around a manager the leader runs (decommission, rebalance): on a node that is not the
- * leader, its state file is reread every leaderFollowIntervalMs; `close` stops that, then the manager.
+ * leader, its state file is reread every limits.leaderFollowIntervalMs; `close` stops that, then the manager.
  */
 export function leaderRunService<Manager extends { reload(): Promise<unknown>; close(): Promise<void> }, Parts extends object>(
   links: PeerLinks,
@@ -127,7 +119,7 @@ export function leaderRunService<Manager extends { reload(): Promise<unknown>; c
   logger: Logger,
   parts: Parts,
 ): Parts & { manager: Manager; close(): Promise<void> } {
-  const follower = followTimer(leaderFollowIntervalMs, `following the leader's ${stateFile}`, () => manager.reload(), logger);
+  const follower = followTimer(limits.leaderFollowIntervalMs, `following the leader's ${stateFile}`, () => manager.reload(), logger);
   if (!links.isLeader) follower.start();
   return {
     ...parts,

@@ -1,7 +1,7 @@
 /**
  * Rebalance on a running node: the leader runs it (ops/rebalance.ts, rebalance.bin) and announces
  * its events to every peer (the admission fence); any other node forwards start, stop and status
- * to the leader, reloads rebalance.bin when told, and every leaderFollowIntervalMs.
+ * to the leader, reloads rebalance.bin when told, and every limits.leaderFollowIntervalMs.
  */
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../cluster/server-config.js';
@@ -10,8 +10,10 @@ import { RebalanceManager, validateRebalance, type RebalanceDocument } from '../
 import { StateStore } from '../ops/state-store.js';
 import { askPeer, type PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { RebalanceControl } from '../api/admin/context.js';
-import { leaderRunService, rebalanceEventTimeoutMs, type PeerLinks } from './peer-links.js';
+import type { StateFileQuarantine } from '../cluster/state-quarantine.js';
+import { leaderRunService, type PeerLinks } from './peer-links.js';
 import { leaderOnly } from './decommission-service.js';
+import { limits } from '../util/limits.js';
 
 export type RebalancePeerOperations = 'rebalance-start' | 'rebalance-stop' | 'rebalance-status' | 'rebalance-event';
 
@@ -28,6 +30,8 @@ export async function createRebalanceService(options: {
   storage: StartedStorage;
   links: PeerLinks;
   logger: Logger;
+  /** Where refused state files go. */
+  quarantine: StateFileQuarantine;
   /** A decommission is queued or running (a rebalance does not start meanwhile). */
   decommissionUnfinished(): boolean;
 }): Promise<RebalanceService> {
@@ -36,13 +40,13 @@ export async function createRebalanceService(options: {
     objects: storage.objects,
     poolCount: config.layout.pools.length,
     legacy: config.layout.legacy,
-    store: new StateStore<RebalanceDocument>({ name: 'rebalance.bin', magic: 'SVRB', drives: () => storage.setDrives.flat(2), validate: validateRebalance }),
+    store: new StateStore<RebalanceDocument>({ name: 'rebalance.bin', magic: 'SVRB', drives: () => storage.setDrives.flat(2), validate: validateRebalance, quarantine: options.quarantine }),
     leader: links.isLeader,
     maxAttempts: config.rebalanceMaxAttempts,
     nowMs: () => Date.now(),
     logger,
     decommissionUnfinished: options.decommissionUnfinished,
-    peers: { announce: (event, id) => links.notifyAll('rebalance-event', { event, id }, rebalanceEventTimeoutMs, `rebalance ${event} event`) },
+    peers: { announce: (event, id) => links.notifyAll('rebalance-event', { event, id }, limits.rebalanceEventTimeoutMs, `rebalance ${event} event`) },
   });
   await manager.load();
   const leader = links.leader!;

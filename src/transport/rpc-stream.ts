@@ -16,6 +16,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createConnection, type NetConnectOpts, type Socket } from 'node:net';
 import { rpcAuthScheme, RpcTokenSource } from './rpc-token.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { limits } from '../util/limits.js';
 
 export const rpcStreamPath = '/svc/rpc/v1/stream';
 export const rpcStreamProtocol = 'svc-rpc';
@@ -179,8 +180,6 @@ export interface StreamClientOptions {
   maxAnswerBytes?: number;
 }
 
-/** An answer larger than this breaks the stream that carries it (StreamClientOptions.maxAnswerBytes). */
-const defaultMaxAnswerBytes = 1024 * 1024 * 1024;
 
 /** Takes a call's answer as its bytes arrive (RpcStreamClient.callInto). */
 export interface AnswerSink<T> {
@@ -204,8 +203,6 @@ interface InFlight {
 
 export const streamTimeoutMessage = 'internode RPC timed out';
 
-/** A client stream's reused receive buffer. */
-const receiveBufferBytes = 256 * 1024;
 
 /**
  * Receives a client connection's bytes into one reused buffer (`net.Socket`'s `onread`) instead
@@ -217,7 +214,7 @@ class Receiver {
   socket: Socket | undefined;
   frames: ((bytes: Uint8Array) => void) | undefined;
   readonly onread = {
-    buffer: Buffer.allocUnsafe(receiveBufferBytes),
+    buffer: Buffer.allocUnsafe(limits.internodeReceiveBufferBytes),
     callback: (bytes: number, buffer: Uint8Array): boolean => {
       const received = buffer.subarray(0, bytes);
       if (this.frames) this.frames(received);
@@ -243,7 +240,7 @@ export class RpcStreamClient {
   constructor(private readonly target: StreamTarget, options: StreamClientOptions = {}) {
     this.tokens = options.tokens ?? new RpcTokenSource(target.rpcKey);
     this.clock = options.clock ?? systemClock;
-    this.maxAnswerBytes = options.maxAnswerBytes ?? defaultMaxAnswerBytes;
+    this.maxAnswerBytes = options.maxAnswerBytes ?? limits.internodeMaxAnswerBytes;
   }
 
   /** Calls waiting for their answer. */

@@ -17,11 +17,6 @@ import { limits } from '../util/limits.js';
 import { RpcStreamClient, type StreamTarget } from './rpc-stream.js';
 import { RpcTokenSource } from './rpc-token.js';
 
-/** A pooled stream not asked for in this long, with no call waiting, is closed at the next lookup. */
-export const defaultIdleStreamMs = 60_000;
-/** Keep-alive sockets of plain internode requests at most, to each peer. */
-export const defaultMaxSocketsPerPeer = 64;
-
 export interface TransportOptions {
   /** The clock tokens are signed against and idle streams are judged by (the system clock when unset). */
   clock?: Clock;
@@ -50,9 +45,9 @@ export class Transport {
 
   constructor(options: TransportOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    this.idleStreamMs = options.idleStreamMs ?? defaultIdleStreamMs;
+    this.idleStreamMs = options.idleStreamMs ?? limits.internodeIdleStreamMs;
     this.buffers = new BufferPool(options.buffersRetainedBytes ?? limits.internodeBuffersRetainedBytes);
-    this.agent = options.agent ?? new Agent({ keepAlive: true, maxSockets: defaultMaxSocketsPerPeer });
+    this.agent = options.agent ?? new Agent({ keepAlive: true, maxSockets: limits.internodeMaxSocketsPerPeer });
   }
 
   /** The stream to one peer as reached with these credentials, shared by everything calling it. */

@@ -20,7 +20,6 @@ export const limits = {
   maxObjectKeyBytes: 1024,
   /** A file or directory name on a drive (NAME_MAX of Linux file systems): bounds each encoded key segment. */
   maxDriveNameBytes: 255,
-  maxObjectSizeBytes: 5 * 1024 * GiB,
   maxPutObjectSizeBytes: 5 * GiB,
   minPartSizeBytes: 5 * MiB,
   maxPartSizeBytes: 5 * GiB,
@@ -188,15 +187,15 @@ export const limits = {
   /**
    * Reads that may wait for a file-read thread; beyond, they go through libuv's pool. Room for
    * 64 GETs at once on a set of 16 drives (16 xl.meta reads each): below that, a busy node's
-   * reads spilled to the pool, three thread hand-offs a read (docs/benchmarks.md, "File-read
-   * threads for a busy node"). A hung drive is still left behind by fileReadWaitMaxMs.
+   * reads spilled to the pool, three thread hand-offs a read (docs/benchmarks.md, "What was
+   * measured, and kept or not"). A hung drive is still left behind by fileReadWaitMaxMs.
    */
   fileReadsQueuedMax: 1024,
   /** Once a read has waited this long for a file-read thread (a slow or hung drive), waiting reads go through libuv's pool. */
   fileReadWaitMaxMs: 100,
   /** Coding threads at most (SVC_CODING_THREADS). */
   maxCodingThreads: 64,
-  /** Data movement. */
+  /** Data movement (SVC_REBALANCE_MAX_ATTEMPTS, SVC_DECOMMISSION_BUCKET_CONCURRENCY, SVC_DECOMMISSION_ENTRY_CONCURRENCY). */
   rebalanceMaxAttemptsDefault: 3,
   decommissionBucketConcurrencyDefault: 4,
   decommissionEntryConcurrencyDefault: 8,
@@ -207,15 +206,13 @@ export const limits = {
   lockExpiryMs: 30_000,
   lockRefreshIntervalMs: 10_000,
   lockAcquireTimeoutMs: 10_000,
-  /** Read-repair queue (MRF). */
-  repairQueueMaxEntries: 10_000,
   /** Root-heal records larger than this are quarantined. */
-  maxHealRecordBytes: 1 * MiB,
+  maxHealRecordBytes: 64 * KiB,
   /** A drive call unanswered this long fails; a drive none of whose calls answer that long goes offline (SVC_DRIVE_MAX_TIMEOUT; src/drive/deadline-drive.ts). */
   driveCallDeadlineMsDefault: 10_000,
   /** How often a drive taken offline for missing its deadline is asked whether it answers again. */
   driveProbeIntervalMs: 1_000,
-  /** Internode RPC. */
+  /** Internode RPC: a drive call, a batch, or a peer control call unanswered this long fails (DriveOffline). */
   rpcTimeoutMs: 30_000,
   /** Drive operations one internode batch request carries at most (more wait for the next). */
   rpcBatchMaxOperations: 64,
@@ -246,7 +243,6 @@ export const limits = {
   driveCheckIntervalMs: 2_000,
   /** How long a start with some drives not online re-reads formats before going ahead degraded. */
   formatSettleMs: 3_000,
-  rpcMaxRetries: 3,
   rpcTokenTtlMs: 15 * 60 * 1000,
   /** A sender signs a new internode token this often, not for every call (a token lives rpcTokenTtlMs). */
   rpcTokenReuseMs: 5_000,
@@ -285,4 +281,53 @@ export const limits = {
   auditDropWarningIntervalMs: 60_000,
   /** Failed writes to the audit file are logged at most this often. */
   auditWriteWarningIntervalMs: 60_000,
+  /** Decommission and rebalance save their progress (pool.bin, rebalance.bin) at most this often while they run. */
+  dataMovementProgressSaveIntervalMs: 2_000,
+  /** Objects a decommission lists by name when it could not move them (the count goes on). */
+  decommissionUnresolvedListed: 100,
+  /** Rebalance: pool usage is measured again after this many bytes were moved. */
+  rebalanceRemeasureEveryBytes: 8 * MiB,
+  /** Rebalance: cleanup failures kept in its status (the count goes on). */
+  rebalanceCleanupWarningsKept: 100,
+  /** Peer notices: a pool.bin change (decommission progress), a rebalance event (the admission fence), a bucket or IAM change; each waits this long for each peer. */
+  poolMetaNoticeTimeoutMs: 5_000,
+  rebalanceEventTimeoutMs: 10_000,
+  changeNoticeTimeoutMs: 2_000,
+  /** A node that is not the leader rereads pool.bin and rebalance.bin this often, in case a notice was lost. */
+  leaderFollowIntervalMs: 5_000,
+  /** An admin API request body (JSON or a policy) read whole is at most this long. */
+  maxAdminBodyBytes: 1 * MiB,
+  /** A lock frame to a peer unanswered this long fails its calls (the peer grants nothing). */
+  lockCallTimeoutMs: 5_000,
+  /** A console session seen again after this long gets a fresh cookie (its idle expiry moves on). */
+  consoleSessionRefreshAfterMs: 60_000,
+  /** The part size of console uploads (the browser's and the server's; a 1 GiB file is 128 parts). */
+  consoleUploadPartSizeBytes: 8 * MiB,
+  /** Internode transport: a pooled stream not asked for in this long, with no call waiting, is closed at the next lookup. */
+  internodeIdleStreamMs: 60_000,
+  /** Internode transport: keep-alive sockets of plain internode requests to each peer at most. */
+  internodeMaxSocketsPerPeer: 64,
+  /** Internode transport: an answer larger than this breaks the stream that carries it. */
+  internodeMaxAnswerBytes: 1 * GiB,
+  /** Internode transport: a client stream's reused receive buffer. */
+  internodeReceiveBufferBytes: 256 * KiB,
+  /** aws-chunked bodies: a chunk header line (size and signature) longer than this is refused. */
+  maxChunkHeaderLineBytes: 4 * KiB,
+  /** Object lock: a retention period (default retention of a bucket) of at most this many days or years. */
+  maxRetentionDays: 36_500,
+  maxRetentionYears: 100,
+  /** Reed-Solomon decode matrices kept per codec (one per pattern of missing shards in use). */
+  decodeMatricesCached: 256,
+  /** The event-loop delay metric samples the loop this often. */
+  eventLoopSampleMs: 100,
+  /**
+   * A state file under .svc.sys (pool.bin, rebalance.bin, iam.bin) larger than this is quarantined
+   * unread, and a save that would write one is refused (StateFileTooLarge).
+   */
+  maxStateFileBytes: 64 * MiB,
+  /** The persisted read-repair (MRF) queue: a file larger than this, or with more entries, is quarantined unread. */
+  maxMrfFileBytes: 32 * MiB,
+  maxMrfFileEntries: 20_000,
+  /** The persisted storage-class settings (.svc.sys/config/storage-class.json). */
+  maxStorageClassFileBytes: 4 * KiB,
 } as const;

@@ -25,6 +25,7 @@ import { requestLine } from '../request-line.js';
 import { adminRoutes } from './routes.js';
 import { checkAnswers, fastifySchema, openObject, schemaRefusal, statusQuery, wildcardAsPrefix, type RouteSchema } from './route-schema.js';
 import { installAdminAudit } from './admin-audit.js';
+import { limits } from '../../util/limits.js';
 
 export const adminPrefix = '/svc/admin/';
 export const openApiPath = `${adminPrefix}openapi.json`;
@@ -150,7 +151,7 @@ function adminRequestOf(request: FastifyRequest): AdminRequest {
 
 /** Reads the (small) body, checks its signed hash, and parses it as JSON for a route that takes one. */
 async function readBody(request: FastifyRequest, state: AdminRequestState): Promise<void> {
-  state.body = await readSmallBody(request.raw, maxAdminBodyBytes, 'admin request bodies');
+  state.body = await readSmallBody(request.raw, limits.maxAdminBodyBytes, 'admin request bodies');
   const payload = state.payload;
   if (payload?.kind === 'sha256' && createHash('sha256').update(state.body).digest('hex') !== payload.expectedHex) throw new SvcError('XAmzContentSHA256Mismatch');
   if (payload?.kind.startsWith('streaming')) throw new SvcError('InvalidRequest', 'admin requests do not take streaming payloads');
@@ -207,7 +208,6 @@ function authenticate(options: AdminPluginOptions, request: FastifyRequest, rawP
   }
 }
 
-const maxAdminBodyBytes = 1024 * 1024;
 
 /** A small body read whole; past `maxBytes`, EntityTooLarge naming `what` (the console reads its JSON bodies with it too). */
 export async function readSmallBody(body: AsyncIterable<Uint8Array>, maxBytes: number, what: string): Promise<Buffer> {

@@ -67,6 +67,7 @@ export const exampleBackgroundHeal = {
   mrf: { queued: 0, awaitingDrives: 1, limit: 10000, processed: 3, failed: 0, dropped: 0, retried: 2, gaveUp: 0 },
   background: [],
   healingDrives: [],
+  stateFilesQuarantined: 0,
 };
 
 const quorums = {

@@ -183,6 +183,7 @@ export const backgroundHealSchema = object(
     }),
     'replaced drives',
   ),
+  stateFilesQuarantined: count('state files under .svc.sys refused when read and moved to .svc.sys/quarantine since start (docs/formats.md)'),
   },
   { description: 'Background heal: the MRF queue, erasure-set heals and replaced drives.' },
 );

@@ -6,32 +6,10 @@ import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
 import type { LifecycleScanner } from '../../ops/lifecycle.js';
 import type { RouteSchema } from './route-schema.js';
+import type { Capabilities, ClusterSnapshot, PoolInfo, SlotInfo } from '../../contracts/cluster.js';
 import type { Permission, Principal } from '../../iam/index.js';
 
-export interface SlotInfo {
-  set: number;
-  slot: number;
-  endpoint: string;
-  local: boolean;
-  /** The drive id this slot expects (format.json). */
-  uuid: string;
-  state: 'online' | 'offline';
-  totalBytes: number;
-  usedBytes: number;
-  freeBytes: number;
-}
-
-export interface PoolInfo {
-  id: number;
-  cmdline: string;
-  endpointCount: number;
-  setCount: number;
-  drivesPerSet: number;
-  totalBytes: number;
-  usedBytes: number;
-  freeBytes: number;
-  decommission: DecommissionStatus | null;
-}
+export type { PoolInfo, SlotInfo } from '../../contracts/cluster.js';
 
 /** Decommission as the admin API sees it: local on the leader, forwarded elsewhere. */
 export interface DecommissionControl {
@@ -63,7 +41,7 @@ export interface AdminContext {
   lifecycle: Pick<LifecycleScanner, 'status' | 'runNow'>;
   /** Set count of each pool. */
   setCounts: number[];
-  snapshot(): Promise<Record<string, unknown>>;
+  snapshot(): Promise<ClusterSnapshot>;
   /** Fault control of this node's drives; undefined when SVC_FAULT_INJECTION is not on. */
   faults?: {
     list(): { drive: string; endpoint: string; faults: unknown }[];
@@ -74,7 +52,7 @@ export interface AdminContext {
   };
   /** Users, groups, service accounts and policies; undefined on a server built without them. */
   iam?: IamStore;
-  capabilities(): Record<string, unknown>;
+  capabilities(): Capabilities;
   /** Object placement and the failure what-if. */
   explorer: Explorer;
   serversInfo(): Promise<Record<string, unknown>>;

@@ -7,6 +7,7 @@
 import type { Drive, DiskInfo } from '../../drive/index.js';
 import { readQuorum, writeQuorum } from '../../erasure/geometry.js';
 import type { HealCounts } from '../../ops/heal.js';
+import type { BackgroundHealStatus } from '../../contracts/cluster.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import { limits } from '../../util/limits.js';
@@ -26,7 +27,7 @@ export interface SlotView {
 export interface HealView {
   /** Every sequence the heal manager still knows (running and recently ended). */
   sequenceList(): { clientToken: string; status: string; counts: HealCounts }[];
-  backgroundStatus(): Record<string, unknown>;
+  backgroundStatus(): BackgroundHealStatus;
 }
 
 export interface StateSources {
@@ -178,11 +179,13 @@ export class StateCollector {
       this.totals.advance(f.healShardsHealed, `${sequence.clientToken}/shards`, shardsHealed);
     }
     this.totals.forgetExcept(new Set(sequences.map((sequence) => sequence.clientToken)));
-    const mrf = (heal.backgroundStatus().mrf ?? {}) as { queued?: number; dropped?: number; processed?: number; failed?: number };
-    f.readRepairQueueLength.set(mrf.queued ?? 0);
-    this.totals.advance(f.readRepairDropped, 'mrf/dropped', mrf.dropped ?? 0);
-    this.totals.advance(f.readRepairProcessed, 'mrf/processed', mrf.processed ?? 0);
-    this.totals.advance(f.readRepairFailed, 'mrf/failed', mrf.failed ?? 0);
+    const background = heal.backgroundStatus();
+    const { mrf } = background;
+    f.readRepairQueueLength.set(mrf.queued);
+    this.totals.advance(f.readRepairDropped, 'mrf/dropped', mrf.dropped);
+    this.totals.advance(f.readRepairProcessed, 'mrf/processed', mrf.processed);
+    this.totals.advance(f.readRepairFailed, 'mrf/failed', mrf.failed);
+    this.totals.advance(f.stateFilesQuarantined, 'mrf/state-files-quarantined', background.stateFilesQuarantined);
   }
 }
 

@@ -213,7 +213,7 @@ function Lifecycle() {
       {data && !cycle ? <Empty>No lifecycle cycle has run on this node yet{data.nextCycleAt ? `; the next starts ${when(data.nextCycleAt)}` : ''}.</Empty> : null}
       {data && cycle ? (
         <p class="lifecycle-line">
-          <Badge state={data.running ? 'running' : cycle.errors > 0 ? 'error' : 'finished'} /> {data.running ? 'Started' : 'Last cycle'} {when(cycle.startedAt)} ({cycle.trigger}) · {cycle.bucketsScanned} buckets · {cycle.objectsScanned} objects scanned · expired {cycle.expired.currentVersions} objects, {cycle.expired.noncurrentVersions} noncurrent versions, {cycle.expired.deleteMarkers} delete markers, {cycle.expired.multipartUploads} uploads · {cycle.lockedVersionsKept} locked kept · {cycle.errors} errors
+          <Badge state={data.running ? 'running' : cycle.errors > 0 ? 'error' : 'finished'} /> {data.running ? 'Started' : 'Last cycle'} {when(cycle.startedAt)} ({cycle.trigger}) · {cycle.bucketsScanned} buckets{cycle.bucketsSkipped > 0 ? ` (${cycle.bucketsSkipped} left to the node holding their scan lock)` : ''} · {cycle.objectsScanned} objects scanned · expired {cycle.expired.currentVersions} objects, {cycle.expired.noncurrentVersions} noncurrent versions, {cycle.expired.deleteMarkers} delete markers, {cycle.expired.multipartUploads} uploads · {cycle.lockedVersionsKept} locked kept · {cycle.errors} errors
           {!data.running && data.nextCycleAt ? <span class="muted small"> · next {when(data.nextCycleAt)}</span> : null}
         </p>
       ) : null}

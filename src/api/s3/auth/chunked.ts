@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import { SvcError } from '../../../errors/index.js';
 import { hmacHex, type AuthResult } from './sigv4.js';
+import { limits } from '../../../util/limits.js';
 
 const emptySha256 = createHash('sha256').update('').digest('hex');
-const maxLineBytes = 4096;
 
 export interface ChunkedBody {
   body: AsyncIterable<Uint8Array>;
@@ -50,7 +50,7 @@ class ByteReader {
         this.buffer = this.buffer.subarray(end + 2);
         return text;
       }
-      if (this.buffer.length > maxLineBytes) throw malformed('a chunk header line is too long');
+      if (this.buffer.length > limits.maxChunkHeaderLineBytes) throw malformed('a chunk header line is too long');
       if (!(await this.fill())) throw malformed('the body ended inside a chunk header');
     }
   }
