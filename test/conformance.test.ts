@@ -145,7 +145,7 @@ describe('conformance (black-box)', () => {
     try {
       const report = await runSuites({ endpoint: broken.url, ...credentials, seed: 3, allowAdminMutations: true }, blackBox);
       const ids = failed(report).map((result) => result.id);
-      expect(ids).toContain('s3.storage-class.reject');
+      expect(ids).toContain('svc.storage-class.reject');
       expect(ids).toContain('s3.auth.bad-signature');
       expect(ids).toContain('admin.auth.root-only');
       expect(ids).toContain('admin.decommission.start-is-not-completion');
