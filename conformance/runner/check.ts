@@ -124,6 +124,20 @@ export class Target {
     return name.replace(/-+$/, '');
   }
 
+  /** The prefix every bucket name of this run starts with. */
+  get runPrefix(): string {
+    return `conf-${this.runId}-`;
+  }
+
+  /** Creates `runPrefix + suffix` (a lower-case suffix not starting with a digit) and removes it with the run's other buckets. */
+  async makeBucketNamed(suffix: string): Promise<string> {
+    const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
+    const name = `${this.runPrefix}${suffix}`;
+    await this.s3.send(new CreateBucketCommand({ Bucket: name }));
+    this.buckets.add(name);
+    return name;
+  }
+
   /** With `objectLock`, the bucket is created with object lock (and so versioning) enabled. */
   async makeBucket(purpose: string, options: { objectLock?: boolean } = {}): Promise<string> {
     const { CreateBucketCommand } = await import('@aws-sdk/client-s3');

@@ -30,6 +30,7 @@ import { authChecksumChecks } from './s3/auth-checksums.js';
 import { objectLockChecks } from './s3/object-lock.js';
 import { lifecycleChecks } from './s3/lifecycle.js';
 import { awsApiPage, withSources } from './s3/sources.js';
+import { recentChecks } from './s3/recent.js';
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('hex');
 
@@ -239,4 +240,4 @@ const coreChecks: Check[] = [
   },
 ];
 
-export const s3Checks: Check[] = withSources([...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks]);
+export const s3Checks: Check[] = withSources([...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks, ...recentChecks]);
