@@ -16,10 +16,9 @@ import { runSuites, type SuiteRun } from './runner/run.js';
 import { compareReports, htmlReport, junitXml, markdownReport, summaryTable, type Report } from './runner/report.js';
 import { profileNames, type Profile } from './runner/check.js';
 import { modelChecks } from './model/s3-model-run.js';
-import { managedPropertySuites, managedSuites } from './managed/suites.js';
 
-const usage = `usage: npm run conformance -- --endpoint <url> --access-key <key> --secret-key <secret>
-         [--profile s3|svc|all] [--suite s3,admin,iam,model] [--seed <n>] [--runs <n>] [--budget <duration>]
+const usageText = `usage: npm run conformance -- --endpoint <url> --access-key <key> --secret-key <secret>
+         [--profile s3|svc|all] [--suite s3,admin,iam,model] [--only <id prefix,...>] [--seed <n>] [--runs <n>] [--budget <duration>]
          [--junit <file>] [--json <file>] [--html <file>] [--markdown <file>] [--allow-admin-mutations]
        npm run conformance -- --managed process|container [--suite ...] [--seed <n>] [--runs <n>] [--junit <file>] [--json <file>]
        npm run conformance -- --compare <a.json> <b.json>
@@ -27,6 +26,8 @@ const usage = `usage: npm run conformance -- --endpoint <url> --access-key <key>
 Profiles: s3 (only behaviour AWS documents, each check naming its source: run it against any S3
 server), svc (SPEC.md's own rules: health endpoints, storage-class refusal, admin API, IAM routes,
 quorum, inline and layout rules), all (the default: both).
+
+--only keeps the checks whose id starts with one of the given prefixes (s3.conditional-write.,s3.bucket.).
 
 Suites: s3 (S3 semantics), admin (admin API semantics; checks that start or stop rebalance or
 decommission run only with --allow-admin-mutations), iam (users, policies, groups, service
@@ -36,6 +37,9 @@ an in-memory model: --runs sequences, default 20, within --budget such as 90s, 1
 with --managed the property suites quorum, inline, layout, recovery and exclusion (each launches
 its own deployments: --runs cases each, default per suite; a failure prints the case and the
 --seed and --runs that replay it).`;
+
+/** The usage text with the name the command was started by. */
+let usage = usageText;
 
 export const blackBoxSuites: Record<string, SuiteRun> = {
   s3: { suite: 's3', checks: s3Checks },
@@ -67,7 +71,8 @@ async function compareFiles(paths: string[]): Promise<number> {
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], command = 'npm run conformance --'): Promise<number> {
+  usage = usageText.replaceAll('npm run conformance --', command);
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
@@ -85,6 +90,7 @@ export async function main(argv: string[]): Promise<number> {
         html: { type: 'string' },
         markdown: { type: 'string' },
         profile: { type: 'string' },
+        only: { type: 'string' },
         runs: { type: 'string' },
         budget: { type: 'string' },
         compare: { type: 'boolean' },
@@ -123,6 +129,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`conformance: --profile is ${[...profileNames, 'all'].join(', ')}\n${usage}`);
     return 2;
   }
+  const only = (values.only as string | undefined)?.split(',').map((prefix) => prefix.trim()).filter(Boolean);
   const wanted = (values.suite as string | undefined)?.split(',').map((name) => name.trim()).filter(Boolean);
   const progress = (line: string) => console.error(line);
   let report: Report;
@@ -131,6 +138,13 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`conformance: --managed is 'process' or 'container'\n${usage}`);
       return 2;
     }
+    // Managed runs start svc from this repository's build: loaded only here, and absent from the standalone package.
+    const managedModule = await import('./managed/suites.js').catch((error: Error) => error);
+    if (managedModule instanceof Error) {
+      console.error(`conformance: --managed needs a clone of the svc repository (${managedModule.message})`);
+      return 2;
+    }
+    const { managedPropertySuites, managedSuites } = managedModule;
     const known = ['s3', 'admin', 'iam', ...Object.keys(managedPropertySuites)];
     const unknown = (wanted ?? []).filter((name) => !known.includes(name));
     if (unknown.length > 0) {
@@ -158,7 +172,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     report = await runSuites(
       { endpoint: (values.endpoint as string).replace(/\/$/, ''), accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string, seed, ...(runs ? { runs } : {}), ...(budgetMs ? { budgetMs } : {}), allowAdminMutations: values['allow-admin-mutations'] === true, profile: profile as Profile | 'all', progress },
-      names.map((name) => blackBoxSuites[name]!),
+      names.map((name) => blackBoxSuites[name]!).map((suite) => ({ ...suite, checks: suite.checks.filter((check) => !only || only.some((prefix) => check.id.startsWith(prefix))) })),
     );
   }
   console.log(summaryTable(report));
