@@ -19,6 +19,7 @@ import { modelChecks, runS3Model } from '../conformance/model/s3-model-run.js';
 import { startS3rver, s3rverCredentials } from '../conformance/harness/s3rver-process.js';
 import { fauxqsCredentials, fauxqsUnavailable, startFauxqs } from '../conformance/harness/fauxqs-process.js';
 import { capabilityNames } from '../conformance/runner/capabilities.js';
+import { between, columnOf, documentedColumn, resultsMarkers, resultsTargets } from '../conformance/runner/results-table.js';
 
 const blackBox = [
   { suite: 's3', checks: s3Checks },
@@ -108,6 +109,11 @@ const fauxqsFailures: Record<string, number> = {
   'S3 presigned URLs': 3,
   'S3 model-based runs': 1,
 };
+/** A target's column of the results table in docs/conformance.md, as scripts/conformance-results.ts wrote it. */
+async function documented(target: string): Promise<Map<string, string>> {
+  return documentedColumn(between(await readFile(join(repoRoot, 'docs/conformance.md'), 'utf8'), resultsMarkers), target);
+}
+
 const fauxqsSkip = await fauxqsUnavailable();
 if (fauxqsSkip) console.warn(`the fauxqs comparison is skipped: ${fauxqsSkip}`);
 
@@ -125,8 +131,9 @@ afterAll(async () => {
 
 describe('conformance (black-box)', () => {
   it('passes against a two-node, two-pool process cluster, mutations included, and cleans up after itself', async () => {
-    const report = await runSuites({ endpoint: cluster.urls[1]!, ...credentials, seed: 42, runs: 4, allowAdminMutations: true }, blackBox);
+    const report = await runSuites({ endpoint: cluster.urls[1]!, ...credentials, seed: resultsTargets.svc.seed, runs: resultsTargets.svc.runs, allowAdminMutations: true }, blackBox);
     expect(failed(report).map((result) => result.id), describeFailures(report)).toEqual([]);
+    expect(columnOf(report), 'docs/conformance.md is stale: run scripts/conformance-results.ts').toEqual(await documented(resultsTargets.svc.name));
     expect(s3Checks.length + adminChecks.length + modelChecks.length).toBeGreaterThanOrEqual(150);
     // Everything applies to a two-pool svc cluster but the single-pool check, and the checks of
     // S3 APIs svc does not offer yet, each n/a by its own probe.
@@ -182,9 +189,10 @@ describe('conformance (black-box)', () => {
     const root = await mkdtemp(join(tmpdir(), 'svc-conf-s3rver-'));
     const s3rver = await startS3rver(root);
     try {
-      const report = await runSuites({ endpoint: s3rver.url, ...s3rverCredentials, seed: 9, runs: 3, allowAdminMutations: true }, blackBox);
+      const report = await runSuites({ endpoint: s3rver.url, ...s3rverCredentials, seed: resultsTargets.s3rver.seed, runs: resultsTargets.s3rver.runs, allowAdminMutations: true }, blackBox);
       const failures = Object.fromEntries([...countsBySection(report)].filter(([, counts]) => counts.failed > 0).map(([section, counts]) => [section, counts.failed]));
       expect(failures, describeFailures(report)).toEqual(s3rverFailures);
+      expect(columnOf(report), 'docs/conformance.md is stale: run scripts/conformance-results.ts').toEqual(await documented(resultsTargets.s3rver.name));
       const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
       expect(absent.sort()).toEqual(['admin', 'iam', 'multi-pool', 'versioning', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'object-lock'].sort());
       expect(Object.keys(report.capabilities!).sort()).toEqual([...capabilityNames].sort());
@@ -198,9 +206,10 @@ describe('conformance (black-box)', () => {
   it.skipIf(fauxqsSkip !== undefined)('fails against fauxqs, section by section, as recorded', async () => {
     const fauxqs = await startFauxqs();
     try {
-      const report = await runSuites({ endpoint: fauxqs.url, ...fauxqsCredentials, seed: 9, runs: 3, allowAdminMutations: true }, blackBox);
+      const report = await runSuites({ endpoint: fauxqs.url, ...fauxqsCredentials, seed: resultsTargets.fauxqs.seed, runs: resultsTargets.fauxqs.runs, allowAdminMutations: true }, blackBox);
       const failures = Object.fromEntries([...countsBySection(report)].filter(([, counts]) => counts.failed > 0).map(([section, counts]) => [section, counts.failed]));
       expect(failures, describeFailures(report)).toEqual(fauxqsFailures);
+      expect(columnOf(report), 'docs/conformance.md is stale: run scripts/conformance-results.ts').toEqual(await documented(resultsTargets.fauxqs.name));
       const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
       expect(absent.sort()).toEqual(['admin', 'iam', 'multi-pool', 'versioning', 'checksums', 'object-lock'].sort());
     } finally {
