@@ -1,6 +1,6 @@
 /**
  * `npm run conformance -- --endpoint URL --access-key K --secret-key S [--suite s3,admin,iam,model]
- *   [--seed N] [--runs N] [--budget 60s] [--junit FILE] [--json FILE] [--html FILE]
+ *   [--profile s3|svc|all] [--markdown FILE] [--seed N] [--runs N] [--budget 60s] [--junit FILE] [--json FILE] [--html FILE]
  *   [--allow-admin-mutations] [--managed process|container]`, or `--compare a.json b.json`.
  *
  * Black-box: checks a deployment it did not start. Managed: starts its own cluster, runs the
@@ -13,15 +13,21 @@ import { s3Checks } from './suites/s3.js';
 import { adminChecks } from './suites/admin.js';
 import { iamChecks } from './suites/iam.js';
 import { runSuites, type SuiteRun } from './runner/run.js';
-import { compareReports, htmlReport, junitXml, summaryTable, type Report } from './runner/report.js';
+import { compareReports, htmlReport, junitXml, markdownReport, summaryTable, type Report } from './runner/report.js';
+import { profileNames, type Profile } from './runner/check.js';
 import { modelChecks } from './model/s3-model-run.js';
-import { managedPropertySuites, managedSuites } from './managed/suites.js';
 
-const usage = `usage: npm run conformance -- --endpoint <url> --access-key <key> --secret-key <secret>
-         [--suite s3,admin,iam,model] [--seed <n>] [--runs <n>] [--budget <duration>]
-         [--junit <file>] [--json <file>] [--html <file>] [--allow-admin-mutations]
+const usageText = `usage: npm run conformance -- --endpoint <url> --access-key <key> --secret-key <secret>
+         [--profile s3|svc|all] [--suite s3,admin,iam,model] [--only <id prefix,...>] [--seed <n>] [--runs <n>] [--budget <duration>]
+         [--junit <file>] [--json <file>] [--html <file>] [--markdown <file>] [--allow-admin-mutations]
        npm run conformance -- --managed process|container [--suite ...] [--seed <n>] [--runs <n>] [--junit <file>] [--json <file>]
        npm run conformance -- --compare <a.json> <b.json>
+
+Profiles: s3 (only behaviour AWS documents, each check naming its source: run it against any S3
+server), svc (SPEC.md's own rules: health endpoints, storage-class refusal, admin API, IAM routes,
+quorum, inline and layout rules), all (the default: both).
+
+--only keeps the checks whose id starts with one of the given prefixes (s3.conditional-write.,s3.bucket.).
 
 Suites: s3 (S3 semantics), admin (admin API semantics; checks that start or stop rebalance or
 decommission run only with --allow-admin-mutations), iam (users, policies, groups, service
@@ -31,6 +37,9 @@ an in-memory model: --runs sequences, default 20, within --budget such as 90s, 1
 with --managed the property suites quorum, inline, layout, recovery and exclusion (each launches
 its own deployments: --runs cases each, default per suite; a failure prints the case and the
 --seed and --runs that replay it).`;
+
+/** The usage text with the name the command was started by. */
+let usage = usageText;
 
 export const blackBoxSuites: Record<string, SuiteRun> = {
   s3: { suite: 's3', checks: s3Checks },
@@ -62,7 +71,8 @@ async function compareFiles(paths: string[]): Promise<number> {
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], command = 'npm run conformance --'): Promise<number> {
+  usage = usageText.replaceAll('npm run conformance --', command);
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
@@ -78,6 +88,9 @@ export async function main(argv: string[]): Promise<number> {
         junit: { type: 'string' },
         json: { type: 'string' },
         html: { type: 'string' },
+        markdown: { type: 'string' },
+        profile: { type: 'string' },
+        only: { type: 'string' },
         runs: { type: 'string' },
         budget: { type: 'string' },
         compare: { type: 'boolean' },
@@ -111,6 +124,12 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`conformance: --seed must be an integer\n${usage}`);
     return 2;
   }
+  const profile = (values.profile as string | undefined) ?? 'all';
+  if (profile !== 'all' && !(profileNames as readonly string[]).includes(profile)) {
+    console.error(`conformance: --profile is ${[...profileNames, 'all'].join(', ')}\n${usage}`);
+    return 2;
+  }
+  const only = (values.only as string | undefined)?.split(',').map((prefix) => prefix.trim()).filter(Boolean);
   const wanted = (values.suite as string | undefined)?.split(',').map((name) => name.trim()).filter(Boolean);
   const progress = (line: string) => console.error(line);
   let report: Report;
@@ -119,6 +138,13 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`conformance: --managed is 'process' or 'container'\n${usage}`);
       return 2;
     }
+    // Managed runs start svc from this repository's build: loaded only here, and absent from the standalone package.
+    const managedModule = await import('./managed/suites.js').catch((error: Error) => error);
+    if (managedModule instanceof Error) {
+      console.error(`conformance: --managed needs a clone of the svc repository (${managedModule.message})`);
+      return 2;
+    }
+    const { managedPropertySuites, managedSuites } = managedModule;
     const known = ['s3', 'admin', 'iam', ...Object.keys(managedPropertySuites)];
     const unknown = (wanted ?? []).filter((name) => !known.includes(name));
     if (unknown.length > 0) {
@@ -126,7 +152,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     console.error(`seed ${seed} (replay with --seed ${seed}${runs ? ` --runs ${runs}` : ''})`);
-    report = await managedSuites({ harness: values.managed, seed, ...(runs ? { runs } : {}), ...(wanted ? { suites: wanted } : {}), progress });
+    report = await managedSuites({ harness: values.managed, seed, profile: profile as Profile | 'all', ...(runs ? { runs } : {}), ...(wanted ? { suites: wanted } : {}), progress });
   } else {
     if (!values.endpoint || !values['access-key'] || !values['secret-key']) {
       console.error(`conformance: --endpoint, --access-key and --secret-key are required (or --managed)\n${usage}`);
@@ -145,13 +171,14 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     report = await runSuites(
-      { endpoint: (values.endpoint as string).replace(/\/$/, ''), accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string, seed, ...(runs ? { runs } : {}), ...(budgetMs ? { budgetMs } : {}), allowAdminMutations: values['allow-admin-mutations'] === true, progress },
-      names.map((name) => blackBoxSuites[name]!),
+      { endpoint: (values.endpoint as string).replace(/\/$/, ''), accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string, seed, ...(runs ? { runs } : {}), ...(budgetMs ? { budgetMs } : {}), allowAdminMutations: values['allow-admin-mutations'] === true, profile: profile as Profile | 'all', progress },
+      names.map((name) => blackBoxSuites[name]!).map((suite) => ({ ...suite, checks: suite.checks.filter((check) => !only || only.some((prefix) => check.id.startsWith(prefix))) })),
     );
   }
   console.log(summaryTable(report));
   if (values.junit) await writeFile(values.junit as string, junitXml(report));
   if (values.html) await writeFile(values.html as string, htmlReport(report));
+  if (values.markdown) await writeFile(values.markdown as string, markdownReport(report));
   if (values.json) await writeFile(values.json as string, `${JSON.stringify(report, null, 2)}\n`);
   return report.results.some((result) => result.outcome === 'failed') ? 1 : 0;
 }

@@ -130,7 +130,8 @@ describe('object lock', () => {
   it('default retention: invalid rules are refused with AWS\'s errors; a valid one locks new versions that name none', async () => {
     const bucket = await lockBucket('defaults');
     const rule = (DefaultRetention: Record<string, unknown>) => ({ Bucket: bucket, ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled' as const, Rule: { DefaultRetention } } });
-    expect(await outcome(s3.send(new PutObjectLockConfigurationCommand(rule({ Mode: 'GOVERNANCE', Days: 0 }))))).toBe('InvalidArgument 400');
+    expect(await outcome(s3.send(new PutObjectLockConfigurationCommand(rule({ Mode: 'GOVERNANCE', Days: 0 }))))).toBe('InvalidRetentionPeriod 400');
+    expect(await outcome(s3.send(new PutObjectLockConfigurationCommand(rule({ Mode: 'GOVERNANCE', Years: 0 }))))).toBe('InvalidRetentionPeriod 400');
     expect(await outcome(s3.send(new PutObjectLockConfigurationCommand(rule({ Mode: 'GOVERNANCE', Days: 1, Years: 1 }))))).toBe('MalformedXML 400');
     expect(await outcome(s3.send(new PutObjectLockConfigurationCommand(rule({ Mode: 'FOREVER', Days: 1 }))))).toBe('MalformedXML 400');
     expect(await outcome(s3.send(new PutObjectLockConfigurationCommand(rule({ Mode: 'GOVERNANCE' }))))).toBe('MalformedXML 400');

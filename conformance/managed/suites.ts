@@ -6,7 +6,7 @@
  */
 import { runSuites, type SuiteRun } from '../runner/run.js';
 import type { Report } from '../runner/report.js';
-import type { Check } from '../runner/check.js';
+import type { Check, Profile } from '../runner/check.js';
 import { testCredentials } from '../harness/server-process.js';
 import { startProcessCluster } from '../harness/process-cluster.js';
 import { s3Checks } from '../suites/s3.js';
@@ -45,7 +45,7 @@ export function managedSuiteRuns(launcher: Launcher, options: { names?: string[]
  * two-pool cluster it starts (mutations allowed), the managed property suites on deployments they
  * launch themselves, `runs` cases each (default: each suite's own).
  */
-export async function managedSuites(options: { harness: 'process' | 'container'; seed: number; runs?: number; suites?: string[]; progress?: (line: string) => void }): Promise<Report> {
+export async function managedSuites(options: { harness: 'process' | 'container'; seed: number; runs?: number; suites?: string[]; profile?: Profile | 'all'; progress?: (line: string) => void }): Promise<Report> {
   const wanted = (name: string) => !options.suites || options.suites.includes(name);
   const blackBox: SuiteRun[] = [
     { suite: 's3', checks: s3Checks },
@@ -61,7 +61,7 @@ export async function managedSuites(options: { harness: 'process' | 'container';
   const managed = managedSuiteRuns(launcher, { names: Object.keys(managedPropertySuites).filter(wanted), ...(options.runs !== undefined ? { runs: options.runs } : {}), ...(options.progress ? { progress: options.progress } : {}) });
   const run = (endpoint: string, probe: boolean) =>
     runSuites(
-      { endpoint, accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey, seed: options.seed, allowAdminMutations: true, ...(probe ? {} : { skipProbe: true }), ...(options.progress ? { progress: options.progress } : {}) },
+      { endpoint, accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey, seed: options.seed, allowAdminMutations: true, ...(options.profile ? { profile: options.profile } : {}), ...(probe ? {} : { skipProbe: true }), ...(options.progress ? { progress: options.progress } : {}) },
       [...blackBox, ...managed],
     );
   if (blackBox.length === 0) return run('http://127.0.0.1:0', false);

@@ -260,6 +260,7 @@ export const modelChecks: Check[] = [
   {
     id: 'model.s3-sequences',
     spec: 'S3 model-based runs',
+    source: 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/Welcome.html#ConsistencyModel (strong read-after-write and list consistency)',
     title: 'random sequences of put, overwrite, ranged get, copy, delete, multipart, versioning (when offered) and listings agree with the reference model',
     needs: ['multipart'],
     async run(target: Target) {

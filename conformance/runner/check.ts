@@ -28,6 +28,23 @@ export class CheckFailure extends Error {
   }
 }
 
+/**
+ * Thrown by a check whose own probe found the feature it verifies absent (an API a target does not
+ * implement): the check is reported n/a with `probe`, the request that showed it and its answer.
+ */
+export class NotApplicable extends Error {
+  constructor(readonly probe: string) {
+    super(probe);
+    this.name = 'NotApplicable';
+  }
+}
+
+/** The last request a check sent and what came back, for failure reports. */
+export interface Exchange {
+  request?: string;
+  answer?: string;
+}
+
 export class Skip extends Error {
   constructor(reason: string) {
     super(reason);
@@ -64,6 +81,8 @@ export class Target {
   private readonly runId: string;
   private made = 0;
   private probed: Promise<Capabilities> | undefined;
+  /** The last S3 request of the running check (SDK and raw), reset by the runner before each check. */
+  lastExchange: Exchange = {};
 
   constructor(readonly options: TargetOptions) {
     this.s3 = this.clientWith(options.secretKey);
@@ -77,7 +96,25 @@ export class Target {
 
   /** An S3 client signing with other credentials (a user or service account a check made). */
   clientFor(accessKey: string, secretKey: string): S3Client {
-    return new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: accessKey, secretAccessKey: secretKey }, maxAttempts: 1, requestHandler: { requestTimeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs } });
+    const client = new S3Client({ endpoint: this.options.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: accessKey, secretAccessKey: secretKey }, maxAttempts: 1, requestHandler: { requestTimeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs } });
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const request = args.request as { method?: string; path?: string; query?: Record<string, unknown>; headers?: Record<string, string> };
+        const query = Object.entries(request.query ?? {}).map(([name, value]) => (value === null || value === '' ? name : `${name}=${String(value)}`)).join('&');
+        this.lastExchange = { request: `${context.commandName ?? 'request'}: ${request.method ?? '?'} ${request.path ?? '/'}${query ? `?${query}` : ''}${describeHeaders(request.headers)}` };
+        try {
+          const result = await next(args);
+          this.lastExchange.answer = String((result.response as { statusCode?: number }).statusCode ?? 'answered');
+          return result;
+        } catch (error) {
+          const failure = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+          this.lastExchange.answer = `${failure.$metadata?.httpStatusCode ?? 'no answer'} ${failure.name ?? 'Error'}${failure.message ? `: ${failure.message.slice(0, 200)}` : ''}`;
+          throw error;
+        }
+      },
+      { step: 'finalizeRequest', name: 'recordExchange', priority: 'low' },
+    );
+    return client;
   }
 
   /** A bucket name owned by this run (created by the caller through `makeBucket`). */
@@ -85,6 +122,20 @@ export class Target {
     this.made += 1;
     const name = `conf-${this.runId}-${this.made}-${purpose}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 63);
     return name.replace(/-+$/, '');
+  }
+
+  /** The prefix every bucket name of this run starts with. */
+  get runPrefix(): string {
+    return `conf-${this.runId}-`;
+  }
+
+  /** Creates `runPrefix + suffix` (a lower-case suffix not starting with a digit) and removes it with the run's other buckets. */
+  async makeBucketNamed(suffix: string): Promise<string> {
+    const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
+    const name = `${this.runPrefix}${suffix}`;
+    await this.s3.send(new CreateBucketCommand({ Bucket: name }));
+    this.buckets.add(name);
+    return name;
   }
 
   /** With `objectLock`, the bucket is created with object lock (and so versioning) enabled. */
@@ -145,8 +196,12 @@ export class Target {
   }
 
   /** A raw S3 request (signed unless `unsigned`), answered with status, headers and the error code. */
-  raw(request: RawRequest): Promise<RawAnswer> {
-    return rawS3(this.options, request);
+  async raw(request: RawRequest): Promise<RawAnswer> {
+    const query = new URLSearchParams(request.query ?? {}).toString();
+    this.lastExchange = { request: `${request.method} ${request.path}${query ? `?${query}` : ''}${describeHeaders(request.headers)}${request.unsigned ? ' (unsigned)' : ''}` };
+    const answer = await rawS3(this.options, request);
+    this.lastExchange.answer = `${answer.status}${answer.code ? ` ${answer.code}` : ''}`;
+    return answer;
   }
 
   /** A SigV4-signed admin request (or unsigned with `unsigned`), by the run's credentials unless `as` names others. */
@@ -158,17 +213,49 @@ export class Target {
   }
 }
 
+/**
+ * Which contract a check holds a target to: `s3` only behaviour AWS documents (each such check
+ * names its `source`), `svc` the rules of SPEC.md that go beyond S3 (endpoints, admin API, IAM
+ * routes, storage-class refusal, quorum, inline and layout rules).
+ */
+export const profileNames = ['s3', 'svc'] as const;
+export type Profile = (typeof profileNames)[number];
+
+/** The headers a report shows of a request: the conditional, checksum and x-amz-* ones that decide an answer (never credentials). */
+function describeHeaders(headers: Record<string, string> | undefined): string {
+  const shown = Object.entries(headers ?? {}).filter(([name]) => /^(if-|range$|content-md5$|x-amz-(?!date$|content-sha256$|security-token$|user-agent$))/i.test(name));
+  return shown.length === 0 ? '' : ` [${shown.map(([name, value]) => `${name.toLowerCase()}: ${value}`).join(', ')}]`;
+}
+
 export interface Check {
-  /** Stable id, e.g. `s3.storage-class.reject`. */
+  /** Stable id, e.g. `s3.object.etag-is-md5`; `s3.*` and `model.*` checks are of the s3 profile unless `profile` says otherwise. */
   id: string;
   /** The SPEC.md section, or the S3 operation (`S3 GetObject`), it verifies. */
   spec: string;
   title: string;
+  /** Overrides the profile the id implies. */
+  profile?: Profile;
+  /**
+   * What the expected behaviour rests on: an AWS API reference or user-guide page, or a
+   * ceph/s3-tests case that agrees with AWS (required in the s3 profile; svc checks default to
+   * their SPEC.md section).
+   */
+  source?: string;
   /** What the target must offer for the check to apply (probed before the run). */
   needs?: Capability[];
   /** Changes cluster-wide state (rebalance, decommission): runs only with --allow-admin-mutations. */
   mutates?: boolean;
   run(target: Target): Promise<void>;
+}
+
+/** The profile a check belongs to. */
+export function profileOf(check: Pick<Check, 'id' | 'profile'>): Profile {
+  return check.profile ?? (check.id.startsWith('s3.') || check.id.startsWith('model.') ? 's3' : 'svc');
+}
+
+/** Where a check's expectation comes from, as reports print it. */
+export function sourceOf(check: Pick<Check, 'id' | 'profile' | 'spec' | 'source'>): string {
+  return check.source ?? (profileOf(check) === 'svc' ? `SPEC.md: ${check.spec}` : '');
 }
 
 export function expectThat(condition: unknown, message: string): asserts condition {

@@ -1,5 +1,5 @@
 /** Runs checks against a target, one after another, with progress, and builds the report. */
-import { CheckFailure, Skip, Target, type Check, type TargetOptions } from './check.js';
+import { CheckFailure, NotApplicable, Skip, Target, profileOf, sourceOf, type Check, type Profile, type TargetOptions } from './check.js';
 import type { CheckResult, Report } from './report.js';
 import { notApplicableReason, probeCapabilities } from './capabilities.js';
 
@@ -10,13 +10,20 @@ export interface SuiteRun {
   checks: Check[];
 }
 
+/** The checks of the suites that belong to `profile` (all of them for 'all'); suites left empty are dropped. */
+export function selectProfile(suites: SuiteRun[], profile: Profile | 'all' = 'all'): SuiteRun[] {
+  if (profile === 'all') return suites;
+  return suites.map((suite) => ({ ...suite, checks: suite.checks.filter((check) => profileOf(check) === profile) })).filter((suite) => suite.checks.length > 0);
+}
+
 /**
- * Runs the suites in order. With `skipProbe: true` (managed suites alone: they launch what they test)
+ * Runs the suites in order (only the checks of `profile` when given). With `skipProbe: true` (managed suites alone: they launch what they test)
  * nothing is probed at the endpoint and the report lists no capabilities.
  */
-export async function runSuites(options: TargetOptions & { allowAdminMutations: boolean; skipProbe?: boolean; progress?: (line: string) => void }, suites: SuiteRun[]): Promise<Report> {
+export async function runSuites(options: TargetOptions & { allowAdminMutations: boolean; skipProbe?: boolean; profile?: Profile | 'all'; progress?: (line: string) => void }, allSuites: SuiteRun[]): Promise<Report> {
   const started = Date.now();
-  const { skipProbe, ...targetOptions } = options;
+  const { skipProbe, profile, ...targetOptions } = options;
+  const suites = selectProfile(allSuites, profile);
   const target = new Target({ probe: probeCapabilities, ...targetOptions });
   const results: CheckResult[] = [];
   const notes: string[] = [];
@@ -30,6 +37,8 @@ export async function runSuites(options: TargetOptions & { allowAdminMutations: 
       const begun = Date.now();
       let outcome: CheckResult['outcome'] = 'passed';
       let message: string | undefined;
+      let explained: Pick<CheckResult, 'request' | 'answer' | 'expected'> = {};
+      target.lastExchange = {};
       const lacking = capabilities ? notApplicableReason(check.needs, capabilities) : undefined;
       if (lacking) {
         outcome = 'not-applicable';
@@ -44,16 +53,21 @@ export async function runSuites(options: TargetOptions & { allowAdminMutations: 
           if (error instanceof Skip) {
             outcome = 'skipped';
             message = error.message;
+          } else if (error instanceof NotApplicable) {
+            outcome = 'not-applicable';
+            message = `the probe found it absent: ${error.probe}`;
           } else {
             outcome = 'failed';
             message = error instanceof CheckFailure ? error.message : `${(error as Error).name ?? 'Error'}: ${(error as Error).message}`;
+            explained = { ...target.lastExchange, expected: check.title };
           }
         }
       }
-      results.push({ id: check.id, spec: check.spec, title: check.title, suite: suite.suite, outcome, ...(message !== undefined ? { message } : {}), durationMs: Date.now() - begun });
+      const source = sourceOf(check);
+      results.push({ id: check.id, spec: check.spec, title: check.title, suite: suite.suite, profile: profileOf(check), ...(source ? { source } : {}), outcome, ...(message !== undefined ? { message } : {}), ...explained, durationMs: Date.now() - begun });
       options.progress?.(`[${index}/${total}] ${outcomeLabel[outcome]}  ${check.id}${message ? ` — ${message}` : ''}`);
     }
   }
   for (const problem of await target.cleanup()) notes.push(`cleanup: ${problem}`);
-  return { target: options.endpoint, seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, notes, ...(capabilities ? { capabilities } : {}) };
+  return { target: options.endpoint, seed: options.seed, profile: profile ?? 'all', startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, notes, ...(capabilities ? { capabilities } : {}) };
 }

@@ -32,6 +32,7 @@ export const errorCatalogue = {
   InternalError: { httpStatus: 500, message: 'We encountered an internal error, please try again.' },
   InvalidAccessKeyId: { httpStatus: 403, message: 'The Access Key Id you provided does not exist in our records.' },
   InvalidArgument: { httpStatus: 400, message: 'Invalid Argument.' },
+  InvalidRetentionPeriod: { httpStatus: 400, message: 'Default retention period must be a positive integer value.' },
   InvalidBucketName: { httpStatus: 400, message: 'The specified bucket is not valid.' },
   InvalidDigest: { httpStatus: 400, message: 'The Content-MD5 you specified is not valid.' },
   InvalidObjectName: { httpStatus: 400, message: 'Object name contains unsupported characters or segments.' },

@@ -40,12 +40,12 @@ export function isRetentionMode(value: unknown): value is RetentionMode {
   return value === 'GOVERNANCE' || value === 'COMPLIANCE';
 }
 
-/** Checks a default retention's period as S3 does (InvalidArgument / MalformedXML). */
+/** Checks a default retention's period as S3 does (InvalidRetentionPeriod / InvalidArgument / MalformedXML). */
 export function checkDefaultRetention(rule: DefaultRetention): DefaultRetention {
   if ((rule.days === undefined) === (rule.years === undefined)) throw new SvcError('MalformedXML', 'DefaultRetention needs exactly one of Days and Years.');
   const value = rule.days ?? rule.years!;
   const max = rule.days !== undefined ? limits.maxRetentionDays : limits.maxRetentionYears;
-  if (!Number.isSafeInteger(value) || value <= 0) throw new SvcError('InvalidArgument', 'Default retention period must be a positive integer value.');
+  if (!Number.isSafeInteger(value) || value <= 0) throw new SvcError('InvalidRetentionPeriod', 'Default retention period must be a positive integer value.');
   if (value > max) throw new SvcError('InvalidArgument', `Default retention period is too large: at most ${limits.maxRetentionDays} days or ${limits.maxRetentionYears} years.`);
   return rule;
 }

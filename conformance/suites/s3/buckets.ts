@@ -2,9 +2,10 @@
 import { CreateBucketCommand, DeleteBucketCommand, GetBucketLocationCommand, HeadBucketCommand, ListBucketsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { errorOf, expectThat, type Check } from '../../runner/check.js';
 import { expectError, expectRawError, put, textOf } from './support.js';
+import { awsApi, awsGuide, s3Tests } from './sources.js';
 
-/** Names AWS refuses, each with the rule it breaks. */
-const invalidNames: [string, string][] = [
+/** Names AWS refuses, each with the rule it breaks (and the ceph/s3-tests case, for rules AWS's current page leaves out). */
+const invalidNames: [string, string, string?][] = [
   ['ab', 'shorter than 3 characters'],
   ['a'.repeat(64), 'longer than 63 characters'],
   ['Upper-case', 'upper-case letters'],
@@ -15,13 +16,14 @@ const invalidNames: [string, string][] = [
   ['192.168.5.4', 'the form of an IP address'],
   ['xn--prefixed', 'the reserved xn-- prefix'],
   ['bucket-s3alias', 'the reserved -s3alias suffix'],
-  ['dot.-hyphen', 'a dot next to a hyphen'],
+  ['dot.-hyphen', 'a dot next to a hyphen', s3Tests('test_bucket_create_naming_dns_dot_dash')],
 ];
 
-const nameChecks: Check[] = invalidNames.map(([name, rule]) => ({
+const nameChecks: Check[] = invalidNames.map(([name, rule, source]) => ({
   id: `s3.bucket.name.${rule.replace(/[^a-z0-9]+/gi, '-').replace(/-$/, '').toLowerCase()}`,
   spec: 'S3 CreateBucket',
   title: `a bucket name with ${rule} is refused with InvalidBucketName and no bucket is made`,
+  source: source ?? awsGuide('bucketnamingrules'),
   async run(target) {
     const answer = await target.raw({ method: 'PUT', path: `/${name}` });
     expectRawError(answer, 400, 'InvalidBucketName', `CreateBucket '${name}'`);
@@ -46,12 +48,14 @@ export const bucketChecks: Check[] = [
   {
     id: 's3.bucket.create-twice',
     spec: 'S3 CreateBucket',
-    title: 'creating a bucket that exists is refused with 409 and keeps its objects',
+    title: 'creating one\'s own bucket again answers 200 (us-east-1) or 409 BucketAlreadyOwnedByYou, and keeps its objects',
+    source: `${awsApi('CreateBucket')}; ${s3Tests('test_bucket_create_exists')}`,
     async run(target) {
       const bucket = await target.makeBucket('twice');
       await put(target, bucket, 'kept', 'kept');
       const again = await errorOf(target.s3.send(new CreateBucketCommand({ Bucket: bucket })));
-      expectThat((again.name === 'BucketAlreadyOwnedByYou' || again.name === 'BucketAlreadyExists') && again.status === 409, `a second CreateBucket answered ${again.name} (${again.status})`);
+      // AWS: in us-east-1 (where these requests are signed) the owner's re-creation succeeds; elsewhere it is BucketAlreadyOwnedByYou.
+      expectThat(again.name === 'no error' || (again.name === 'BucketAlreadyOwnedByYou' && again.status === 409), `a second CreateBucket by the owner answered ${again.name}${again.status ? ` (${again.status})` : ''}, expected 200 or 409 BucketAlreadyOwnedByYou`);
       expectThat((await textOf(target, bucket, 'kept')) === 'kept', 'the object in the bucket changed');
     },
   },

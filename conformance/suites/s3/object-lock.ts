@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { errorOf, expectThat, type Check } from '../../runner/check.js';
 import { expectError, put, textOf } from './support.js';
+import { awsApi, s3Tests } from './sources.js';
 
 const dayMs = 24 * 60 * 60 * 1000;
 
@@ -24,7 +25,8 @@ export const objectLockChecks: Check[] = [
   {
     id: 's3.object-lock.bucket',
     spec: 'S3 PutObjectLockConfiguration',
-    title: 'a bucket created with object lock reports it, has versioning enabled and refuses to suspend it (409 InvalidBucketState)',
+    title: 'a bucket created with object lock reports it, has versioning enabled, refuses to suspend it (409 InvalidBucketState) and refuses a default retention of 0 days (400 InvalidRetentionPeriod)',
+    source: `${awsApi('PutObjectLockConfiguration')}; ${s3Tests('test_object_lock_suspend_versioning, test_object_lock_put_obj_lock_invalid_days')}`,
     needs: ['object-lock'],
     async run(target) {
       const bucket = await target.makeBucket('lock-bucket', { objectLock: true });
@@ -35,7 +37,7 @@ export const objectLockChecks: Check[] = [
       const versioning = await target.s3.send(new GetBucketVersioningCommand({ Bucket: bucket }));
       expectThat(versioning.Status === 'Enabled', `versioning is ${String(versioning.Status)} after the refused suspension`);
       const zeroDays = target.s3.send(new PutObjectLockConfigurationCommand({ Bucket: bucket, ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled', Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: 0 } } } }));
-      await expectError(zeroDays, 'InvalidArgument', 'a default retention of 0 days', 400);
+      await expectError(zeroDays, 'InvalidRetentionPeriod', 'a default retention of 0 days', 400);
     },
   },
   {
