@@ -58,6 +58,8 @@ import { createFaultyDrive, parseFaultOptions, type FaultyDrive } from '../fault
 import { createLogger, createObservability, logsArePretty, nodeName, startupBanner, type Observability } from './observability.js';
 import { metricsPlugin } from './api/metrics/metrics-plugin.js';
 import { installS3RequestMetrics } from './api/metrics/request-metrics.js';
+import { openEvents } from './cli/events-wiring.js';
+import type { EventNotifier } from './ops/events/notifier.js';
 
 export { createLogger } from './observability.js';
 
@@ -69,6 +71,8 @@ export interface RunningServer {
   logger: Logger;
   /** Every audited request of this node (SIGHUP reopens its file). */
   audit: AuditLog;
+  /** Bucket notifications: this node's event targets and their queues. */
+  events?: EventNotifier;
   stop(): Promise<void>;
 }
 
@@ -101,6 +105,11 @@ export async function startServer(args: string[], env: Record<string, string | u
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   });
+  const events = await openEvents(config, env, isOwn, log, () => storage).catch(async (error: unknown) => {
+    await audit.close();
+    await Promise.all(locks.map((lock) => lock.release()));
+    throw error;
+  });
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -113,6 +122,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     },
     region: 'us-east-1',
     nowMs: () => Date.now(),
+    ...(events ? { events } : {}),
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
   const reservedPrefixes = ['/health', '/svc/'];
@@ -163,6 +173,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     storage = ready;
   } catch (error) {
     await s3.close();
+    await events?.close();
     await audit.close();
     await coding.close();
     transport.close();
@@ -188,11 +199,13 @@ export async function startServer(args: string[], env: Record<string, string | u
     ...(consoleApp ? { console: consoleApp } : {}),
     logger: log,
     audit,
+    ...(events ? { events } : {}),
     stop: async () => {
       stopping = true;
       started.stop();
       await admin?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
+      await events?.close();
       await audit.close();
       await started.markShutdownClean();
       await coding.close();

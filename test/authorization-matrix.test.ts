@@ -267,6 +267,8 @@ const s3Examples: Record<Exclude<S3Endpoint['kind'], 'NotImplemented'>, S3Exampl
   DeletePublicAccessBlock: { method: 'DELETE', path: '/photos', query: { publicAccessBlock: '' } },
   PutBucketTagging: { method: 'PUT', path: '/photos', query: { tagging: '' }, body: `${xml}<Tagging><TagSet><Tag><Key>team</Key><Value>blue</Value></Tag></TagSet></Tagging>` },
   DeleteBucketTagging: { method: 'DELETE', path: '/photos', query: { tagging: '' } },
+  GetBucketNotificationConfiguration: { method: 'GET', path: '/photos', query: { notification: '' } },
+  PutBucketNotificationConfiguration: { method: 'PUT', path: '/photos', query: { notification: '' }, body: `${xml}<NotificationConfiguration></NotificationConfiguration>` },
   GetBucketPolicy: { method: 'GET', path: '/photos', query: { policy: '' } },
   PutBucketPolicy: { method: 'PUT', path: '/photos', query: { policy: '' }, body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: '*', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/public/*'] }] }) },
   DeleteBucketPolicy: { method: 'DELETE', path: '/photos', query: { policy: '' } },

@@ -37,6 +37,22 @@ export interface BucketRecord {
   tags?: [key: string, value: string][];
   /** The bucket's public access block (PutPublicAccessBlock); absent when it has none. */
   publicAccessBlock?: PublicAccessBlock;
+  /** The bucket's notification rules (PutBucketNotificationConfiguration); absent when it has none. */
+  notification?: NotificationRule[];
+}
+
+/**
+ * One notification rule, as PutBucketNotificationConfiguration gives it (validated by the S3
+ * layer): where to send (`arn:svc:sqs::<id>:<type>`), which event names (`s3:ObjectCreated:*`, ...)
+ * and an optional key prefix and suffix. `kind` is the element it came in.
+ */
+export interface NotificationRule {
+  id: string;
+  kind: 'queue' | 'topic' | 'function';
+  arn: string;
+  events: string[];
+  prefix?: string;
+  suffix?: string;
 }
 
 /** S3's four public access block settings; each false unless set. */
@@ -113,7 +129,16 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
     throw new SvcError('CorruptFormat', 'bucket record has an invalid publicAccessBlock field');
   }
   if (record.lifecycle !== undefined && !isLifecycle(record.lifecycle)) throw new SvcError('CorruptFormat', 'bucket record has an invalid lifecycle field');
+  if (record.notification !== undefined && !isNotification(record.notification)) throw new SvcError('CorruptFormat', 'bucket record has an invalid notification field');
   return record as BucketRecord;
+}
+
+function isNotification(value: unknown): value is NotificationRule[] {
+  const isText = (field: unknown): boolean => field === undefined || typeof field === 'string';
+  return Array.isArray(value) && value.every((rule: Partial<NotificationRule>) =>
+    typeof rule === 'object' && rule !== null && typeof rule.id === 'string' && typeof rule.arn === 'string' &&
+    (rule.kind === 'queue' || rule.kind === 'topic' || rule.kind === 'function') &&
+    Array.isArray(rule.events) && rule.events.every((name) => typeof name === 'string') && isText(rule.prefix) && isText(rule.suffix));
 }
 
 function isLifecycle(value: unknown): value is LifecycleRule[] {

@@ -18,7 +18,7 @@ import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
 import type { WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
-import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule } from './bucket-metadata.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule } from './bucket-metadata.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { withBucketLock, type BucketObjectLock } from './object-lock.js';
@@ -197,6 +197,11 @@ export class ObjectLayer {
   /** Sets (or, with undefined, removes) the bucket's public access block. */
   async setBucketPublicAccessBlock(bucket: string, block: PublicAccessBlock | undefined): Promise<void> {
     await this.changeBucketRecord(bucket, ({ publicAccessBlock: _old, ...record }) => (block === undefined ? record : { ...record, publicAccessBlock: block }));
+  }
+
+  /** Sets (or, with undefined, removes) the bucket's notification rules (validated by the caller). */
+  async setBucketNotification(bucket: string, rules: NotificationRule[] | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ notification: _old, ...record }) => (rules === undefined ? record : { ...record, notification: rules }));
   }
 
   /** Sets (or, with undefined, removes) the bucket's lifecycle rules (validated by the caller). */

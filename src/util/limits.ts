@@ -330,4 +330,20 @@ export const limits = {
   maxMrfFileEntries: 20_000,
   /** The persisted storage-class settings (.svc.sys/config/storage-class.json). */
   maxStorageClassFileBytes: 4 * KiB,
+  /**
+   * Bucket notifications (docs/notifications.md): events each target's queue holds by default and
+   * at most (SVC_NOTIFY_<TYPE>_QUEUE_LIMIT_<ID>); full, a queue drops its oldest event and counts it.
+   */
+  eventQueueLimitDefault: 100_000,
+  eventQueueLimitMax: 10_000_000,
+  /** A failed delivery is retried after a backoff doubling from the base up to the cap. */
+  eventRetryBaseMs: 250,
+  eventRetryMaxMs: 10_000,
+  /** One delivery to a target may take this long before it counts as failed and is retried. */
+  eventSendTimeoutMs: 10_000,
+  /** Dropped events are logged at most this often per target. */
+  eventDropWarningIntervalMs: 60_000,
+  /** Live listeners (rc watch) per node, and the events each may fall behind before it is cut off. */
+  eventWatchersMax: 64,
+  eventWatcherBacklogMax: 10_000,
 } as const;

@@ -124,6 +124,8 @@ const bucketActions: Record<BucketKind, string> = {
   GetPublicAccessBlock: 's3:GetBucketPublicAccessBlock',
   PutPublicAccessBlock: 's3:PutBucketPublicAccessBlock',
   DeletePublicAccessBlock: 's3:PutBucketPublicAccessBlock',
+  GetBucketNotificationConfiguration: 's3:GetBucketNotification',
+  PutBucketNotificationConfiguration: 's3:PutBucketNotification',
   GetBucketPolicy: 's3:GetBucketPolicy',
   PutBucketPolicy: 's3:PutBucketPolicy',
   DeleteBucketPolicy: 's3:DeleteBucketPolicy',

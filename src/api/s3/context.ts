@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { ObjectLayer } from '../../object/index.js';
 import type { AuthResult } from './auth/sigv4.js';
 import { SvcError } from '../../errors/index.js';
+import type { EventSink, ObjectEvent } from '../../ops/events/types.js';
 
 export interface S3Request {
   method: string;
@@ -30,6 +31,8 @@ export interface S3Response {
   status: number;
   headers: Record<string, string | number>;
   body?: string | Uint8Array | Readable | ChunkStream;
+  /** The changes this answer reports, for bucket notifications; queued before it is sent. */
+  events?: ObjectEvent[];
 }
 
 export function isChunkStream(body: S3Response['body']): body is ChunkStream {
@@ -40,6 +43,8 @@ export interface S3Context {
   objects: ObjectLayer;
   region: string;
   nowMs(): number;
+  /** Bucket notifications; absent, no rule can name a target and nothing is sent. */
+  events?: EventSink;
 }
 
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

@@ -60,6 +60,8 @@ export type S3Endpoint =
   | { kind: 'GetBucketLifecycleConfiguration'; bucket: string }
   | { kind: 'PutBucketLifecycleConfiguration'; bucket: string }
   | { kind: 'DeleteBucketLifecycle'; bucket: string }
+  | { kind: 'GetBucketNotificationConfiguration'; bucket: string }
+  | { kind: 'PutBucketNotificationConfiguration'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -104,6 +106,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('tagging')) return method === 'GET' ? { kind: 'GetBucketTagging', bucket } : method === 'PUT' ? { kind: 'PutBucketTagging', bucket } : method === 'DELETE' ? { kind: 'DeleteBucketTagging', bucket } : notAllowed();
   if (has('policy')) return routePolicy(method, bucket);
   if (has('lifecycle')) return routeLifecycle(method, bucket);
+  if (has('notification')) return method === 'GET' ? { kind: 'GetBucketNotificationConfiguration', bucket } : method === 'PUT' ? { kind: 'PutBucketNotificationConfiguration', bucket } : notAllowed();
   if (has('policyStatus')) return method === 'GET' ? { kind: 'GetBucketPolicyStatus', bucket } : notAllowed();
   if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
   if (has('object-lock')) return method === 'GET' ? { kind: 'GetObjectLockConfiguration', bucket } : method === 'PUT' ? { kind: 'PutObjectLockConfiguration', bucket } : notAllowed();

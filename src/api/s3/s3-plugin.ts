@@ -29,11 +29,13 @@ import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
 import * as bucketPolicy from './handlers/bucket-policy.js';
 import * as publicAccessBlock from './handlers/public-access-block.js';
+import * as bucketNotification from './handlers/bucket-notification.js';
 import * as objectLock from './handlers/object-lock.js';
 import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
 import { auditFactsOf, auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
 import { s3CallerFacts, s3EndpointFacts, s3UnroutedFacts } from './s3-audit.js';
+import type { EventOrigin } from '../../ops/events/types.js';
 import { handleSts, isStsRequest, type StsService } from '../sts/sts.js';
 
 export interface S3PluginOptions {
@@ -122,7 +124,14 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
         setAuditFacts(request, { principal: auditPrincipalOf(principal), resource: `${bucket}/${key}` });
         await authorize(options.context, { principal, sourceIp: request.ip, query, headers: request.headers, secureTransport: request.protocol === 'https', formUpload: true }, [{ action: 's3:PutObject', bucket, key }]);
       };
-      await send(reply, await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPut, { signatureV2: options.signatureV2 === true }), false);
+      let poster = 'anonymous';
+      const mayPutAs = async (accessKeyId: string, sessionToken: string | undefined, key: string): Promise<void> => {
+        poster = accessKeyId;
+        await mayPut(accessKeyId, sessionToken, key);
+      };
+      const posted = await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPutAs, { signatureV2: options.signatureV2 === true });
+      await queueEvents(options.context, posted, { principalId: poster, sourceIp: request.ip, requestId });
+      await send(reply, posted, false);
       return;
     }
     const anonymous = options.access !== undefined && isUnsigned(request.headers, query);
@@ -146,11 +155,23 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const s3Request: S3Request = { method: request.method, query, headers: request.headers, rawHeaders: request.headers, body, auth, ...(trailers ? { trailers } : {}) };
     if (access) s3Request.authorize = (action, bucket, key) => authorize(options.context, caller, [{ action, bucket, ...(key === undefined ? {} : { key }) }]);
     const response = await dispatch(options.context, s3Request, endpoint);
+    await queueEvents(options.context, response, { principalId: anonymous ? 'anonymous' : auth.accessKeyId, sourceIp: request.ip, requestId });
     await send(reply, response, request.method === 'HEAD');
   } catch (error) {
     if (auditFactsOf(request)?.api === undefined) setAuditFacts(request, s3UnroutedFacts({ method: request.method, rawPath, query: new URLSearchParams(rawQuery), host: request.headers.host, headers: request.headers }, options.virtualHostSuffixes ?? []));
     await sendError(options, reply, error, { resource: rawPath, requestId, head: request.method === 'HEAD', body: requestBody });
   }
+}
+
+/**
+ * The changes a successful answer reports are queued for bucket notifications before it is sent
+ * (a refused or failed request has no answer, so it raises nothing).
+ */
+async function queueEvents(context: S3Context, response: S3Response, origin: EventOrigin): Promise<void> {
+  const events = response.events;
+  delete response.events;
+  if (events === undefined || events.length === 0 || context.events === undefined) return;
+  await context.events.publish(events, origin);
 }
 
 /** Signature Version 4, or Version 2 where the deployment accepts it (otherwise V2 is refused by name). */
@@ -223,6 +244,8 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'GetPublicAccessBlock': return publicAccessBlock.getPublicAccessBlock(context, request, endpoint.bucket);
     case 'PutPublicAccessBlock': return publicAccessBlock.putPublicAccessBlock(context, request, endpoint.bucket);
     case 'DeletePublicAccessBlock': return publicAccessBlock.deletePublicAccessBlock(context, request, endpoint.bucket);
+    case 'GetBucketNotificationConfiguration': return bucketNotification.getBucketNotification(context, request, endpoint.bucket);
+    case 'PutBucketNotificationConfiguration': return bucketNotification.putBucketNotification(context, request, endpoint.bucket);
     case 'GetBucketTagging': return tagging.getBucketTagging(context, request, endpoint.bucket);
     case 'PutBucketTagging': return tagging.putBucketTagging(context, request, endpoint.bucket);
     case 'DeleteBucketTagging': return tagging.deleteBucketTagging(context, request, endpoint.bucket);

@@ -1,4 +1,5 @@
 /** DeleteObjects (POST /<bucket>?delete): up to 1000 keys, quiet mode. */
+import { removalEvent, type ObjectEvent } from '../../../ops/events/types.js';
 import { createHash } from 'node:crypto';
 import { SvcError, isSvcError } from '../../../errors/index.js';
 import { limits } from '../../../util/limits.js';
@@ -31,11 +32,13 @@ export async function deleteObjects(context: S3Context, request: S3Request, buck
   const { targets, quiet } = targetsOf(parseXmlBody(body, ['Object']));
   const deleted: Record<string, unknown>[] = [];
   const errors: Record<string, unknown>[] = [];
+  const events: ObjectEvent[] = [];
   for (const target of targets) {
     try {
       await request.authorize?.(target.versionId === undefined ? 's3:DeleteObject' : 's3:DeleteObjectVersion', bucket, target.key);
       const bypassGovernance = target.versionId !== undefined && (await governanceBypass(request, bucket, target.key));
       const result = await context.objects.deleteObject(bucket, target.key, target.versionId, { bypassGovernance });
+      events.push(removalEvent(bucket, target.key, result, target.versionId !== undefined));
       if (quiet) continue;
       deleted.push({
         Key: target.key,
@@ -47,5 +50,5 @@ export async function deleteObjects(context: S3Context, request: S3Request, buck
       errors.push({ Key: target.key, ...(target.versionId !== undefined ? { VersionId: target.versionId } : {}), Code: code, Message: isSvcError(error) ? error.message : 'internal error' });
     }
   }
-  return { status: 200, headers: { 'content-type': 'application/xml' }, body: toXml('DeleteResult', { Deleted: deleted, Error: errors }) };
+  return { status: 200, headers: { 'content-type': 'application/xml' }, body: toXml('DeleteResult', { Deleted: deleted, Error: errors }), events };
 }

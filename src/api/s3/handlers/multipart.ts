@@ -1,4 +1,5 @@
 /** Multipart upload operations. */
+import { versionEvent } from '../../../ops/events/types.js';
 import { SvcError } from '../../../errors/index.js';
 import { limits } from '../../../util/limits.js';
 import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
@@ -64,6 +65,7 @@ export async function completeMultipartUpload(context: S3Context, request: S3Req
     status: 200,
     headers: { 'content-type': 'application/xml', ...(info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {}) },
     body: toXml('CompleteMultipartUploadResult', { Location: `/${bucket}/${key}`, Bucket: bucket, Key: key, ETag: `"${info.etag}"` }),
+    events: [versionEvent('ObjectCreated:CompleteMultipartUpload', info)],
   };
 }
 

@@ -11,6 +11,7 @@ import { currentExpiration } from '../../../ops/lifecycle-rules.js';
 import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tagging.js';
 import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader, withoutHiddenLockHeaders } from './object-lock.js';
 import { withoutLockFields } from '../../../object/index.js';
+import { removalEvent, versionEvent } from '../../../ops/events/types.js';
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
 
@@ -72,7 +73,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
     beforeCommit: (received) => verifier.verify(received),
   });
-  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...(await expirationHeader(context, bucket, key, info)) } };
+  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...(await expirationHeader(context, bucket, key, info)) }, events: [versionEvent('ObjectCreated:Put', info)] };
 }
 
 /**
@@ -280,7 +281,7 @@ export async function deleteObject(context: S3Context, request: S3Request, bucke
   const headers: Record<string, string> = {};
   if (result.deleteMarker) headers['x-amz-delete-marker'] = 'true';
   if (result.versionId !== 'null' || versionId !== undefined) headers['x-amz-version-id'] = result.versionId;
-  return { status: 204, headers };
+  return { status: 204, headers, events: [removalEvent(bucket, key, result, versionId !== undefined)] };
 }
 
 export async function copyObject(context: S3Context, request: S3Request, bucket: string, key: string, source: CopySource): Promise<S3Response> {
@@ -303,7 +304,7 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
   const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
-  return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"` }) };
+  return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"` }), events: [versionEvent('ObjectCreated:Copy', info)] };
 }
 
 /** x-amz-tagging-directive: COPY (the default) keeps the source's tags, REPLACE takes x-amz-tagging. */

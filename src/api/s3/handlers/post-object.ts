@@ -4,6 +4,7 @@
  * hold, and every field must be named by a condition. The file then streams into a PUT; a file
  * outside content-length-range is refused before anything is committed.
  */
+import { versionEvent } from '../../../ops/events/types.js';
 import { SvcError } from '../../../errors/index.js';
 import type { CredentialStore } from '../auth/sigv4.js';
 import { verifyPostPolicy } from '../auth/sigv4.js';
@@ -52,7 +53,7 @@ export async function postObject(context: S3Context, credentials: CredentialStor
       if (range && received.sizeBytes < range.min) throw new SvcError('EntityTooSmall', `Your proposed upload is smaller than the minimum allowed size (${range.min} bytes).`);
     },
   });
-  return successAnswer(fields, bucket, key, info.etag, info.versionId);
+  return { ...successAnswer(fields, bucket, key, info.etag, info.versionId), events: [versionEvent('ObjectCreated:Post', info)] };
 }
 
 /** The form's fields as the request headers a PUT would carry (content type, metadata, class). */

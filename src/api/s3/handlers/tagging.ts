@@ -5,6 +5,7 @@
  * number in `x-amz-tagging-count`. Bucket tagging: Put/Get/DeleteBucketTagging, kept in the bucket
  * record (up to 50 tags).
  */
+import { versionEvent } from '../../../ops/events/types.js';
 import { SvcError } from '../../../errors/index.js';
 import type { ObjectInfo } from '../../../object/index.js';
 import { limits } from '../../../util/limits.js';
@@ -78,12 +79,12 @@ const tagSetXml = (tags: Tag[]): string => toXml('Tagging', { TagSet: { Tag: tag
 export async function putObjectTagging(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const encoded = encodeTags(await tagSetOf(request));
   const info = await context.objects.updateVersionMetadata(bucket, key, request.query.get('versionId') ?? undefined, (version) => ({ systemMetadata: withTags(version.systemMetadata, encoded) }));
-  return { status: 200, headers: versionHeader(info) };
+  return { status: 200, headers: versionHeader(info), events: [versionEvent('ObjectTagging:Put', info)] };
 }
 
 export async function deleteObjectTagging(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const info = await context.objects.updateVersionMetadata(bucket, key, request.query.get('versionId') ?? undefined, (version) => ({ systemMetadata: withTags(version.systemMetadata, undefined) }));
-  return { status: 204, headers: versionHeader(info) };
+  return { status: 204, headers: versionHeader(info), events: [versionEvent('ObjectTagging:Delete', info)] };
 }
 
 /** System metadata with the tag set replaced (undefined: removed). */

@@ -1,0 +1,233 @@
+/**
+ * A target's queue of events on this node's drive (docs/notifications.md "Delivery"): one file per
+ * event, `<sequence 16 digits>-<queued ms 13 digits>.evt`, in the versioned state-file format
+ * (magic `SVEV`), written and fsynced (file and directory) before `enqueue` resolves. One delivery
+ * at a time, oldest first, so events reach the target in the order they were queued; a file is
+ * removed once the target took it, and a failed delivery is retried after a capped backoff on the
+ * injected timers. A new queue on the same directory (a restart) delivers what it finds. A file
+ * that does not decode is moved to the quarantine directory and counted; a full queue drops its
+ * oldest event that is not being delivered, counts it and warns.
+ */
+import { mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decodeStateFile, encodeStateFile } from '../../format/state-file.js';
+import type { Timers } from '../../util/clock.js';
+import { isSvcError, SvcError } from '../../errors/index.js';
+
+export const eventFileMagic = 'SVEV';
+const fileName = /^(\d{16})-(\d{13})\.evt$/;
+
+export interface EventQueueStats {
+  /** Events waiting, on disk. */
+  depth: number;
+  /** Taken by the target since this process started. */
+  sent: number;
+  /** Deliveries that failed (each is retried) since this process started. */
+  failed: number;
+  /** Events dropped because the queue was full, since this process started. */
+  dropped: number;
+  /** Event files that did not decode, moved to quarantine, since this process started. */
+  quarantined: number;
+  /** When the oldest waiting event was queued (ms), if any. */
+  oldestQueuedMs?: number;
+  /** Why the last delivery failed; cleared by the next success. */
+  lastError?: string;
+}
+
+export interface EventQueueOptions {
+  directory: string;
+  quarantineDirectory: string;
+  limitEntries: number;
+  /** Delivers one event; resolves once the target took it. */
+  send(payload: unknown, signal: AbortSignal): Promise<void>;
+  timers: Timers;
+  nowMs(): number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  sendTimeoutMs: number;
+  dropWarningIntervalMs: number;
+  logger: { warn(fields: Record<string, unknown>, message: string): void };
+}
+
+interface Entry {
+  name: string;
+  queuedMs: number;
+}
+
+export class EventQueue {
+  private readonly entries: Entry[] = [];
+  private nextSequence = 0;
+  private inFlight: Entry | undefined;
+  private readonly counts = { sent: 0, failed: 0, dropped: 0, quarantined: 0 };
+  private lastError: string | undefined;
+  private closed = false;
+  private wake: (() => void) | undefined;
+  private retryTimer: unknown;
+  private readonly abort = new AbortController();
+  private lastDropWarningMs = -Infinity;
+  private running: Promise<void> | undefined;
+
+  private constructor(private readonly options: EventQueueOptions) {}
+
+  /** Opens the queue on its directory (created if absent) and starts delivering what it holds. */
+  static async open(options: EventQueueOptions): Promise<EventQueue> {
+    const queue = new EventQueue(options);
+    await mkdir(options.directory, { recursive: true });
+    for (const name of (await readdir(options.directory)).sort()) {
+      const match = fileName.exec(name);
+      if (!match) continue; // a temporary file of a write a crash cut short
+      queue.entries.push({ name, queuedMs: Number(match[2]) });
+      queue.nextSequence = Math.max(queue.nextSequence, Number(match[1]) + 1);
+    }
+    queue.running = queue.deliverLoop();
+    return queue;
+  }
+
+  /** Writes the event to the queue; resolves once it is durable. */
+  async enqueue(payload: unknown): Promise<void> {
+    const queuedMs = Math.trunc(this.options.nowMs());
+    const name = `${String(this.nextSequence++).padStart(16, '0')}-${String(queuedMs).padStart(13, '0')}.evt`;
+    const bytes = encodeStateFile(eventFileMagic, { version: 1, queuedMs, payload });
+    const temporary = join(this.options.directory, `.${name}.tmp`);
+    const handle = await open(temporary, 'w');
+    try {
+      await handle.writeFile(bytes);
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, join(this.options.directory, name));
+    await syncDirectory(this.options.directory);
+    if (this.entries.length >= this.options.limitEntries) await this.dropOldest();
+    // Concurrent enqueues may finish out of order: the queue stays in sequence order.
+    let index = this.entries.length;
+    while (index > 0 && this.entries[index - 1]!.name > name) index -= 1;
+    this.entries.splice(index, 0, { name, queuedMs });
+    this.wake?.();
+  }
+
+  stats(): EventQueueStats {
+    const oldest = this.entries[0];
+    return { depth: this.entries.length, ...this.counts, ...(oldest ? { oldestQueuedMs: oldest.queuedMs } : {}), ...(this.lastError !== undefined ? { lastError: this.lastError } : {}) };
+  }
+
+  /** Stops delivering; what is queued stays on disk for the next start. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.abort.abort();
+    this.options.timers.clearTimeout(this.retryTimer);
+    this.wake?.();
+    await this.running;
+  }
+
+  private async dropOldest(): Promise<void> {
+    const index = this.entries[0] === this.inFlight ? 1 : 0;
+    const [dropped] = this.entries.splice(index, 1);
+    if (!dropped) return;
+    await unlink(join(this.options.directory, dropped.name)).catch(() => undefined);
+    this.counts.dropped += 1;
+    const nowMs = this.options.nowMs();
+    if (nowMs - this.lastDropWarningMs >= this.options.dropWarningIntervalMs) {
+      this.lastDropWarningMs = nowMs;
+      this.options.logger.warn({ directory: this.options.directory, dropped: this.counts.dropped, limit: this.options.limitEntries }, 'event queue full: its oldest events are dropped');
+    }
+  }
+
+  private async deliverLoop(): Promise<void> {
+    let failures = 0;
+    while (!this.closed) {
+      const entry = this.entries[0];
+      if (!entry) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        continue;
+      }
+      this.inFlight = entry;
+      const delivered = await this.deliver(entry);
+      this.inFlight = undefined;
+      if (delivered) {
+        failures = 0;
+        continue;
+      }
+      failures += 1;
+      const delayMs = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** Math.min(failures - 1, 20));
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        this.retryTimer = this.options.timers.setTimeout(resolve, delayMs);
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** True when the entry left the queue (taken, quarantined or dropped meanwhile). */
+  private async deliver(entry: Entry): Promise<boolean> {
+    const path = join(this.options.directory, entry.name);
+    let payload: unknown;
+    try {
+      payload = decodeEventFile(await readFile(path));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return this.remove(entry);
+      if (!isSvcError(error) && typeof code === 'string') {
+        // The drive failed to read it: not the file's fault, so it is retried.
+        this.counts.failed += 1;
+        this.lastError = (error as Error).message;
+        return false;
+      }
+      await this.quarantine(entry, error);
+      return true;
+    }
+    const timeout = AbortSignal.timeout(this.options.sendTimeoutMs);
+    try {
+      await this.options.send(payload, AbortSignal.any([this.abort.signal, timeout]));
+    } catch (error) {
+      if (this.closed) return false;
+      this.counts.failed += 1;
+      this.lastError = error instanceof Error ? error.message : String(error);
+      return false;
+    }
+    this.counts.sent += 1;
+    this.lastError = undefined;
+    await unlink(path).catch(() => undefined);
+    return this.remove(entry);
+  }
+
+  private remove(entry: Entry): true {
+    const index = this.entries.indexOf(entry);
+    if (index >= 0) this.entries.splice(index, 1);
+    return true;
+  }
+
+  private async quarantine(entry: Entry, error: unknown): Promise<void> {
+    await mkdir(this.options.quarantineDirectory, { recursive: true });
+    await rename(join(this.options.directory, entry.name), join(this.options.quarantineDirectory, entry.name)).catch(() => undefined);
+    this.counts.quarantined += 1;
+    this.remove(entry);
+    this.options.logger.warn({ file: entry.name, directory: this.options.directory, error: error instanceof Error ? error.message : String(error) }, 'an event file does not decode: moved to quarantine');
+  }
+}
+
+/** Decodes one event file strictly: the state-file frame, then `{ version: 1, queuedMs, payload }`. */
+export function decodeEventFile(bytes: Uint8Array): unknown {
+  const document = decodeStateFile(eventFileMagic, bytes) as { version?: unknown; queuedMs?: unknown; payload?: unknown } | null;
+  if (typeof document !== 'object' || document === null || document.version !== 1 || typeof document.queuedMs !== 'number' || document.payload === undefined) {
+    throw new SvcError('CorruptFormat', `${eventFileMagic}: not a version 1 event document`);
+  }
+  return document.payload;
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** For tests and tools: writes bytes as an event file would be named (a damaged file, a fixture). */
+export async function writeRawEventFile(directory: string, sequence: number, queuedMs: number, bytes: Uint8Array): Promise<string> {
+  const name = `${String(sequence).padStart(16, '0')}-${String(queuedMs).padStart(13, '0')}.evt`;
+  await writeFile(join(directory, name), bytes);
+  return name;
+}

@@ -1,0 +1,268 @@
+/**
+ * Delivery to each kind of target through its broker's maintained client: webhook (fetch), NATS
+ * (`nats`), Redis (`ioredis`), MQTT (`mqtt`), AMQP (`amqplib`), PostgreSQL (`pg`). A send resolves
+ * once the broker took the event (an HTTP 2xx, a NATS flush, a Redis reply, an MQTT
+ * acknowledgement at QoS 1 and 2, an AMQP publisher confirm, a committed row) and rejects
+ * otherwise; a lost connection is made again at the next send. Redis and PostgreSQL keep MinIO's
+ * two formats: `namespace` (one entry per object, set or removed) and `access` (every event appended).
+ */
+import { connect as connectNats, type NatsConnection } from 'nats';
+import { Redis } from 'ioredis';
+import { connectAsync as connectMqtt, type MqttClient } from 'mqtt';
+import { connect as connectAmqp, type ChannelModel, type ConfirmChannel } from 'amqplib';
+import pg from 'pg';
+import type { EventMessage } from './records.js';
+import type { TargetConfig } from './target-config.js';
+
+export interface EventTarget {
+  readonly config: TargetConfig;
+  send(message: EventMessage, signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createTarget(config: TargetConfig): EventTarget {
+  switch (config.type) {
+    case 'webhook': return new WebhookTarget(config);
+    case 'nats': return new NatsTarget(config);
+    case 'redis': return new RedisTarget(config);
+    case 'mqtt': return new MqttTarget(config);
+    case 'amqp': return new AmqpTarget(config);
+    case 'postgres': return new PostgresTarget(config);
+  }
+}
+
+/** Whether an event removes its object (namespace formats delete the entry). */
+export function isRemoval(message: EventMessage): boolean {
+  return message.EventName.startsWith('s3:ObjectRemoved:') || message.EventName.startsWith('s3:LifecycleExpiration:');
+}
+
+/** Rejects when the signal fires first (the call itself is left to settle on its own). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('delivery timed out'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('delivery timed out'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+const messageBytes = (message: EventMessage): Buffer => Buffer.from(JSON.stringify(message));
+
+class WebhookTarget implements EventTarget {
+  constructor(readonly config: TargetConfig) {}
+
+  async send(message: EventMessage, signal: AbortSignal): Promise<void> {
+    const token = this.config.settings.AUTH_TOKEN;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    // A token with a space is sent as it is (a scheme of its own); a bare one as a bearer token.
+    if (token !== undefined) headers.authorization = token.includes(' ') ? token : `Bearer ${token}`;
+    const response = await fetch(this.config.settings.ENDPOINT!, { method: 'POST', headers, body: messageBytes(message), signal });
+    await response.body?.cancel();
+    if (!response.ok) throw new Error(`the webhook answered HTTP ${response.status}`);
+  }
+
+  async close(): Promise<void> {}
+}
+
+class NatsTarget implements EventTarget {
+  private connection: NatsConnection | undefined;
+
+  constructor(readonly config: TargetConfig) {}
+
+  private async connected(): Promise<NatsConnection> {
+    if (this.connection && !this.connection.isClosed()) return this.connection;
+    const { ADDRESS: servers, USERNAME: user, PASSWORD: pass, TOKEN: token } = this.config.settings;
+    this.connection = await connectNats({ servers, reconnect: false, timeout: 5_000, ...(user ? { user } : {}), ...(pass ? { pass } : {}), ...(token ? { token } : {}) });
+    return this.connection;
+  }
+
+  async send(message: EventMessage, signal: AbortSignal): Promise<void> {
+    try {
+      const connection = await untilAborted(this.connected(), signal);
+      connection.publish(this.config.settings.SUBJECT!, messageBytes(message));
+      await untilAborted(connection.flush(), signal);
+    } catch (error) {
+      await this.drop();
+      throw error;
+    }
+  }
+
+  private async drop(): Promise<void> {
+    const connection = this.connection;
+    this.connection = undefined;
+    await connection?.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.drop();
+  }
+}
+
+class RedisTarget implements EventTarget {
+  private readonly client: Redis;
+
+  constructor(readonly config: TargetConfig) {
+    const [host, port] = splitAddress(config.settings.ADDRESS!);
+    const { PASSWORD: password, USER: username } = config.settings;
+    this.client = new Redis({
+      host, port, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0,
+      retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
+      ...(password ? { password } : {}), ...(username ? { username } : {}),
+    });
+    this.client.on('error', () => undefined); // each failed send reports it
+  }
+
+  async send(message: EventMessage, signal: AbortSignal): Promise<void> {
+    if (this.client.status === 'wait') await untilAborted(this.client.connect(), signal);
+    const key = this.config.settings.KEY!;
+    if (this.config.settings.FORMAT === 'access') {
+      await untilAborted(this.client.rpush(key, JSON.stringify([{ Event: message.Records, EventTime: message.Records[0].eventTime }])), signal);
+    } else if (isRemoval(message)) {
+      await untilAborted(this.client.hdel(key, message.Key), signal);
+    } else {
+      await untilAborted(this.client.hset(key, message.Key, JSON.stringify({ Records: message.Records })), signal);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.client.disconnect();
+  }
+}
+
+class MqttTarget implements EventTarget {
+  private client: MqttClient | undefined;
+
+  constructor(readonly config: TargetConfig) {}
+
+  private async connected(): Promise<MqttClient> {
+    if (this.client?.connected === true) return this.client;
+    await this.drop();
+    const { BROKER: broker, USERNAME: username, PASSWORD: password } = this.config.settings;
+    const url = broker!.replace(/^tcp:/, 'mqtt:').replace(/^(ssl|tls):/, 'mqtts:');
+    this.client = await connectMqtt(url, { reconnectPeriod: 0, connectTimeout: 5_000, ...(username ? { username } : {}), ...(password ? { password } : {}) }, false);
+    this.client.on('error', () => undefined);
+    return this.client;
+  }
+
+  async send(message: EventMessage, signal: AbortSignal): Promise<void> {
+    try {
+      const client = await untilAborted(this.connected(), signal);
+      const qos = Number(this.config.settings.QOS ?? '0') as 0 | 1 | 2;
+      await untilAborted(client.publishAsync(this.config.settings.TOPIC!, messageBytes(message), { qos }), signal);
+    } catch (error) {
+      await this.drop();
+      throw error;
+    }
+  }
+
+  private async drop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    await client?.endAsync(true).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.drop();
+  }
+}
+
+class AmqpTarget implements EventTarget {
+  private link: { model: ChannelModel; channel: ConfirmChannel } | undefined;
+
+  constructor(readonly config: TargetConfig) {}
+
+  private async connected(): Promise<ConfirmChannel> {
+    if (this.link) return this.link.channel;
+    const model = await connectAmqp(this.config.settings.URL!);
+    const link = { model, channel: await model.createConfirmChannel() };
+    const forget = (): void => {
+      if (this.link === link) this.link = undefined;
+    };
+    model.on('error', forget);
+    model.on('close', forget);
+    link.channel.on('error', forget);
+    link.channel.on('close', forget);
+    await link.channel.assertExchange(this.config.settings.EXCHANGE!, this.config.settings.EXCHANGE_TYPE ?? 'direct', { durable: true });
+    this.link = link;
+    return link.channel;
+  }
+
+  async send(message: EventMessage, signal: AbortSignal): Promise<void> {
+    try {
+      const channel = await untilAborted(this.connected(), signal);
+      channel.publish(this.config.settings.EXCHANGE!, this.config.settings.ROUTING_KEY ?? '', messageBytes(message), { persistent: true, contentType: 'application/json' });
+      await untilAborted(channel.waitForConfirms(), signal);
+    } catch (error) {
+      await this.drop();
+      throw error;
+    }
+  }
+
+  private async drop(): Promise<void> {
+    const link = this.link;
+    this.link = undefined;
+    await link?.model.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.drop();
+  }
+}
+
+class PostgresTarget implements EventTarget {
+  private client: pg.Client | undefined;
+
+  constructor(readonly config: TargetConfig) {}
+
+  private get table(): string {
+    return `"${this.config.settings.TABLE!}"`;
+  }
+
+  private async connected(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    const client = new pg.Client({ connectionString: this.config.settings.CONNECTION_STRING!, connectionTimeoutMillis: 5_000 });
+    client.on('error', () => {
+      if (this.client === client) this.client = undefined;
+    });
+    await client.connect();
+    const columns = this.config.settings.FORMAT === 'access' ? 'event_time TIMESTAMP WITH TIME ZONE NOT NULL, event_data JSONB' : 'key VARCHAR PRIMARY KEY, value JSONB';
+    await client.query(`CREATE TABLE IF NOT EXISTS ${this.table} (${columns})`);
+    this.client = client;
+    return client;
+  }
+
+  async send(message: EventMessage, signal: AbortSignal): Promise<void> {
+    try {
+      const client = await untilAborted(this.connected(), signal);
+      await untilAborted(this.write(client, message), signal);
+    } catch (error) {
+      await this.drop();
+      throw error;
+    }
+  }
+
+  private async write(client: pg.Client, message: EventMessage): Promise<void> {
+    if (this.config.settings.FORMAT === 'access') {
+      await client.query(`INSERT INTO ${this.table} (event_time, event_data) VALUES ($1, $2)`, [message.Records[0].eventTime, JSON.stringify({ Records: message.Records })]);
+    } else if (isRemoval(message)) {
+      await client.query(`DELETE FROM ${this.table} WHERE key = $1`, [message.Key]);
+    } else {
+      await client.query(`INSERT INTO ${this.table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, [message.Key, JSON.stringify({ Records: message.Records })]);
+    }
+  }
+
+  private async drop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.drop();
+  }
+}
+
+function splitAddress(address: string): [string, number] {
+  const at = address.lastIndexOf(':');
+  return [address.slice(0, at), Number(address.slice(at + 1))];
+}
