@@ -39,11 +39,12 @@ function manualPage(help: string, version: string): string {
   return `.TH SVC 1 "" "svc ${version}" "User Commands"\n.nf\n${escaped}\n.fi\n`;
 }
 
-export async function buildDebianPackage(options: { version?: string; log?: (line: string) => void } = {}): Promise<DebianPackage> {
+/** `fast` compresses with gzip -1 instead of xz (tests build several versions). */
+export async function buildDebianPackage(options: { version?: string; fast?: boolean; log?: (line: string) => void } = {}): Promise<DebianPackage> {
   const log = options.log ?? ((line: string) => console.log(line));
   const version = options.version ?? (JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
   const architecture = debianArchitecture();
-  const root = join(packageDir, 'deb-root');
+  const root = join(packageDir, `deb-root-${version}`);
   await rm(root, { recursive: true, force: true });
   for (const dir of ['DEBIAN', 'usr/bin', 'lib/systemd/system', 'etc/default', 'usr/share/man/man1', 'usr/share/doc/svc']) await mkdir(join(root, dir), { recursive: true, mode: 0o755 });
   await copyFile(executablePath, join(root, 'usr/bin/svc'));
@@ -64,8 +65,9 @@ export async function buildDebianPackage(options: { version?: string; log?: (lin
   await writeFile(join(root, 'DEBIAN/control'), control);
   const path = join(packageDir, `svc_${version}_${architecture}.deb`);
   log(`building ${path}`);
-  await run('dpkg-deb', ['--root-owner-group', '-Zxz', '--build', root, path], { maxBuffer: 16 * 1024 * 1024 });
+  await run('dpkg-deb', ['--root-owner-group', ...(options.fast ? ['-Zgzip', '-z1'] : ['-Zxz']), '--build', root, path], { maxBuffer: 16 * 1024 * 1024 });
   const sizeBytes = (await stat(path)).size;
+  await rm(root, { recursive: true, force: true });
   log(`${path}: ${(sizeBytes / 2 ** 20).toFixed(1)} MiB`);
   return { path, version, sizeBytes };
 }
