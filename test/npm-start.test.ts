@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './helpers/server-process.js';
 import { missingTool } from './helpers/external-tools.js';
+import { waitForOk } from './helpers/wait-url.js';
 
 const skipReason = missingTool('aws', 'awscli') ?? (existsSync(join(repoRoot, 'dist/src/cli/svc.js')) ? undefined : 'dist/ is not built (npm install builds it)');
 if (skipReason) console.warn(`skipping npm start round trip: ${skipReason}`);
@@ -23,13 +24,7 @@ describe.skipIf(skipReason !== undefined)('npm start', () => {
     child.stdout!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
     try {
-      const started = Date.now();
-      let ready = false;
-      while (!ready && Date.now() - started < 15_000) {
-        ready = await fetch('http://127.0.0.1:9000/health/ready').then((response) => response.status === 200, () => false);
-        if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(ready, logs).toBe(true);
+      expect(await waitForOk('http://127.0.0.1:9000/health/ready', { timeoutMs: 15_000 }), logs).toBe(true);
       const source = join(root, 'source.bin');
       const target = join(root, 'target.bin');
       await writeFile(source, Buffer.alloc(3 * 1024 * 1024 + 17, 'svc'));

@@ -20,18 +20,64 @@ const { runHealthcheck } = await import('./healthcheck.js');
 const { runPlan } = await import('./plan.js');
 const { startupFailureLine } = await import('../cluster/launch-plan.js');
 
-const usage = `usage: svc server <endpoint-pattern> [<endpoint-pattern> ...]
-       svc            (volumes from SVC_VOLUMES)
-       svc plan <endpoint-pattern>... [--drive-size 8TiB] [--json]  (the layout, offline)
-       svc healthcheck  (exit 0 when this node's S3 and console health URLs answer 200)
+const usage = `NAME
+    svc - an S3-compatible object store on erasure-coded drives
 
-An endpoint pattern is a local path or http://<host>:<port>/<path>; {a...b} ranges expand,
-e.g. svc server ./data/drive{1...4}. Each argument is one pool.`;
+SYNOPSIS
+    svc server <endpoint-pattern> [<endpoint-pattern> ...]
+    svc                  (the server, drives from SVC_VOLUMES)
+    svc plan <endpoint-pattern>... [--drive-size 8TiB] [--json]
+    svc healthcheck
+    svc rc <command> ...  (the client; also installed as svc-rc)
+    svc --help
+
+DESCRIPTION
+    svc serves the S3 API from local drives or from a cluster of nodes. Every object is
+    Reed-Solomon coded across the drives of an erasure set; any K of its K+M shards rebuild it.
+
+    An endpoint pattern is a local path or http://<host>:<port>/<path>; {a...b} ranges expand,
+    e.g. svc server ./data/drive{1...4}. Each argument is one pool. Every node of a cluster is
+    started with the same arguments, in the same order, at every restart.
+
+COMMANDS
+    server       run the server (S3 on SVC_ADDRESS, the web console on SVC_CONSOLE_ADDRESS)
+    plan         print the layout and the warnings of a launch, offline
+    healthcheck  exit 0 when this node's S3 and console health URLs answer 200
+    rc           the command-line client: svc rc --help
+
+ENVIRONMENT
+    SVC_VOLUMES          the endpoint patterns when none are given, separated by spaces
+    SVC_ACCESS_KEY, SVC_SECRET_KEY
+                         root credentials (unset: svcadmin / svcadmin-secret, with a warning)
+    SVC_ADDRESS          S3 listener, host:port or :port (default :9000)
+    SVC_CONSOLE_ADDRESS  console listener (default :9001)
+    SVC_STORAGE_CLASS_STANDARD, SVC_ERASURE_SET_DRIVE_COUNT
+                         parity (EC:N) and set width
+    SVC_DRIVE_ROOT       a prefix local endpoint paths resolve under
+    The documentation's docs/ folder lists every other setting.
+
+SIGNALS
+    SIGTERM, SIGINT  graceful shutdown: requests finish, an unfinished heal is saved, exit 0
+    SIGHUP           reopen the audit file
+
+FILES
+    /etc/default/svc     settings of the Debian package's svc.service
+    /var/lib/svc         its drives
+
+EXIT STATUS
+    0 on a graceful shutdown; 1 when the server cannot start (the error's code and message are
+    printed); 2 on a usage error.`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
     console.log(usage);
+    return;
+  }
+  if (command === 'rc') {
+    // `svc rc ...` (and `npx svc rc ...`): the client, under a name no other package takes.
+    process.argv.splice(2, 1);
+    await import('./rc.js');
     return;
   }
   if (command === 'healthcheck') {

@@ -9,6 +9,7 @@ import { extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
+import { packagedConsoleFiles } from '../util/packaged.js';
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -29,7 +30,7 @@ interface Asset {
 }
 
 export interface ConsoleAssets {
-  /** Where the files came from, or undefined when the app is not built. */
+  /** Where the files came from ('embedded' in the single executable), or undefined when the app is not built. */
   directory: string | undefined;
   send(reply: FastifyReply, name: string): Promise<FastifyReply>;
 }
@@ -40,14 +41,23 @@ export function findAssetDirectory(): string | undefined {
   return candidates.find((candidate) => existsSync(join(candidate, 'index.html')));
 }
 
-export function loadConsoleAssets(directory = findAssetDirectory()): ConsoleAssets {
+function assetOf(name: string, bytes: Buffer): Asset {
+  return { bytes, gzipped: gzipSync(bytes, { level: 9 }), etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`, contentType: contentTypes[extname(name)] ?? 'application/octet-stream' };
+}
+
+export function loadConsoleAssets(directory?: string): ConsoleAssets {
   const assets = new Map<string, Asset>();
-  if (directory) {
+  const embedded = directory === undefined ? packagedConsoleFiles() : undefined;
+  if (embedded) {
+    directory = 'embedded';
+    for (const file of embedded) assets.set(file.name, assetOf(file.name, file.bytes));
+  }
+  directory ??= findAssetDirectory();
+  if (directory && !embedded) {
     for (const name of readdirSync(directory)) {
       const path = join(directory, name);
       if (!statSync(path).isFile()) continue;
-      const bytes = readFileSync(path);
-      assets.set(name, { bytes, gzipped: gzipSync(bytes, { level: 9 }), etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`, contentType: contentTypes[extname(name)] ?? 'application/octet-stream' });
+      assets.set(name, assetOf(name, readFileSync(path)));
     }
   }
   return {

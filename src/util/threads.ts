@@ -1,5 +1,6 @@
 /** Starting worker threads from modules of this project, whether it runs built or from sources. */
 import { Worker } from 'node:worker_threads';
+import { packagedAsset } from './packaged.js';
 
 /**
  * Starts a thread running the module `name` (without extension) that sits beside the module
@@ -7,6 +8,13 @@ import { Worker } from 'node:worker_threads';
  * not keep the process alive.
  */
 export function startModuleThread(from: string, name: string, threadName: string): Worker {
+  const embedded = packagedAsset(`${name}.mjs`);
+  if (embedded) {
+    // The single executable carries the thread's module bundled: it runs from a data: URL.
+    const worker = new Worker(new URL(`data:text/javascript;base64,${embedded.toString('base64')}`), { name: threadName });
+    worker.unref();
+    return worker;
+  }
   const fromSource = from.endsWith('.ts');
   const script = new URL(`./${name}.${fromSource ? 'ts' : 'js'}`, from);
   // A thread inherits the process's options by default. Passing them on explicitly would fail

@@ -2,11 +2,14 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packagedAsset } from './packaged.js';
 
 let cached: string | undefined;
 
 export function packageVersion(): string {
   if (cached) return cached;
+  const embedded = packagedAsset('version');
+  if (embedded) return (cached = embedded.toString('utf8').trim());
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let depth = 0; depth < 6; depth += 1) {
     try {
