@@ -25,3 +25,5 @@ await build({
   logLevel: 'warning',
 });
 for (const name of ['index.html', 'app.css', 'favicon.svg']) await copyFile(`${source}${name}`, `${target}${name}`);
+// The runbooks, linked from the health banner, served as text with the app.
+await copyFile(`${root}docs/runbooks.md`, `${target}runbooks.md`);

@@ -185,6 +185,7 @@ const consoleExamples: Record<string, { path: string; body?: unknown; raw?: stri
   'DELETE policies/:name': { path: 'policies/unused' },
   'GET overview': { path: 'overview' },
   'GET audit': { path: 'audit' },
+  'GET health': { path: 'health' },
 };
 
 /** The console's request for a route: its own example, or the admin route's example under admin/. */

@@ -55,6 +55,18 @@ export class ConsoleAccess {
     }
   }
 
+  /** Whether the permissions are held, and if not why (authorize's message), without counting them as asked for. */
+  async judge(permissions: Permission[], query: Record<string, string> = {}): Promise<{ allowed: boolean; reason?: string }> {
+    if (this.principal.kind === 'root' || permissions.length === 0) return { allowed: true };
+    try {
+      await authorize({ objects: this.context.objects(), nowMs: this.context.nowMs }, this.caller(query), permissions);
+      return { allowed: true };
+    } catch (error) {
+      if (!(error instanceof SvcError) || error.code !== 'AccessDenied') throw error;
+      return { allowed: false, reason: error.message.replace(/^Access Denied: n/, 'N') };
+    }
+  }
+
   async allows(permissions: Permission[], query: Record<string, string> = {}): Promise<boolean> {
     if (this.principal.kind === 'root' || permissions.length === 0) return true;
     return holds({ objects: this.context.objects(), nowMs: this.context.nowMs }, this.caller(query), permissions);

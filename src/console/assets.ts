@@ -19,6 +19,7 @@ const contentTypes: Record<string, string> = {
   '.png': 'image/png',
   '.ico': 'image/x-icon',
   '.map': 'application/json; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
 };
 
 interface Asset {

@@ -25,6 +25,7 @@ import { uploadRoutes } from './routes-uploads.js';
 import { clusterRoutes } from './routes-cluster.js';
 import { planRoutes } from './routes-plan.js';
 import { userRoutes } from './routes-users.js';
+import { healthRoutes } from './routes-health.js';
 import type { ConsoleAssets } from './assets.js';
 import swagger from '@fastify/swagger';
 import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
@@ -147,6 +148,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(planRoutes, { context });
   await app.register(userRoutes, { context });
   await app.register(auditRoutes, { context });
+  await app.register(healthRoutes, { context });
 }
 
 /** The console API's own OpenAPI document (GET /svc/console/api/openapi.json), from its route schemas. */

@@ -8,7 +8,15 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unk
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<ApiError | Error | undefined>(undefined);
   const [tick, setTick] = useState(0);
+  const depsKey = useRef<string | undefined>(undefined);
   useEffect(() => {
+    // Other parameters (another bucket, say): the last answer was for them, not for these.
+    const key = JSON.stringify(deps);
+    if (depsKey.current !== undefined && depsKey.current !== key) {
+      setData(undefined);
+      setError(undefined);
+    }
+    depsKey.current = key;
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const run = async () => {
@@ -79,9 +87,9 @@ export function Card(props: { title: string; children: ComponentChildren; action
   );
 }
 
-export function Stat(props: { label: string; value: ComponentChildren; hint?: ComponentChildren }) {
+export function Stat(props: { label: string; value: ComponentChildren; hint?: ComponentChildren; tone?: 'warn' | 'bad' | undefined }) {
   return (
-    <div class="stat">
+    <div class={`stat ${props.tone ?? ''}`} data-tone={props.tone ?? 'ok'}>
       <div class="stat-label">{props.label}</div>
       <div class="stat-value">{props.value}</div>
       {props.hint ? <div class="stat-hint">{props.hint}</div> : null}
@@ -139,5 +147,25 @@ export function ActionsHead() {
     <th class="actions-col">
       <span class="sr-only">Actions</span>
     </th>
+  );
+}
+
+/**
+ * A button that may be refused before it is pressed: with a `reason` it is disabled and the
+ * reason is shown beside it (and read with it by screen readers).
+ */
+export function GuardedButton(props: { id: string; children: ComponentChildren; onClick: () => void; reason?: string | undefined; class?: string; ariaLabel?: string; extraDisabled?: boolean }) {
+  const blocked = props.reason !== undefined;
+  return (
+    <span class="guarded">
+      <button id={props.id} class={`button ${props.class ?? ''}`} type="button" disabled={blocked || props.extraDisabled} aria-describedby={blocked ? `${props.id}-why` : undefined} aria-label={props.ariaLabel} onClick={props.onClick}>
+        {props.children}
+      </button>
+      {blocked ? (
+        <span id={`${props.id}-why`} class="reason">
+          {props.reason}
+        </span>
+      ) : null}
+    </span>
   );
 }

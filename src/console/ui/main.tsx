@@ -2,7 +2,9 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, apiUrl, setCsrfToken, whenSignedOut } from './api';
-import { ErrorNotice } from './components';
+import { ErrorNotice, usePoll } from './components';
+import { HealthBanner, HealthContext, HealthMark, useHealthPoll } from './health';
+import { PermissionsContext, type Permissions } from './permissions';
 import { OverviewPage } from './page-overview';
 import { BucketsPage } from './page-buckets';
 import { BrowserPage } from './page-browser';
@@ -125,6 +127,8 @@ function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
   const route = useRoute(open[0]?.id ?? 'buckets');
   const [menuOpen, setMenuOpen] = useState(false);
   const page = route[0] === 'browse' ? 'buckets' : route[0];
+  const health = useHealthPoll(props.session.pages.includes('cluster'));
+  const permissions = usePoll(() => api<Permissions>('GET', 'permissions'), 0).data;
   useEffect(() => {
     setMenuOpen(false);
     const label = route[0] === 'browse' ? route[1] : pages.find((entry) => entry.id === page)?.label;
@@ -154,10 +158,16 @@ function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
         {open.map((entry) => (
           <a key={entry.id} href={`#/${entry.id}`} class={page === entry.id ? 'active' : ''} aria-current={page === entry.id ? 'page' : undefined}>
             {entry.label}
+            {entry.id === 'overview' || entry.id === 'cluster' ? <HealthMark health={health} /> : null}
           </a>
         ))}
       </nav>
-      <main class="content">{page === 'buckets' || open.some((entry) => entry.id === page) ? pageFor(route) : <NotOffered page={page ?? ''} />}</main>
+      <main class="content">
+        <HealthBanner health={health} />
+        <HealthContext.Provider value={health}>
+          <PermissionsContext.Provider value={permissions}>{page === 'buckets' || open.some((entry) => entry.id === page) ? pageFor(route) : <NotOffered page={page ?? ''} />}</PermissionsContext.Provider>
+        </HealthContext.Provider>
+      </main>
     </div>
   );
 }
@@ -214,6 +224,8 @@ function App() {
   if (session === null) return <SignIn onSignedIn={adopt} />;
   const signOut = async () => {
     await api('DELETE', 'session').catch(() => undefined);
+    // The next session starts on its own first page, not on the page this one left.
+    history.replaceState(null, '', location.pathname + location.search);
     adopt(null);
   };
   return <Shell session={session} onSignOut={signOut} />;

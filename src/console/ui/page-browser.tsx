@@ -5,7 +5,8 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, apiUrl, ApiError } from './api';
-import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, ProgressBar, usePoll, ActionsHead } from './components';
+import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, GuardedButton, ProgressBar, usePoll, ActionsHead } from './components';
+import { permissionReason, useBucketPermissions } from './permissions';
 import { bytes, percent, when } from './format';
 import { bucketHref } from './page-buckets';
 import { droppedFiles, startUpload, type UploadTask } from './upload';
@@ -57,6 +58,11 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
     15_000,
     [bucket, listPrefix, after, showDeleted],
   );
+  const permissions = useBucketPermissions(bucket, prefix);
+  // A folder that cannot be listed (no such bucket, no permission) offers nothing to do in it.
+  const unlisted = error !== undefined && data === undefined ? 'This folder could not be listed.' : undefined;
+  const uploadReason = unlisted ?? permissionReason(permissions, 'putObject');
+  const deleteReason = unlisted ?? permissionReason(permissions, 'deleteObject');
   useEffect(() => {
     setCursors([undefined]);
     setSelected(new Set());
@@ -92,7 +98,7 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
       <h1 class="title-row">
         <span class="truncate">{prefix ? prefix.split('/').filter(Boolean).at(-1) : bucket}</span>
       </h1>
-      <Toolbar filter={filter} onFilter={setFilter} storageClass={storageClass} onStorageClass={setStorageClass} selectedCount={selected.size} onDelete={() => setConfirmDelete(true)} onFiles={upload} />
+      <Toolbar filter={filter} onFilter={setFilter} storageClass={storageClass} onStorageClass={setStorageClass} selectedCount={selected.size} onDelete={() => setConfirmDelete(true)} onFiles={upload} uploadReason={uploadReason} deleteReason={deleteReason} />
       {uploads.length > 0 ? <Uploads tasks={uploads} onClear={() => setUploads(uploads.filter((task) => task.state === 'uploading' || task.state === 'queued'))} /> : null}
       <ErrorNotice error={actionError ?? error} onClose={() => setActionError(undefined)} />
       <div class={`browser ${details ? 'with-details' : ''}`}>
@@ -105,7 +111,7 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
           }
         >
           {data ? <ObjectTable bucket={bucket} prefix={prefix} page={data} filtered={filter !== ''} selected={selected} onSelect={setSelected} details={details} onDetails={setDetails} /> : null}
-          <Pager first={(cursors.length - 1) * pageSize + 1} count={data ? data.folders.length + data.objects.length : undefined} onPrevious={cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined} onNext={data?.next ? () => setCursors([...cursors, data.next]) : undefined} />
+          <Pager first={(cursors.length - 1) * pageSize + 1} count={data ? data.folders.length + data.objects.length : undefined} failed={unlisted !== undefined} onPrevious={cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined} onNext={data?.next ? () => setCursors([...cursors, data.next]) : undefined} />
         </Card>
         {details ? <ObjectDetails bucket={bucket} objectKey={details} onClose={() => setDetails(undefined)} onChanged={reload} /> : null}
       </div>
@@ -125,7 +131,7 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
 }
 
 /** Filter, storage class, upload (files, a folder, or dropped on it) and delete. */
-function Toolbar(props: { filter: string; onFilter: (value: string) => void; storageClass: string; onStorageClass: (value: string) => void; selectedCount: number; onDelete: () => void; onFiles: (files: FileToUpload[]) => void }) {
+function Toolbar(props: { filter: string; onFilter: (value: string) => void; storageClass: string; onStorageClass: (value: string) => void; selectedCount: number; onDelete: () => void; onFiles: (files: FileToUpload[]) => void; uploadReason: string | undefined; deleteReason: string | undefined }) {
   const [dragging, setDragging] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
@@ -138,7 +144,7 @@ function Toolbar(props: { filter: string; onFilter: (value: string) => void; sto
   const onDrop = async (event: DragEvent) => {
     event.preventDefault();
     setDragging(false);
-    if (event.dataTransfer) props.onFiles(await droppedFiles(event.dataTransfer.items));
+    if (event.dataTransfer && props.uploadReason === undefined) props.onFiles(await droppedFiles(event.dataTransfer.items));
   };
   return (
     <div
@@ -163,20 +169,22 @@ function Toolbar(props: { filter: string; onFilter: (value: string) => void; sto
           </select>
         </label>
         <div class="toolbar-buttons">
-          <button class="button primary" type="button" onClick={() => fileInput.current?.click()}>
+          <GuardedButton id="upload-files" class="primary" reason={props.uploadReason} onClick={() => fileInput.current?.click()}>
             Upload files
-          </button>
-          <button class="button" type="button" onClick={() => folderInput.current?.click()}>
-            Upload folder
-          </button>
-          <button class="button danger" type="button" disabled={props.selectedCount === 0} onClick={props.onDelete}>
+          </GuardedButton>
+          {props.uploadReason === undefined ? (
+            <button class="button" type="button" onClick={() => folderInput.current?.click()}>
+              Upload folder
+            </button>
+          ) : null}
+          <GuardedButton id="delete-selected" class="danger" reason={props.deleteReason} extraDisabled={props.selectedCount === 0} onClick={props.onDelete}>
             Delete{props.selectedCount > 0 ? ` (${props.selectedCount})` : ''}
-          </button>
+          </GuardedButton>
         </div>
-        <input ref={fileInput} class="sr-only" type="file" multiple aria-label="Files to upload" data-testid="file-input" onChange={() => fromInput(fileInput.current)} />
-        <input ref={folderInput} class="sr-only" type="file" multiple aria-label="Folder to upload" data-testid="folder-input" onChange={() => fromInput(folderInput.current)} />
+        <input ref={fileInput} class="sr-only" type="file" multiple aria-label="Files to upload" tabIndex={-1} disabled={props.uploadReason !== undefined} data-testid="file-input" onChange={() => fromInput(fileInput.current)} />
+        <input ref={folderInput} class="sr-only" type="file" multiple aria-label="Folder to upload" tabIndex={-1} disabled={props.uploadReason !== undefined} data-testid="folder-input" onChange={() => fromInput(folderInput.current)} />
       </div>
-      <p class="muted small drop-hint">Drop files or folders here to upload them into this folder.</p>
+      {props.uploadReason === undefined ? <p class="muted small drop-hint">Drop files or folders here to upload them into this folder.</p> : null}
     </div>
   );
 }
@@ -247,10 +255,10 @@ function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; fi
   );
 }
 
-function Pager(props: { first: number; count: number | undefined; onPrevious: (() => void) | undefined; onNext: (() => void) | undefined }) {
+function Pager(props: { first: number; count: number | undefined; failed: boolean; onPrevious: (() => void) | undefined; onNext: (() => void) | undefined }) {
   return (
     <div class="pager">
-      <span class="muted small">{props.count === undefined ? 'Loading…' : props.count === 0 ? 'No items' : `Items ${props.first}–${props.first + props.count - 1}`}</span>
+      <span class="muted small">{props.failed ? 'Nothing to show: the listing failed (see above).' : props.count === undefined ? 'Loading…' : props.count === 0 ? 'No items' : `Items ${props.first}–${props.first + props.count - 1}`}</span>
       <button class="button small" type="button" disabled={!props.onPrevious} onClick={props.onPrevious}>
         Previous page
       </button>

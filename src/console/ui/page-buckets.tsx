@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError } from './api';
 import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll, ActionsHead } from './components';
+import { may, permissionReason, useBucketPermissions, useDeploymentPermissions } from './permissions';
 import { when } from './format';
 
 export interface BucketRow {
@@ -13,6 +14,8 @@ export interface BucketRow {
 export const bucketHref = (bucket: string, prefix = '') => `#/browse/${encodeURIComponent(bucket)}${prefix ? `/${prefix.split('/').map(encodeURIComponent).join('/')}` : ''}`;
 
 function CreateBucket(props: { onCreated: () => void }) {
+  const permissions = useDeploymentPermissions();
+  const refused = permissionReason(permissions, 'createBucket');
   const [name, setName] = useState('');
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const [busy, setBusy] = useState(false);
@@ -50,9 +53,16 @@ function CreateBucket(props: { onCreated: () => void }) {
           </span>
         ) : null}
       </label>
-      <button class="button primary" type="submit" disabled={busy || name === ''}>
-        Create bucket
-      </button>
+      <span class="guarded">
+        <button class="button primary" type="submit" disabled={busy || name === '' || refused !== undefined} aria-describedby={refused ? 'create-bucket-why' : undefined}>
+          Create bucket
+        </button>
+        {refused ? (
+          <span class="reason" id="create-bucket-why">
+            {refused}
+          </span>
+        ) : null}
+      </span>
     </form>
   );
 }
@@ -101,18 +111,7 @@ export function BucketsPage() {
                     <Badge state={bucket.versioning} />
                   </td>
                   <td class="actions-col">
-                    {bucket.versioning === 'enabled' ? (
-                      <button class="button small" type="button" onClick={() => setVersioning(bucket, 'suspended')}>
-                        Suspend versioning
-                      </button>
-                    ) : (
-                      <button class="button small" type="button" onClick={() => setVersioning(bucket, 'enabled')}>
-                        Enable versioning
-                      </button>
-                    )}
-                    <button class="button small danger" type="button" onClick={() => setDeleting(bucket)} aria-label={`Delete bucket ${bucket.name}`}>
-                      Delete
-                    </button>
+                    <BucketActions bucket={bucket} onVersioning={(status) => setVersioning(bucket, status)} onDelete={() => setDeleting(bucket)} />
                   </td>
                 </tr>
               ))}
@@ -122,6 +121,34 @@ export function BucketsPage() {
       </Card>
       {deleting ? <DeleteBucket bucket={deleting} onDone={() => { setDeleting(undefined); reload(); }} /> : null}
     </div>
+  );
+}
+
+/** A bucket's row actions, only those the session may take (asked of the server per bucket). */
+function BucketActions(props: { bucket: BucketRow; onVersioning: (status: 'enabled' | 'suspended') => void; onDelete: () => void }) {
+  const permissions = useBucketPermissions(props.bucket.name);
+  const { bucket } = props;
+  const versioning = may(permissions, 'putBucketVersioning').allowed;
+  const deletable = may(permissions, 'deleteBucket').allowed;
+  if (permissions && !versioning && !deletable) return <span class="muted small">read only</span>;
+  return (
+    <>
+      {versioning && bucket.versioning === 'enabled' ? (
+        <button class="button small" type="button" onClick={() => props.onVersioning('suspended')}>
+          Suspend versioning
+        </button>
+      ) : null}
+      {versioning && bucket.versioning !== 'enabled' ? (
+        <button class="button small" type="button" onClick={() => props.onVersioning('enabled')}>
+          Enable versioning
+        </button>
+      ) : null}
+      {deletable ? (
+        <button class="button small danger" type="button" onClick={props.onDelete} aria-label={`Delete bucket ${bucket.name}`}>
+          Delete
+        </button>
+      ) : null}
+    </>
   );
 }
 

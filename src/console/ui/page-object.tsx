@@ -1,6 +1,7 @@
 /** One object's details: its versions and delete markers, metadata, downloads and share links. */
 import { useState } from 'preact/hooks';
-import { api, apiUrl } from './api';
+import { api, apiUrl, ApiError } from './api';
+import { may, useBucketPermissions } from './permissions';
 import { Badge, ConfirmDialog, ErrorNotice, usePoll } from './components';
 import { bytes, when } from './format';
 import { explorerHash } from './page-explorer';
@@ -35,18 +36,31 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
   const { data, error, reload } = usePoll(() => api<Details>('GET', `buckets/${encodeURIComponent(props.bucket)}/object`, { query: { key: props.objectKey } }), 0, [props.bucket, props.objectKey]);
   const [deleting, setDeleting] = useState<ObjectVersion | undefined>(undefined);
   const [actionError, setActionError] = useState<unknown>(undefined);
+  const [deleteError, setDeleteError] = useState<unknown>(undefined);
+  const permissions = useBucketPermissions(props.bucket, props.objectKey);
+  const mayDeleteVersion = may(permissions, 'deleteObjectVersion').allowed;
   const latest = data?.versions.find((version) => !version.deleteMarker && version.isLatest);
   const deleteVersion = async () => {
     if (!deleting) return;
+    setDeleteError(undefined);
     try {
-      await api('POST', `buckets/${encodeURIComponent(props.bucket)}/delete`, { body: { objects: [{ key: props.objectKey, versionId: deleting.versionId }] } });
+      // The answer lists each key's outcome: a version that stays (locked, say) is an error there, not a failed call.
+      const answer = await api<{ results: { key: string; error?: { Code: string; Message: string } }[] }>('POST', `buckets/${encodeURIComponent(props.bucket)}/delete`, { body: { objects: [{ key: props.objectKey, versionId: deleting.versionId }] } });
+      const failed = answer.results.find((result) => result.error)?.error;
+      if (failed) {
+        setDeleteError(new ApiError(0, failed.Code, `The version was not deleted: ${failed.Message}`));
+        return;
+      }
       setDeleting(undefined);
       reload();
       props.onChanged();
     } catch (caught) {
-      setActionError(caught);
-      setDeleting(undefined);
+      setDeleteError(caught);
     }
+  };
+  const cancelDelete = () => {
+    setDeleting(undefined);
+    setDeleteError(undefined);
   };
   return (
     <aside class="card details" aria-label="Object details">
@@ -125,9 +139,11 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
                       Download
                     </a>
                   )}
-                  <button class="button small danger" type="button" onClick={() => setDeleting(version)}>
-                    {version.deleteMarker ? 'Remove marker' : 'Delete version'}
-                  </button>
+                  {mayDeleteVersion ? (
+                    <button class="button small danger" type="button" onClick={() => setDeleting(version)}>
+                      {version.deleteMarker ? 'Remove marker' : 'Delete version'}
+                    </button>
+                  ) : null}
                 </div>
               </li>
             ))}
@@ -135,7 +151,7 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
         </>
       ) : null}
       {deleting ? (
-        <ConfirmDialog title={deleting.deleteMarker ? 'Remove this delete marker?' : 'Delete this version for good?'} confirmLabel="Delete" danger onConfirm={deleteVersion} onCancel={() => setDeleting(undefined)}>
+        <ConfirmDialog title={deleting.deleteMarker ? 'Remove this delete marker?' : 'Delete this version for good?'} confirmLabel="Delete" danger error={deleteError} onConfirm={deleteVersion} onCancel={cancelDelete}>
           <p class="mono break">{deleting.versionId}</p>
         </ConfirmDialog>
       ) : null}

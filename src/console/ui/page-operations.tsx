@@ -5,7 +5,8 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api';
-import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, ProgressBar, usePoll, ActionsHead } from './components';
+import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, GuardedButton, ProgressBar, usePoll, ActionsHead } from './components';
+import { permissionReason, useDeploymentPermissions } from './permissions';
 import { bytes, duration, percent, when } from './format';
 import { healTokenKey, type BackgroundHeal, type DecommissionEntry, type HealSequence, type LifecycleStatus, type RebalanceStatus, type Snapshot } from './cluster-types';
 
@@ -61,6 +62,7 @@ export function OperationsPage() {
 function Rebalance(props: { confirm: (action: Pending) => void; poolCount: number | undefined }) {
   const { data, error } = usePoll(() => api<RebalanceStatus>('GET', 'admin/v3/rebalance/status'), pollMs);
   const running = data?.pools.some((pool) => pool.status === 'active' || pool.stopping) ?? false;
+  const permissions = useDeploymentPermissions();
   return (
     <Card
       title="Rebalance"
@@ -70,9 +72,15 @@ function Rebalance(props: { confirm: (action: Pending) => void; poolCount: numbe
             Stop
           </button>
         ) : (
-          <button class="button primary" type="button" onClick={() => props.confirm({ title: 'Start a rebalance?', body: 'Objects move from fuller pools to emptier ones until every pool is about as full as the whole deployment.', label: 'Start rebalance', run: () => api('POST', 'admin/v3/rebalance/start') })}>
+          <GuardedButton
+            id="rebalance-start"
+            class="primary"
+            reason={props.poolCount === 1 ? 'Rebalance needs more than one pool.' : permissionReason(permissions, 'rebalance')}
+            extraDisabled={props.poolCount === undefined}
+            onClick={() => props.confirm({ title: 'Start a rebalance?', body: 'Objects move from fuller pools to emptier ones until every pool is about as full as the whole deployment.', label: 'Start rebalance', run: () => api('POST', 'admin/v3/rebalance/start') })}
+          >
             Start
-          </button>
+          </GuardedButton>
         )
       }
     >
@@ -114,6 +122,13 @@ function Decommission(props: { confirm: (action: Pending) => void; snapshot: Sna
     else next.add(pool);
     setChosen(next);
   };
+  const permissions = useDeploymentPermissions();
+  const blocked =
+    pools.length === 1
+      ? 'Decommission needs another pool to move the objects to.'
+      : chosen.size > 0 && chosen.size >= pools.length
+        ? 'At least one pool must stay to take the objects.'
+        : permissionReason(permissions, 'decommission');
   const start = () =>
     props.confirm({
       title: `Decommission pool(s) ${[...chosen].join(', ')}?`,
@@ -125,7 +140,14 @@ function Decommission(props: { confirm: (action: Pending) => void; snapshot: Sna
       },
     });
   return (
-    <Card title="Decommission" actions={<button class="button danger" type="button" disabled={chosen.size === 0} onClick={start}>Decommission selected</button>}>
+    <Card
+      title="Decommission"
+      actions={
+        <GuardedButton id="decommission-start" class="danger" reason={blocked} extraDisabled={chosen.size === 0} onClick={start}>
+          Decommission selected
+        </GuardedButton>
+      }
+    >
       <table class="table">
         <thead>
           <tr>
@@ -144,7 +166,7 @@ function Decommission(props: { confirm: (action: Pending) => void; snapshot: Sna
             return (
               <tr key={pool.id}>
                 <td class="check-col">
-                  <input type="checkbox" aria-label={`Select pool ${pool.id}`} checked={chosen.has(pool.id)} onChange={() => toggle(pool.id)} />
+                  <input type="checkbox" aria-label={`Select pool ${pool.id}`} checked={chosen.has(pool.id)} disabled={pools.length === 1} onChange={() => toggle(pool.id)} />
                 </td>
                 <td>
                   Pool {pool.id}

@@ -2,6 +2,7 @@
 import { api } from './api';
 import { Badge, Card, ErrorNotice, ProgressBar, Stat, usePoll } from './components';
 import { bytes, duration, percent } from './format';
+import { useHealth } from './health';
 import { driveState, healTokenKey, type Capabilities, type HealSequence, type Snapshot } from './cluster-types';
 
 export const snapshotIntervalMs = 3000;
@@ -13,6 +14,7 @@ export function OverviewPage() {
   const healToken = sessionStorage.getItem(healTokenKey) ?? undefined;
   const heal = usePoll(() => (healToken ? api<HealSequence>('POST', 'admin/v3/heal/', { query: { clientToken: healToken }, quietSignOut: true }) : Promise.resolve(undefined)), snapshotIntervalMs);
   const capabilities = usePoll(() => api<Capabilities>('GET', 'admin/v4/runtime/capabilities'), 0);
+  const health = useHealth();
   const data = snapshot.data;
   if (!data) return <div class="page"><h1>Overview</h1><ErrorNotice error={snapshot.error} />{snapshot.error ? null : <p class="muted">Loading…</p>}</div>;
   const healing = data.operations.heal.healingDrives;
@@ -25,15 +27,19 @@ export function OverviewPage() {
     return sum + (Number.isFinite(parity) ? (pool.totalBytes * (pool.drivesPerSet - parity)) / pool.drivesPerSet : NaN);
   }, 0);
   const nodesOnline = data.nodes.filter((node) => node.state === 'online').length;
+  const drivesDown = count('offline') + count('healing');
+  const tone = health?.status === 'critical' ? 'bad' : drivesDown > 0 || health?.status === 'degraded' ? 'warn' : undefined;
+  const nodesWithDrivesDown = data.nodes.filter((node) => node.state === 'online' && node.drivesOnline < node.drives).length;
+  const nodesHint = nodesOnline < data.nodes.length ? `${data.nodes.length - nodesOnline} offline` : nodesWithDrivesDown > 0 ? `all online; ${nodesWithDrivesDown} with a drive offline` : 'all online, every drive answering';
   return (
     <div class="page">
       <h1>Overview</h1>
       <ErrorNotice error={snapshot.error} />
       <div class="stats">
-        <Stat label="Nodes" value={`${nodesOnline} / ${data.nodes.length}`} hint={nodesOnline === data.nodes.length ? 'all online' : `${data.nodes.length - nodesOnline} offline`} />
+        <Stat label="Nodes" value={`${nodesOnline} / ${data.nodes.length}`} hint={nodesHint} tone={nodesOnline < data.nodes.length ? 'bad' : nodesWithDrivesDown > 0 ? 'warn' : undefined} />
         <Stat label="Pools" value={data.pools.length} hint={plural(data.pools.reduce((sum, pool) => sum + pool.setCount, 0), 'erasure set')} />
-        <Stat label="Drives online" value={`${count('online')} / ${drives.length}`} hint={`${count('offline')} offline · ${count('healing')} healing`} />
-        <Stat label="Raw capacity" value={bytes(raw)} hint={`${bytes(used)} used`} />
+        <Stat label="Drives online" value={`${count('online')} / ${drives.length}`} hint={`${count('offline')} offline · ${count('healing')} healing`} tone={tone} />
+        <Stat label="Raw capacity" value={bytes(raw)} hint={count('offline') > 0 ? `${bytes(used)} used; ${plural(count('offline'), 'offline drive')} not counted` : `${bytes(used)} used`} tone={count('offline') > 0 ? 'warn' : undefined} />
         <Stat label="Usable capacity" value={Number.isFinite(usable) ? bytes(usable) : '–'} hint="raw × K / N (STANDARD parity)" />
       </div>
       <Card title="Capacity">

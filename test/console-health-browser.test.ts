@@ -1,0 +1,192 @@
+/**
+ * The console shows what is wrong and offers only what may be done, in Chromium against a real
+ * server on four drives (EC:2) with fault injection: a locked version's refused delete is shown in
+ * its dialog; a drive taken offline turns the health banner and the navigation mark amber, two
+ * turn them red, on every page, with the runbook linked; rebalance and decommission are disabled
+ * on one pool with the reason; a folder that cannot be listed says so and offers no upload; and a
+ * readonly user is offered no control its policies refuse (the server's judgement, GET permissions).
+ * Screenshots under test-output/console/ (health-*.png, readonly-*.png) at 1440×900 and 390×844.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { CreateBucketCommand, ListObjectVersionsCommand, PutObjectCommand, PutObjectLegalHoldCommand, type S3Client } from '@aws-sdk/client-s3';
+import { repoRoot, s3ClientFor } from './helpers/server-process.js';
+import { admin } from './helpers/admin-client.js';
+import { signIn, startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
+import { chromiumPresent, launchChromium, signInOnPage } from './helpers/chromium.js';
+
+const haveChromium = chromiumPresent('the console health and permissions browser test');
+const shots = join(repoRoot, 'test-output/console');
+const viewer = { accessKey: 'viewer', secretKey: 'viewer-secret-1' };
+const amber = 'rgb(253, 243, 215)';
+const red = 'rgb(253, 232, 230)';
+
+let root: string;
+let running: ConsoleServer;
+let browser: Browser;
+let page: Page;
+let s3: S3Client;
+const pageErrors: string[] = [];
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: join(shots, `${name}.png`) });
+}
+
+async function go(hash: string): Promise<void> {
+  await page.goto(`${running.consoleUrl}/svc/console/#/${hash}`);
+}
+
+async function setOffline(drive: string, offline: boolean): Promise<void> {
+  const answer = await admin(running.server.url, 'POST', '/svc/admin/v4/faults', `drive=${encodeURIComponent(join(root, drive))}`, { body: JSON.stringify(offline ? { offline: true } : {}) });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+}
+
+const banner = () => page.getByRole('region', { name: 'Deployment health' });
+// Runs in the page: the browser's getComputedStyle, reached through globalThis (the test compiles without the DOM types).
+const bannerColour = () => banner().evaluate((element) => (globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string } }).getComputedStyle(element).backgroundColor);
+const navMark = (link: string) => page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: new RegExp(`^${link}`) }).locator('.health-mark');
+
+describe.skipIf(!haveChromium)('the console shows what is wrong and offers what may be done', () => {
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'svc-console-health-'));
+    await mkdir(shots, { recursive: true });
+    running = await startConsoleServer([join(root, 'd{1...4}')], { SVC_FAULT_INJECTION: 'on' });
+    s3 = s3ClientFor(running.server.url);
+    await s3.send(new CreateBucketCommand({ Bucket: 'vault', ObjectLockEnabledForBucket: true }));
+    await s3.send(new PutObjectCommand({ Bucket: 'vault', Key: 'contract.pdf', Body: 'signed' }));
+    await s3.send(new PutObjectLegalHoldCommand({ Bucket: 'vault', Key: 'contract.pdf', LegalHold: { Status: 'ON' } }));
+    await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'cat.jpg', Body: 'meow' }));
+    const rootSession = await signIn(running.consoleUrl);
+    const created = await rootSession.call('POST', 'users', { body: { ...viewer, policies: ['readonly'] } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await signInOnPage(page, running.consoleUrl);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await running?.server.kill();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('shows the refusal of a locked version\'s delete in its dialog, and the version stays', async () => {
+    await go('browse/vault/');
+    await page.getByRole('button', { name: 'contract.pdf', exact: true }).click();
+    const details = page.getByRole('complementary', { name: 'Object details' });
+    await details.getByRole('button', { name: 'Delete version' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    const refusal = dialog.getByRole('alert');
+    await expect.poll(() => refusal.textContent()).toContain('object lock');
+    expect(await refusal.textContent()).toContain('AccessDenied');
+    await shot('health-locked-delete');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    const versions = await s3.send(new ListObjectVersionsCommand({ Bucket: 'vault' }));
+    expect(versions.Versions?.map((version) => version.Key)).toEqual(['contract.pdf']);
+  });
+
+  it('says so when a folder cannot be listed, and offers no upload there', async () => {
+    await go('browse/nosuchbucket/');
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('NoSuchBucket');
+    await expect.poll(() => page.locator('.pager').textContent()).toContain('the listing failed');
+    expect(await page.getByText('Loading…').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Upload files' }).isDisabled()).toBe(true);
+    expect(await page.locator('#upload-files-why').textContent()).toBe('This folder could not be listed.');
+    expect(await page.getByRole('button', { name: 'Upload folder' }).count()).toBe(0);
+  });
+
+  it('disables rebalance and decommission on a single pool, with the reason', async () => {
+    await go('operations');
+    const start = page.getByRole('region', { name: 'Rebalance' }).getByRole('button', { name: 'Start' });
+    await expect.poll(() => page.locator('#rebalance-start-why').textContent()).toBe('Rebalance needs more than one pool.');
+    expect(await start.isDisabled()).toBe(true);
+    expect(await start.getAttribute('aria-describedby')).toBe('rebalance-start-why');
+    await expect.poll(() => page.locator('#decommission-start-why').textContent()).toBe('Decommission needs another pool to move the objects to.');
+    expect(await page.getByRole('button', { name: 'Decommission selected' }).isDisabled()).toBe(true);
+    expect(await page.getByLabel('Select pool 0').isDisabled()).toBe(true);
+  });
+
+  it('turns amber on every page when a drive goes offline and red when a set loses write quorum, with the runbook', async () => {
+    await go('overview');
+    await expect.poll(() => navMark('Overview').getAttribute('data-status')).toBe('ok');
+    expect(await banner().count()).toBe(0);
+    await setOffline('d3', true);
+    try {
+      await expect.poll(() => banner().getAttribute('data-status'), { timeout: 20_000 }).toBe('degraded');
+      expect(await bannerColour()).toBe(amber);
+      expect(await banner().textContent()).toContain('1 of 4 drive(s) offline');
+      expect(await banner().textContent()).toContain('STANDARD write margin 0, read margin 1');
+      expect(await banner().getByRole('link', { name: /Runbook: 4\. Replacing a drive/ }).getAttribute('href')).toBe('assets/runbooks.md');
+      expect(await navMark('Overview').getAttribute('data-status')).toBe('degraded');
+      expect(await navMark('Cluster').getAttribute('aria-label')).toBe('degraded');
+      await expect.poll(() => page.locator('.stat', { hasText: 'Drives online' }).getAttribute('data-tone')).toBe('warn');
+      expect(await page.locator('.stat', { hasText: 'Nodes' }).textContent()).toContain('with a drive offline');
+      await shot('health-degraded');
+      for (const hash of ['buckets', 'browse/photos/', 'cluster', 'operations']) {
+        await go(hash);
+        await expect.poll(() => banner().getAttribute('data-status')).toBe('degraded');
+      }
+      const runbook = await fetch(`${running.consoleUrl}/svc/console/assets/runbooks.md`);
+      expect(await runbook.text()).toContain('## 4. Replacing a drive');
+      await setOffline('d4', true);
+      await expect.poll(() => banner().getAttribute('data-status'), { timeout: 20_000 }).toBe('critical');
+      expect(await bannerColour()).toBe(red);
+      expect(await banner().getByRole('alert').textContent()).toContain('Quorum lost');
+      expect(await banner().textContent()).toContain('pool 0 set 0 lost quorum');
+      expect(await navMark('Overview').getAttribute('data-status')).toBe('critical');
+      await shot('health-critical');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.evaluate('window.scrollTo(0, 0)');
+      expect((await page.evaluate('document.documentElement.scrollWidth')) as number).toBeLessThanOrEqual(390);
+      await shot('health-critical-narrow');
+      await page.setViewportSize({ width: 1440, height: 900 });
+    } finally {
+      await setOffline('d4', false);
+      await setOffline('d3', false);
+    }
+    await expect.poll(() => banner().count(), { timeout: 20_000 }).toBe(0);
+    expect(await navMark('Overview').getAttribute('data-status')).toBe('ok');
+  });
+
+  it('offers a readonly user no control its policies refuse, with the server\'s reason', async () => {
+    const permissions = await (await signIn(running.consoleUrl, viewer)).call('GET', 'permissions?bucket=photos');
+    expect(permissions.status).toBe(200);
+    expect(permissions.body.actions.listObjects).toEqual({ allowed: true });
+    expect(permissions.body.actions.putObject.allowed).toBe(false);
+    expect(permissions.body.actions.putObject.reason).toBe('No policy allows user viewer s3:PutObject on arn:aws:s3:::photos/*.');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Access key').fill(viewer.accessKey);
+    await page.getByLabel('Secret key').fill(viewer.secretKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Buckets', exact: true }).waitFor();
+    // No cluster page, so no health banner or mark either.
+    expect(await page.locator('.health-mark').count()).toBe(0);
+    await expect.poll(() => page.locator('#create-bucket-why').textContent()).toContain('s3:CreateBucket');
+    await page.getByLabel('New bucket name').fill('mine');
+    expect(await page.getByRole('button', { name: 'Create bucket' }).isDisabled()).toBe(true);
+    const photos = page.getByRole('row').filter({ hasText: 'photos' });
+    await photos.getByText('read only').waitFor();
+    expect(await page.getByRole('button', { name: /versioning/ }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Delete bucket/ }).count()).toBe(0);
+    await shot('readonly-buckets');
+    await go('browse/photos/');
+    await page.getByRole('button', { name: 'cat.jpg', exact: true }).waitFor();
+    await expect.poll(() => page.locator('#upload-files-why').textContent()).toContain('s3:PutObject on arn:aws:s3:::photos/*');
+    expect(await page.getByRole('button', { name: 'Upload files' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Upload folder' }).count()).toBe(0);
+    await page.getByLabel('Select cat.jpg').check();
+    expect(await page.getByRole('button', { name: 'Delete (1)' }).isDisabled()).toBe(true);
+    expect(await page.locator('#delete-selected-why').textContent()).toContain('s3:DeleteObject');
+    await page.getByRole('button', { name: 'cat.jpg', exact: true }).click();
+    const details = page.getByRole('complementary', { name: 'Object details' });
+    await details.getByRole('link', { name: 'Download' }).waitFor();
+    expect(await details.getByRole('button', { name: /Delete version|Remove marker/ }).count()).toBe(0);
+    await shot('readonly-browser');
+    expect(pageErrors).toEqual([]);
+  });
+});
