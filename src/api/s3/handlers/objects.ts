@@ -278,8 +278,9 @@ export async function deleteObject(context: S3Context, request: S3Request, bucke
   const bypassGovernance = versionId !== undefined && (await governanceBypass(request, bucket, key));
   const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance });
   const headers: Record<string, string> = {};
+  // A delete marker (versioned or suspended bucket) is named with its id, `null` in a suspended bucket.
   if (result.deleteMarker) headers['x-amz-delete-marker'] = 'true';
-  if (result.versionId !== 'null' || versionId !== undefined) headers['x-amz-version-id'] = result.versionId;
+  if (result.deleteMarker || result.versionId !== 'null' || versionId !== undefined) headers['x-amz-version-id'] = result.versionId;
   return { status: 204, headers };
 }
 
