@@ -70,7 +70,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     systemMetadata: { ...metadata.systemMetadata, ...lockFields },
     ...(precondition ? { precondition } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
-    beforeCommit: (received) => verifier.verify(received),
+    beforeCommit: (received) => withFullObjectType(verifier.verify(received)),
   });
   return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...(await expirationHeader(context, bucket, key, info)) } };
 }
@@ -120,6 +120,11 @@ function declaredSize(request: S3Request): number | undefined {
   if (!Number.isSafeInteger(size) || size < 0) throw new SvcError('InvalidArgument', 'invalid content length');
   if (size > limits.maxPutObjectSizeBytes) throw new SvcError('EntityTooLarge');
   return size;
+}
+
+/** A single PUT's checksum is of the whole body: its type is stored beside it, as AWS reports it. */
+function withFullObjectType(checksums: Record<string, string>): Record<string, string> {
+  return Object.keys(checksums).length > 0 ? { ...checksums, 'x-amz-checksum-type': 'FULL_OBJECT' } : checksums;
 }
 
 function versionHeader(info: ObjectInfo): Record<string, string> {
