@@ -22,6 +22,8 @@ export interface ObjectPart {
   number: number;
   sizeBytes: number;
   etag: string;
+  /** The part's checksum (base64) in the algorithm its upload named; absent when it named none. */
+  checksum?: string;
 }
 
 export interface ObjectVersion {

@@ -185,7 +185,8 @@ function validateParts(value: unknown, where: string): ObjectPart[] {
       corrupt(`${where}.parts[${index}]`);
     }
     previous = part.number;
-    return { number: part.number, sizeBytes: part.sizeBytes, etag: part.etag };
+    if (part.checksum !== undefined && typeof part.checksum !== 'string') corrupt(`${where}.parts[${index}].checksum`);
+    return { number: part.number, sizeBytes: part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) };
   });
 }
 
@@ -216,7 +217,7 @@ function canonicalVersion(version: ObjectVersion): Omit<ObjectVersion, 'inlineDa
           },
         }
       : {}),
-    parts: version.parts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag })),
+    parts: version.parts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) })),
   };
 }
 

@@ -21,7 +21,8 @@ import { checkObjectKey } from './paths.js';
 import { removeTmp, shardStreamPlan, streamShardFiles } from './put-object.js';
 import { geometryForClass, majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import { toObjectInfo } from './object-info.js';
-import type { BucketVersioning, ObjectInfo, ReceivedBody } from './types.js';
+import type { BucketVersioning, MultipartChecksum, ObjectInfo, ReceivedBody } from './types.js';
+import { checkCompletionChecksum, checkListedChecksums, objectChecksumOf, type CompletionChecksum, type RequestedPart } from './multipart-checksums.js';
 
 export interface UploadRecord {
   version: 1;
@@ -37,6 +38,8 @@ export interface UploadRecord {
   parityShards: number;
   distribution: number[];
   dataDir: string;
+  /** The checksum every part and the object keep; absent when CreateMultipartUpload named none. */
+  checksum?: MultipartChecksum;
 }
 
 export interface PartRecord {
@@ -44,6 +47,8 @@ export interface PartRecord {
   sizeBytes: number;
   etag: string;
   modTimeMs: number;
+  /** The part's checksum (base64) in its upload's algorithm. */
+  checksum?: string;
 }
 
 export function uploadDir(bucket: string, key: string, uploadId: string): string {
@@ -55,7 +60,7 @@ export async function createUpload(
   bucket: string,
   key: string,
   uploadId: string,
-  options: { storageClass: StorageClass; contentType?: string; userMetadata?: Record<string, string>; systemMetadata?: Record<string, string> },
+  options: { storageClass: StorageClass; contentType?: string; userMetadata?: Record<string, string>; systemMetadata?: Record<string, string>; checksum?: MultipartChecksum },
 ): Promise<UploadRecord> {
   checkObjectKey(key);
   const geometry = geometryForClass(config, options.storageClass);
@@ -66,6 +71,7 @@ export async function createUpload(
     userMetadata: options.userMetadata ?? {}, systemMetadata: options.systemMetadata ?? {},
     dataShards: geometry.dataShards, parityShards: geometry.parityShards,
     distribution: distributionFor(key, config.drives.length), dataDir: config.newId(),
+    ...(options.checksum ? { checksum: options.checksum } : {}),
   };
   const bytes = Buffer.from(JSON.stringify(record));
   const written = await onDrives(config, (drive) => drive.writeFileAtomic(`${uploadDir(bucket, key, uploadId)}/upload.json`, bytes));
@@ -94,16 +100,19 @@ export async function uploadPart(
   record: UploadRecord,
   partNumber: number,
   body: AsyncIterable<Uint8Array>,
-  options: { sizeBytes?: number; digests?: readonly DigestAlgorithm[]; beforeCommit?: (received: ReceivedBody) => unknown },
+  options: PartOptions,
 ): Promise<PartRecord> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > limits.maxPartNumber) throw new SvcError('InvalidArgument', `part number must be an integer from 1 to ${limits.maxPartNumber}`);
+  const kept = record.checksum?.algorithm;
+  const other = options.sentChecksums?.find((algorithm) => algorithm !== kept);
+  if (kept !== undefined && other !== undefined) throw new SvcError('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${kept}, actual checksum Type: ${other}`, { partNumber });
   const quorum = geometryForClass(config, record.storageClass).writeQuorum;
   const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
   const tmpId = config.newId();
-  const plan = shardStreamPlan(config, { dataShards: record.dataShards, parityShards: record.parityShards, writeQuorum: quorum }, record.distribution, options.digests ?? []);
+  const plan = shardStreamPlan(config, { dataShards: record.dataShards, parityShards: record.parityShards, writeQuorum: quorum }, record.distribution, [...(options.digests ?? []), ...(kept ? [kept] : [])]);
   const { slots, digests } = await streamShardFiles(config, plan, reader, [], `${tmpDir}/${tmpId}/part`, () => removeTmp(config, tmpId));
   try {
-    const part: PartRecord = { number: partNumber, sizeBytes: reader.totalBytes, etag: digests.md5, modTimeMs: config.clock.nowMs() };
+    const part: PartRecord = { number: partNumber, sizeBytes: reader.totalBytes, etag: digests.md5, modTimeMs: config.clock.nowMs(), ...(kept ? { checksum: Buffer.from(digests[kept]!, 'hex').toString('base64') } : {}) };
     await options.beforeCommit?.({ md5Hex: part.etag, sizeBytes: part.sizeBytes, digests });
     const dir = uploadDir(record.bucket, record.key, record.uploadId);
     const bytes = Buffer.from(JSON.stringify(part));
@@ -120,6 +129,14 @@ export async function uploadPart(
 }
 
 /** Parts agreed on by enough drives (read quorum K), ascending by number. */
+export interface PartOptions {
+  sizeBytes?: number;
+  digests?: readonly DigestAlgorithm[];
+  beforeCommit?: (received: ReceivedBody) => unknown;
+  /** The algorithms of the checksums the request carries: one other than the upload's is refused. */
+  sentChecksums?: readonly DigestAlgorithm[];
+}
+
 export async function listParts(config: SetConfig, record: UploadRecord): Promise<PartRecord[]> {
   const dir = uploadDir(record.bucket, record.key, record.uploadId);
   const names = new Set<string>();
@@ -141,23 +158,27 @@ export async function abortUpload(config: SetConfig, record: UploadRecord): Prom
 export async function completeUpload(
   config: SetConfig,
   record: UploadRecord,
-  requested: { number: number; etag: string }[],
+  requested: RequestedPart[],
   versioning: BucketVersioning,
   precondition?: WritePrecondition,
+  stated?: CompletionChecksum,
 ): Promise<ObjectInfo> {
   const release = await acquireWriteLock(config, record.bucket, record.key, precondition !== undefined);
   try {
     await checkWritePrecondition(config, record.bucket, record.key, precondition);
     const available = new Map((await listParts(config, record)).map((part) => [part.number, part]));
     const chosen = choosePartsOrFail(requested, available);
+    checkListedChecksums(record.checksum, requested, chosen);
+    const objectChecksum = objectChecksumOf(record.checksum, chosen);
+    checkCompletionChecksum(record.checksum, stated, objectChecksum);
     const etag = `${createHash('md5').update(Buffer.concat(chosen.map((part) => Buffer.from(part.etag, 'hex')))).digest('hex')}-${chosen.length}`;
     const sizeBytes = chosen.reduce((sum, part) => sum + part.sizeBytes, 0);
     const version: ObjectVersion = {
       versionId: versioning === 'enabled' ? config.newId() : 'null', modTimeMs: config.clock.nowMs(), deleteMarker: false, sizeBytes, etag,
       ...(record.contentType !== undefined ? { contentType: record.contentType } : {}),
-      userMetadata: record.userMetadata, systemMetadata: record.systemMetadata, storageClass: record.storageClass, dataDir: record.dataDir,
+      userMetadata: record.userMetadata, systemMetadata: { ...record.systemMetadata, ...objectChecksum }, storageClass: record.storageClass, dataDir: record.dataDir,
       erasure: { codec: defaultCodecId, dataShards: record.dataShards, parityShards: record.parityShards, blockSizeBytes: config.blockSizeBytes, index: 1, distribution: record.distribution, checksumAlgorithm: 'xxh64' },
-      parts: chosen.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag })),
+      parts: chosen.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) })),
     };
     const dir = uploadDir(record.bucket, record.key, record.uploadId);
     const unused = [...available.keys()].filter((number) => !chosen.some((part) => part.number === number));

@@ -11,7 +11,8 @@ import type { Clock } from '../util/clock.js';
 import { randomUUID } from 'node:crypto';
 import type { ErasureSet } from './erasure-set.js';
 import type { SetConfig } from './set-context.js';
-import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartRecord, type UploadRecord } from './multipart.js';
+import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartOptions, type PartRecord, type UploadRecord } from './multipart.js';
+import type { CompletionChecksum, RequestedPart } from './multipart-checksums.js';
 import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
 import { checkBucketName, checkObjectKey } from './paths.js';
@@ -19,7 +20,7 @@ import { objectResource } from './locks.js';
 import type { WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
 import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule } from './bucket-metadata.js';
-import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
+import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, MultipartChecksum, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { withBucketLock, type BucketObjectLock } from './object-lock.js';
 
@@ -367,7 +368,7 @@ export class ObjectLayer {
 
   // --- multipart ------------------------------------------------------------------------
 
-  async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId'>): Promise<string> {
+  async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId'> & { checksum?: MultipartChecksum }): Promise<string> {
     checkObjectKey(key);
     const bucketRecord = await this.requireBucket(bucket);
     // Lock fields on a bucket without object lock are refused now; the default retention is applied at completion.
@@ -379,17 +380,17 @@ export class ObjectLayer {
     return uploadId;
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: { sizeBytes?: number; digests?: readonly DigestAlgorithm[]; beforeCommit?: (received: ReceivedBody) => unknown }): Promise<PartRecord> {
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: PartOptions): Promise<PartRecord> {
     const { config, record } = await this.upload(bucket, key, uploadId);
     return uploadPart(config, record, partNumber, body, options);
   }
 
-  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: { number: number; etag: string }[], precondition?: WritePrecondition): Promise<ObjectInfo> {
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: RequestedPart[], precondition?: WritePrecondition, stated?: CompletionChecksum): Promise<ObjectInfo> {
     const bucketRecord = await this.requireBucket(bucket);
     try {
       const { config, record } = await this.upload(bucket, key, uploadId);
       const systemMetadata = withBucketLock(bucketRecord.objectLock, record.systemMetadata, this.options.clock.nowMs());
-      return await completeUpload(config, { ...record, systemMetadata }, parts, bucketRecord.versioning, precondition);
+      return await completeUpload(config, { ...record, systemMetadata }, parts, bucketRecord.versioning, precondition, stated);
     } catch (error) {
       // NoSuchUpload: completed earlier; InvalidPart: completed by a twin request while this one waited for the lock.
       if (!isSvcError(error, 'NoSuchUpload') && !isSvcError(error, 'InvalidPart')) throw error;

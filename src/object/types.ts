@@ -11,6 +11,16 @@ export interface ReceivedBody {
 
 export type BucketVersioning = 'unversioned' | 'enabled' | 'suspended';
 
+/**
+ * The checksum a multipart upload keeps (CreateMultipartUpload's `x-amz-checksum-algorithm` and
+ * `x-amz-checksum-type`): every part's, and at completion the object's, either of the parts'
+ * checksums (COMPOSITE, `<base64>-<parts>`) or of the whole body (FULL_OBJECT, CRCs only).
+ */
+export interface MultipartChecksum {
+  algorithm: DigestAlgorithm;
+  type: 'COMPOSITE' | 'FULL_OBJECT';
+}
+
 /** What callers learn about one object version. */
 export interface ObjectInfo {
   bucket: string;

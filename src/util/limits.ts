@@ -25,6 +25,8 @@ export const limits = {
   maxPartSizeBytes: 5 * GiB,
   maxPartNumber: 10_000,
   maxListKeys: 1000,
+  /** ListBuckets: the most buckets one page may hold (`max-buckets`). */
+  maxListBuckets: 10_000,
   maxDeleteObjects: 1000,
   maxUserMetadataBytes: 2 * KiB,
   /** Object tags, as AWS limits them: 10 per object, keys of 1-128 and values of 0-256 characters. */

@@ -27,6 +27,7 @@ import * as bucketCors from './handlers/bucket-cors.js';
 import { postObject } from './handlers/post-object.js';
 import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
+import { checkExpectedOwner } from './expected-owner.js';
 import * as bucketPolicy from './handlers/bucket-policy.js';
 import * as publicAccessBlock from './handlers/public-access-block.js';
 import * as bucketNotification from './handlers/bucket-notification.js';
@@ -144,6 +145,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const needed = permissionsOf(endpoint, query);
     setAuditFacts(request, { ...s3EndpointFacts(endpoint, needed), ...(caller.principal ? { principal: auditPrincipalOf(caller.principal) } : {}) });
     if (access && needed !== 'per-key') await authorize(options.context, caller, needed);
+    checkExpectedOwner(endpoint, request.headers);
     let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
     if (auth.payload.kind.startsWith('streaming')) {

@@ -8,9 +8,10 @@ const namespace = 'http://s3.amazonaws.com/doc/2006-03-01/';
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', suppressEmptyNode: false, processEntities: true });
 
 export function toXml(root: string, content: Record<string, unknown>): string {
-  // A carriage return in a value (a key, a prefix) is written as a character reference: XML
-  // parsers turn a literal one into a line feed.
-  const built = (builder.build({ [root]: { '@_xmlns': namespace, ...content } }) as string).replace(/\r/g, '&#xD;');
+  // Control characters in a value (a key, a prefix listed without encoding-type) are written as
+  // character references: XML parsers turn a literal carriage return into a line feed, and some
+  // trim or drop the others.
+  const built = (builder.build({ [root]: { '@_xmlns': namespace, ...content } }) as string).replace(/[\x00-\x08\x0a-\x1f]/g, (character) => (character === '\r' ? '&#xD;' : `&#${character.charCodeAt(0)};`));
   return `<?xml version="1.0" encoding="UTF-8"?>\n${built}`;
 }
 

@@ -1,14 +1,15 @@
 /**
  * Digests of an object body, computed over the bytes in order as they are coded: the MD5 that
- * becomes the ETag, and whichever of SHA-256, SHA-1, CRC-32 and CRC-32C the caller asked for (a
+ * becomes the ETag, and whichever of SHA-256, SHA-1, CRC-32, CRC-32C and CRC-64/NVME the caller asked for (a
  * signed payload hash, x-amz-checksum-* values). Values are lower-case hex of the digest bytes
- * (CRC values as their four big-endian bytes).
+ * (CRC values as their big-endian bytes: four, or eight for CRC-64/NVME).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { Crc32c } from '@aws-crypto/crc32c';
+import { Crc64Nvme } from '../../util/crc.js';
 
-export const digestAlgorithms = ['sha256', 'sha1', 'crc32', 'crc32c'] as const;
+export const digestAlgorithms = ['sha256', 'sha1', 'crc32', 'crc32c', 'crc64nvme'] as const;
 export type DigestAlgorithm = (typeof digestAlgorithms)[number];
 
 /** The MD5 always, and the requested algorithms. */
@@ -27,6 +28,10 @@ function incremental(algorithm: DigestAlgorithm | 'md5'): Incremental {
   if (algorithm === 'crc32c') {
     const crc = new Crc32c();
     return { update: (data) => void crc.update(data), hex: () => u32Hex(crc.digest()) };
+  }
+  if (algorithm === 'crc64nvme') {
+    const crc = new Crc64Nvme();
+    return { update: (data) => crc.update(data), hex: () => Buffer.from(crc.digest()).toString('hex') };
   }
   const hash: Hash = createHash(algorithm);
   return { update: (data) => void hash.update(data), hex: () => hash.digest('hex') };

@@ -1,13 +1,13 @@
 /**
  * Payload integrity: SHA-256 of the body (x-amz-content-sha256), Content-MD5, and the
- * x-amz-checksum-{crc32,crc32c,sha1,sha256} values from headers or aws-chunked trailers.
+ * x-amz-checksum-{crc32,crc32c,sha1,sha256,crc64nvme} values from headers or aws-chunked trailers.
  * The object layer computes the digests while it codes the body; `verify` runs before the write
  * commits.
  */
 import { SvcError } from '../../../errors/index.js';
 import type { DigestAlgorithm, ReceivedBody } from '../../../object/index.js';
 
-export const checksumAlgorithms = ['crc32', 'crc32c', 'sha1', 'sha256'] as const;
+export const checksumAlgorithms = ['crc32', 'crc32c', 'sha1', 'sha256', 'crc64nvme'] as const;
 export type ChecksumAlgorithm = (typeof checksumAlgorithms)[number] & DigestAlgorithm;
 
 export interface PayloadExpectations {
@@ -36,6 +36,7 @@ export function expectationsFrom(headers: Record<string, string | string[] | und
     if (!name.startsWith('x-amz-checksum-') || !checksumAlgorithms.includes(algorithm)) throw new SvcError('InvalidArgument', `unsupported trailer '${name}'`);
     checksums.set(algorithm, () => trailers?.get(name));
   }
+  if (checksums.size > 1) throw new SvcError('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
   return { ...(contentMd5 !== undefined ? { contentMd5Base64: contentMd5 } : {}), checksums };
 }
 

@@ -9,11 +9,11 @@ import { limits } from '../../../util/limits.js';
 import { headerValue, type S3Context, type S3Request, type S3Response } from '../context.js';
 import { toXml } from '../xml.js';
 import { withDeleteMarker } from './objects.js';
+import { checksumField, objectChecksumFields } from './multipart-checksums.js';
+import { checksumAlgorithms } from '../auth/checksums.js';
 
 const known = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'] as const;
 type Attribute = (typeof known)[number];
-
-const checksumFields: Record<string, string> = { crc32: 'ChecksumCRC32', crc32c: 'ChecksumCRC32C', sha1: 'ChecksumSHA1', sha256: 'ChecksumSHA256', crc64nvme: 'ChecksumCRC64NVME' };
 
 export async function getObjectAttributes(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const wanted = attributesOf(request);
@@ -21,7 +21,7 @@ export async function getObjectAttributes(context: S3Context, request: S3Request
   const content: Record<string, unknown> = {};
   if (wanted.has('ETag')) content.ETag = info.etag;
   if (wanted.has('Checksum')) {
-    const checksum = checksumOf(info);
+    const checksum = objectChecksumFields(info.systemMetadata);
     if (Object.keys(checksum).length > 0) content.Checksum = checksum;
   }
   if (wanted.has('ObjectParts') && /-\d+$/.test(info.etag)) content.ObjectParts = partsOf(request, info);
@@ -41,15 +41,6 @@ function attributesOf(request: S3Request): Set<Attribute> {
   return new Set(names as Attribute[]);
 }
 
-function checksumOf(info: ObjectInfo): Record<string, string> {
-  const checksum: Record<string, string> = {};
-  for (const [name, value] of Object.entries(info.systemMetadata)) {
-    const field = checksumFields[name.replace('x-amz-checksum-', '')];
-    if (name.startsWith('x-amz-checksum-') && field) checksum[field] = value;
-  }
-  return checksum;
-}
-
 function partsOf(request: S3Request, info: ObjectInfo): Record<string, unknown> {
   const maxText = headerValue(request.headers, 'x-amz-max-parts') ?? String(limits.maxListKeys);
   const markerText = headerValue(request.headers, 'x-amz-part-number-marker') ?? '0';
@@ -64,6 +55,12 @@ function partsOf(request: S3Request, info: ObjectInfo): Record<string, unknown> 
     ...(page.length > 0 ? { NextPartNumberMarker: page.at(-1)!.number } : {}),
     MaxParts: maxParts,
     IsTruncated: truncated,
-    Part: page.map((part) => ({ PartNumber: part.number, Size: part.sizeBytes })),
+    Part: page.map((part) => ({ PartNumber: part.number, Size: part.sizeBytes, ...partChecksum(info, part.checksum) })),
   };
+}
+
+/** A part's checksum in the algorithm of its object's (the one its upload named). */
+function partChecksum(info: ObjectInfo, value: string | undefined): Record<string, string> {
+  const algorithm = checksumAlgorithms.find((candidate) => info.systemMetadata[`x-amz-checksum-${candidate}`] !== undefined);
+  return algorithm !== undefined && value !== undefined ? { [checksumField(algorithm)]: value } : {};
 }

@@ -1,5 +1,6 @@
 /** Bucket operations. */
-import { SvcError } from '../../../errors/index.js';
+import { SvcError, isSvcError } from '../../../errors/index.js';
+import { limits } from '../../../util/limits.js';
 import { isValidBucketName } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
@@ -9,11 +10,41 @@ const xml = (root: string, content: Record<string, unknown>): S3Response => ({ s
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export async function listBuckets(context: S3Context, request: S3Request): Promise<S3Response> {
-  const buckets = await context.objects.listBuckets();
+  const page = bucketPage(request.query, context.region);
+  const all = (await context.objects.listBuckets()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const matching = all.filter((bucket) => bucket.name.startsWith(page.prefix) && (page.after === undefined || bucket.name > page.after) && page.regionMatches);
+  const shown = matching.slice(0, page.maxBuckets);
+  const more = matching.length > shown.length;
   return xml('ListAllMyBucketsResult', {
     Owner: { ID: request.auth.accessKeyId, DisplayName: request.auth.accessKeyId },
-    Buckets: { Bucket: buckets.map((bucket) => ({ Name: bucket.name, CreationDate: iso(bucket.createdMs) })) },
+    Buckets: { Bucket: shown.map((bucket) => ({ Name: bucket.name, CreationDate: iso(bucket.createdMs), BucketRegion: context.region })) },
+    ...(more ? { ContinuationToken: Buffer.from(shown.at(-1)!.name).toString('base64url') } : {}),
+    ...(request.query.has('prefix') ? { Prefix: page.prefix } : {}),
   });
+}
+
+/**
+ * ListBuckets' paging: `max-buckets` (1 to 10,000; every bucket when absent), an opaque
+ * `continuation-token` (the last name of the previous page), `prefix` and `bucket-region`.
+ */
+function bucketPage(query: URLSearchParams, region: string): { maxBuckets: number; after?: string; prefix: string; regionMatches: boolean } {
+  const maxText = query.get('max-buckets');
+  if (maxText !== null && (!/^\d{1,5}$/.test(maxText) || Number(maxText) < 1 || Number(maxText) > limits.maxListBuckets)) {
+    throw new SvcError('InvalidArgument', `max-buckets must be an integer from 1 to ${limits.maxListBuckets}.`, { argumentName: 'max-buckets', argumentValue: maxText });
+  }
+  const token = query.get('continuation-token');
+  let after: string | undefined;
+  if (token !== null) {
+    after = Buffer.from(token, 'base64url').toString('utf8');
+    if (token === '' || Buffer.from(after).toString('base64url') !== token || !isValidBucketName(after)) throw new SvcError('InvalidArgument', 'The continuation token provided is incorrect.', { argumentName: 'continuation-token' });
+  }
+  const bucketRegion = query.get('bucket-region');
+  return {
+    maxBuckets: maxText === null ? Number.MAX_SAFE_INTEGER : Number(maxText),
+    ...(after !== undefined ? { after } : {}),
+    prefix: query.get('prefix') ?? '',
+    regionMatches: bucketRegion === null || bucketRegion === region,
+  };
 }
 
 export async function createBucket(context: S3Context, request: S3Request, bucket: string): Promise<S3Response> {
@@ -31,7 +62,12 @@ export async function createBucket(context: S3Context, request: S3Request, bucke
     await request.authorize?.('s3:PutBucketObjectLockConfiguration', bucket);
     await request.authorize?.('s3:PutBucketVersioning', bucket);
   }
-  await context.objects.makeBucket(bucket, { objectLock });
+  try {
+    await context.objects.makeBucket(bucket, { objectLock });
+  } catch (error) {
+    // AWS's legacy rule: re-creating a bucket one owns answers 200 in us-east-1 (409 elsewhere).
+    if (!isSvcError(error, 'BucketAlreadyOwnedByYou') || context.region !== 'us-east-1') throw error;
+  }
   return ok({ location: `/${bucket}` });
 }
 

@@ -8,15 +8,18 @@ import type { CopySource } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from './objects.js';
 import { lockFieldsFromHeaders } from './object-lock.js';
+import { completionChecksumOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
 
 export async function createMultipartUpload(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const storageClass = storageClassOf(request.headers);
   const metadata = metadataOf(request.headers);
+  const checksum = uploadChecksumOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...metadata.systemMetadata, ...lockFields } });
-  return xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...metadata.systemMetadata, ...lockFields }, ...(checksum ? { checksum } : {}) });
+  const answer = xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
+  return { ...answer, headers: { ...answer.headers, ...uploadChecksumHeaders(checksum) } };
 }
 
 export async function uploadPart(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string, partNumber: number): Promise<S3Response> {
@@ -30,6 +33,7 @@ export async function uploadPart(context: S3Context, request: S3Request, bucket:
   let stored: Record<string, string> = {};
   const part = await context.objects.uploadPart(bucket, key, uploadId, partNumber, request.body, {
     digests: verifier.algorithms,
+    sentChecksums: [...expectations.checksums.keys()],
     ...(sizeBytes !== undefined && Number.isSafeInteger(sizeBytes) ? { sizeBytes } : {}),
     beforeCommit: (received) => (stored = verifier.verify(received)),
   });
@@ -58,13 +62,13 @@ export async function completeMultipartUpload(context: S3Context, request: S3Req
   const requested = parts.map((part) => {
     const number = Number(part.PartNumber);
     if (!Number.isInteger(number) || typeof part.ETag !== 'string') throw new SvcError('MalformedXML', 'every Part needs a PartNumber and an ETag');
-    return { number, etag: part.ETag };
+    return { number, etag: part.ETag, checksums: listedChecksumsOf(part) };
   });
-  const info = await context.objects.completeMultipartUpload(bucket, key, uploadId, requested, writePreconditionOf(request.headers));
+  const info = await context.objects.completeMultipartUpload(bucket, key, uploadId, requested, writePreconditionOf(request.headers), completionChecksumOf(request.headers));
   return {
     status: 200,
     headers: { 'content-type': 'application/xml', ...(info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {}) },
-    body: toXml('CompleteMultipartUploadResult', { Location: `/${bucket}/${key}`, Bucket: bucket, Key: key, ETag: `"${info.etag}"` }),
+    body: toXml('CompleteMultipartUploadResult', { Location: `/${bucket}/${key}`, Bucket: bucket, Key: key, ETag: `"${info.etag}"`, ...objectChecksumFields(info.systemMetadata) }),
     events: [versionEvent('ObjectCreated:CompleteMultipartUpload', info)],
   };
 }
@@ -85,8 +89,9 @@ export async function listParts(context: S3Context, request: S3Request, bucket: 
   const owner = { ID: request.auth.accessKeyId, DisplayName: request.auth.accessKeyId };
   return xml('ListPartsResult', {
     Bucket: bucket, Key: key, UploadId: uploadId, Initiator: owner, Owner: owner, StorageClass: record.storageClass,
+    ...(record.checksum ? { ChecksumAlgorithm: record.checksum.algorithm.toUpperCase(), ChecksumType: record.checksum.type } : {}),
     PartNumberMarker: marker, ...(truncated ? { NextPartNumberMarker: page.at(-1)!.number } : {}), MaxParts: maxParts, IsTruncated: truncated,
-    Part: page.map((part) => ({ PartNumber: part.number, LastModified: new Date(part.modTimeMs).toISOString(), ETag: `"${part.etag}"`, Size: part.sizeBytes })),
+    Part: page.map((part) => ({ PartNumber: part.number, LastModified: new Date(part.modTimeMs).toISOString(), ETag: `"${part.etag}"`, Size: part.sizeBytes, ...partChecksumFields(record.checksum, part.checksum) })),
   });
 }
 

@@ -71,7 +71,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     systemMetadata: { ...metadata.systemMetadata, ...lockFields },
     ...(precondition ? { precondition } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
-    beforeCommit: (received) => verifier.verify(received),
+    beforeCommit: (received) => withFullObjectType(verifier.verify(received)),
   });
   return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...(await expirationHeader(context, bucket, key, info)) }, events: [versionEvent('ObjectCreated:Put', info)] };
 }
@@ -121,6 +121,11 @@ function declaredSize(request: S3Request): number | undefined {
   if (!Number.isSafeInteger(size) || size < 0) throw new SvcError('InvalidArgument', 'invalid content length');
   if (size > limits.maxPutObjectSizeBytes) throw new SvcError('EntityTooLarge');
   return size;
+}
+
+/** A single PUT's checksum is of the whole body: its type is stored beside it, as AWS reports it. */
+function withFullObjectType(checksums: Record<string, string>): Record<string, string> {
+  return Object.keys(checksums).length > 0 ? { ...checksums, 'x-amz-checksum-type': 'FULL_OBJECT' } : checksums;
 }
 
 function versionHeader(info: ObjectInfo): Record<string, string> {
@@ -279,8 +284,9 @@ export async function deleteObject(context: S3Context, request: S3Request, bucke
   const bypassGovernance = versionId !== undefined && (await governanceBypass(request, bucket, key));
   const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance });
   const headers: Record<string, string> = {};
+  // A delete marker (versioned or suspended bucket) is named with its id, `null` in a suspended bucket.
   if (result.deleteMarker) headers['x-amz-delete-marker'] = 'true';
-  if (result.versionId !== 'null' || versionId !== undefined) headers['x-amz-version-id'] = result.versionId;
+  if (result.deleteMarker || result.versionId !== 'null' || versionId !== undefined) headers['x-amz-version-id'] = result.versionId;
   return { status: 204, headers, events: [removalEvent(bucket, key, result, versionId !== undefined)] };
 }
 
