@@ -27,6 +27,8 @@ import type { ResolvedStorageClass } from './cluster/storage-class-config.js';
 import { ownEndpointTest, type OwnEndpointTest } from './cluster/own-endpoints.js';
 import { staticCredentials } from './api/s3/auth/sigv4.js';
 import type { S3Context } from './api/s3/context.js';
+import type { Kms } from './ops/kms/kms.js';
+import { createKms } from './services/kms-service.js';
 import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
 import { rpcKeyFor } from './transport/rpc-token.js';
 import { Transport } from './transport/transport.js';
@@ -97,6 +99,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   const isOwn = await ownEndpointTest(config.address, config.layout.pools.flatMap((pool) => pool.endpoints));
   let storage: StartedStorage | undefined;
   let admin: AdminServices | undefined;
+  let kms: Kms | undefined;
   // Judges session, web identity and service account expiry; tests move it (fault-injection mode only).
   const identityClock = new OffsetClock();
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
@@ -123,6 +126,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     region: 'us-east-1',
     nowMs: () => Date.now(),
     ...(events ? { events } : {}),
+    encryption: { kms: () => kms, allowInsecureSsec: config.kms.allowInsecureSsec },
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
   const reservedPrefixes = ['/health', '/svc/'];
@@ -157,8 +161,10 @@ export async function startServer(args: string[], env: Record<string, string | u
   try {
     const localDrives = new Set<Drive>(localByPath.values());
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
+    kms = await createKms({ config, storage: ready, locker });
     admin = await createAdminServices({
       config,
+      ...(kms ? { kms } : {}),
       storage: ready,
       identityClock,
       isOwn,

@@ -16,7 +16,7 @@ function sourceFiles(dir: string): string[] {
 describe('the error catalogue', () => {
   it('is documented in docs/errors.md, code by code, with the same status', () => {
     const doc = readFileSync(join(repoRoot, 'docs/errors.md'), 'utf8');
-    const rows = new Map([...doc.matchAll(/^\| `(\w+)` \| (\d+) \|/gm)].map((match) => [match[1]!, Number(match[2])]));
+    const rows = new Map([...doc.matchAll(/^\| `([\w.]+)` \| (\d+) \|/gm)].map((match) => [match[1]!, Number(match[2])]));
     expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(Object.entries(errorCatalogue).map(([code, entry]) => [code, entry.httpStatus])));
   });
 
@@ -24,7 +24,7 @@ describe('the error catalogue', () => {
     const thrown = new Set<string>();
     for (const dir of ['src', 'backends', 'fault-injection']) {
       for (const file of sourceFiles(join(repoRoot, dir))) {
-        for (const match of readFileSync(file, 'utf8').matchAll(/new SvcError\(\s*'(\w+)'/g)) thrown.add(match[1]!);
+        for (const match of readFileSync(file, 'utf8').matchAll(/new SvcError\(\s*'([\w.]+)'/g)) thrown.add(match[1]!);
       }
     }
     expect(thrown.size).toBeGreaterThan(20);

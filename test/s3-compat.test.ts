@@ -65,15 +65,15 @@ async function multipartObject(bucket: string, key: string, sizes: number[]): Pr
 }
 
 describe('S3 behaviours clients trip on', () => {
-  it('refuses server-side encryption on PUT, copy, multipart and GET, and stores nothing', async () => {
+  it('without a KMS refuses SSE-S3; SSE-C over plain HTTP; encryption on copy and multipart; and stores nothing', async () => {
     const sse = await failure(s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'secret', Body: 'clear?', ServerSideEncryption: 'AES256' })));
-    expect([sse.name, sse.status]).toEqual(['NotImplemented', 501]);
+    expect([sse.name, sse.status]).toEqual(['KMSNotConfigured', 501]);
     const customerKey = Buffer.alloc(32, 7);
     const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: customerKey.toString('base64'), SSECustomerKeyMD5: createHash('md5').update(customerKey).digest('base64') };
-    expect((await failure(s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'secret', Body: 'clear?', ...ssec })))).name).toBe('NotImplemented');
+    expect(await failure(s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'secret', Body: 'clear?', ...ssec })))).toMatchObject({ name: 'InvalidRequest', status: 400 });
     expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'compat', Key: 'secret' })))).status).toBe(404);
     await s3.send(new PutObjectCommand({ Bucket: 'compat', Key: 'plain', Body: 'plain text' }));
-    expect((await failure(s3.send(new GetObjectCommand({ Bucket: 'compat', Key: 'plain', ...ssec })))).name).toBe('NotImplemented');
+    expect((await failure(s3.send(new GetObjectCommand({ Bucket: 'compat', Key: 'plain', ...ssec })))).name).toBe('InvalidRequest');
     expect((await failure(s3.send(new CopyObjectCommand({ Bucket: 'compat', Key: 'copy', CopySource: 'compat/plain', ServerSideEncryption: 'aws:kms' })))).name).toBe('NotImplemented');
     expect((await failure(s3.send(new CreateMultipartUploadCommand({ Bucket: 'compat', Key: 'mp', ServerSideEncryption: 'AES256' })))).name).toBe('NotImplemented');
     expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'compat', Key: 'copy' })))).status).toBe(404);

@@ -10,6 +10,7 @@ import { planLayout, type DeploymentLayout } from './layout.js';
 import { effectiveEnv, readStorageClassEnv, validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
 import type { ListQuorumMode } from '../object/index.js';
 import { readOpenIdSettings, type OpenIdSettings } from './openid-config.js';
+import { readKmsSettings, type KmsSettings } from './kms-config.js';
 
 export interface ListenAddress {
   host: string;
@@ -69,6 +70,8 @@ export interface ServerConfig {
   notices: string[];
   /** Where audit entries go besides the console's memory (SVC_AUDIT_*; docs/audit.md). */
   audit: AuditConfig;
+  /** The built-in KMS and SSE-C settings (SVC_KMS_*; docs/encryption.md). */
+  kms: KmsSettings;
 }
 
 export interface AuditConfig {
@@ -145,6 +148,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     driveDeadlineMs: durationMs(values, 'SVC_DRIVE_MAX_TIMEOUT', limits.driveCallDeadlineMsDefault),
     notices: conflicts,
     audit: auditOf(values),
+    kms: readKmsSettings(values),
   };
 }
 

@@ -63,6 +63,15 @@ export const errorCatalogue = {
   InvalidToken: { httpStatus: 400, message: 'The provided token is malformed or otherwise invalid.' },
   ExpiredToken: { httpStatus: 400, message: 'The provided token has expired.' },
 
+  // Server-side encryption (S3 codes as AWS and MinIO answer them)
+  ObjectTampered: { httpStatus: 500, message: 'The stored data of this encrypted object failed authentication: it was modified or damaged, and none of it is returned.' },
+  InvalidEncryptionAlgorithmError: { httpStatus: 400, message: 'The encryption request you specified is not valid: the algorithm is not AES256 (or aws:kms for x-amz-server-side-encryption).' },
+  ServerSideEncryptionConfigurationNotFoundError: { httpStatus: 404, message: 'The server side encryption configuration was not found.' },
+  'KMS.NotFoundException': { httpStatus: 400, message: 'Invalid keyId: the KMS has no key with this id.' },
+  KMSNotConfigured: { httpStatus: 501, message: 'Server-side encryption with server-managed keys needs a KMS: start the server with SVC_KMS_SECRET_KEY.' },
+  KMSKeyUnsealFailed: { httpStatus: 503, message: 'The key that protects this data cannot be unsealed with the configured KMS root key (the root key differs from the one the data was written with); nothing was read or changed.' },
+  KMSKeyExists: { httpStatus: 409, message: 'A KMS key with this name exists already.' },
+
   // STS (AssumeRole, AssumeRoleWithWebIdentity on the S3 listener; STS ErrorResponse XML)
   MissingAction: { httpStatus: 400, message: 'The STS request names no Action.' },
   InvalidAction: { httpStatus: 400, message: 'The STS action is not one this server offers (AssumeRole, AssumeRoleWithWebIdentity).' },

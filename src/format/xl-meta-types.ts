@@ -26,6 +26,31 @@ export interface ObjectPart {
   checksum?: string;
 }
 
+/** How the client asked for its object to be encrypted. */
+export type EncryptionKind = 'SSE-S3' | 'SSE-KMS' | 'SSE-C';
+
+/**
+ * An encrypted version (docs/formats.md): its stored bytes are sealed packages
+ * (src/format/sse-packages.ts) under a per-version data key, kept here only sealed.
+ */
+export interface EncryptionInfo {
+  kind: EncryptionKind;
+  /** Package format: `aes-256-gcm-64k-v1`. */
+  cipher: 'aes-256-gcm-64k-v1';
+  /** KMS key that sealed the data key (SSE-S3, SSE-KMS); empty for SSE-C. */
+  keyId: string;
+  /** Sealed data key and nonce base, base64 (KMS-sealed, or sealed by the customer key for SSE-C). */
+  sealedKey: string;
+  /** SSE-KMS encryption context as the client gave it (JSON object of strings). */
+  context?: Record<string, string>;
+  /** SSE-C only: HMAC-SHA256 keyed by the customer key, base64; recognises the key, never stores it. */
+  customerKeyHmac?: string;
+  /** The client's object size (the stored size is `sizeBytes` of the version). */
+  plainSizeBytes: number;
+  /** Plaintext size of each part, in order; the stored bytes are their package sequences. */
+  plainParts: { number: number; sizeBytes: number }[];
+}
+
 export interface ObjectVersion {
   /** 'null' for the null version (unversioned or suspended buckets), else a UUID. */
   versionId: string;
@@ -44,6 +69,8 @@ export interface ObjectVersion {
   /** Absent for delete markers. */
   erasure?: ErasureInfo;
   parts: ObjectPart[];
+  /** Present when the stored bytes are encrypted; `sizeBytes` and `parts` are then the stored sizes. */
+  encryption?: EncryptionInfo;
   /** This drive's own shard file (bitrot-framed), when the object is inline. */
   inlineData?: Uint8Array;
 }

@@ -10,7 +10,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { SvcError } from '../errors/index.js';
-import type { ErasureInfo, ObjectPart, ObjectVersion, XlMeta } from './xl-meta-types.js';
+import type { EncryptionInfo, ErasureInfo, ObjectPart, ObjectVersion, XlMeta } from './xl-meta-types.js';
 
 export const xlMetaMagic = 'XLSV';
 export const xlMetaVersion = 1;
@@ -132,6 +132,7 @@ function validateVersion(value: unknown, index: number): ObjectVersion {
   if (v.deleteMarker === (v.erasure !== undefined)) corrupt(`${where}: erasure info must be present exactly when not a delete marker`);
   const erasure = v.erasure === undefined ? undefined : validateErasure(v.erasure, where);
   const parts = validateParts(v.parts, where);
+  const encryption = v.encryption === undefined ? undefined : validateEncryption(v.encryption, where);
   const version: ObjectVersion = {
     versionId: v.versionId,
     modTimeMs: v.modTimeMs,
@@ -145,8 +146,62 @@ function validateVersion(value: unknown, index: number): ObjectVersion {
     ...(v.dataDir !== undefined ? { dataDir: v.dataDir as string } : {}),
     ...(erasure ? { erasure } : {}),
     parts,
+    ...(encryption ? { encryption } : {}),
   };
   return version;
+}
+
+const encryptionKinds = new Set(['SSE-S3', 'SSE-KMS', 'SSE-C']);
+const base64Pattern = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** The `encryption` field: every member checked, anything unknown refused (never guessed). */
+function validateEncryption(value: unknown, where: string): EncryptionInfo {
+  const at = `${where}.encryption`;
+  if (!isObject(value)) corrupt(at);
+  const e = value;
+  const known = new Set(['kind', 'cipher', 'keyId', 'sealedKey', 'context', 'customerKeyHmac', 'plainSizeBytes', 'plainParts']);
+  for (const name of Object.keys(e)) if (!known.has(name)) corrupt(`${at}.${name} is unknown`);
+  if (typeof e.kind !== 'string' || !encryptionKinds.has(e.kind)) corrupt(`${at}.kind`);
+  if (e.cipher !== 'aes-256-gcm-64k-v1') throw new SvcError('UnsupportedFormat', `xl.meta: ${at}.cipher ${String(e.cipher)} is not known to this build`);
+  if (typeof e.keyId !== 'string') corrupt(`${at}.keyId`);
+  if (typeof e.sealedKey !== 'string' || !base64Pattern.test(e.sealedKey)) corrupt(`${at}.sealedKey`);
+  if (e.context !== undefined && !isStringMap(e.context)) corrupt(`${at}.context`);
+  if (e.customerKeyHmac !== undefined && (typeof e.customerKeyHmac !== 'string' || !base64Pattern.test(e.customerKeyHmac))) corrupt(`${at}.customerKeyHmac`);
+  if ((e.kind === 'SSE-C') !== (e.customerKeyHmac !== undefined)) corrupt(`${at}: customerKeyHmac must be present exactly for SSE-C`);
+  if (!isCount(e.plainSizeBytes)) corrupt(`${at}.plainSizeBytes`);
+  if (!Array.isArray(e.plainParts) || e.plainParts.length === 0) corrupt(`${at}.plainParts`);
+  let previous = 0;
+  let total = 0;
+  const plainParts = e.plainParts.map((part, index) => {
+    if (!isObject(part) || !isCount(part.number) || part.number <= previous || !isCount(part.sizeBytes)) corrupt(`${at}.plainParts[${index}]`);
+    previous = part.number;
+    total += part.sizeBytes;
+    return { number: part.number, sizeBytes: part.sizeBytes };
+  });
+  if (total !== e.plainSizeBytes) corrupt(`${at}: the parts do not add up to plainSizeBytes`);
+  return {
+    kind: e.kind as EncryptionInfo['kind'],
+    cipher: 'aes-256-gcm-64k-v1',
+    keyId: e.keyId,
+    sealedKey: e.sealedKey,
+    ...(e.context !== undefined ? { context: e.context } : {}),
+    ...(e.customerKeyHmac !== undefined ? { customerKeyHmac: e.customerKeyHmac as string } : {}),
+    plainSizeBytes: e.plainSizeBytes,
+    plainParts,
+  };
+}
+
+function canonicalEncryption(e: EncryptionInfo): EncryptionInfo {
+  return {
+    kind: e.kind,
+    cipher: e.cipher,
+    keyId: e.keyId,
+    sealedKey: e.sealedKey,
+    ...(e.context !== undefined ? { context: sortedMap(e.context) } : {}),
+    ...(e.customerKeyHmac !== undefined ? { customerKeyHmac: e.customerKeyHmac } : {}),
+    plainSizeBytes: e.plainSizeBytes,
+    plainParts: e.plainParts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes })),
+  };
 }
 
 function validateErasure(value: unknown, where: string): ErasureInfo {
@@ -218,6 +273,7 @@ function canonicalVersion(version: ObjectVersion): Omit<ObjectVersion, 'inlineDa
         }
       : {}),
     parts: version.parts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) })),
+    ...(version.encryption ? { encryption: canonicalEncryption(version.encryption) } : {}),
   };
 }
 
@@ -266,5 +322,6 @@ export function xlMetaSignature(version: ObjectVersion): string {
     version.dataDir ?? '-',
     erasure ? `${erasure.codec}:${erasure.dataShards}+${erasure.parityShards}:${erasure.blockSizeBytes}:${erasure.distribution.join('.')}` : '-',
     version.parts.map((part) => `${part.number}/${part.sizeBytes}/${part.etag}`).join(','),
+    ...(version.encryption ? [`sse:${version.encryption.kind}:${version.encryption.keyId}:${version.encryption.sealedKey}`] : []),
   ].join('|');
 }

@@ -80,9 +80,13 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
   try {
     const resolved = unlocked ?? (await resolveForRead(config, bucket, key, options.versionId));
     const info = toObjectInfo(bucket, key, resolved.version, resolved.isLatest);
-    const range = options.prepare?.(info) ?? options.range ?? { offset: 0, length: info.sizeBytes };
-    if (range.offset < 0 || range.length < 0 || range.offset + range.length > info.sizeBytes) {
-      throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: info.sizeBytes });
+    if (info.encryption && options.sealed !== true) {
+      throw new SvcError('InvalidRequest', 'The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.', { encryption: info.encryption.kind });
+    }
+    const storedSizeBytes = resolved.version.sizeBytes;
+    const range = options.prepare?.(info) ?? options.range ?? { offset: 0, length: storedSizeBytes };
+    if (range.offset < 0 || range.length < 0 || range.offset + range.length > storedSizeBytes) {
+      throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: storedSizeBytes });
     }
     return { info, body: streamRange(config, bucket, key, resolved, range, release), release: (chunk) => readBuffers.release(chunk) };
   } catch (error) {

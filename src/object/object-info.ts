@@ -19,5 +19,18 @@ export function toObjectInfo(bucket: string, key: string, version: ObjectVersion
     inline: !version.deleteMarker && version.dataDir === undefined,
     dataShards: version.erasure?.dataShards ?? 0,
     parityShards: version.erasure?.parityShards ?? 0,
+    ...(version.encryption ? encryptedSizes(version) : {}),
+  };
+}
+
+/** An encrypted version as the client sees it: its plaintext size and parts, the stored size beside them. */
+function encryptedSizes(version: ObjectVersion): Pick<ObjectInfo, 'sizeBytes' | 'parts' | 'encryption' | 'storedSizeBytes'> {
+  const encryption = version.encryption!;
+  const etags = new Map(version.parts.map((part) => [part.number, part.etag]));
+  return {
+    sizeBytes: encryption.plainSizeBytes,
+    parts: encryption.plainParts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: etags.get(part.number) ?? '' })),
+    encryption,
+    storedSizeBytes: version.sizeBytes,
   };
 }

@@ -178,12 +178,15 @@ function newVersion(
   extra: Record<string, string>,
 ): ObjectVersion {
   const versionId = options.versionId ?? (options.versioning === 'enabled' ? config.newId() : 'null');
+  const sealing = options.sealing?.();
+  const encryption = sealing?.encryption ?? options.encryption;
+  const etag = options.etag ?? sealing?.etag ?? staged.digests.md5;
   return {
     versionId,
     modTimeMs: options.modTimeMs ?? config.clock.nowMs(),
     deleteMarker: false,
     sizeBytes: staged.sizeBytes,
-    etag: options.etag ?? staged.digests.md5,
+    etag,
     ...(options.contentType !== undefined ? { contentType: options.contentType } : {}),
     userMetadata: options.userMetadata ?? {},
     systemMetadata: { ...(options.systemMetadata ?? {}), ...extra },
@@ -198,7 +201,8 @@ function newVersion(
       distribution,
       checksumAlgorithm: 'xxh64',
     },
-    parts: [{ number: 1, sizeBytes: staged.sizeBytes, etag: staged.digests.md5 }],
+    parts: [{ number: 1, sizeBytes: staged.sizeBytes, etag: encryption ? etag : staged.digests.md5 }],
+    ...(encryption ? { encryption } : {}),
   };
 }
 

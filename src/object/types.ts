@@ -1,4 +1,4 @@
-import type { ObjectPart, StorageClass } from '../format/xl-meta-types.js';
+import type { EncryptionInfo, ObjectPart, StorageClass } from '../format/xl-meta-types.js';
 import type { DigestAlgorithm, DigestValues } from './coding/digests.js';
 
 /** What a writer learns about the body it sent once all of it is stored in tmp. */
@@ -40,6 +40,12 @@ export interface ObjectInfo {
   inline: boolean;
   dataShards: number;
   parityShards: number;
+  /**
+   * Set when the stored bytes are encrypted: `sizeBytes` and `parts` are then the client's
+   * (plaintext) sizes and `storedSizeBytes` what the drives hold.
+   */
+  encryption?: EncryptionInfo;
+  storedSizeBytes?: number;
 }
 
 export interface PutObjectOptions {
@@ -54,8 +60,15 @@ export interface PutObjectOptions {
   modTimeMs?: number;
   /** Fixed version id (data movement keeps the source's). */
   versionId?: string;
-  /** Fixed ETag (data movement keeps a multipart object's `<md5>-<parts>`). */
+  /** Fixed ETag (data movement keeps a multipart object's `<md5>-<parts>`; encryption keeps the plaintext's). */
   etag?: string;
+  /** The body is sealed packages (src/format/sse-packages.ts) described by this; `sizeBytes` is then the stored size. */
+  encryption?: EncryptionInfo;
+  /**
+   * Like `encryption`, for a body sealed as it streams in: called once the body is staged and
+   * `beforeCommit` passed, it gives the encryption record and the plaintext's ETag.
+   */
+  sealing?: () => { etag: string; encryption: EncryptionInfo };
   /** The caller already holds the object's write lock (data movement). */
   lockHeld?: boolean;
   /**
@@ -84,6 +97,12 @@ export interface GetObjectOptions {
   prepare?: (info: ObjectInfo) => { offset: number; length: number } | undefined;
   /** The caller already holds the object's lock (data movement). */
   lockHeld?: boolean;
+  /**
+   * The caller takes an encrypted version's stored (sealed) bytes: `range` and the range
+   * `prepare` returns are then in stored bytes. Without it an encrypted version is refused, so
+   * no path hands sealed bytes on as if they were the object.
+   */
+  sealed?: boolean;
 }
 
 export interface DeleteObjectOptions {

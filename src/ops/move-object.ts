@@ -35,16 +35,17 @@ export async function moveObject(objects: ObjectLayer, bucket: string, key: stri
         await target.deleteObject(bucket, key, { versioning: record.versioning, marker: { versionId: version.versionId, modTimeMs: version.modTimeMs }, lockHeld: true });
         continue;
       }
-      const reader = await source.getObject(bucket, key, { versionId: version.versionId, lockHeld: true });
+      // An encrypted version moves as it is stored: sealed packages and sealed key, never decrypted.
+      const reader = await source.getObject(bucket, key, { versionId: version.versionId, lockHeld: true, sealed: true });
       await target.putObject(bucket, key, reader.body, {
         ...sameVersion(version, record.versioning),
         beforeCommit: ({ md5Hex }) => {
-          if (!version.etag.includes('-') && md5Hex !== version.etag) {
+          if (!version.encryption && !version.etag.includes('-') && md5Hex !== version.etag) {
             throw new SvcError('InternalError', `moved bytes of ${bucket}/${key} version ${version.versionId} do not match its ETag`);
           }
         },
       });
-      bytes += version.sizeBytes;
+      bytes += version.storedSizeBytes ?? version.sizeBytes;
     }
     const leftBehind: string[] = [];
     for (const version of versions) {
@@ -85,7 +86,7 @@ export async function rewriteWithCurrentParity(objects: ObjectLayer, pool: numbe
     if (version.deleteMarker) continue;
     const wanted = version.storageClass === 'REDUCED_REDUNDANCY' ? set.config.rrsParity : set.config.standardParity;
     if (version.parityShards === wanted) continue;
-    const reader = await set.getObject(bucket, key, { versionId: version.versionId, lockHeld: true });
+    const reader = await set.getObject(bucket, key, { versionId: version.versionId, lockHeld: true, sealed: true });
     await set.putObject(bucket, key, reader.body, sameVersion(version, record.versioning));
     rewritten += 1;
   }
@@ -97,7 +98,8 @@ function sameVersion(version: ObjectInfo, versioning: BucketVersioning): PutObje
   return {
     storageClass: version.storageClass,
     versioning,
-    sizeBytes: version.sizeBytes,
+    sizeBytes: version.storedSizeBytes ?? version.sizeBytes,
+    ...(version.encryption ? { encryption: version.encryption } : {}),
     ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
     userMetadata: version.userMetadata,
     systemMetadata: version.systemMetadata,

@@ -20,6 +20,7 @@ import { createExplorer } from '../ops/explorer.js';
 import type { PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { NamespaceLocker } from '../object/locks.js';
 import type { AdminContext } from '../api/admin/context.js';
+import type { Kms } from '../ops/kms/kms.js';
 import type { Clock } from '../util/clock.js';
 import { createPeerLinks } from './peer-links.js';
 import { createDecommissionService, type DecommissionService } from './decommission-service.js';
@@ -60,6 +61,8 @@ export interface AdminServicesOptions {
   identityClock: Clock;
   /** Fault control of this node's drives and identity clock (only with SVC_FAULT_INJECTION=on). */
   faults?: AdminContext['faults'];
+  /** The KMS, when SVC_KMS_SECRET_KEY is set. */
+  kms?: Kms;
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -93,6 +96,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     iam: iam.iam,
     lifecycle,
     ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.kms ? { kms: options.kms } : {}),
   };
   const started = rebalance;
   return {

@@ -5,6 +5,7 @@ import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.j
 import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
 import type { LifecycleScanner } from '../../ops/lifecycle.js';
+import type { Kms } from '../../ops/kms/kms.js';
 import type { RouteSchema } from './route-schema.js';
 import type { Capabilities, ClusterSnapshot, PoolInfo, SlotInfo } from '../../contracts/cluster.js';
 import type { Permission, Principal } from '../../iam/index.js';
@@ -57,6 +58,8 @@ export interface AdminContext {
   explorer: Explorer;
   serversInfo(): Promise<Record<string, unknown>>;
   nowMs(): number;
+  /** The KMS (docs/encryption.md); undefined when SVC_KMS_SECRET_KEY is not set. */
+  kms?: Kms;
 }
 
 /**

@@ -1,6 +1,7 @@
 /** What every S3 handler receives: the parsed request, the object layer, and reply helpers. */
 import type { Readable } from 'node:stream';
 import type { ObjectLayer } from '../../object/index.js';
+import type { Kms } from '../../ops/kms/kms.js';
 import type { AuthResult } from './auth/sigv4.js';
 import { SvcError } from '../../errors/index.js';
 import type { EventSink, ObjectEvent } from '../../ops/events/types.js';
@@ -14,6 +15,8 @@ export interface S3Request {
   auth: AuthResult;
   rawHeaders: Record<string, string | string[] | undefined>;
   trailers?: Map<string, string>;
+  /** The request came over TLS (SSE-C keys are refused otherwise unless SVC_KMS_ALLOW_INSECURE_SSEC is on). */
+  secureTransport?: boolean;
   /** Checks one more permission of the caller (a key of DeleteObjects); AccessDenied when it is not held. */
   authorize?: (action: string, bucket: string, key?: string) => Promise<void>;
 }
@@ -45,6 +48,8 @@ export interface S3Context {
   nowMs(): number;
   /** Bucket notifications; absent, no rule can name a target and nothing is sent. */
   events?: EventSink;
+  /** Server-side encryption: the KMS (undefined without SVC_KMS_SECRET_KEY) and the SSE-C setting. */
+  encryption?: { kms(): Kms | undefined; allowInsecureSsec: boolean };
 }
 
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

@@ -5,12 +5,14 @@
  */
 import { SvcError } from '../../errors/index.js';
 import type { S3Endpoint } from './router.js';
+import { refuseMisplacedEncryption } from './sse-headers.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
 /**
  * Server-side encryption in any form (SSE-S3, SSE-KMS, SSE-C, and the copy source's SSE-C key)
- * is answered NotImplemented until objects can be stored encrypted.
+ * is answered NotImplemented where a request takes it and this server does not encrypt it yet
+ * (POST form uploads).
  */
 export function refuseEncryption(headers: Headers): void {
   const asked = Object.keys(headers).filter((name) => /^x-amz-(copy-source-)?server-side-encryption/.test(name)).sort();
@@ -43,6 +45,6 @@ const writesObjects = new Set<S3Endpoint['kind']>(['PutObject', 'CopyObject', 'C
 
 /** The guards every request goes through once routed. */
 export function guardRequest(endpoint: S3Endpoint, headers: Headers, ownerId: string): void {
-  refuseEncryption(headers);
+  refuseMisplacedEncryption(endpoint, headers);
   if (writesObjects.has(endpoint.kind)) refuseAclHeaders(headers, ownerId);
 }

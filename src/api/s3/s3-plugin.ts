@@ -154,7 +154,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
       body = chunked.body;
       trailers = chunked.trailers;
     }
-    const s3Request: S3Request = { method: request.method, query, headers: request.headers, rawHeaders: request.headers, body, auth, ...(trailers ? { trailers } : {}) };
+    const s3Request: S3Request = { method: request.method, query, headers: request.headers, rawHeaders: request.headers, body, auth, secureTransport: caller.secureTransport === true, ...(trailers ? { trailers } : {}) };
     if (access) s3Request.authorize = (action, bucket, key) => authorize(options.context, caller, [{ action, bucket, ...(key === undefined ? {} : { key }) }]);
     const response = await dispatch(options.context, s3Request, endpoint);
     await queueEvents(options.context, response, { principalId: anonymous ? 'anonymous' : auth.accessKeyId, sourceIp: request.ip, requestId });

@@ -9,6 +9,7 @@ import * as explorer from './explorer.js';
 import { prometheusGenerate } from './prometheus.js';
 import * as iamCommands from './admin-iam.js';
 import { lifecycle } from './admin-lifecycle.js';
+import { kmsKey } from './admin-kms.js';
 import * as objects from './objects.js';
 
 interface Command {
@@ -177,6 +178,17 @@ const commands: Record<string, Command> = {
         options: watch,
         positionals: [1, 1],
         run: (context, [alias], values) => lifecycle(context, action, alias!, values.watch === true),
+      },
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['create', 'ls', 'status'].map((action): [string, Command] => [
+      `admin kms key ${action}`,
+      {
+        usage: `rc admin kms key ${action} <alias>${action === 'create' ? ' <key-name>' : action === 'status' ? ' [<key-name>]' : ''}`,
+        summary: { create: 'create a named key of the built-in KMS', ls: 'the KMS keys (the root key first)', status: 'a KMS key (the default key without a name): can it seal and unseal' }[action]!,
+        positionals: action === 'create' ? [2, 2] : action === 'status' ? [1, 2] : [1, 1],
+        run: (context, [alias, keyId]) => kmsKey(context, action, alias!, keyId),
       },
     ]),
   ),

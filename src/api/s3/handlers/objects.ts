@@ -1,6 +1,6 @@
 /** Object operations: PUT, GET, HEAD, DELETE, COPY. */
 import { SvcError, isSvcError } from '../../../errors/index.js';
-import type { ObjectInfo, WritePrecondition } from '../../../object/index.js';
+import type { ObjectInfo, ReceivedBody, WritePrecondition } from '../../../object/index.js';
 import type { StorageClass } from '../../../format/xl-meta-types.js';
 import { limits } from '../../../util/limits.js';
 import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
@@ -12,6 +12,13 @@ import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tag
 import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader, withoutHiddenLockHeaders } from './object-lock.js';
 import { withoutLockFields } from '../../../object/index.js';
 import { removalEvent, versionEvent } from '../../../ops/events/types.js';
+import { encryptionHeaders, getDecrypted, keyOf, putEncrypted } from '../../../ops/sse/encrypted-objects.js';
+import { customerKeyOf, writeEncryptionOf } from '../sse-headers.js';
+
+/** How this request may send SSE-C keys, and the KMS. */
+function sseSettings(context: S3Context, request: S3Request) {
+  return { secure: request.secureTransport === true, allowInsecure: context.encryption?.allowInsecureSsec === true, kms: context.encryption?.kms() };
+}
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
 
@@ -64,16 +71,20 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
   const precondition = writePreconditionOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
   if (Object.keys(lockFields).length > 0 || (await context.objects.bucketRecord(bucket))?.objectLock?.defaultRetention) requireIntegrityHeader(request.headers);
-  const info = await context.objects.putObject(bucket, key, request.body, {
+  const settings = sseSettings(context, request);
+  const sse = writeEncryptionOf(request.headers, settings);
+  const options = {
     digests: verifier.algorithms,
     storageClass,
     ...metadata,
     systemMetadata: { ...metadata.systemMetadata, ...lockFields },
     ...(precondition ? { precondition } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
-    beforeCommit: (received) => withFullObjectType(verifier.verify(received)),
-  });
-  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...(await expirationHeader(context, bucket, key, info)) }, events: [versionEvent('ObjectCreated:Put', info)] };
+    beforeCommit: (received: ReceivedBody) => withFullObjectType(verifier.verify(received)),
+  };
+  const info = sse ? await putEncrypted(context.objects, settings.kms, sse, bucket, key, request.body, options) : await context.objects.putObject(bucket, key, request.body, options);
+  const encryption = encryptionHeaders(info.encryption, sse?.kind === 'SSE-C' ? sse.customerKeyMd5 : undefined);
+  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...encryption, ...(await expirationHeader(context, bucket, key, info)) }, events: [versionEvent('ObjectCreated:Put', info)] };
 }
 
 /**
@@ -245,21 +256,28 @@ function rangeHeaders(info: ObjectInfo, range: ReadRange | undefined): { status:
 }
 
 export async function headObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
+  const settings = sseSettings(context, request);
+  const customerKey = customerKeyOf(request.headers, settings);
   const info = await withDeleteMarker(() => context.objects.headObject(bucket, key, request.query.get('versionId') ?? undefined));
+  // SSE-C: HEAD needs the key too (AWS); SSE-S3 and SSE-KMS answer without unsealing anything.
+  if (customerKey || info.encryption?.kind === 'SSE-C') await keyOf(settings.kms, info, customerKey ? { customerKey: customerKey.key } : {});
   checkConditions(request.headers, info);
   const range = readRangeOf(request, info);
   const answer = rangeHeaders(info, range);
   const headers = await withoutHiddenLockHeaders(request, bucket, key, objectHeaders(info));
   const expiration = request.query.has('versionId') ? {} : await expirationHeader(context, bucket, key, info);
-  return { status: answer.status, headers: { ...headers, ...requestedChecksums(request, info, range), ...expiration, ...answer.headers } };
+  return { status: answer.status, headers: { ...headers, ...requestedChecksums(request, info, range), ...encryptionHeaders(info.encryption, customerKey?.keyMd5), ...expiration, ...answer.headers } };
 }
 
 export async function getObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const versionId = request.query.get('versionId') ?? undefined;
   let range: ReadRange | undefined;
+  const settings = sseSettings(context, request);
+  const customerKey = customerKeyOf(request.headers, settings);
   const reader = await withDeleteMarker(() =>
-    context.objects.getObject(bucket, key, {
+    getDecrypted(context.objects, settings.kms, bucket, key, {
       ...(versionId !== undefined ? { versionId } : {}),
+      ...(customerKey ? { secrets: { customerKey: customerKey.key } } : {}),
       prepare: (info) => {
         checkConditions(request.headers, info);
         range = readRangeOf(request, info);
@@ -274,7 +292,7 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
     await reader.body[Symbol.asyncIterator]().return?.(); // releases the read lock
     throw error;
   });
-  const headers: Record<string, string | number> = { ...shown, ...requestedChecksums(request, info, range), ...expiration, ...answer.headers };
+  const headers: Record<string, string | number> = { ...shown, ...requestedChecksums(request, info, range), ...encryptionHeaders(info.encryption, customerKey?.keyMd5), ...expiration, ...answer.headers };
   for (const [name, value] of request.query) if (name.startsWith('response-')) headers[name.slice('response-'.length)] = value;
   return { status: answer.status, headers, body: { chunks: reader.body, release: (chunk) => reader.release(chunk) } };
 }
