@@ -112,6 +112,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     },
     region: 'us-east-1',
     nowMs: () => Date.now(),
+    ownerId: config.accessKey,
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
   const reservedPrefixes = ['/health', '/svc/'];

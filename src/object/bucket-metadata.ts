@@ -13,6 +13,7 @@ import type { ErasureSet } from './erasure-set.js';
 import { systemMetadataParity } from '../erasure/geometry.js';
 import { majority, type SetConfig } from './set-context.js';
 import { decodeBucketObjectLock, type BucketObjectLock } from './object-lock.js';
+import { isAcl, objectOwnerships, type Acl, type AclGrant, type ObjectOwnership } from '../iam/acl.js';
 
 /** Votes a record needs within a set: K of `.svc.sys` metadata (parity N/2). */
 function recordReadQuorum(config: SetConfig): number {
@@ -37,6 +38,22 @@ export interface BucketRecord {
   tags?: [key: string, value: string][];
   /** The bucket's public access block (PutPublicAccessBlock); absent when it has none. */
   publicAccessBlock?: PublicAccessBlock;
+  /** S3 Object Ownership (PutBucketOwnershipControls, or `x-amz-object-ownership` on create); absent: no ownership controls, ACLs count. */
+  ownership?: ObjectOwnership;
+  /** The bucket's ACL (PutBucketAcl, or a canned ACL or grants on create); absent: the owner alone with FULL_CONTROL. */
+  acl?: Acl;
+  /** Server access logging (PutBucketLogging); absent: off. */
+  logging?: BucketLogging;
+}
+
+/** Where a bucket's server access logs go. */
+export interface BucketLogging {
+  targetBucket: string;
+  targetPrefix: string;
+  /** The key format of log objects: `simple` ([prefix]YYYY-mm-DD-HH-MM-SS-UniqueString) or `partitioned` by the event or delivery time. */
+  keyFormat: { kind: 'simple' } | { kind: 'partitioned'; dateSource: 'EventTime' | 'DeliveryTime' };
+  /** Target grants as sent (kept and returned; the target bucket's own access decides). */
+  targetGrants?: AclGrant[];
 }
 
 /** S3's four public access block settings; each false unless set. */
@@ -112,8 +129,19 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
   if (block !== undefined && !(typeof block === 'object' && block !== null && Object.keys(block).length === 4 && publicAccessBlockFields.every((field) => typeof (block as Record<string, unknown>)[field] === 'boolean'))) {
     throw new SvcError('CorruptFormat', 'bucket record has an invalid publicAccessBlock field');
   }
+  if (record.ownership !== undefined && !objectOwnerships.includes(record.ownership)) throw new SvcError('CorruptFormat', 'bucket record has an invalid ownership field');
+  if (record.acl !== undefined && !isAcl(record.acl)) throw new SvcError('CorruptFormat', 'bucket record has an invalid acl field');
+  if (record.logging !== undefined && !isLogging(record.logging)) throw new SvcError('CorruptFormat', 'bucket record has an invalid logging field');
   if (record.lifecycle !== undefined && !isLifecycle(record.lifecycle)) throw new SvcError('CorruptFormat', 'bucket record has an invalid lifecycle field');
   return record as BucketRecord;
+}
+
+function isLogging(value: unknown): value is BucketLogging {
+  const logging = value as Partial<BucketLogging> | null;
+  const format = logging?.keyFormat as { kind?: unknown; dateSource?: unknown } | undefined;
+  return typeof logging === 'object' && logging !== null && typeof logging.targetBucket === 'string' && typeof logging.targetPrefix === 'string' &&
+    typeof format === 'object' && (format.kind === 'simple' || (format.kind === 'partitioned' && (format.dateSource === 'EventTime' || format.dateSource === 'DeliveryTime'))) &&
+    (logging.targetGrants === undefined || isAcl({ owner: '', grants: logging.targetGrants }));
 }
 
 function isLifecycle(value: unknown): value is LifecycleRule[] {

@@ -40,6 +40,8 @@ export interface S3Context {
   objects: ObjectLayer;
   region: string;
   nowMs(): number;
+  /** The canonical id of the account that owns every bucket (the root credentials' access key); absent: the caller's. */
+  ownerId?: string;
 }
 
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

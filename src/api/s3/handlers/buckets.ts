@@ -3,6 +3,7 @@ import { SvcError } from '../../../errors/index.js';
 import { isValidBucketName } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
+import { creationOwnership } from './ownership-controls.js';
 
 const ok = (headers: Record<string, string> = {}): S3Response => ({ status: 200, headers });
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
@@ -31,7 +32,7 @@ export async function createBucket(context: S3Context, request: S3Request, bucke
     await request.authorize?.('s3:PutBucketObjectLockConfiguration', bucket);
     await request.authorize?.('s3:PutBucketVersioning', bucket);
   }
-  await context.objects.makeBucket(bucket, { objectLock });
+  await context.objects.makeBucket(bucket, { objectLock, ...(await creationOwnership(context, request, bucket)) });
   return ok({ location: `/${bucket}` });
 }
 

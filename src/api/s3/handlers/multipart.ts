@@ -7,6 +7,7 @@ import type { CopySource } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from './objects.js';
 import { lockFieldsFromHeaders } from './object-lock.js';
+import { withRequestedAcl } from '../acl-request.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
 
@@ -14,7 +15,7 @@ export async function createMultipartUpload(context: S3Context, request: S3Reque
   const storageClass = storageClassOf(request.headers);
   const metadata = metadataOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...metadata.systemMetadata, ...lockFields } });
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, bucket, metadata.systemMetadata)), ...lockFields } });
   return xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
 }
 
