@@ -5,3 +5,4 @@ export * from './principal.js';
 export * from './actions.js';
 export { isPublicPolicy } from './public-policy.js';
 export { canonicalConditionKey } from './condition-keys.js';
+export * from './acl.js';

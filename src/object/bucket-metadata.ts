@@ -13,6 +13,7 @@ import type { ErasureSet } from './erasure-set.js';
 import { systemMetadataParity } from '../erasure/geometry.js';
 import { majority, type SetConfig } from './set-context.js';
 import { decodeBucketObjectLock, type BucketObjectLock } from './object-lock.js';
+import { isAcl, objectOwnerships, type Acl, type AclGrant, type ObjectOwnership } from '../iam/acl.js';
 
 /** Votes a record needs within a set: K of `.svc.sys` metadata (parity N/2). */
 function recordReadQuorum(config: SetConfig): number {
@@ -39,6 +40,12 @@ export interface BucketRecord {
   publicAccessBlock?: PublicAccessBlock;
   /** The bucket's notification rules (PutBucketNotificationConfiguration); absent when it has none. */
   notification?: NotificationRule[];
+  /** S3 Object Ownership (PutBucketOwnershipControls, or `x-amz-object-ownership` on create); absent: no ownership controls, ACLs count. */
+  ownership?: ObjectOwnership;
+  /** The bucket's ACL (PutBucketAcl, or a canned ACL or grants on create); absent: the owner alone with FULL_CONTROL. */
+  acl?: Acl;
+  /** Server access logging (PutBucketLogging); absent: off. */
+  logging?: BucketLogging;
 }
 
 /**
@@ -53,6 +60,16 @@ export interface NotificationRule {
   events: string[];
   prefix?: string;
   suffix?: string;
+}
+
+/** Where a bucket's server access logs go. */
+export interface BucketLogging {
+  targetBucket: string;
+  targetPrefix: string;
+  /** The key format of log objects: `simple` ([prefix]YYYY-mm-DD-HH-MM-SS-UniqueString) or `partitioned` by the event or delivery time. */
+  keyFormat: { kind: 'simple' } | { kind: 'partitioned'; dateSource: 'EventTime' | 'DeliveryTime' };
+  /** Target grants as sent (kept and returned; the target bucket's own access decides). */
+  targetGrants?: AclGrant[];
 }
 
 /** S3's four public access block settings; each false unless set. */
@@ -128,6 +145,9 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
   if (block !== undefined && !(typeof block === 'object' && block !== null && Object.keys(block).length === 4 && publicAccessBlockFields.every((field) => typeof (block as Record<string, unknown>)[field] === 'boolean'))) {
     throw new SvcError('CorruptFormat', 'bucket record has an invalid publicAccessBlock field');
   }
+  if (record.ownership !== undefined && !objectOwnerships.includes(record.ownership)) throw new SvcError('CorruptFormat', 'bucket record has an invalid ownership field');
+  if (record.acl !== undefined && !isAcl(record.acl)) throw new SvcError('CorruptFormat', 'bucket record has an invalid acl field');
+  if (record.logging !== undefined && !isLogging(record.logging)) throw new SvcError('CorruptFormat', 'bucket record has an invalid logging field');
   if (record.lifecycle !== undefined && !isLifecycle(record.lifecycle)) throw new SvcError('CorruptFormat', 'bucket record has an invalid lifecycle field');
   if (record.notification !== undefined && !isNotification(record.notification)) throw new SvcError('CorruptFormat', 'bucket record has an invalid notification field');
   return record as BucketRecord;
@@ -139,6 +159,14 @@ function isNotification(value: unknown): value is NotificationRule[] {
     typeof rule === 'object' && rule !== null && typeof rule.id === 'string' && typeof rule.arn === 'string' &&
     (rule.kind === 'queue' || rule.kind === 'topic' || rule.kind === 'function') &&
     Array.isArray(rule.events) && rule.events.every((name) => typeof name === 'string') && isText(rule.prefix) && isText(rule.suffix));
+}
+
+function isLogging(value: unknown): value is BucketLogging {
+  const logging = value as Partial<BucketLogging> | null;
+  const format = logging?.keyFormat as { kind?: unknown; dateSource?: unknown } | undefined;
+  return typeof logging === 'object' && logging !== null && typeof logging.targetBucket === 'string' && typeof logging.targetPrefix === 'string' &&
+    typeof format === 'object' && (format.kind === 'simple' || (format.kind === 'partitioned' && (format.dateSource === 'EventTime' || format.dateSource === 'DeliveryTime'))) &&
+    (logging.targetGrants === undefined || isAcl({ owner: '', grants: logging.targetGrants }));
 }
 
 function isLifecycle(value: unknown): value is LifecycleRule[] {

@@ -19,7 +19,8 @@ import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
 import type { WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
-import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule } from './bucket-metadata.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule, type BucketLogging } from './bucket-metadata.js';
+import type { Acl, ObjectOwnership } from '../iam/acl.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, MultipartChecksum, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { withBucketLock, type BucketObjectLock } from './object-lock.js';
@@ -119,14 +120,16 @@ export class ObjectLayer {
   // --- buckets -------------------------------------------------------------------------
 
   /** Creates a bucket; with `objectLock` it has object lock, and versioning on for good. */
-  async makeBucket(bucket: string, options: { objectLock?: boolean } = {}): Promise<void> {
+  async makeBucket(bucket: string, options: { objectLock?: boolean; ownership?: ObjectOwnership; acl?: Acl } = {}): Promise<void> {
     checkBucketName(bucket);
     if (await this.bucketRecord(bucket)) throw new SvcError('BucketAlreadyOwnedByYou', undefined, { bucket });
     const now = this.options.clock.nowMs();
     await Promise.all(this.allSets().map((set) => set.makeBucketDir(bucket)));
-    const record: BucketRecord = options.objectLock
+    const base: BucketRecord = options.objectLock
       ? { version: 1, name: bucket, createdMs: now, updatedMs: now, versioning: 'enabled', objectLock: { enabled: true } }
       : { version: 1, name: bucket, createdMs: now, updatedMs: now, versioning: 'unversioned' };
+    // New buckets have ACLs disabled unless asked otherwise (S3's default since April 2023).
+    const record: BucketRecord = { ...base, ownership: options.ownership ?? 'BucketOwnerEnforced', ...(options.acl ? { acl: options.acl } : {}) };
     await writeBucketRecord(this.allSets(), record);
     this.bucketCache.set(bucket, record);
     await this.bucketsChanged(bucket);
@@ -203,6 +206,21 @@ export class ObjectLayer {
   /** Sets (or, with undefined, removes) the bucket's notification rules (validated by the caller). */
   async setBucketNotification(bucket: string, rules: NotificationRule[] | undefined): Promise<void> {
     await this.changeBucketRecord(bucket, ({ notification: _old, ...record }) => (rules === undefined ? record : { ...record, notification: rules }));
+  }
+
+  /** Sets (or, with undefined, removes) the bucket's Object Ownership (checked by the caller). */
+  async setBucketOwnership(bucket: string, ownership: ObjectOwnership | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ ownership: _old, ...record }) => (ownership === undefined ? record : { ...record, ownership }));
+  }
+
+  /** Sets the bucket's ACL (validated by the caller); undefined: back to the owner alone. */
+  async setBucketAcl(bucket: string, acl: Acl | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ acl: _old, ...record }) => (acl === undefined ? record : { ...record, acl }));
+  }
+
+  /** Sets (or, with undefined, removes) the bucket's server access logging. */
+  async setBucketLogging(bucket: string, logging: BucketLogging | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ logging: _old, ...record }) => (logging === undefined ? record : { ...record, logging }));
   }
 
   /** Sets (or, with undefined, removes) the bucket's lifecycle rules (validated by the caller). */

@@ -48,3 +48,18 @@ export async function missingNpmPackage(name: string): Promise<string | undefine
     return reason;
   }
 }
+
+/**
+ * Runs a client and returns its standard output; a failure throws with its output and error
+ * stream, and `context()` (a server's recent logs, say) when given. A CA bundle from the
+ * environment is left out: irrelevant over plain HTTP, it trips rclone's S3 client.
+ */
+export function runTool(command: string, args: string[], env: Record<string, string> = {}, context: () => string = () => ''): string {
+  const { AWS_CA_BUNDLE: _bundle, ...inherited } = process.env;
+  try {
+    return execFileSync(command, args, { env: { ...inherited, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const failed = error as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}\n${context()}`);
+  }
+}

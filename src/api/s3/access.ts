@@ -13,6 +13,7 @@ import { parseCopySource, type S3Endpoint, type CopySource } from './router.js';
 import { headerValue, type S3Context } from './context.js';
 import { decodeTags, tagsMetadataKey } from './handlers/tagging.js';
 import type { AuthResult } from './auth/sigv4.js';
+import { aclAllowsPermission } from './acl-access.js';
 
 export type { Permission } from '../../iam/index.js';
 
@@ -24,7 +25,7 @@ export interface AccessPolicies {
 }
 
 /** What the access check reads: bucket policies and object tags, and the time. */
-export type AccessContext = Pick<S3Context, 'objects' | 'nowMs'>;
+export type AccessContext = Pick<S3Context, 'objects' | 'nowMs' | 'ownerId'>;
 
 export interface Caller {
   /** undefined: anonymous (unsigned). */
@@ -136,6 +137,10 @@ const bucketActions: Record<BucketKind, string> = {
   GetBucketLifecycleConfiguration: 's3:GetLifecycleConfiguration',
   PutBucketLifecycleConfiguration: 's3:PutLifecycleConfiguration',
   DeleteBucketLifecycle: 's3:PutLifecycleConfiguration',
+  GetBucketOwnershipControls: 's3:GetBucketOwnershipControls',
+  PutBucketOwnershipControls: 's3:PutBucketOwnershipControls',
+  // AWS has no separate action for deleting ownership controls: it is a put.
+  DeleteBucketOwnershipControls: 's3:PutBucketOwnershipControls',
 };
 
 /** Every S3 endpoint kind with each action it may need (the reference's table; permissionsOf picks per request). */
@@ -173,12 +178,15 @@ export async function authorize(context: AccessContext, caller: Caller, permissi
   if (principal === undefined && permissions.length === 0) deny(caller, undefined);
   for (const permission of permissions) {
     const bucketPolicy = permission.bucket === undefined ? undefined : await bucketPolicyOf(context, permission.bucket, principal === undefined);
-    const decision = decide(principal, bucketPolicy, {
+    const request = {
       action: permission.action,
       resource: resourceOf(permission),
       ...(principal === undefined ? {} : { principal: principal.accessKey }),
       context: await conditionContext(context, caller, permission, policiesInPlay(principal, bucketPolicy)),
-    });
+    };
+    const decision = decide(principal, bucketPolicy, request);
+    // Where no policy allows or denies, an ACL grant may allow (src/api/s3/acl-access.ts).
+    if (decision === 'NoMatch' && (await aclAllowsPermission(context, caller, permission, request))) continue;
     if (decision !== 'Allow') deny(caller, permission);
   }
 }

@@ -50,6 +50,8 @@ export interface S3Context {
   events?: EventSink;
   /** Server-side encryption: the KMS (undefined without SVC_KMS_SECRET_KEY) and the SSE-C setting. */
   encryption?: { kms(): Kms | undefined; allowInsecureSsec: boolean };
+  /** The canonical id of the account that owns every bucket (the root credentials' access key); absent: the caller's. */
+  ownerId?: string;
 }
 
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

@@ -1,7 +1,8 @@
 /** Put/Get/DeleteBucketPolicy and GetBucketPolicyStatus: the bucket's JSON policy, judged by src/iam. */
 import { SvcError } from '../../../errors/index.js';
 import { limits } from '../../../util/limits.js';
-import { isPublicPolicy, parsePolicy } from '../../../iam/index.js';
+import { isPublicAcl, isPublicPolicy, parsePolicy } from '../../../iam/index.js';
+import { bucketAclOf, ownerIdOf } from '../acl-request.js';
 import { readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import { toXml } from '../xml.js';
 
@@ -28,9 +29,15 @@ export async function deleteBucketPolicy(context: S3Context, _request: S3Request
   return { status: 204, headers: {} };
 }
 
-export async function getBucketPolicyStatus(context: S3Context, _request: S3Request, bucket: string): Promise<S3Response> {
+/**
+ * IsPublic when the bucket policy is public (src/iam/public-policy.ts) or, while ACLs count and
+ * IgnorePublicAcls is off, the bucket's ACL grants AllUsers or AuthenticatedUsers anything.
+ * A bucket with neither policy nor public ACL is answered IsPublic false.
+ */
+export async function getBucketPolicyStatus(context: S3Context, request: S3Request, bucket: string): Promise<S3Response> {
   const record = await context.objects.requireBucket(bucket);
-  if (record.policy === undefined) throw new SvcError('NoSuchBucketPolicy', undefined, { bucket });
-  const isPublic = isPublicPolicy(parsePolicy(record.policy, { bucket }));
+  const publicPolicy = record.policy !== undefined && isPublicPolicy(parsePolicy(record.policy, { bucket }));
+  const publicAcl = record.publicAccessBlock?.ignorePublicAcls !== true && isPublicAcl(bucketAclOf(record, ownerIdOf(context, request)));
+  const isPublic = publicPolicy || publicAcl;
   return { status: 200, headers: { 'content-type': 'application/xml' }, body: toXml('PolicyStatus', { IsPublic: isPublic }) };
 }

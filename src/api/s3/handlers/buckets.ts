@@ -4,6 +4,7 @@ import { limits } from '../../../util/limits.js';
 import { isValidBucketName } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
+import { creationOwnership } from './ownership-controls.js';
 
 const ok = (headers: Record<string, string> = {}): S3Response => ({ status: 200, headers });
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
@@ -63,7 +64,7 @@ export async function createBucket(context: S3Context, request: S3Request, bucke
     await request.authorize?.('s3:PutBucketVersioning', bucket);
   }
   try {
-    await context.objects.makeBucket(bucket, { objectLock });
+    await context.objects.makeBucket(bucket, { objectLock, ...(await creationOwnership(context, request, bucket)) });
   } catch (error) {
     // AWS's legacy rule: re-creating a bucket one owns answers 200 in us-east-1 (409 elsewhere).
     if (!isSvcError(error, 'BucketAlreadyOwnedByYou') || context.region !== 'us-east-1') throw error;

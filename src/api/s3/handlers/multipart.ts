@@ -9,6 +9,7 @@ import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from './objects.js';
 import { lockFieldsFromHeaders } from './object-lock.js';
 import { completionChecksumOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
+import { withRequestedAcl } from '../acl-request.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
 
@@ -17,7 +18,7 @@ export async function createMultipartUpload(context: S3Context, request: S3Reque
   const metadata = metadataOf(request.headers);
   const checksum = uploadChecksumOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...metadata.systemMetadata, ...lockFields }, ...(checksum ? { checksum } : {}) });
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, bucket, metadata.systemMetadata)), ...lockFields }, ...(checksum ? { checksum } : {}) });
   const answer = xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
   return { ...answer, headers: { ...answer.headers, ...uploadChecksumHeaders(checksum) } };
 }

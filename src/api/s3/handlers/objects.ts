@@ -9,6 +9,7 @@ import type { CopySource } from '../router.js';
 import { toXml } from '../xml.js';
 import { currentExpiration } from '../../../ops/lifecycle-rules.js';
 import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tagging.js';
+import { objectAclKey, withRequestedAcl } from '../acl-request.js';
 import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader, withoutHiddenLockHeaders } from './object-lock.js';
 import { withoutLockFields } from '../../../object/index.js';
 import { removalEvent, versionEvent } from '../../../ops/events/types.js';
@@ -77,7 +78,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     digests: verifier.algorithms,
     storageClass,
     ...metadata,
-    systemMetadata: { ...metadata.systemMetadata, ...lockFields },
+    systemMetadata: { ...(await withRequestedAcl(context, request, bucket, metadata.systemMetadata)), ...lockFields },
     ...(precondition ? { precondition } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
     beforeCommit: (received: ReceivedBody) => withFullObjectType(verifier.verify(received)),
@@ -166,7 +167,7 @@ export function objectHeaders(info: ObjectInfo): Record<string, string | number>
     'x-amz-storage-class': info.storageClass,
     ...versionHeader(info),
   };
-  for (const [name, value] of Object.entries(info.systemMetadata)) if (!name.startsWith('x-amz-checksum-') && name !== tagsMetadataKey) headers[name] = value;
+  for (const [name, value] of Object.entries(info.systemMetadata)) if (!name.startsWith('x-amz-checksum-') && name !== tagsMetadataKey && name !== objectAclKey) headers[name] = value;
   Object.assign(headers, tagCountHeader(info));
   for (const [name, value] of Object.entries(info.userMetadata)) headers[`x-amz-meta-${name}`] = value;
   return headers;
@@ -324,7 +325,7 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
   // A copy is a new version: it takes the locks its request asks for (or the bucket's default), never its source's.
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  metadata.systemMetadata = { ...withoutLockFields(withTags(metadata.systemMetadata, copiedTags(request, sourceInfo))), ...lockFields };
+  metadata.systemMetadata = { ...withoutLockFields(withTags(await withRequestedAcl(context, request, bucket, metadata.systemMetadata), copiedTags(request, sourceInfo))), ...lockFields };
   const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;

@@ -11,7 +11,8 @@ import { verifyPostPolicy } from '../auth/sigv4.js';
 import { verifyPostPolicyV2 } from '../auth/sigv2.js';
 import { headerValue, type S3Context, type S3Response } from '../context.js';
 import { boundaryOf, readForm, type FormUpload } from '../form-body.js';
-import { refuseAclHeaders, refuseEncryption } from '../request-guards.js';
+import { refuseEncryption } from '../request-guards.js';
+import { withRequestedAcl } from '../acl-request.js';
 import { toXml } from '../xml.js';
 import { metadataOf, storageClassOf } from './objects.js';
 
@@ -45,10 +46,11 @@ export async function postObject(context: S3Context, credentials: CredentialStor
   const range = checkPolicy(decodePolicy(policyText, context.nowMs()), fields, bucket);
   const asHeaders = formHeaders(fields, form);
   refuseEncryption(asHeaders);
-  refuseAclHeaders(asHeaders, accessKeyId);
+  const metadata = metadataOf(asHeaders);
+  metadata.systemMetadata = await withRequestedAcl(context, { auth: { accessKeyId }, headers: asHeaders }, bucket, metadata.systemMetadata);
   const info = await context.objects.putObject(bucket, key, limitedTo(form.file, range), {
     storageClass: storageClassOf(asHeaders),
-    ...metadataOf(asHeaders),
+    ...metadata,
     beforeCommit: (received) => {
       if (range && received.sizeBytes < range.min) throw new SvcError('EntityTooSmall', `Your proposed upload is smaller than the minimum allowed size (${range.min} bytes).`);
     },
