@@ -7,6 +7,7 @@ import { runScenario, scenarios } from '../conformance/chaos/scenarios.js';
 import { volume } from '../conformance/chaos/steps.js';
 import { partitionKinds } from '../conformance/chaos/partition.js';
 import { netLabUnavailable } from '../conformance/harness/netns.js';
+import { fakeClockUnavailable } from '../conformance/chaos/clock-skew.js';
 
 /** The rebalance scenario mounts a tmpfs per pool (pools must differ in fullness); that needs root. */
 function mountUnavailable(): string | undefined {
@@ -28,9 +29,14 @@ const noMount = mountUnavailable();
 const noNetLab = await netLabUnavailable();
 if (noNetLab && process.env.CI) throw new Error(`CI requires network namespaces for the partition chaos scenarios: ${noNetLab}`);
 
+/** The clock-skew scenario runs each node under faketime. */
+const noFakeClock = fakeClockUnavailable();
+if (noFakeClock && process.env.CI) throw new Error(`CI requires faketime for the clock-skew chaos scenario: ${noFakeClock}`);
+
 /** Why a scenario cannot run on this machine, or undefined. */
 function unavailable(name: string): string | undefined {
   if (name === 'kill-drives-mid-rebalance') return noMount;
+  if (name === 'clock-skew') return noFakeClock;
   if ((partitionKinds as readonly string[]).includes(name)) return noNetLab;
   return undefined;
 }
@@ -48,7 +54,7 @@ const size = 2;
 describe(`chaos scenarios (seed ${seed}, size ${size})`, () => {
   for (const name of Object.keys(scenarios)) {
     const why = unavailable(name);
-    const title = (partitionKinds as readonly string[]).includes(name)
+    const title = (partitionKinds as readonly string[]).includes(name) || name === 'clock-skew'
       ? `${name}: the history of concurrent clients is linearizable, listings miss no acknowledged key, full redundancy after heal`
       : `${name}: every acknowledged write reads back, nothing is half-visible, full redundancy after heal`;
     it.skipIf(why !== undefined)(why !== undefined ? `${title} (skipped: ${why})` : title, async () => {

@@ -26,13 +26,11 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, GetObjectCommand, PutBucketVersioningCommand, type S3Client } from '@aws-sdk/client-s3';
-import { checkHistory, checkListings, describeViolation, registerModel, versionedRegisterModel, type HistoryOperation, type ListingOperation } from '../checkers/linearizability.js';
-import { classify, recordWorkload, valueOf } from '../checkers/history-recorder.js';
+import { runRecordedPhases, type RecordedResult } from './recorded-phases.js';
 import { netControl, netLabUnavailable, startNetLab, type NetControl, type NetHost } from '../harness/netns.js';
-import { repoRoot, s3ClientFor, startSvc, waitReady, type SvcProcess } from '../harness/server-process.js';
+import { repoRoot, startSvc, waitReady, type SvcProcess } from '../harness/server-process.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
-import { bucket, healAndCheckRedundancy, targetFor, volume, type ChaosContext } from './steps.js';
+import type { ChaosContext } from './steps.js';
 import type { Tally } from './history-checker.js';
 
 export const partitionKinds = ['partition-one', 'partition-two', 'partition-asymmetric', 'partition-flapping'] as const;
@@ -42,13 +40,7 @@ const nodeCount = 4;
 const port = 9000;
 
 /** What the inside run hands back (its last line of standard output, as JSON). */
-export interface InsideResult {
-  problems: string[];
-  timeline: string[];
-  acknowledged: number;
-  refused: number;
-  refusals: Record<string, number>;
-}
+export type InsideResult = RecordedResult;
 
 /** The scenario: makes the hosts, runs the inside harness on the clients' host, removes the hosts. */
 export function partitionScenario(kind: PartitionKind) {
@@ -151,77 +143,28 @@ export async function partitionInside(run: InsideRun): Promise<InsideResult> {
       servers.push(await startSvc({ args, host: node.address, port, waitReady: false, wrap: net.execPrefix(node), env: { SVC_DRIVE_ROOT: join(root, node.name), SVC_CONSOLE_ENABLE: 'false' } }));
     }
     await Promise.all(servers.map((server) => waitReady(server, 60_000)));
-    const versioned = context.prng.int(2) === 1;
-    const clients = servers.map((server) => s3ClientFor(server.url));
-    await clients[0]!.send(new CreateBucketCommand({ Bucket: bucket }));
-    if (versioned) await clients[0]!.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
-    const fault = faultFor(run.kind, nodes, context.prng);
-    note(`${nodes.length} nodes up; ${versioned ? 'versioned' : 'unversioned'} bucket; fault: ${fault.describe}`);
-    const keys = ['p/a', 'p/b', 'p/c'];
-    const perClient = 6 * volume(run.size);
-    const history: HistoryOperation[] = [];
-    const listings: ListingOperation[] = [];
-    const phase = async (name: string, operationsPerClient: number, beforeOperation?: (count: number) => Promise<void>) => {
-      const recorded = await recordWorkload({ clients, bucket, versioned, keys, prefix: 'p/', operationsPerClient, prng: context.prng, maxDurationMs: 15_000 * run.size, ...(beforeOperation ? { beforeOperation } : {}) });
-      history.push(...recorded.history);
-      listings.push(...recorded.listings);
-      const answered = recorded.history.filter((op) => op.output !== undefined).length;
-      note(`${name}: ${recorded.history.length} operations, ${answered} answered, ${recorded.history.length - answered} with unknown outcome`);
-    };
-    await phase('healthy', perClient);
-    await fault.apply(net);
-    note(`fault applied: ${fault.describe}`);
-    await phase('faulted', perClient, fault.atOperation ? async (count) => {
-      const event = await fault.atOperation!(count, net);
-      if (event) note(event);
-    } : undefined);
-    await net.heal();
-    note('links healed');
-    await phase('healed', perClient);
-    // Every client reads every key once more, after everything else.
-    await recordFinalReads(clients, keys, history);
-    const problems: string[] = [];
-    const result = versioned ? checkHistory(versionedRegisterModel, history) : checkHistory(registerModel, history);
-    for (const violation of result.violations) problems.push(describeViolation(violation));
-    for (const unknown of result.unknown) note(`key ${unknown.key}: the checker gave up (${unknown.reason})`);
-    for (const listing of checkListings(history, listings)) problems.push(`listing by client ${listing.listing.client} ${listing.problem}: ${listing.key}`);
-    note(`checked ${history.length} operations on ${keys.length} keys and ${listings.length} listings: ${result.violations.length} non-linearizable key(s)`);
-    problems.push(...(await healAndCheckRedundancy(targetFor(servers[0]!.url, run.seed), context)));
-    if (problems.length > 0) {
-      // What the nodes warned of, for the report.
-      servers.forEach((server, index) => {
-        const warnings = server.logs().split('\n').filter((line) => /"level":(40|50|60)/.test(line)).slice(-8);
-        for (const line of warnings) note(`${nodes[index]!.name} logged: ${line.slice(0, 400)}`);
-      });
-    }
-    const writes = history.filter((op) => op.input.op === 'put' || op.input.op === 'delete');
-    const refusals: Record<string, number> = {};
-    for (const op of writes) if (op.output?.kind === 'noEffect') refusals[op.output.name] = (refusals[op.output.name] ?? 0) + 1;
-    return {
-      problems,
-      timeline,
-      acknowledged: writes.filter((op) => op.output?.kind === 'ok').length,
-      refused: writes.filter((op) => op.output !== undefined && op.output.kind !== 'ok').length,
-      refusals,
-    };
+    let fault: Fault | undefined;
+    return await runRecordedPhases(context, servers, nodes.map((node) => node.name), [
+      { name: 'healthy' },
+      {
+        name: 'faulted',
+        before: async () => {
+          fault = faultFor(run.kind, nodes, context.prng);
+          await fault.apply(net);
+          return `fault applied: ${fault.describe}`;
+        },
+        beforeOperation: (count) => fault?.atOperation?.(count, net) ?? Promise.resolve(undefined),
+      },
+      {
+        name: 'healed',
+        before: async () => {
+          await net.heal();
+          return 'links healed';
+        },
+      },
+    ]);
   } finally {
     await Promise.all(servers.map((server) => server.kill()));
     await rm(root, { recursive: true, force: true });
   }
-}
-
-async function recordFinalReads(clients: S3Client[], keys: string[], history: HistoryOperation[]): Promise<void> {
-  await Promise.all(clients.map(async (s3, client) => {
-    for (const key of keys) {
-      const invokeMs = performance.now();
-      try {
-        const answer = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-        const bytes = await answer.Body!.transformToByteArray();
-        history.push({ key, client, input: { op: 'get' }, output: { kind: 'ok', value: valueOf(bytes), ...(answer.VersionId ? { versionId: answer.VersionId } : {}) }, invokeMs, completeMs: performance.now() });
-      } catch (error) {
-        const { output, completed } = classify(error);
-        history.push({ key, client, input: { op: 'get' }, output, invokeMs, completeMs: completed ? performance.now() : undefined });
-      }
-    }
-  }));
 }

@@ -34,6 +34,7 @@ import { bucket, healAndCheckRedundancy, targetFor, volume, waitForHeal, type Ch
 import type { Tally } from './history-checker.js';
 import { powerCut } from './power-cut.js';
 import { partitionKinds, partitionScenario } from './partition.js';
+import { clockSkew } from './clock-skew.js';
 
 export type { ChaosContext } from './steps.js';
 
@@ -335,6 +336,8 @@ export const scenarios: Record<string, Scenario> = {
   'power-cut-cluster': async (context) => (await import('./power-cut-cluster.js')).powerCutCluster()(context),
   /** Links between the nodes cut on real network namespaces, judged by the linearizability checker (partition.ts). */
   ...Object.fromEntries(partitionKinds.map((kind) => [kind, partitionScenario(kind)])),
+  /** Nodes' clocks apart (and one jumping back), judged by the linearizability checker (clock-skew.ts). */
+  'clock-skew': clockSkew(),
 };
 
 export async function runScenario(name: string, seed: number, size = 1): Promise<ChaosResult> {

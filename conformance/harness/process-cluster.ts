@@ -30,6 +30,8 @@ export async function startProcessCluster(options: {
   /** Which server the nodes run (see startSvc): the sources (default), the build, or an altered build. */
   entry?: 'source' | 'build';
   script?: string;
+  /** A command node i is started under (e.g. faketime with the node's clock offset), read at each start. */
+  wrap?: (index: number) => string[] | undefined;
 }): Promise<ProcessCluster> {
   const root = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   const port = await freePort('127.0.0.2');
@@ -47,7 +49,8 @@ export async function startProcessCluster(options: {
     urls: hosts.map((host) => `http://${host}:${port}`),
     root,
     async start(index, startOptions = {}) {
-      const node = await startSvc({ args: cluster.args, host: hosts[index]!, port, waitReady: false, ...(options.entry ? { entry: options.entry } : {}), ...(options.script ? { script: options.script } : {}), env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
+      const wrap = options.wrap?.(index);
+      const node = await startSvc({ args: cluster.args, host: hosts[index]!, port, waitReady: false, ...(wrap ? { wrap } : {}), ...(options.entry ? { entry: options.entry } : {}), ...(options.script ? { script: options.script } : {}), env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
       nodes[index] = node;
       if (startOptions.waitReady ?? true) await waitReady(node, 60_000);
       return node;
