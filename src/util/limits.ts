@@ -206,6 +206,8 @@ export const limits = {
   lockExpiryMs: 30_000,
   lockRefreshIntervalMs: 10_000,
   lockAcquireTimeoutMs: 10_000,
+  /** A lock call asking for a longer expiry than this gets lockExpiryMs. */
+  maxLockTtlMs: 10 * 60_000,
   /** Root-heal records larger than this are quarantined. */
   maxHealRecordBytes: 64 * KiB,
   /** Internode RPC: a drive call, a batch, or a peer control call unanswered this long fails (DriveOffline). */
