@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { AuditLog, type AuditEntry, type AuditTargets } from '../src/ops/audit.js';
 import type { Timers } from '../src/util/clock.js';
 import { freePort } from './helpers/server-process.js';
+import { waitFor } from './helpers/poll.js';
 
 const fsyncMs = 7_777;
 const warningMs = 60_000;
@@ -73,11 +74,7 @@ async function startReceiver(port = 0): Promise<Receiver> {
 }
 
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitFor(what, check, { timeoutMs, intervalMs: 10 });
 }
 
 function entry(index: number, extra: Record<string, unknown> = {}): AuditEntry {

@@ -19,6 +19,7 @@ import { freePort, s3ClientFor, testCredentials } from './helpers/server-process
 import { admin } from './helpers/admin-client.js';
 import { signIn, startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
 import type { AuditEntry } from '../src/ops/audit.js';
+import { waitFor } from './helpers/poll.js';
 
 const alice = { accessKeyId: 'alice', secretAccessKey: 'alice-secret-key-7' };
 const bob = { accessKeyId: 'bob', secretAccessKey: 'bob-secret-key-8' };
@@ -51,11 +52,7 @@ async function startReceiver(): Promise<Receiver> {
 }
 
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor(what, check, { timeoutMs, intervalMs: 50 });
 }
 
 const auditFile = () => join(root, 'audit.log');

@@ -9,6 +9,7 @@ import { LifecycleScanner } from '../src/ops/lifecycle.js';
 import { dueAfterDays, planKey } from '../src/ops/lifecycle-rules.js';
 import { legalHoldKey, lockModeKey, lockRetainUntilKey } from '../src/object/object-lock-fields.js';
 import { makeTestSet, chunked, type TestSet } from './helpers/erasure-set.js';
+import { waitFor } from './helpers/poll.js';
 
 const dayMs = 86_400_000;
 const t0 = Date.parse('2030-01-10T10:30:00Z');
@@ -244,12 +245,13 @@ describe('lifecycle scanner on a real object layer with an injected clock', () =
     const started = scan.runNow();
     expect(started.trigger).toBe('manual');
     expect(() => scan.runNow()).toThrow(expect.objectContaining({ code: 'LifecycleScanRunning' }));
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    const midway = scan.status();
+    const midway = await waitFor('the cycle to scan its first key', () => {
+      const status = scan.status();
+      return (status.current?.objectsScanned ?? 0) > 0 && status;
+    });
     expect(midway.running).toBe(true);
-    expect(midway.current!.objectsScanned).toBeGreaterThan(0);
     expect(midway.current!.objectsScanned).toBeLessThan(6);
-    while (scan.status().running) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor('the cycle to end', () => !scan.status().running, { intervalMs: 50 });
     expect(scan.status()).toMatchObject({ running: false, current: null, last: { objectsScanned: 6, trigger: 'manual', errors: 0 } });
     expect(scan.status().last!.finishedAt).not.toBeNull();
     // Closing stops a running cycle between keys.

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { freePort, repoRoot, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { missingTool } from './helpers/external-tools.js';
 import { developmentAccessKey, developmentSecretKey } from '../src/cluster/server-config.js';
+import { waitFor } from './helpers/poll.js';
 
 const noScript = missingTool('script', 'util-linux');
 if (noScript) console.warn(`skipping the terminal banner test: ${noScript}`);
@@ -102,9 +103,11 @@ describe.skipIf(noScript !== undefined)('on a terminal', () => {
     home = await mkdtemp(join(tmpdir(), 'svc-banner-'));
     run = await startInTerminal(join(home, 'drive{1...4}'), { SVC_OBS_LOG_FORMAT: 'json' });
     await run.waitFor('"msg":"listening"');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const lines = run.output().split(/\r?\n/).filter((line) => line.trim() !== '');
-    expect(lines.length).toBeGreaterThan(3);
+    const lines = await waitFor('more than three whole lines of output', () => {
+      const output = run!.output();
+      const written = output.slice(0, output.lastIndexOf('\n') + 1).split(/\r?\n/).filter((line) => line.trim() !== '');
+      return written.length > 3 && written;
+    });
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     expect(run.output()).not.toContain('S3 API');
   }, 60_000);

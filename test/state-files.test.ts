@@ -21,6 +21,7 @@ import { HealManager } from '../src/ops/heal.js';
 import { LocalNamespaceLocker } from '../src/object/locks.js';
 import { systemClock } from '../src/util/clock.js';
 import { limits } from '../src/util/limits.js';
+import { decodePartRecord, decodeUploadRecord } from '../src/object/upload-records.js';
 
 const bytesOf = (text: string): Uint8Array => Buffer.from(text, 'utf8');
 
@@ -211,5 +212,23 @@ describe('a node starting on refused state files', () => {
     } finally {
       storage.stop();
     }
+  });
+});
+
+describe('multipart upload records', () => {
+  const upload = {
+    version: 1, uploadId: 'u1', bucket: 'photos', key: 'a.jpg', initiatedMs: 1, storageClass: 'STANDARD', userMetadata: { colour: 'blue' }, systemMetadata: {},
+    dataShards: 2, parityShards: 2, distribution: [1, 2, 3, 4], dataDir: 'd1',
+  };
+  it('decode what is written and refuse the rest by name', () => {
+    expect(decodeUploadRecord(JSON.stringify(upload))).toEqual(upload);
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 2 })))).toBe('UnsupportedFormat');
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, distribution: [1, 2, 3] })))).toBe('CorruptFormat');
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, storageClass: 'GLACIER' })))).toBe('CorruptFormat');
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, userMetadata: { n: 1 } })))).toBe('CorruptFormat');
+    expect(codeOf(() => decodeUploadRecord('{"version":1,'))).toBe('CorruptFormat');
+    const part = { number: 1, sizeBytes: 5, etag: '"abc"', modTimeMs: 2 };
+    expect(decodePartRecord(JSON.stringify(part))).toEqual(part);
+    expect(codeOf(() => decodePartRecord(JSON.stringify({ ...part, sizeBytes: -1 })))).toBe('CorruptFormat');
   });
 });

@@ -14,6 +14,7 @@ import { rpcKeyFor } from '../src/transport/rpc-token.js';
 import { Transport } from '../src/transport/transport.js';
 import { systemClock } from '../src/util/clock.js';
 import { limits } from '../src/util/limits.js';
+import { waitFor } from './helpers/poll.js';
 
 const rpcKey = rpcKeyFor('transportadmin', 'transportadmin-secret');
 let app: FastifyInstance;
@@ -44,12 +45,7 @@ async function release(transport: Transport): Promise<unknown> {
   return JSON.parse(Buffer.from(await transport.streamTo(target()).call('lock', [body], 5_000)).toString('utf8'));
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let tries = 0; !condition(); tries += 1) {
-    if (tries > 500) throw new Error('condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+
 
 describe('the node transport', () => {
   it('shares one stream per peer between callers, and none between two transports', async () => {
@@ -74,7 +70,7 @@ describe('the node transport', () => {
       await release(transport);
       const first = transport.streamTo(target());
       for (const socket of sockets) socket.destroy();
-      await until(() => first.closed);
+      await waitFor('the first stream to close', () => first.closed, { intervalMs: 10 });
       const second = transport.streamTo(target());
       expect(second).not.toBe(first);
       await release(transport);

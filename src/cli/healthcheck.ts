@@ -5,13 +5,14 @@
  * answer 200 within the timeout.
  */
 import { parseAddress, type ListenAddress } from '../cluster/server-config.js';
+import { limits } from '../util/limits.js';
 
 export interface HealthcheckResult {
   healthy: boolean;
   lines: string[];
 }
 
-export async function runHealthcheck(env: Record<string, string | undefined>, timeoutMs = 4_000): Promise<HealthcheckResult> {
+export async function runHealthcheck(env: Record<string, string | undefined>, timeoutMs = limits.healthcheckTimeoutMs): Promise<HealthcheckResult> {
   const targets = [{ name: 'S3', url: urlOf(parseAddress('SVC_ADDRESS', env.SVC_ADDRESS ?? ':9000'), '/health/ready') }];
   if ((env.SVC_CONSOLE_ENABLE ?? 'true').toLowerCase() !== 'false') {
     targets.push({ name: 'console', url: urlOf(parseAddress('SVC_CONSOLE_ADDRESS', env.SVC_CONSOLE_ADDRESS ?? ':9001'), '/svc/console/health') });

@@ -14,21 +14,10 @@
 import { SvcError } from '../errors/index.js';
 import type { Transport } from '../transport/transport.js';
 import { TickBatches } from '../transport/tick-batches.js';
+import { decodeLockAnswer, type LockAnswer, type LockCall } from '../transport/lock-operations.js';
 import { limits } from '../util/limits.js';
 import type { LockMode } from '../object/index.js';
 import type { LockServer } from './distributed-locker.js';
-
-/** One lock call of a batch, as sent in a frame of the peer's stream: `{ calls: [...] }`. */
-export interface LockCall {
-  op: 'acquire' | 'refresh' | 'release';
-  resource: string;
-  uid: string;
-  mode?: LockMode;
-  ttlMs?: number;
-}
-
-/** Its answer: `{ granted }`, `{ refreshed }`, `{ released }`, or `{ code, message }` for a refused call. */
-export type LockAnswer = Record<string, unknown>;
 
 interface QueuedCall {
   call: LockCall;
@@ -53,9 +42,13 @@ export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
     } catch (error) {
       throw new SvcError('DriveOffline', `lock server ${peer}: ${(error as Error).message}`);
     }
-    const parsed = JSON.parse(Buffer.from(answer).toString('utf8')) as { answers?: LockAnswer[] };
-    if (!Array.isArray(parsed.answers) || parsed.answers.length !== calls.length) throw new SvcError('DriveOffline', `lock server ${peer}: an answer for each call was expected`);
-    return parsed.answers;
+    try {
+      const parsed = JSON.parse(Buffer.from(answer).toString('utf8')) as { answers?: unknown };
+      if (!Array.isArray(parsed.answers) || parsed.answers.length !== calls.length) throw new Error('an answer for each call was expected');
+      return calls.map((call, index) => decodeLockAnswer(call, (parsed.answers as unknown[])[index]));
+    } catch (error) {
+      throw new SvcError('DriveOffline', `lock server ${peer}: ${(error as Error).message}`);
+    }
   };
   const batches = new TickBatches<QueuedCall>({
     maxItems: limits.rpcBatchMaxOperations,
@@ -64,7 +57,7 @@ export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
     send: (queued) =>
       exchange(queued.map((entry) => entry.call)).then(
         (answers) => answers.forEach((answer, index) => {
-          if (typeof answer.code === 'string') queued[index]!.reject(new SvcError('DriveOffline', `lock server ${peer}: ${String(answer.message ?? answer.code)}`));
+          if ('code' in answer) queued[index]!.reject(new SvcError('DriveOffline', `lock server ${peer}: ${answer.message}`));
           else queued[index]!.resolve(answer);
         }),
         (error: unknown) => queued.forEach((entry) => entry.reject(error)),
@@ -72,8 +65,14 @@ export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
   });
   const call = (lockCall: LockCall): Promise<LockAnswer> => new Promise((resolve, reject) => batches.push({ call: lockCall, resolve, reject }, lockCall.op === 'release'));
   return {
-    acquire: async (resource: string, mode: LockMode, uid: string, ttlMs: number) => (await call({ op: 'acquire', resource, mode, uid, ttlMs })).granted === true,
-    refresh: async (resource: string, uid: string, ttlMs: number) => (await call({ op: 'refresh', resource, uid, ttlMs })).refreshed === true,
+    acquire: async (resource: string, mode: LockMode, uid: string, ttlMs: number) => {
+      const answer = await call({ op: 'acquire', resource, mode, uid, ttlMs });
+      return 'granted' in answer && answer.granted;
+    },
+    refresh: async (resource: string, uid: string, ttlMs: number) => {
+      const answer = await call({ op: 'refresh', resource, uid, ttlMs });
+      return 'refreshed' in answer && answer.refreshed;
+    },
     release: async (resource: string, uid: string) => void (await call({ op: 'release', resource, uid })),
     remote: true,
   };

@@ -161,15 +161,15 @@ async function waitForFormat(layout: DeploymentLayout, drives: (Drive | undefine
       const degraded = result.some((pool) => pool.driveStates.some((state) => state !== 'ok'));
       quorumSince ??= Date.now();
       if (!degraded || Date.now() - quorumSince >= limits.formatSettleMs) return result;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await new Promise((resolve) => setTimeout(resolve, limits.formatSettlePollMs));
     } catch (error) {
       if (!(error instanceof FormatPending)) throw error;
       const waitedSeconds = Math.round((Date.now() - started) / 1000);
-      if (Date.now() - lastLogMs >= 5000) {
+      if (Date.now() - lastLogMs >= limits.formatPendingLogIntervalMs) {
         logger.warn({ waitedSeconds, reason: error.message }, `waiting for format quorum (${waitedSeconds}s so far): ${error.message}`);
         lastLogMs = Date.now();
       }
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await new Promise((resolve) => setTimeout(resolve, limits.formatPendingRetryMs));
     }
   }
 }

@@ -4,6 +4,7 @@
  * layer provides a distributed one behind the same interface.
  */
 import { SvcError } from '../errors/index.js';
+import { limits } from '../util/limits.js';
 
 export type LockMode = 'read' | 'write';
 
@@ -31,7 +32,7 @@ interface LockState {
 export class LocalNamespaceLocker implements NamespaceLocker {
   private readonly locks = new Map<string, LockState>();
 
-  constructor(private readonly defaultTimeoutMs = 30_000) {}
+  constructor(private readonly defaultTimeoutMs: number = limits.localLockAcquireTimeoutMs) {}
 
   acquire(resource: string, mode: LockMode, timeoutMs = this.defaultTimeoutMs): Promise<() => void> {
     const state = this.stateOf(resource);

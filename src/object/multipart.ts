@@ -23,33 +23,9 @@ import { geometryForClass, majority, onlineSlots, requireQuorum, type SetConfig 
 import { toObjectInfo } from './object-info.js';
 import type { BucketVersioning, MultipartChecksum, ObjectInfo, ReceivedBody } from './types.js';
 import { checkCompletionChecksum, checkListedChecksums, objectChecksumOf, type CompletionChecksum, type RequestedPart } from './multipart-checksums.js';
+import { decodePartRecord, decodeUploadRecord, type PartRecord, type UploadRecord } from './upload-records.js';
 
-export interface UploadRecord {
-  version: 1;
-  uploadId: string;
-  bucket: string;
-  key: string;
-  initiatedMs: number;
-  storageClass: StorageClass;
-  contentType?: string;
-  userMetadata: Record<string, string>;
-  systemMetadata: Record<string, string>;
-  dataShards: number;
-  parityShards: number;
-  distribution: number[];
-  dataDir: string;
-  /** The checksum every part and the object keep; absent when CreateMultipartUpload named none. */
-  checksum?: MultipartChecksum;
-}
-
-export interface PartRecord {
-  number: number;
-  sizeBytes: number;
-  etag: string;
-  modTimeMs: number;
-  /** The part's checksum (base64) in its upload's algorithm. */
-  checksum?: string;
-}
+export type { PartRecord, UploadRecord } from './upload-records.js';
 
 export function uploadDir(bucket: string, key: string, uploadId: string): string {
   return `${systemDir}/multipart/${bucket}/${createHash('sha256').update(key).digest('hex').slice(0, 32)}/${uploadId}`;
@@ -84,7 +60,7 @@ export async function createUpload(
 
 export async function readUpload(config: SetConfig, bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
   const path = `${uploadDir(bucket, key, uploadId)}/upload.json`;
-  const records = await readVotes<UploadRecord>(config, path);
+  const records = await readVotes(config, path, decodeUploadRecord);
   const best = records.best;
   if (!best || best.count < Math.min(majority(config), best.record.dataShards)) {
     // Absent only where a majority says so: drives that failed to answer make it a quorum error.
@@ -145,7 +121,7 @@ export async function listParts(config: SetConfig, record: UploadRecord): Promis
   });
   const parts: PartRecord[] = [];
   for (const name of names) {
-    const votes = await readVotes<PartRecord>(config, `${dir}/${name}`);
+    const votes = await readVotes(config, `${dir}/${name}`, decodePartRecord);
     if (votes.best && votes.best.count >= record.dataShards) parts.push(votes.best.record);
   }
   return parts.sort((a, b) => a.number - b.number);
@@ -230,10 +206,10 @@ export async function listUploads(config: SetConfig, bucket: string): Promise<Up
       for (const id of await drive.listDir(`${base}/${hash.slice(0, -1)}`).catch(() => [] as string[])) {
         if (found.has(id.slice(0, -1))) continue;
         try {
-          const record = JSON.parse(Buffer.from(await drive.readFile(`${base}/${hash.slice(0, -1)}/${id.slice(0, -1)}/upload.json`)).toString()) as UploadRecord;
+          const record = decodeUploadRecord(Buffer.from(await drive.readFile(`${base}/${hash.slice(0, -1)}/${id.slice(0, -1)}/upload.json`)).toString());
           found.set(record.uploadId, record);
         } catch {
-          // incomplete or removed meanwhile
+          // incomplete, removed meanwhile, or refused by its decoder: another drive's copy may list it
         }
       }
     }
@@ -256,7 +232,8 @@ async function onDrives(config: SetConfig, action: (drive: Drive) => Promise<voi
   return results.filter((slot): slot is number => slot !== undefined);
 }
 
-async function readVotes<T>(config: SetConfig, path: string): Promise<{ best?: { record: T; count: number }; missing: number }> {
+/** The copies of a record on the set's drives, by identical text; a copy its decoder refuses casts no vote. */
+async function readVotes<T>(config: SetConfig, path: string, decode: (text: string) => T): Promise<{ best?: { record: T; count: number }; missing: number }> {
   const counts = new Map<string, { record: T; count: number }>();
   let missing = 0;
   await Promise.all(
@@ -264,7 +241,7 @@ async function readVotes<T>(config: SetConfig, path: string): Promise<{ best?: {
       if (!drive) return;
       try {
         const text = Buffer.from(await drive.readFile(path)).toString('utf8');
-        const entry = counts.get(text) ?? { record: JSON.parse(text) as T, count: 0 };
+        const entry = counts.get(text) ?? { record: decode(text), count: 0 };
         entry.count += 1;
         counts.set(text, entry);
       } catch (error) {

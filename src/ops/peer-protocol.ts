@@ -14,8 +14,10 @@
  * MalformedPeerMessage, never a guess. Answers are checked for the fields the caller reads (status
  * records carry more, passed on as they are); a malformed one is MalformedPeerMessage too.
  *
- * The drive and lock calls travel on the framed stream (src/transport/), with their own strict
- * codecs (transport/rpc-batch.ts, api/rpc/lock-rpc-plugin.ts); this table is the control plane.
+ * The drive and lock calls travel on the framed stream (src/transport/), each kind with its own
+ * typed union and strict codec: the drive operations by name (transport/drive-operations.ts,
+ * transport/rpc-batch.ts), the lock calls and their answers (transport/lock-operations.ts); this
+ * table is the control plane.
  *
  * Adding an operation (events, replication, KMS): add an entry to `peerOperations` with its two
  * decoders; the compiler then refuses every handler table until it has a handler for it, and

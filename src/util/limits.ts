@@ -208,6 +208,10 @@ export const limits = {
   lockExpiryMs: 30_000,
   lockRefreshIntervalMs: 10_000,
   lockAcquireTimeoutMs: 10_000,
+  /** A single node's in-process namespace lock waits this long by default before SlowDown. */
+  localLockAcquireTimeoutMs: 30_000,
+  /** A lock call asking for a longer expiry than this gets lockExpiryMs. */
+  maxLockTtlMs: 10 * 60_000,
   /** Root-heal records larger than this are quarantined. */
   maxHealRecordBytes: 64 * KiB,
   /** A drive call unanswered this long fails; a drive none of whose calls answer that long goes offline (SVC_DRIVE_MAX_TIMEOUT; src/drive/deadline-drive.ts). */
@@ -245,6 +249,10 @@ export const limits = {
   driveCheckIntervalMs: 2_000,
   /** How long a start with some drives not online re-reads formats before going ahead degraded. */
   formatSettleMs: 3_000,
+  /** While formats settle, they are re-read this often; while format quorum is missing, this often, with a log line at most this often. */
+  formatSettlePollMs: 250,
+  formatPendingRetryMs: 500,
+  formatPendingLogIntervalMs: 5_000,
   rpcTokenTtlMs: 15 * 60 * 1000,
   /** A sender signs a new internode token this often, not for every call (a token lives rpcTokenTtlMs). */
   rpcTokenReuseMs: 5_000,
@@ -327,6 +335,8 @@ export const limits = {
    * unread, and a save that would write one is refused (StateFileTooLarge).
    */
   maxStateFileBytes: 64 * MiB,
+  /** `svc healthcheck` (the container's health probe) gives up after this long. */
+  healthcheckTimeoutMs: 4_000,
   /** The persisted read-repair (MRF) queue: a file larger than this, or with more entries, is quarantined unread. */
   maxMrfFileBytes: 32 * MiB,
   maxMrfFileEntries: 20_000,

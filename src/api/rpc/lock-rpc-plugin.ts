@@ -8,33 +8,26 @@ import type { FastifyInstance } from 'fastify';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import { verifyRpcToken } from '../../transport/rpc-token.js';
 import { limits } from '../../util/limits.js';
+import { decodeLockCall, type LockAnswer, type LockAnswers, type LockCall } from '../../transport/lock-operations.js';
 import type { LockTable } from '../../cluster/lock-table.js';
 import { launchHashHeader } from './drive-rpc-plugin.js';
 
 export const lockRpcPrefix = '/svc/rpc/v1/lock';
 
-interface LockBody {
-  resource?: unknown;
-  mode?: unknown;
-  uid?: unknown;
-  ttlMs?: unknown;
-}
-
-/** One lock call on the table; throws InvalidArgument for a malformed one. */
-function runLockCall(table: LockTable, op: unknown, body: LockBody): Record<string, unknown> {
-  if (typeof body.resource !== 'string' || typeof body.uid !== 'string') throw new SvcError('InvalidArgument', 'resource and uid are required');
-  const ttlMs = typeof body.ttlMs === 'number' && body.ttlMs > 0 && body.ttlMs <= 600_000 ? body.ttlMs : 30_000;
-  switch (op) {
+/** One decoded lock call on the table: every kind handled (the compiler checks the switch is whole). */
+function runLockCall(table: LockTable, call: LockCall): LockAnswers[LockCall['op']] {
+  switch (call.op) {
     case 'acquire':
-      if (body.mode !== 'read' && body.mode !== 'write') throw new SvcError('InvalidArgument', 'mode must be read or write');
-      return { granted: table.acquire(body.resource, body.mode, body.uid, ttlMs) };
+      return { granted: table.acquire(call.resource, call.mode, call.uid, call.ttlMs) };
     case 'refresh':
-      return { refreshed: table.refresh(body.resource, body.uid, ttlMs) };
+      return { refreshed: table.refresh(call.resource, call.uid, call.ttlMs) };
     case 'release':
-      table.release(body.resource, body.uid);
+      table.release(call.resource, call.uid);
       return { released: true };
-    default:
-      throw new SvcError('InvalidArgument', 'unknown lock operation');
+    default: {
+      const unhandled: never = call;
+      throw new SvcError('InternalError', `unhandled lock call ${JSON.stringify(unhandled)}`);
+    }
   }
 }
 
@@ -43,21 +36,22 @@ function runLockCall(table: LockTable, op: unknown, body: LockBody): Record<stri
  * before it is asked for: a release never waits for an answer, grants may have waited for one),
  * the others in their order; answered in the order of the calls.
  */
-export function runLockBatch(table: LockTable, body: { calls?: unknown }): { answers: Record<string, unknown>[] } {
+export function runLockBatch(table: LockTable, body: { calls?: unknown }): { answers: LockAnswer[] } {
   const calls = body.calls;
   if (!Array.isArray(calls) || calls.length > limits.rpcBatchMaxOperations) throw new SvcError('InvalidArgument', `calls must be a list of at most ${limits.rpcBatchMaxOperations} lock calls`);
-  const entries = calls.map((call: unknown) => (call ?? {}) as LockBody & { op?: unknown });
-  const answers: Record<string, unknown>[] = new Array(entries.length);
+  const entries = calls as unknown[];
+  const answers: LockAnswer[] = new Array(entries.length);
+  const isRelease = (entry: unknown): boolean => typeof entry === 'object' && entry !== null && (entry as { op?: unknown }).op === 'release';
   const run = (index: number): void => {
     try {
-      answers[index] = runLockCall(table, entries[index]!.op, entries[index]!);
+      answers[index] = runLockCall(table, decodeLockCall(entries[index]));
     } catch (error) {
       const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
       answers[index] = { code: known.code, message: known.message };
     }
   };
-  entries.forEach((entry, index) => entry.op === 'release' && run(index));
-  entries.forEach((entry, index) => entry.op !== 'release' && run(index));
+  entries.forEach((entry, index) => isRelease(entry) && run(index));
+  entries.forEach((entry, index) => !isRelease(entry) && run(index));
   return { answers };
 }
 
@@ -66,7 +60,7 @@ export async function lockRpcPlugin(app: FastifyInstance, options: { rpcKey: Buf
     try {
       verifyRpcToken(options.rpcKey, request.headers.authorization, options.nowMs());
       if (options.launchHash !== undefined && request.headers[launchHashHeader] !== options.launchHash) throw new SvcError('InvalidConfiguration', 'refused by a peer: launch arguments differ');
-      return runLockCall(options.table, (request.params as { op: string }).op, (request.body ?? {}) as LockBody);
+      return runLockCall(options.table, decodeLockCall(request.body, (request.params as { op: string }).op));
     } catch (error) {
       const known = isSvcError(error) ? error : new SvcError('InternalError', String(error));
       return reply.code(known.code === 'AccessDenied' ? 403 : known.httpStatus).send({ code: known.code, message: known.message });
