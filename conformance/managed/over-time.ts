@@ -1,10 +1,11 @@
 /**
  * Behaviour over time (SPEC "Lifecycle", "Object lock", "Restart rules"): on a deployment whose
  * lifecycle clock runs two days ahead (SVC_LIFECYCLE_CLOCK_OFFSET, the injected clock svc offers
- * its test harness), a drawn number of objects under a one-day expiration rule, others outside it,
- * and a version under drawn retention. After a restart the retention still refuses the version's
- * deletion, a lifecycle cycle expires exactly the objects the rule names, and everything else
- * reads back with its bytes.
+ * its test harness) and two pools, a drawn number of objects under a one-day expiration rule,
+ * others outside it, and a version under drawn retention. After a restart the retention still
+ * refuses the version's deletion, a lifecycle cycle expires exactly the objects the rule names, and
+ * everything else reads back with its bytes; after the first pool is decommissioned (its objects
+ * moved to the second), the same holds.
  */
 import fc from 'fast-check';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutBucketLifecycleConfigurationCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -39,6 +40,18 @@ async function lifecycleCycle(url: string): Promise<Record<string, any>> {
   throw new Error('the lifecycle cycle did not end within a minute');
 }
 
+/** Decommissions pool 0 and waits (polling) for it to complete. */
+async function decommissionFirstPool(url: string): Promise<void> {
+  const started = await adminAt(url, 'POST', '/svc/admin/v3/pools/decommission', 'pool=0&by-id=true');
+  expectThat(started.status === 200, `decommission start answered ${started.status} ${JSON.stringify(started.body).slice(0, 120)}`);
+  let state = 'none';
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 250))) {
+    state = (await adminAt(url, 'GET', '/svc/admin/v3/decommission/status', 'pool=0&by-id=true')).body.entries?.[0]?.state ?? 'none';
+    if (state !== 'queued' && state !== 'active') break;
+  }
+  expectThat(state === 'completed', `the decommission of pool 0 ended '${state}', not completed`);
+}
+
 async function runCase(deployment: Deployment, drawn: OverTimeCase): Promise<void> {
   let s3 = s3At(deployment.urls[0]!);
   await s3.send(new CreateBucketCommand({ Bucket: 'expiring' }));
@@ -67,14 +80,20 @@ async function runCase(deployment: Deployment, drawn: OverTimeCase): Promise<voi
   expectThat((await text(s3, 'locked', 'held', VersionId)) === 'held body', 'the retained version reads back different bytes');
   const stillRefused = await errorOf(s3.send(new DeleteObjectCommand({ Bucket: 'locked', Key: 'held', VersionId })));
   expectThat(stillRefused.name === 'AccessDenied', `after the lifecycle cycle deleting the retained version answered ${stillRefused.name}`);
+
+  await decommissionFirstPool(deployment.urls[0]!);
+  const afterMove = await errorOf(s3.send(new DeleteObjectCommand({ Bucket: 'locked', Key: 'held', VersionId })));
+  expectThat(afterMove.name === 'AccessDenied', `after a decommission moved it, deleting the retained version answered ${afterMove.name}`);
+  expectThat((await text(s3, 'locked', 'held', VersionId)) === 'held body', 'the retained version reads back different bytes after the decommission');
+  for (const [key, body] of bodies) expectThat((await text(s3, 'expiring', key)) === body, `${key} reads back different bytes after the decommission`);
 }
 
 export const overTimeSuite: PropertySuite<OverTimeCase> = {
   id: 'managed.over-time',
   spec: 'Lifecycle and object lock over time',
-  title: 'with the lifecycle clock two days ahead a cycle expires exactly the objects a one-day rule names, and after a restart (SIGTERM or SIGKILL) retention still refuses the deletion of a locked version',
+  title: 'with the lifecycle clock two days ahead a cycle expires exactly the objects a one-day rule names, and after a restart (SIGTERM or SIGKILL) and a decommission retention still refuses the deletion of a locked version',
   defaultRuns: 1,
   cases: fc.record({ expiring: fc.integer({ min: 1, max: 4 }), kept: fc.integer({ min: 1, max: 3 }), mode: fc.constantFrom('GOVERNANCE' as const, 'COMPLIANCE' as const), how: fc.constantFrom('stop' as const, 'kill' as const) }),
   describe: (drawn) => `${drawn.expiring} expiring and ${drawn.kept} kept object(s), ${drawn.mode} retention, restart by ${drawn.how === 'stop' ? 'SIGTERM' : 'SIGKILL'}`,
-  run: (drawn, launcher) => withDeployment(launcher, { nodes: 1, poolPaths: ['/d{1...4}'], env: { SVC_LIFECYCLE_CLOCK_OFFSET: '2d' } }, (deployment) => runCase(deployment, drawn)),
+  run: (drawn, launcher) => withDeployment(launcher, { nodes: 1, poolPaths: ['/p0/d{1...4}', '/p1/d{1...4}'], env: { SVC_LIFECYCLE_CLOCK_OFFSET: '2d' } }, (deployment) => runCase(deployment, drawn)),
 };
