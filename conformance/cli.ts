@@ -183,6 +183,7 @@ export async function main(argv: string[], command = 'npm run conformance --'): 
   return report.results.some((result) => result.outcome === 'failed') ? 1 : 0;
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').at(-1)!)) {
+// Started as `node --import tsx conformance/cli.ts` (never when bundled into the package, whose entry is bin.ts).
+if (process.argv[1]?.endsWith('cli.ts') && import.meta.url.endsWith('/cli.ts')) {
   process.exitCode = await main(process.argv.slice(2));
 }
