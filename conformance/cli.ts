@@ -34,7 +34,7 @@ decommission run only with --allow-admin-mutations), iam (users, policies, group
 accounts and delegated administration through the admin API's IAM routes; each check makes and
 removes its own identities; needs the admin API and the IAM routes), model (random S3 command sequences against
 an in-memory model: --runs sequences, default 20, within --budget such as 90s, 10m or 1h), and
-with --managed the property suites quorum, inline, layout, recovery and exclusion (each launches
+with --managed the property suites quorum, inline, layout, recovery, exclusion and over-time (each launches
 its own deployments: --runs cases each, default per suite; a failure prints the case and the
 --seed and --runs that replay it).`;
 
@@ -183,6 +183,7 @@ export async function main(argv: string[], command = 'npm run conformance --'): 
   return report.results.some((result) => result.outcome === 'failed') ? 1 : 0;
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').at(-1)!)) {
+// Started as `node --import tsx conformance/cli.ts` (never when bundled into the package, whose entry is bin.ts).
+if (process.argv[1]?.endsWith('cli.ts') && import.meta.url.endsWith('/cli.ts')) {
   process.exitCode = await main(process.argv.slice(2));
 }

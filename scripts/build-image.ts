@@ -187,6 +187,31 @@ async function docker(args: string[], env: Record<string, string> = {}): Promise
   if (code !== 0) throw new Error(`docker ${args[0]} failed with ${code}:\n${output.slice(-4000)}`);
 }
 
+/** The standalone conformance runner's image: its one-file bundle on the node base image. */
+export const conformanceImage = 'svc-conformance:latest';
+
+/**
+ * Builds `svc-conformance:latest` from the bundle `npm run conformance:package` leaves in
+ * `build/conformance/package/dist/`, so that `docker run --network host svc-conformance --endpoint ...`
+ * checks a server with no clone and no Node.js on the host.
+ */
+export async function buildConformanceImage(log: (line: string) => void = (line) => console.log(line)): Promise<string> {
+  const bundle = join(repoRoot, 'build/conformance/package/dist/svc-conformance.mjs');
+  if (!existsSync(bundle)) throw new Error('the conformance bundle is missing: run `npm run conformance:package` first');
+  if (await imageExists(baseImage)) log(`${baseImage}: present`);
+  else await importBaseImage(log);
+  const context = await mkdtemp(join(tmpdir(), 'svc-conformance-image-'));
+  try {
+    await cp(bundle, join(context, 'svc-conformance.mjs'));
+    await writeFile(join(context, 'Dockerfile'), ['ARG BASE', 'FROM ${BASE}', 'WORKDIR /work', 'COPY svc-conformance.mjs /app/svc-conformance.mjs', 'ENTRYPOINT ["node", "/app/svc-conformance.mjs"]', 'CMD ["--help"]', ''].join('\n'));
+    log(`building ${conformanceImage}`);
+    await docker(['build', '--build-arg', `BASE=${baseImage}`, '-t', conformanceImage, context], { DOCKER_BUILDKIT: '0' });
+  } finally {
+    await rm(context, { recursive: true, force: true });
+  }
+  return conformanceImage;
+}
+
 if (process.argv[1] && (await realpath(process.argv[1])) === (await realpath(fileURLToPath(import.meta.url)))) {
   const built = await buildImages();
   console.log(`built ${built.project} on ${built.base}`);

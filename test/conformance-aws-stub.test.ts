@@ -11,6 +11,7 @@ import { recentChecks } from '../conformance/suites/s3/recent.js';
 import { htmlReport, junitXml, markdownReport, summaryTable, type Report } from '../conformance/runner/report.js';
 import { profileOf } from '../conformance/runner/check.js';
 import { startAwsStub } from './fixtures/aws-stub.js';
+import { normalRules } from '../conformance/suites/s3/lifecycle.js';
 
 const credentials = { accessKey: 'AKIDSTUB', secretKey: 'stub-secret' };
 const corrected = ['svc.health', 'svc.storage-class.reject', 's3.bucket.create-twice', 's3.object-lock.bucket', 's3.lifecycle.put-get-delete'];
@@ -96,5 +97,24 @@ describe('profiles', () => {
       if (profileOf(check) === 's3') expect(check.source, check.id).toMatch(/^https:\/\/(docs\.aws\.amazon\.com\/AmazonS3\/|github\.com\/ceph\/s3-tests\/)/);
       expect(profileOf(check), check.id).toBe(check.id.startsWith('svc.') ? 'svc' : 's3');
     }
+  });
+});
+
+describe('lifecycle rules compared by meaning', () => {
+  it('equal across the normalisations a server may make, different when an action or filter differs', () => {
+    const sent = [
+      { ID: 'a', Status: 'Enabled' as const, Filter: { Prefix: '' }, Expiration: { Days: 3 } },
+      { ID: 'b', Status: 'Enabled' as const, Filter: { And: { Prefix: 'logs/', Tags: [{ Key: 'z', Value: '1' }, { Key: 'a', Value: '2' }] } }, Expiration: { Days: 1 } },
+      { ID: 'c', Status: 'Disabled' as const, Filter: { And: { Prefix: 'one/' } }, Expiration: { Days: 2 } },
+    ];
+    const stored = [
+      { ID: 'c', Status: 'Disabled' as const, Filter: { Prefix: 'one/' }, Expiration: { Days: 2 } },
+      { ID: 'a', Status: 'Enabled' as const, Filter: {}, Expiration: { Days: 3 } },
+      { ID: 'b', Status: 'Enabled' as const, Filter: { And: { Prefix: 'logs/', Tags: [{ Key: 'a', Value: '2' }, { Key: 'z', Value: '1' }] } }, Expiration: { Days: 1 } },
+    ];
+    expect(normalRules(stored)).toBe(normalRules(sent));
+    expect(normalRules([{ ID: 'a', Status: 'Enabled', Prefix: '', Expiration: { Days: 3 } } as never, ...stored.slice(0, 1), stored[2]!])).toBe(normalRules(sent));
+    expect(normalRules([{ ...stored[1]!, Expiration: { Days: 4 } }, stored[0]!, stored[2]!])).not.toBe(normalRules(sent));
+    expect(normalRules([{ ...stored[0]!, Filter: { Prefix: 'two/' } }, stored[1]!, stored[2]!])).not.toBe(normalRules(sent));
   });
 });

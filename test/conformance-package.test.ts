@@ -15,6 +15,9 @@ import { promisify } from 'node:util';
 import { repoRoot, startSvc, testCredentials } from './helpers/server-process.js';
 import { s3Checks } from '../conformance/suites/s3.js';
 import { profileOf } from '../conformance/runner/check.js';
+import { dockerUnavailable } from '../conformance/harness/container-cluster.js';
+
+const noDocker = await dockerUnavailable();
 
 const run = promisify(execFile);
 const outcome = (promise: Promise<{ stdout: string; stderr: string }>) =>
@@ -54,6 +57,21 @@ describe('npm run conformance:package', () => {
     } finally {
       await server.kill();
       await rm(dir, { recursive: true, force: true });
+      await rm(data, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  it.skipIf(noDocker !== undefined)('builds the svc-conformance image, which checks a svc on the host network', async () => {
+    await run('npm', ['run', '--silent', 'conformance:image'], { cwd: repoRoot });
+    const data = await mkdtemp(join(tmpdir(), 'svc-conf-image-data-'));
+    const server = await startSvc({ args: [join(data, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' } });
+    try {
+      const checked = await outcome(run('docker', ['run', '--rm', '--network', 'host', 'svc-conformance:latest', '--endpoint', server.url, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3', '--profile', 's3', '--only', 's3.bucket.create', '--seed', '4'], { maxBuffer: 16 * 1024 * 1024 }));
+      expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+      expect(checked.stdout).toMatch(/S3 CreateBucket\s+pass/);
+      expect(checked.stdout).toMatch(/\d+ passed, 0 failed/);
+    } finally {
+      await server.kill();
       await rm(data, { recursive: true, force: true });
     }
   }, 240_000);

@@ -268,6 +268,7 @@ describe('conformance (managed)', () => {
     ['inline', 2],
     ['layout', 4],
     ['recovery', 1],
+    ['over-time', 1],
   ])('the %s property suite holds on process deployments (%i case(s), seed 9)', async (name, runs) => {
     const lines: string[] = [];
     const report = await runSuites({ endpoint: cluster.urls[0]!, ...credentials, seed: 9, allowAdminMutations: true, skipProbe: true }, managedSuiteRuns(processLauncher(), { names: [name], runs, progress: (line) => lines.push(line) }));

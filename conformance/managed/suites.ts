@@ -19,6 +19,7 @@ import { inlineSuite } from './inline.js';
 import { layoutSuite } from './layout.js';
 import { recoverySuite } from './recovery.js';
 import { exclusionSuite } from './exclusion.js';
+import { overTimeSuite } from './over-time.js';
 
 /** The managed property suites by name (`--suite quorum,inline,...`). */
 export const managedPropertySuites: Record<string, PropertySuite<any>> = {
@@ -27,6 +28,7 @@ export const managedPropertySuites: Record<string, PropertySuite<any>> = {
   layout: layoutSuite,
   recovery: recoverySuite,
   exclusion: exclusionSuite,
+  'over-time': overTimeSuite,
 };
 
 /** One suite run per named property suite, its check bound to `launcher`. */

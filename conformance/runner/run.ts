@@ -1,6 +1,6 @@
 /** Runs checks against a target, one after another, with progress, and builds the report. */
 import { CheckFailure, NotApplicable, Skip, Target, profileOf, sourceOf, type Check, type Profile, type TargetOptions } from './check.js';
-import type { CheckResult, Report } from './report.js';
+import { explanation, type CheckResult, type Report } from './report.js';
 import { notApplicableReason, probeCapabilities } from './capabilities.js';
 
 const outcomeLabel: Record<CheckResult['outcome'], string> = { passed: 'pass', failed: 'FAIL', skipped: 'skip', 'not-applicable': 'n/a ' };
@@ -17,8 +17,10 @@ export function selectProfile(suites: SuiteRun[], profile: Profile | 'all' = 'al
 }
 
 /**
- * Runs the suites in order (only the checks of `profile` when given). With `skipProbe: true` (managed suites alone: they launch what they test)
- * nothing is probed at the endpoint and the report lists no capabilities.
+ * Runs the suites in order (only the checks of `profile` when given). With `skipProbe: true`
+ * (managed suites alone: they launch what they test) nothing is probed at the endpoint and the
+ * report lists no capabilities. A failure is reported with the check's last request, the answer,
+ * what was expected and the source.
  */
 export async function runSuites(options: TargetOptions & { allowAdminMutations: boolean; skipProbe?: boolean; profile?: Profile | 'all'; progress?: (line: string) => void }, allSuites: SuiteRun[]): Promise<Report> {
   const started = Date.now();
@@ -64,8 +66,10 @@ export async function runSuites(options: TargetOptions & { allowAdminMutations: 
         }
       }
       const source = sourceOf(check);
-      results.push({ id: check.id, spec: check.spec, title: check.title, suite: suite.suite, profile: profileOf(check), ...(source ? { source } : {}), outcome, ...(message !== undefined ? { message } : {}), ...explained, durationMs: Date.now() - begun });
+      const result: CheckResult = { id: check.id, spec: check.spec, title: check.title, suite: suite.suite, profile: profileOf(check), ...(source ? { source } : {}), outcome, ...(message !== undefined ? { message } : {}), ...explained, durationMs: Date.now() - begun };
+      results.push(result);
       options.progress?.(`[${index}/${total}] ${outcomeLabel[outcome]}  ${check.id}${message ? ` — ${message}` : ''}`);
+      if (outcome === 'failed') for (const line of explanation(result).slice(message ? 1 : 0)) options.progress?.(`        ${line}`);
     }
   }
   for (const problem of await target.cleanup()) notes.push(`cleanup: ${problem}`);
