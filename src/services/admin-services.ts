@@ -60,6 +60,8 @@ export interface AdminServicesOptions {
   identityClock: Clock;
   /** Fault control of this node's drives and identity clock (only with SVC_FAULT_INJECTION=on). */
   faults?: AdminContext['faults'];
+  /** This node's event targets (bucket notifications), when any is configured. */
+  events?: AdminContext['events'];
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -91,6 +93,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     iam: iam.iam,
     lifecycle,
     ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.events ? { events: options.events } : {}),
   };
   const started = rebalance;
   return {

@@ -12,6 +12,7 @@ import { healRoutes } from './heal.js';
 import { placementPermissions, placementQuery, simulateBody, simulatePermissions } from './explorer.js';
 import { iamRoutes } from './iam.js';
 import { lifecycleRoutes } from './lifecycle.js';
+import { eventRoutes } from './events.js';
 import * as schema from './route-schema.js';
 import * as answers from './answer-schemas.js';
 import * as examples from './answer-examples.js';
@@ -30,6 +31,7 @@ const clockSchema = schema.object({ offsetMs: schema.integer('milliseconds ahead
 export const adminRoutes: AdminRoute[] = [
   ...iamRoutes,
   ...lifecycleRoutes,
+  ...eventRoutes,
   ...healRoutes,
   {
     method: 'POST',
