@@ -2,8 +2,8 @@
  * At-least-once delivery through a broker outage and a server restart: Redis (the real server,
  * append-only) is stopped under a bounded write load, the server is restarted while it is down
  * (its queue is on the drive), more writes follow, then Redis comes back: every event queued
- * arrives, none lost, each key's events in the order written. Meanwhile the admin route and the
- * metrics show the queue's depth, failures and age, and both drop back to empty after the drain.
+ * arrives, none lost, each key's events in the order written. Meanwhile the admin route, `rc admin
+ * event target ls` and the metrics show the queue's depth, failures and age, and both drop back to empty after the drain.
  * The load's size is SVC_TEST_NOTIFY_LOAD (writes per key, default 12).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,11 +11,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutBucketNotificationConfigurationCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
+import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { missingBroker, startBroker, type Broker } from './helpers/brokers.js';
 import { pollUntil, redisListConsumer, type Consumer } from './helpers/event-consumers.js';
 import { admin } from './helpers/admin-client.js';
 import { parseExposition, sampleValue } from './helpers/metrics.js';
+import { rcIn } from './helpers/rc-process.js';
 
 const skip = missingBroker('redis');
 const writesPerKey = Number(process.env.SVC_TEST_NOTIFY_LOAD ?? '12');
@@ -26,6 +27,7 @@ let root: string;
 let redis: Broker;
 let consumer: Consumer;
 let server: SvcProcess;
+const { ok } = rcIn(() => root);
 
 async function startServer(): Promise<SvcProcess> {
   return startSvc({
@@ -95,6 +97,11 @@ describe('a target that is down', () => {
     const afterRestart = await targetState();
     expect(afterRestart.queued).toBe(keys.length * half);
     expect(afterRestart.oldestAgeSeconds).toBeGreaterThan(0);
+    await ok('alias', 'set', 'local', server.url, testCredentials.accessKeyId, testCredentials.secretAccessKey);
+    const listing = await ok('admin', 'event', 'target', 'ls', 'local');
+    expect(listing).toContain(arn);
+    expect(listing).toContain(`${keys.length * half}/100000`);
+    expect(listing).toContain('last delivery failed');
     await writeLoad(3 + half, writesPerKey - half);
     expect((await targetState()).queued).toBe(keys.length * writesPerKey);
 

@@ -21,6 +21,7 @@ import type { PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { NamespaceLocker } from '../object/locks.js';
 import type { AdminContext } from '../api/admin/context.js';
 import type { Clock } from '../util/clock.js';
+import type { EventSink } from '../ops/events/types.js';
 import { createPeerLinks } from './peer-links.js';
 import { createDecommissionService, type DecommissionService } from './decommission-service.js';
 import { createRebalanceService, type RebalanceService } from './rebalance-service.js';
@@ -61,7 +62,7 @@ export interface AdminServicesOptions {
   /** Fault control of this node's drives and identity clock (only with SVC_FAULT_INJECTION=on). */
   faults?: AdminContext['faults'];
   /** This node's event targets (bucket notifications), when any is configured. */
-  events?: AdminContext['events'];
+  events?: AdminContext['events'] & EventSink;
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -74,7 +75,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const heal = await createHealService({ config, storage, links, logger });
   const buckets = createBucketNotices({ storage, links });
   const iam = await createIamService({ config, storage, links, logger, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
-  const lifecycle = createLifecycleService({ config, storage, isOwn, logger });
+  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, ...(options.events ? { events: options.events } : {}) });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
   const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
   const { setViews, ...poolStatus } = pools;
