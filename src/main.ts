@@ -61,6 +61,7 @@ import { createLogger, createObservability, logsArePretty, nodeName, startupBann
 import { metricsPlugin } from './api/metrics/metrics-plugin.js';
 import { installS3RequestMetrics } from './api/metrics/request-metrics.js';
 import { openEvents } from './cli/events-wiring.js';
+import { registerEventMetrics } from './api/metrics/event-metrics.js';
 import type { EventNotifier } from './ops/events/notifier.js';
 
 export { createLogger } from './observability.js';
@@ -113,6 +114,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   });
+  if (events) registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -176,6 +178,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       onPeerCall: observability.observePeerCall,
       locker,
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
+      ...(events ? { events } : {}),
     });
     storage = ready;
   } catch (error) {

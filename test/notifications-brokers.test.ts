@@ -5,8 +5,9 @@
  * delete, DeleteObjects). Each target receives every event once, in order, in AWS's record shape
  * (eventVersion 2.1, URL-encoded key, size, ETag, version id, sequencer, principal, source
  * address); a refused request and a failed one raise nothing. Redis and PostgreSQL also keep the
- * namespace format: one entry per object, removed with it. A broker that is not installed is
- * skipped with the reason.
+ * namespace format: one entry per object, removed with it. The lifecycle scanner (its clock two
+ * days ahead) raises s3:LifecycleExpiration events. A broker that is not installed is skipped
+ * with the reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,13 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, DeleteObjectsCommand, DeleteObjectTaggingCommand,
-  PutBucketNotificationConfigurationCommand, PutBucketVersioningCommand, PutObjectCommand, PutObjectTaggingCommand, UploadPartCommand, type Event, type S3Client,
+  PutBucketLifecycleConfigurationCommand, PutBucketNotificationConfigurationCommand, PutBucketVersioningCommand, PutObjectCommand, PutObjectTaggingCommand, UploadPartCommand, type Event, type S3Client,
 } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { missingBroker, startBroker, type Broker, type BrokerKind } from './helpers/brokers.js';
 import { amqpConsumer, mqttConsumer, natsConsumer, pollUntil, postgresConsumer, postgresRows, redisHash, redisListConsumer, webhookReceiver, type Consumer, type ReceivedRecord, type WebhookReceiver } from './helpers/event-consumers.js';
 import { sdkErrorOf } from './helpers/codes.js';
+import { admin } from './helpers/admin-client.js';
 
 type TargetKind = 'webhook' | BrokerKind;
 const brokerKinds: BrokerKind[] = ['nats', 'redis', 'mqtt', 'amqp', 'postgres'];
@@ -63,7 +65,7 @@ beforeAll(async () => {
   if (brokers.has('mqtt')) consumers.set('mqtt', await mqttConsumer(brokers.get('mqtt')!.address, 'svc/events'));
   if (brokers.has('amqp')) consumers.set('amqp', await amqpConsumer(brokers.get('amqp')!.address, 'svc-events', 'bucketevents'));
   if (brokers.has('postgres')) consumers.set('postgres', postgresConsumer(brokers.get('postgres')!.address, 'svc_events'));
-  server = await startSvc({ args: [join(root, 'd{1...4}')], env: targetEnv() });
+  server = await startSvc({ args: [join(root, 'd{1...4}')], env: { ...targetEnv(), SVC_LIFECYCLE_CLOCK_OFFSET: '2d' } });
   s3 = s3ClientFor(server.url);
 }, 120_000);
 
@@ -159,5 +161,24 @@ describe('namespace format: one entry per object', () => {
     const rows = await pollUntil(() => postgresRows(brokers.get('postgres')!.address, 'svc_objects', 'namespace'), (got) => got.some((row) => row.key === 'objects-postgres/marker'));
     expect(rows.map((row) => row.key)).toEqual(['objects-postgres/kept', 'objects-postgres/marker']);
     expect(rows[0]!.record.eventName).toBe('ObjectCreated:Put');
+  }, 60_000);
+});
+
+describe('lifecycle expiry', () => {
+  it('raises s3:LifecycleExpiration:DeleteMarkerCreated on a versioned bucket and :Delete on an unversioned one', async () => {
+    for (const [bucket, versioned] of [['expiring-versioned', true], ['expiring-plain', false]] as const) {
+      await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+      if (versioned) await s3.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'old', Body: 'old' }));
+      await s3.send(new PutBucketNotificationConfigurationCommand({ Bucket: bucket, NotificationConfiguration: { QueueConfigurations: [{ Id: 'expiry', QueueArn: 'arn:svc:sqs::1:webhook', Events: ['s3:LifecycleExpiration:*'] }] } }));
+      await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: bucket, LifecycleConfiguration: { Rules: [{ ID: 'day', Status: 'Enabled', Filter: { Prefix: '' }, Expiration: { Days: 1 } }] } }));
+    }
+    expect((await admin(server.url, 'POST', '/svc/admin/v4/lifecycle/run')).status).toBe(200);
+    const records = await pollUntil(() => webhook.records(), (got) => got.filter((record) => record.eventName.startsWith('LifecycleExpiration:')).length >= 2);
+    const expiries = records.filter((record) => record.eventName.startsWith('LifecycleExpiration:')).map((record) => [record.s3.bucket.name, record.s3.object.key, record.eventName, record.userIdentity.principalId]).sort();
+    expect(expiries).toEqual([
+      ['expiring-plain', 'old', 'LifecycleExpiration:Delete', 'svc:lifecycle'],
+      ['expiring-versioned', 'old', 'LifecycleExpiration:DeleteMarkerCreated', 'svc:lifecycle'],
+    ]);
   }, 60_000);
 });

@@ -12,6 +12,7 @@
  *   way a bucket is scanned under a cluster-wide lock, so never by two nodes at once.
  * - Its clock (`now`) is injected: the rules are judged at `now()`, which tests move forward.
  */
+import { removalEvent, type ObjectEvent } from './events/types.js';
 import { isSvcError, SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import type { BucketRecord, LifecycleRule, ObjectInfo, ObjectLayer } from '../object/index.js';
@@ -32,6 +33,8 @@ export interface LifecycleScannerOptions {
   /** The bucket's cluster-wide scan lock; undefined when another node holds it. */
   lockBucket: (bucket: string) => Promise<(() => void) | undefined>;
   logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
+  /** Told of every expiry (bucket notifications: s3:LifecycleExpiration:*); resolves once it is queued. */
+  onExpired?: (event: ObjectEvent) => Promise<void>;
 }
 
 const kindCounter: Record<LifecycleActionKind, keyof LifecycleCycle['expired']> = { current: 'currentVersions', noncurrent: 'noncurrentVersions', deleteMarker: 'deleteMarkers' };
@@ -167,8 +170,9 @@ export class LifecycleScanner {
     // Expiring the current version is an ordinary delete (a delete marker, or the removal of an
     // unversioned object); everything else removes one version by id.
     const versionId = action.kind === 'current' ? undefined : action.versionId;
-    await this.options.objects.deleteObject(bucket, key, versionId, { lockHeld: true });
+    const result = await this.options.objects.deleteObject(bucket, key, versionId, { lockHeld: true });
     cycle.expired[kindCounter[action.kind]] += 1;
+    await this.options.onExpired?.(removalEvent(bucket, key, result, versionId !== undefined, 'LifecycleExpiration'));
   }
 
   private async abortUploads(cycle: LifecycleCycle, bucket: string, rules: LifecycleRule[], nowMs: number, pace: () => Promise<void>): Promise<void> {

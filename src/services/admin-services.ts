@@ -22,6 +22,7 @@ import type { NamespaceLocker } from '../object/locks.js';
 import type { AdminContext } from '../api/admin/context.js';
 import type { Kms } from '../ops/kms/kms.js';
 import type { Clock } from '../util/clock.js';
+import type { EventSink } from '../ops/events/types.js';
 import { createPeerLinks } from './peer-links.js';
 import { createDecommissionService, type DecommissionService } from './decommission-service.js';
 import { createRebalanceService, type RebalanceService } from './rebalance-service.js';
@@ -63,6 +64,8 @@ export interface AdminServicesOptions {
   faults?: AdminContext['faults'];
   /** The KMS, when SVC_KMS_SECRET_KEY is set. */
   kms?: Kms;
+  /** This node's event targets (bucket notifications), when any is configured. */
+  events?: AdminContext['events'] & EventSink;
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -77,7 +80,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const heal = await createHealService({ config, storage, links, logger, quarantine });
   const buckets = createBucketNotices({ storage, links });
   const iam = await createIamService({ config, storage, links, logger, quarantine, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
-  const lifecycle = createLifecycleService({ config, storage, isOwn, logger });
+  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, ...(options.events ? { events: options.events } : {}) });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
   const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
   const { setViews, ...poolStatus } = pools;
@@ -97,6 +100,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     lifecycle,
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.kms ? { kms: options.kms } : {}),
+    ...(options.events ? { events: options.events } : {}),
   };
   const started = rebalance;
   return {

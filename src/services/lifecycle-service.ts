@@ -10,8 +10,9 @@ import type { StartedStorage } from '../cluster/startup.js';
 import type { OwnEndpointTest } from '../cluster/own-endpoints.js';
 import { LifecycleScanner } from '../ops/lifecycle.js';
 import { limits } from '../util/limits.js';
+import type { EventSink, ObjectEvent } from '../ops/events/types.js';
 
-export function createLifecycleService(options: { config: ServerConfig; storage: StartedStorage; isOwn: OwnEndpointTest; logger: Logger }): LifecycleScanner {
+export function createLifecycleService(options: { config: ServerConfig; storage: StartedStorage; isOwn: OwnEndpointTest; logger: Logger; events?: EventSink }): LifecycleScanner {
   const { config, storage, isOwn, logger } = options;
   const nodes = [...new Set(config.layout.pools.flatMap((pool) => pool.endpoints).flatMap((endpoint) => (endpoint.kind === 'url' ? [`${endpoint.host}:${endpoint.port}`] : [])))].sort();
   const own = config.layout.pools.flatMap((pool) => pool.endpoints).find((endpoint) => endpoint.kind === 'url' && isOwn(endpoint));
@@ -31,8 +32,15 @@ export function createLifecycleService(options: { config: ServerConfig; storage:
         return undefined;
       }),
     logger,
+    ...(options.events ? { onExpired: lifecycleEvents(options.events) } : {}),
   });
   if (config.lifecycleClockOffsetMs > 0) logger.warn({ offsetMs: config.lifecycleClockOffsetMs }, 'SVC_LIFECYCLE_CLOCK_OFFSET is set: lifecycle rules are judged ahead of the wall clock (a test harness setting)');
   scanner.start();
   return scanner;
+}
+
+/** Expiries as bucket notification events, raised by the service itself rather than by a caller. */
+function lifecycleEvents(events: EventSink): (event: ObjectEvent) => Promise<void> {
+  let counter = 0;
+  return (event) => events.publish([event], { principalId: 'svc:lifecycle', sourceIp: 'svc:lifecycle', requestId: `lifecycle-${Date.now().toString(16)}-${(counter++).toString(16)}` });
 }

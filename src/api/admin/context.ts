@@ -1,4 +1,5 @@
 /** What the admin handlers are given by the composition root. */
+import type { TargetStatus } from '../../ops/events/notifier.js';
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.js';
@@ -60,6 +61,8 @@ export interface AdminContext {
   nowMs(): number;
   /** The KMS (docs/encryption.md); undefined when SVC_KMS_SECRET_KEY is not set. */
   kms?: Kms;
+  /** This node's bucket notification targets and their queues; undefined when none is configured. */
+  events?: { status(): TargetStatus[] };
 }
 
 /**

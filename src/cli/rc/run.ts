@@ -10,6 +10,7 @@ import { prometheusGenerate } from './prometheus.js';
 import * as iamCommands from './admin-iam.js';
 import { lifecycle } from './admin-lifecycle.js';
 import { kmsKey } from './admin-kms.js';
+import { eventTargets } from './admin-events.js';
 import * as objects from './objects.js';
 
 interface Command {
@@ -192,6 +193,12 @@ const commands: Record<string, Command> = {
       },
     ]),
   ),
+  'admin event target ls': {
+    usage: 'rc admin event target ls <alias>',
+    summary: "the node's bucket notification targets and their queues (depth, oldest event, sent, failed, dropped)",
+    positionals: [1, 1],
+    run: (context, [alias]) => eventTargets(context, alias!),
+  },
   'admin prometheus generate': {
     usage: 'rc admin prometheus generate <alias> [cluster|node]',
     summary: 'a bearer token and a Prometheus scrape configuration for /svc/metrics/cluster (or /node)',

@@ -179,7 +179,8 @@ export class EventQueue {
     }
     const timeout = AbortSignal.timeout(this.options.sendTimeoutMs);
     try {
-      await this.options.send(payload, AbortSignal.any([this.abort.signal, timeout]));
+      const signal = AbortSignal.any([this.abort.signal, timeout]);
+      await untilAborted(this.options.send(payload, signal), signal);
     } catch (error) {
       if (this.closed) return false;
       this.counts.failed += 1;
@@ -214,6 +215,16 @@ export function decodeEventFile(bytes: Uint8Array): unknown {
     throw new SvcError('CorruptFormat', `${eventFileMagic}: not a version 1 event document`);
   }
   return document.payload;
+}
+
+/** Rejects when the signal fires first (a send that ignores its signal is left to settle on its own). */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('delivery timed out'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('delivery timed out'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 async function syncDirectory(directory: string): Promise<void> {

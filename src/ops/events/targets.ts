@@ -13,6 +13,7 @@ import { connect as connectAmqp, type ChannelModel, type ConfirmChannel } from '
 import pg from 'pg';
 import type { EventMessage } from './records.js';
 import type { TargetConfig } from './target-config.js';
+import { untilAborted } from './queue.js';
 
 export interface EventTarget {
   readonly config: TargetConfig;
@@ -34,16 +35,6 @@ export function createTarget(config: TargetConfig): EventTarget {
 /** Whether an event removes its object (namespace formats delete the entry). */
 export function isRemoval(message: EventMessage): boolean {
   return message.EventName.startsWith('s3:ObjectRemoved:') || message.EventName.startsWith('s3:LifecycleExpiration:');
-}
-
-/** Rejects when the signal fires first (the call itself is left to settle on its own). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new Error('delivery timed out'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new Error('delivery timed out'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 const messageBytes = (message: EventMessage): Buffer => Buffer.from(JSON.stringify(message));

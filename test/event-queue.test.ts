@@ -1,0 +1,165 @@
+/**
+ * A target's event queue on its own (real files in a temporary directory; the target is a
+ * function): events are delivered in the order queued and survive a reopen; a failed delivery is
+ * retried; an event file that does not decode (torn, another magic, another version) is moved to
+ * quarantine and counted while the rest flow; a full queue drops its oldest event not in flight,
+ * counts it and warns. The event file decoder is strict (fast-check prints the seed to replay).
+ * Also the rules' matching and overlap, and AWS's key encoding in records.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeEventFile, EventQueue, eventFileMagic, writeRawEventFile, type EventQueueOptions } from '../src/ops/events/queue.js';
+import { encodeStateFile } from '../src/format/state-file.js';
+import { ruleMatches, rulesOverlap } from '../src/ops/events/event-names.js';
+import { encodeRecordKey } from '../src/ops/events/records.js';
+import { readTargetConfigs } from '../src/ops/events/target-config.js';
+import { codeOf } from './helpers/codes.js';
+
+let directory: string;
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'svc-event-queue-'));
+});
+afterEach(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+/** Retries come on the next turn of the event loop: no waiting in tests. */
+const soonTimers = { setTimeout: (callback: () => void) => setImmediate(callback), clearTimeout: (handle: unknown) => clearImmediate(handle as NodeJS.Immediate) };
+
+function options(send: EventQueueOptions['send'], overrides: Partial<EventQueueOptions> = {}): EventQueueOptions {
+  return {
+    directory: join(directory, 'webhook-1'), quarantineDirectory: join(directory, 'quarantine', 'webhook-1'), limitEntries: 100, send,
+    timers: soonTimers, nowMs: () => 1_800_000_000_000, retryBaseMs: 1, retryMaxMs: 1, sendTimeoutMs: 5_000, dropWarningIntervalMs: 60_000,
+    logger: { warn: () => undefined }, ...overrides,
+  };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let turn = 0; !condition(); turn += 1) {
+    if (turn > 10_000) throw new Error('condition never held');
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+describe('event queue', () => {
+  it('delivers in order, keeps what it could not deliver across a reopen, and retries failures', async () => {
+    const held = await EventQueue.open(options(() => new Promise(() => undefined)));
+    for (let index = 0; index < 5; index += 1) await held.enqueue({ index });
+    expect(held.stats().depth).toBe(5);
+    await held.close();
+    const received: unknown[] = [];
+    let failuresLeft = 2;
+    const queue = await EventQueue.open(options(async (payload) => {
+      if (failuresLeft-- > 0) throw new Error('broker away');
+      received.push(payload);
+    }));
+    await until(() => queue.stats().depth === 0);
+    expect(received).toEqual([0, 1, 2, 3, 4].map((index) => ({ index })));
+    expect(queue.stats()).toMatchObject({ sent: 5, failed: 2, dropped: 0, quarantined: 0 });
+    expect(queue.stats().lastError).toBeUndefined();
+    await queue.enqueue({ index: 5 });
+    await until(() => received.length === 6);
+    await queue.close();
+    expect((await readdir(join(directory, 'webhook-1'))).filter((name) => name.endsWith('.evt'))).toEqual([]);
+  });
+
+  it('moves an event file that does not decode to quarantine, counts it, and delivers the rest', async () => {
+    const queueDirectory = join(directory, 'webhook-1');
+    const held = await EventQueue.open(options(() => new Promise(() => undefined)));
+    await held.close();
+    const torn = await writeRawEventFile(queueDirectory, 0, 1_800_000_000_000, encodeStateFile(eventFileMagic, { version: 1, queuedMs: 1, payload: 'x' }).subarray(0, 12));
+    const otherMagic = await writeRawEventFile(queueDirectory, 1, 1_800_000_000_000, encodeStateFile('SVXX', { version: 1, queuedMs: 1, payload: 'x' }));
+    const newer = await writeRawEventFile(queueDirectory, 2, 1_800_000_000_000, encodeStateFile(eventFileMagic, { version: 2, queuedMs: 1, payload: 'x' }));
+    await writeRawEventFile(queueDirectory, 3, 1_800_000_000_000, encodeStateFile(eventFileMagic, { version: 1, queuedMs: 1, payload: 'good' }));
+    const received: unknown[] = [];
+    const warnings: Record<string, unknown>[] = [];
+    const queue = await EventQueue.open(options(async (payload) => void received.push(payload), { logger: { warn: (fields) => void warnings.push(fields) } }));
+    await until(() => queue.stats().depth === 0);
+    await queue.close();
+    expect(received).toEqual(['good']);
+    expect(queue.stats().quarantined).toBe(3);
+    expect((await readdir(join(directory, 'quarantine', 'webhook-1'))).sort()).toEqual([torn, otherMagic, newer]);
+    expect(warnings.map((warning) => warning.file)).toEqual([torn, otherMagic, newer]);
+  });
+
+  it('full, drops its oldest event that is not being delivered, counts it and warns once per interval', async () => {
+    let release: () => void = () => undefined;
+    const received: unknown[] = [];
+    const warnings: Record<string, unknown>[] = [];
+    let sends = 0;
+    const queue = await EventQueue.open(options(async (payload) => {
+      sends += 1;
+      await new Promise<void>((resolve) => (release = resolve));
+      received.push(payload);
+    }, { limitEntries: 3, logger: { warn: (fields) => void warnings.push(fields) } }));
+    for (let index = 1; index <= 5; index += 1) await queue.enqueue(index);
+    expect(queue.stats()).toMatchObject({ depth: 3, dropped: 2 });
+    expect(warnings).toHaveLength(1);
+    for (let turn = 0; turn < 3; turn += 1) {
+      await until(() => received.length === turn && queue.stats().depth === 3 - turn && sends === turn + 1);
+      release();
+    }
+    await until(() => queue.stats().depth === 0);
+    await queue.close();
+    expect(received).toEqual([1, 4, 5]);
+  });
+
+  it('decodes only the version 1 documents it wrote: any change of their bytes is refused or decodes to the same payload', () => {
+    const bytes = encodeStateFile(eventFileMagic, { version: 1, queuedMs: 5, payload: { Records: [{ eventName: 'ObjectCreated:Put' }] } });
+    expect(decodeEventFile(bytes)).toEqual({ Records: [{ eventName: 'ObjectCreated:Put' }] });
+    fc.assert(fc.property(fc.nat(bytes.length - 1), fc.integer({ min: 1, max: 255 }), (at, flip) => {
+      const changed = Uint8Array.from(bytes);
+      changed[at] = changed[at]! ^ flip;
+      expect(['CorruptFormat', 'UnsupportedFormat']).toContain(codeOf(() => decodeEventFile(changed)));
+    }));
+  });
+});
+
+describe('rules and records', () => {
+  const rule = { id: 'r', kind: 'queue' as const, arn: 'arn:svc:sqs::1:webhook', events: ['s3:ObjectCreated:*', 's3:ObjectRemoved:Delete'], prefix: 'images/', suffix: '.jpg' };
+  it('a rule matches its events by name or family, and keys by prefix and suffix', () => {
+    expect(ruleMatches(rule, 'ObjectCreated:Post', 'images/cat.jpg')).toBe(true);
+    expect(ruleMatches(rule, 'ObjectRemoved:Delete', 'images/cat.jpg')).toBe(true);
+    expect(ruleMatches(rule, 'ObjectRemoved:DeleteMarkerCreated', 'images/cat.jpg')).toBe(false);
+    expect(ruleMatches(rule, 'ObjectCreated:Put', 'docs/cat.jpg')).toBe(false);
+    expect(ruleMatches(rule, 'ObjectCreated:Put', 'images/cat.png')).toBe(false);
+  });
+  it('two rules overlap when an event and a key could match both', () => {
+    expect(rulesOverlap(rule, { ...rule, events: ['s3:ObjectCreated:Put'], prefix: 'images/raw/' })).toBe(true);
+    expect(rulesOverlap(rule, { ...rule, events: ['s3:ObjectTagging:*'] })).toBe(false);
+    expect(rulesOverlap(rule, { ...rule, prefix: 'docs/' })).toBe(false);
+    expect(rulesOverlap(rule, { ...rule, suffix: '.png' })).toBe(false);
+    expect(rulesOverlap({ ...rule, prefix: undefined, suffix: undefined }, { ...rule, prefix: 'a/' })).toBe(true);
+  });
+  it('keys are URL-encoded in records as S3 writes them', () => {
+    expect(encodeRecordKey('photos/cat 1+2.jpg')).toBe('photos/cat+1%2B2.jpg');
+    expect(encodeRecordKey('日本/ä')).toBe('%E6%97%A5%E6%9C%AC/%C3%A4');
+  });
+});
+
+describe('targets from the environment', () => {
+  it('reads MinIO\'s names under SVC_, with the id last, and refuses a target with a missing or bad setting by its variable', () => {
+    const targets = readTargetConfigs({
+      SVC_NOTIFY_WEBHOOK_ENABLE_primary: 'on', SVC_NOTIFY_WEBHOOK_ENDPOINT_primary: 'http://127.0.0.1:8080/events', SVC_NOTIFY_WEBHOOK_AUTH_TOKEN_primary: 'secret',
+      SVC_NOTIFY_NATS_ENABLE: 'on', SVC_NOTIFY_NATS_ADDRESS: '127.0.0.1:4222', SVC_NOTIFY_NATS_SUBJECT: 'events', SVC_NOTIFY_NATS_QUEUE_LIMIT: '10',
+      SVC_NOTIFY_REDIS_ENABLE_off: 'off',
+    });
+    expect(targets.map((target) => [target.arn, target.queueLimitEntries])).toEqual([['arn:svc:sqs::_:nats', 10], ['arn:svc:sqs::primary:webhook', 100_000]]);
+    const refused = (env: Record<string, string>): string => {
+      try {
+        readTargetConfigs(env);
+        return 'ok';
+      } catch (error) {
+        return String((error as { details?: { variable?: string } }).details?.variable);
+      }
+    };
+    expect(refused({ SVC_NOTIFY_MQTT_ENABLE_1: 'on', SVC_NOTIFY_MQTT_BROKER_1: 'tcp://127.0.0.1:1883' })).toBe('SVC_NOTIFY_MQTT_TOPIC_1');
+    expect(refused({ SVC_NOTIFY_MQTT_ENABLE_1: 'on', SVC_NOTIFY_MQTT_BROKER_1: 'tcp://127.0.0.1:1883', SVC_NOTIFY_MQTT_TOPIC_1: 't', SVC_NOTIFY_MQTT_QOS_1: '3' })).toBe('SVC_NOTIFY_MQTT_QOS_1');
+    expect(refused({ SVC_NOTIFY_REDIS_ENABLE_1: 'on', SVC_NOTIFY_REDIS_ADDRESS_1: '127.0.0.1:6379', SVC_NOTIFY_REDIS_KEY_1: 'k', SVC_NOTIFY_REDIS_FORMAT_1: 'list' })).toBe('SVC_NOTIFY_REDIS_FORMAT_1');
+    expect(refused({ SVC_NOTIFY_POSTGRES_ENABLE_1: 'on', SVC_NOTIFY_POSTGRES_CONNECTION_STRING_1: 'postgres://x', SVC_NOTIFY_POSTGRES_TABLE_1: 'a; DROP' })).toBe('SVC_NOTIFY_POSTGRES_TABLE_1');
+    expect(refused({ SVC_NOTIFY_WEBHOOK_ENABLE_1: 'on', SVC_NOTIFY_WEBHOOK_ENDPOINT_1: 'ftp://host/x' })).toBe('SVC_NOTIFY_WEBHOOK_ENDPOINT_1');
+  });
+});
