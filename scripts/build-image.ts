@@ -5,6 +5,8 @@
  *                            binary and the shared libraries `ldd` lists for it, /etc basics, /tmp.
  *   svc:latest               the project on that base (Dockerfile): dist/ and production
  *                            node_modules, installed in a staging directory.
+ *   svc:slim                 the single executable (npm run package) on a root filesystem of its
+ *                            shared libraries, run as the non-root user svc: the compose files' image.
  *   svc-caddy:latest         Debian's Caddy binary the same way, for the proxy kit
  *                            (deploy/docker-compose.proxy.yml); skipped when Caddy is missing.
  *
@@ -14,7 +16,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,7 +35,7 @@ export interface BuildOptions {
   stagingDir?: string;
 }
 
-export async function buildImages(options: BuildOptions = {}): Promise<{ base: string; project: string }> {
+export async function buildImages(options: BuildOptions = {}): Promise<{ base: string; project: string; slim: string }> {
   const log = options.log ?? ((line: string) => console.log(line));
   if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   if (!existsSync(join(repoRoot, 'dist/console-ui/index.html'))) throw new Error('dist/console-ui/ (the web console) is missing: run `npm run build` first');
@@ -43,7 +45,38 @@ export async function buildImages(options: BuildOptions = {}): Promise<{ base: s
   await stageProject(staging, log);
   log(`building ${projectImage}`);
   await docker(['build', '--build-arg', `BASE=${baseImage}`, '-t', projectImage, '-f', join(staging, 'Dockerfile'), staging], { DOCKER_BUILDKIT: '0' });
-  return { base: baseImage, project: projectImage };
+  return { base: baseImage, project: projectImage, slim: await buildSlimImage(log) };
+}
+
+export const slimImage = 'svc:slim';
+/** The user the slim image runs as, and the directories it owns (the compose files mount drives there). */
+const slimUser = { name: 'svc', uid: 1000, gid: 1000 };
+const slimDataDirs = ['data', 'data1', 'data2', 'data3', 'data4'];
+
+/**
+ * `svc:slim`: the single executable with the shared libraries it needs and nothing else (no
+ * shell, no node, no node_modules), run as the user svc (uid 1000), with the health check of
+ * SPEC's rule 8 (Dockerfile.slim). The root filesystem is imported as `svc-runtime:<hash>`.
+ */
+export async function buildSlimImage(log: (line: string) => void = (line) => console.log(line)): Promise<string> {
+  const { buildExecutable } = await import('./package.js');
+  const { executable } = await buildExecutable(log);
+  const runtime = `svc-runtime:${createHash('sha256').update((await sharedLibraries(executable)).join('\n')).update(String(slimUser.uid)).update(slimDataDirs.join()).digest('hex').slice(0, 12)}`;
+  if (await imageExists(runtime)) log(`${runtime}: present`);
+  else {
+    log(`importing ${runtime}`);
+    await importRootfsImage({ image: runtime, binaries: [], libraryOf: [executable], dirs: ['tmp', ...slimDataDirs], owner: { ...slimUser, paths: slimDataDirs }, changes: ['ENV PATH=/usr/bin:/bin'] });
+  }
+  const context = await mkdtemp(join(tmpdir(), 'svc-slim-'));
+  try {
+    await cp(executable, join(context, 'svc'));
+    await cp(join(repoRoot, 'Dockerfile.slim'), join(context, 'Dockerfile'));
+    log(`building ${slimImage}`);
+    await docker(['build', '--build-arg', `BASE=${runtime}`, '-t', slimImage, context], { DOCKER_BUILDKIT: '0' });
+  } finally {
+    await rm(context, { recursive: true, force: true });
+  }
+  return slimImage;
 }
 
 /** Debian's Caddy, for deploy/docker-compose.proxy.yml; absent when /usr/bin/caddy is. */
@@ -102,8 +135,12 @@ interface RootfsImage {
   binaries: { from: string; to: string }[];
   /** Host files copied under the same path (e.g. the CA bundle), when they exist. */
   hostFiles?: string[];
+  /** Programs placed by other means (a later COPY) whose shared libraries the image needs. */
+  libraryOf?: string[];
   /** Directories to create (mode 755; /tmp gets 1777). */
   dirs: string[];
+  /** A user (besides root and nobody) in /etc/passwd and /etc/group, owning these paths. */
+  owner?: { name: string; uid: number; gid: number; paths: string[] };
   /** `docker import --change` instructions (ENV, CMD, ...). */
   changes: string[];
 }
@@ -124,16 +161,20 @@ async function importRootfsImage(spec: RootfsImage): Promise<void> {
       await cp(binary.from, join(rootfs, binary.to));
       for (const library of await sharedLibraries(binary.from)) libraries.add(library);
     }
+    for (const program of spec.libraryOf ?? []) for (const library of await sharedLibraries(program)) libraries.add(library);
     for (const file of [...libraries, ...(spec.hostFiles ?? []).filter((path) => existsSync(path))]) {
       // Copy the file the name resolves to, under the name the loader (or the program) looks for.
       await mkdir(join(rootfs, dirname(file)), { recursive: true });
       await cp(await realpath(file), join(rootfs, file));
     }
     await mkdir(join(rootfs, 'etc'), { recursive: true });
-    await writeFile(join(rootfs, 'etc/passwd'), 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n');
-    await writeFile(join(rootfs, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
+    const owner = spec.owner;
+    await writeFile(join(rootfs, 'etc/passwd'), `root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n${owner ? `${owner.name}:x:${owner.uid}:${owner.gid}:${owner.name}:/data:/sbin/nologin\n` : ''}`);
+    await writeFile(join(rootfs, 'etc/group'), `root:x:0:\nnogroup:x:65534:\n${owner ? `${owner.name}:x:${owner.gid}:\n` : ''}`);
     await writeFile(join(rootfs, 'etc/nsswitch.conf'), 'hosts: files dns\n');
     for (const dir of spec.dirs) await mkdir(join(rootfs, dir), { recursive: true, mode: dir === 'tmp' ? 0o1777 : 0o755 });
+    await chmod(join(rootfs, 'tmp'), 0o1777).catch(() => undefined);
+    for (const path of owner?.paths ?? []) await chown(join(rootfs, path), owner!.uid, owner!.gid);
     await pipeTarIntoImport(rootfs, spec.image, spec.changes);
   } finally {
     await rm(rootfs, { recursive: true, force: true });
@@ -214,7 +255,7 @@ export async function buildConformanceImage(log: (line: string) => void = (line)
 
 if (process.argv[1] && (await realpath(process.argv[1])) === (await realpath(fileURLToPath(import.meta.url)))) {
   const built = await buildImages();
-  console.log(`built ${built.project} on ${built.base}`);
+  console.log(`built ${built.project} on ${built.base}, and ${built.slim}`);
   const proxy = await buildProxyImage();
   if (proxy) console.log(`built ${proxy} (deploy/docker-compose.proxy.yml)`);
 }

@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { hostname } from 'node:os';
 import type { Drive } from '../../src/drive/index.js';
 import { PosixDrive, type FileSystemApi } from '../shared/posix-drive.js';
 import { directReadMinBytes, openDirectReader, openDirectWriter } from './direct-io.js';
@@ -22,8 +23,8 @@ export async function createFsDrive(rootPath: string, options: { endpoint?: stri
     endpoint: options.endpoint ?? rootPath,
     ...(options.directIo === false ? {} : { openDirectWriter, directReads: { minBytes: directReadMinBytes, open: openDirectReader } }),
     statfs: async () => {
-      const stats = await fs.statfs(root);
-      return { totalBytes: stats.blocks * stats.bsize, freeBytes: stats.bavail * stats.bsize };
+      const [stats, { dev }] = await Promise.all([fs.statfs(root), fs.stat(root)]);
+      return { totalBytes: stats.blocks * stats.bsize, freeBytes: stats.bavail * stats.bsize, filesystemId: `${hostname()}:${dev}` };
     },
   });
 }

@@ -51,7 +51,7 @@ export interface PosixDriveOptions {
   endpoint: string;
   /** Capacity and usage when the file system cannot tell (memfs). */
   capacity?: { totalBytes: number; usedBytes(): number; charge(deltaBytes: number): void };
-  statfs?: () => Promise<{ totalBytes: number; freeBytes: number }>;
+  statfs?: () => Promise<{ totalBytes: number; freeBytes: number; filesystemId?: string }>;
   /**
    * Opens a streaming writer that bypasses the page cache (backends/fs: O_DIRECT), or answers
    * undefined when the file system refuses; openWriter then writes buffered.
@@ -294,8 +294,8 @@ export class PosixDrive implements Drive {
         const totalBytes = this.options.capacity.totalBytes;
         return { endpoint: this.endpoint, online: true, totalBytes, usedBytes, freeBytes: Math.max(0, totalBytes - usedBytes) };
       }
-      const { totalBytes, freeBytes } = await this.options.statfs!();
-      return { endpoint: this.endpoint, online: true, totalBytes, freeBytes, usedBytes: totalBytes - freeBytes };
+      const { totalBytes, freeBytes, filesystemId } = await this.options.statfs!();
+      return { endpoint: this.endpoint, online: true, totalBytes, freeBytes, usedBytes: totalBytes - freeBytes, ...(filesystemId === undefined ? {} : { filesystemId }) };
     } catch (error) {
       return { endpoint: this.endpoint, online: false, totalBytes: 0, freeBytes: 0, usedBytes: 0, error: String(error) };
     }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** `rc`: the command-line client of svc (src/cli/rc/run.ts). */
+import './node-version.js';
 import { runRc } from './rc/run.js';
 
 const code = await runRc(process.argv.slice(2), {

@@ -10,6 +10,7 @@
  * sized here (limits.ioThreadsDefault) before anything else loads, as libuv reads the variable
  * when the pool first starts; the rest is imported after.
  */
+import './node-version.js';
 import { limits } from '../util/limits.js';
 import type { RunningServer } from '../main.js';
 
@@ -68,6 +69,14 @@ EXIT STATUS
     0 on a graceful shutdown; 1 when the server cannot start (the error's code and message are
     printed); 2 on a usage error.`;
 
+/** A listener's address is taken (often a server started earlier still runs): say which and what to do. */
+function addressInUseLine(error: unknown): string | undefined {
+  const failure = error as { code?: unknown; address?: unknown; port?: unknown };
+  if (failure?.code !== 'EADDRINUSE') return undefined;
+  const where = typeof failure.port === 'number' ? `${String(failure.address ?? '')}:${failure.port}` : 'the address';
+  return `svc: AddressInUse: ${where} is already in use, by another program or a svc server still running (an earlier \`npm start\`?): stop it, or listen elsewhere with SVC_ADDRESS and SVC_CONSOLE_ADDRESS`;
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -102,7 +111,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     server = await startServer(command === undefined ? [] : rest, process.env);
   } catch (error) {
-    console.error(startupFailureLine(error));
+    console.error(addressInUseLine(error) ?? startupFailureLine(error));
     process.exit(1);
   }
   let stopping = false;

@@ -115,6 +115,11 @@ export interface DiskInfo {
   totalBytes: number;
   freeBytes: number;
   usedBytes: number;
+  /**
+   * The file system holding the drive (host and device), when the backend can tell: drives that
+   * share one count its capacity once in totals.
+   */
+  filesystemId?: string;
   /** The drive id from its format.json when known (filled in by the layer that reads the format). */
   driveId?: string;
   /** A short reason when offline. */

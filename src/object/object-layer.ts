@@ -555,8 +555,14 @@ async function poolUsage(pool: PoolSets): Promise<{ totalBytes: number; freeByte
   let totalBytes = 0;
   let freeBytes = 0;
   let usedBytes = 0;
+  // Drives on one file system (directories of one disk) share its capacity: count it once.
+  const counted = new Set<string>();
   for (const info of infos) {
     if (!info?.online) continue;
+    if (info.filesystemId !== undefined) {
+      if (counted.has(info.filesystemId)) continue;
+      counted.add(info.filesystemId);
+    }
     totalBytes += info.totalBytes;
     freeBytes += info.freeBytes;
     usedBytes += info.totalBytes - info.freeBytes;

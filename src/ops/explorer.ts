@@ -181,8 +181,10 @@ async function simulate(source: ExplorerSource, request: SimulateRequest): Promi
   const nodes = request.nodes ?? [];
   if (drives.length + nodes.length > limits.simulateFailuresMax) throw new SvcError('InvalidArgument', `at most ${limits.simulateFailuresMax} drives and nodes may be named`);
   const known = views.flatMap((view) => view.drives);
-  for (const drive of drives) if (!known.some((candidate) => candidate.endpoint === drive)) throw new SvcError('InvalidArgument', `no drive of this deployment has the endpoint '${drive}'`, { drive });
-  for (const node of nodes) if (!known.some((candidate) => candidate.node === node)) throw new SvcError('InvalidArgument', `no node of this deployment is '${node}'`, { node });
+  const validDrives = [...new Set(known.map((candidate) => candidate.endpoint))];
+  const validNodes = [...new Set(known.map((candidate) => candidate.node))];
+  for (const drive of drives) if (!validDrives.includes(drive)) throw new SvcError('InvalidArgument', `no drive of this deployment has the endpoint '${drive}'; its drives are: ${namesOf(validDrives)}`, { drive });
+  for (const node of nodes) if (!validNodes.includes(node)) throw new SvcError('InvalidArgument', `no node of this deployment is '${node}'; its nodes are: ${namesOf(validNodes)}`, { node });
   const sets = views.map((view) => setFate(source, view, new Set(drives), new Set(nodes)));
   const summary = {
     readable: sets.every((set) => set.classes.every((entry) => entry.readable)),
@@ -192,6 +194,11 @@ async function simulate(source: ExplorerSource, request: SimulateRequest): Promi
   const report: SimulateReport = { failed: { drives, nodes }, sets, summary };
   if (request.scope) report.scope = await scopeFate(source, views, sets, request.scope);
   return report;
+}
+
+/** A list of valid names for a refusal, cut after a few. */
+function namesOf(names: string[], shown = 16): string {
+  return names.length > shown ? `${names.slice(0, shown).join(', ')}, ... (${names.length - shown} more)` : names.join(', ');
 }
 
 function setFate(source: ExplorerSource, view: SetView, drives: Set<string>, nodes: Set<string>): SetFate {

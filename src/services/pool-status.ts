@@ -27,7 +27,8 @@ export function createPoolStatus(options: { config: ServerConfig; storage: Start
   /** Pool records from the drives' answers (one answer per drive, asked once). */
   const poolInfos = (slots: SlotInfo[][]): PoolInfo[] =>
     config.layout.pools.map((pool) => {
-      const sum = (field: 'totalBytes' | 'usedBytes' | 'freeBytes') => slots[pool.index]!.reduce((total, slot) => total + slot[field], 0);
+      const distinct = distinctFilesystems(slots[pool.index]!);
+      const sum = (field: 'totalBytes' | 'usedBytes' | 'freeBytes') => distinct.reduce((total, slot) => total + slot[field], 0);
       return {
         id: pool.index,
         cmdline: pool.pattern,
@@ -103,6 +104,21 @@ function nodesOf(slots: SlotInfo[]): { endpoint: string; state: 'online' | 'offl
   return [...nodes.values()];
 }
 
+/** The file system each slot's drive sits on, when its backend said (not part of the answers). */
+const filesystemOf = new WeakMap<SlotInfo, string>();
+
+/** The slots with each file system once: directories of one disk share its capacity. */
+function distinctFilesystems(slots: SlotInfo[]): SlotInfo[] {
+  const seen = new Set<string>();
+  return slots.filter((slot) => {
+    const filesystem = filesystemOf.get(slot);
+    if (filesystem === undefined) return true;
+    if (seen.has(filesystem)) return false;
+    seen.add(filesystem);
+    return true;
+  });
+}
+
 async function slotsOf(config: ServerConfig, storage: StartedStorage, isOwn: OwnEndpointTest, poolIndex: number): Promise<SlotInfo[]> {
   const pool = config.layout.pools[poolIndex]!;
   const format = storage.formats[poolIndex]!;
@@ -114,7 +130,7 @@ async function slotsOf(config: ServerConfig, storage: StartedStorage, isOwn: Own
       // a drive that does not answer is shown offline: its state is the answer
       const info = await drive?.diskInfo().catch(() => undefined);
       const online = info?.online === true;
-      return {
+      const slotInfo: SlotInfo = {
         set,
         slot,
         endpoint: endpoint.raw,
@@ -125,6 +141,8 @@ async function slotsOf(config: ServerConfig, storage: StartedStorage, isOwn: Own
         freeBytes: online ? info.freeBytes : 0,
         usedBytes: online ? info.totalBytes - info.freeBytes : 0,
       };
+      if (online && info.filesystemId !== undefined) filesystemOf.set(slotInfo, info.filesystemId);
+      return slotInfo;
     }),
   );
 }

@@ -4,7 +4,7 @@
  * on PATH (the build in dist/), and loopback addresses moved to a subnet of 127.0.0.0/8 of its own.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, symlinkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { repoRoot } from './server-process.js';
@@ -34,8 +34,12 @@ export function openDocShell(): DocShell {
   };
   wrapper('svc', 'svc.js', '--initial-old-space-size=64 ');
   wrapper('rc', 'rc.js');
+  // The README runs the client as ./rc, the script at the checkout's root.
+  symlinkSync(join(bin, 'rc'), join(dir, 'rc'));
   // A subnet no other test uses: nodes keep their documented addresses' last byte and port.
-  const subnet = `127.${100 + Math.floor(Math.random() * 100)}.${1 + Math.floor(Math.random() * 250)}.`;
+  // Always the same length (three digits in both bytes): pages upload files holding addresses
+  // and show the sizes that follow, which must not depend on the subnet drawn.
+  const subnet = `127.${100 + Math.floor(Math.random() * 100)}.${100 + Math.floor(Math.random() * 150)}.`;
   const groups: number[] = [];
   const env = { PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: dir, LANG: 'C.UTF-8', TERM: 'dumb' };
   const rewrite = (text: string) => text.replaceAll('127.0.0.', subnet);

@@ -20,6 +20,7 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { contentTypeOf } from './content-types.js';
 import { formatBytes, RcError, table, type Alias, type RcContext } from './context.js';
 
 const partSizeBytes = 16 * 1024 * 1024;
@@ -160,12 +161,12 @@ export async function cp(context: RcContext, from: string, to: string): Promise<
 async function upload(context: RcContext, s3: S3Client, path: string, size: number, bucket: string, key: string): Promise<string | undefined> {
   const bar = context.progress('upload');
   if (size <= partSizeBytes) {
-    const answer = await send(`upload ${path}`, () => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: createReadStream(path), ContentLength: size })));
+    const answer = await send(`upload ${path}`, () => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: createReadStream(path), ContentLength: size, ContentType: contentTypeOf(path) })));
     bar.update(size, size, formatBytes(size));
     bar.finish();
     return answer.ETag;
   }
-  const created = await send(`upload ${path}`, () => s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key })));
+  const created = await send(`upload ${path}`, () => s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentTypeOf(path) })));
   const uploadId = created.UploadId!;
   const file = await open(path, 'r');
   try {

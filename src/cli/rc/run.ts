@@ -11,6 +11,8 @@ import * as iamCommands from './admin-iam.js';
 import { lifecycle } from './admin-lifecycle.js';
 import { kmsKey } from './admin-kms.js';
 import { eventTargets } from './admin-events.js';
+
+const rebalanceSummaries: Record<string, string> = { start: 'start the rebalance', status: "show the rebalance's progress", stop: 'stop the rebalance' };
 import * as objects from './objects.js';
 
 interface Command {
@@ -128,7 +130,7 @@ const commands: Record<string, Command> = {
         `admin ${group} ${action}`,
         {
           usage: `rc admin ${group} ${action} <alias>${action === 'status' ? ' [--watch]' : ''}`,
-          summary: `${action} the rebalance${group === 'expand' ? ' (expand is another name for rebalance)' : ''}`,
+          summary: `${rebalanceSummaries[action]}${group === 'expand' ? ' (expand is another name for rebalance)' : ''}`,
           options: watch,
           positionals: [1, 1],
           run: (context, [alias], values) => adminCommands.rebalance(context, action, alias!, values.watch === true),
@@ -284,12 +286,16 @@ async function probe(context: RcContext, aliasName: string, path: string, timeou
   if (timeout !== undefined && !/^\d+(\.\d+)?$/.test(timeout)) throw new RcError(`--timeout is a number of seconds, not '${timeout}'`, 2);
   const deadline = Date.now() + Number(timeout ?? 0) * 1000;
   let last = '';
+  const firstAsked = Date.now();
   for (;;) {
     const started = Date.now();
     try {
       const response = await fetch(`${alias.url}${path}`, { signal: AbortSignal.timeout(5_000) });
       if (response.ok) {
-        context.print({ alias: aliasName, url: alias.url, ok: true, latencyMs: Date.now() - started }, () => `${aliasName} (${alias.url}): ${path === '/health' ? 'alive' : 'ready'} in ${Date.now() - started} ms`);
+        const latencyMs = Date.now() - started;
+        const waitedMs = Date.now() - firstAsked;
+        const state = path === '/health' ? 'alive' : 'ready';
+        context.print({ alias: aliasName, url: alias.url, ok: true, latencyMs, waitedMs }, () => `${aliasName} (${alias.url}): ${state} after waiting ${formatWait(waitedMs)} (the last answer took ${latencyMs} ms)`);
         return;
       }
       last = `answered ${response.status}`;
@@ -299,6 +305,10 @@ async function probe(context: RcContext, aliasName: string, path: string, timeou
     if (Date.now() >= deadline) throw new RcError(`${aliasName} (${alias.url}) is not ${path === '/health' ? 'alive' : 'ready'}: ${last}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+function formatWait(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function help(prefix = ''): string {
