@@ -1,5 +1,5 @@
 /** One object's details: its versions and delete markers, metadata, downloads and share links. */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, apiUrl, ApiError } from './api';
 import { may, useBucketPermissions } from './permissions';
 import { Badge, ConfirmDialog, ErrorNotice, usePoll } from './components';
@@ -39,6 +39,9 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
   const [deleteError, setDeleteError] = useState<unknown>(undefined);
   const permissions = useBucketPermissions(props.bucket, props.objectKey);
   const mayDeleteVersion = may(permissions, 'deleteObjectVersion').allowed;
+  // The details take the focus when they open (on a phone they cover the list).
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [props.objectKey]);
   const latest = data?.versions.find((version) => !version.deleteMarker && version.isLatest);
   const deleteVersion = async () => {
     if (!deleting) return;
@@ -65,7 +68,7 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
   return (
     <aside class="card details" aria-label="Object details">
       <header class="card-head">
-        <h2 class="truncate" title={props.objectKey}>
+        <h2 class="truncate" title={props.objectKey} ref={heading} tabIndex={-1}>
           {props.objectKey.split('/').filter(Boolean).at(-1)}
         </h2>
         <button class="button small" type="button" onClick={props.onClose} aria-label="Close details">
