@@ -13,7 +13,7 @@ import type { Drive } from './drive/index.js';
 import { LocalNamespaceLocker, mainThreadCoding, WorkerCoding, type BlockCoding, type NamespaceLocker } from './object/index.js';
 import { LockTable } from './cluster/lock-table.js';
 import { DistributedNamespaceLocker, type LockServer } from './cluster/distributed-locker.js';
-import { remoteLockServer } from './cluster/remote-lock-server.js';
+import { remoteLockServer, type RemoteLockServerOptions } from './cluster/remote-lock-server.js';
 import { lockRpcPlugin } from './api/rpc/lock-rpc-plugin.js';
 import { rpcStreamPlugin } from './api/rpc/rpc-stream-plugin.js';
 import { readServerConfig, type RequestTimeouts, type ServerConfig } from './cluster/server-config.js';
@@ -116,7 +116,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   });
   if (events) registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
   const lockTable = new LockTable(systemClock);
-  const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport }, log);
+  const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport, onCall: (peer, seconds, failed) => observability.metrics.observeInternodeCall(peer, seconds, failed) }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
   let stopping = false;
   const state: HealthState = { ready: () => storage !== undefined, stopping: () => stopping };
@@ -386,7 +386,7 @@ const startingPeerHandlers: Omit<PeerHandlerTable, 'metrics'> = {
  * Namespace locks: in-process for a single node; across several nodes, a majority of every
  * node's lock server (this node's own table directly, the others over RPC).
  */
-function makeLocker(config: ServerConfig, isOwn: OwnEndpointTest, table: LockTable, peers: PeerAccess, log: Logger): NamespaceLocker {
+function makeLocker(config: ServerConfig, isOwn: OwnEndpointTest, table: LockTable, peers: PeerAccess & Pick<RemoteLockServerOptions, 'onCall'>, log: Logger): NamespaceLocker {
   const nodes = new Map<string, Endpoint & { kind: 'url' }>();
   for (const endpoint of config.layout.pools.flatMap((pool) => pool.endpoints)) {
     if (endpoint.kind === 'url') nodes.set(`${endpoint.host}:${endpoint.port}`, endpoint);

@@ -59,7 +59,7 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
     await s3.send(new PutObjectCommand({ Bucket: 'vault', Key: 'contract.pdf', Body: 'signed' }));
     await s3.send(new PutObjectLegalHoldCommand({ Bucket: 'vault', Key: 'contract.pdf', LegalHold: { Status: 'ON' } }));
     await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
-    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'cat.jpg', Body: 'meow' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'cat.jpg', Body: 'meow', CacheControl: 'max-age=60', Tagging: 'colour=black&size=small' }));
     const rootSession = await signIn(running.consoleUrl);
     const created = await rootSession.call('POST', 'users', { body: { ...viewer, policies: ['readonly'] } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
@@ -88,6 +88,26 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     const versions = await s3.send(new ListObjectVersionsCommand({ Bucket: 'vault' }));
     expect(versions.Versions?.map((version) => version.Key)).toEqual(['contract.pdf']);
+  });
+
+  it('marks an object-lock bucket, offers no Suspend versioning on it, and shows retention, tags and Cache-Control', async () => {
+    await go('buckets');
+    const vault = page.getByRole('row').filter({ hasText: 'vault' });
+    await vault.getByText('object lock').waitFor();
+    expect(await vault.getByRole('button', { name: 'Suspend versioning' }).count()).toBe(0);
+    expect(await page.getByRole('row').filter({ hasText: 'photos' }).getByText('object lock').count()).toBe(0);
+    await go('browse/vault/');
+    await page.getByRole('button', { name: 'contract.pdf', exact: true }).click();
+    const details = page.getByRole('complementary', { name: 'Object details' });
+    await expect.poll(() => details.getByTestId('object-lock').textContent()).toBe('legal hold');
+    expect(await details.locator('.lock-line').textContent()).toBe('Locked: legal hold');
+    await go('browse/photos/');
+    await page.getByRole('button', { name: 'cat.jpg', exact: true }).click();
+    await expect.poll(() => details.getByTestId('object-tags').textContent()).toBe('colour=blacksize=small');
+    expect(await details.locator('dt', { hasText: 'cache-control' }).count()).toBe(1);
+    expect(await details.getByText('max-age=60').count()).toBe(1);
+    await shot('health-object-tags');
+    await details.getByRole('button', { name: 'Close details' }).click();
   });
 
   it('says so when a folder cannot be listed, and offers no upload there', async () => {
@@ -125,7 +145,8 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
       expect(await navMark('Overview').getAttribute('data-status')).toBe('degraded');
       expect(await navMark('Cluster').getAttribute('aria-label')).toBe('degraded');
       await expect.poll(() => page.locator('.stat', { hasText: 'Drives online' }).getAttribute('data-tone')).toBe('warn');
-      expect(await page.locator('.stat', { hasText: 'Nodes' }).textContent()).toContain('with a drive offline');
+      // The cards follow the cluster snapshot, polled on its own (every 3 s).
+      await expect.poll(() => page.locator('.stat', { hasText: 'Nodes' }).textContent()).toContain('with a drive offline');
       await shot('health-degraded');
       for (const hash of ['buckets', 'browse/photos/', 'cluster', 'operations']) {
         await go(hash);

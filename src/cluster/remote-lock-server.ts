@@ -31,22 +31,29 @@ export interface RemoteLockServerOptions {
   rpcKey: Buffer;
   launchHash?: string;
   transport: Transport;
+  /** Told of every exchange with the peer (one network round trip, a batch of calls): metrics count it with the other internode calls. */
+  onCall?: (peer: string, durationSeconds: number, failed: boolean) => void;
 }
 
 export function remoteLockServer(options: RemoteLockServerOptions): LockServer {
   const peer = `${options.host}:${options.port}`;
   const exchange = async (calls: LockCall[]): Promise<LockAnswer[]> => {
     let answer: Uint8Array;
+    const startedAt = performance.now();
     try {
       answer = await options.transport.streamTo(options).call('lock', [Buffer.from(JSON.stringify({ calls }))], limits.lockCallTimeoutMs);
     } catch (error) {
+      options.onCall?.(peer, (performance.now() - startedAt) / 1000, true);
       throw new SvcError('DriveOffline', `lock server ${peer}: ${(error as Error).message}`);
     }
     try {
       const parsed = JSON.parse(Buffer.from(answer).toString('utf8')) as { answers?: unknown };
       if (!Array.isArray(parsed.answers) || parsed.answers.length !== calls.length) throw new Error('an answer for each call was expected');
-      return calls.map((call, index) => decodeLockAnswer(call, (parsed.answers as unknown[])[index]));
+      const answers = calls.map((call, index) => decodeLockAnswer(call, (parsed.answers as unknown[])[index]));
+      options.onCall?.(peer, (performance.now() - startedAt) / 1000, false);
+      return answers;
     } catch (error) {
+      options.onCall?.(peer, (performance.now() - startedAt) / 1000, true);
       throw new SvcError('DriveOffline', `lock server ${peer}: ${(error as Error).message}`);
     }
   };

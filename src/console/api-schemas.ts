@@ -60,8 +60,8 @@ export const bucketSchemas = {
     summary: 'Buckets',
     description: 'Every bucket with its creation time and versioning state.',
     querystring: statusQuery({}),
-    response: object({ buckets: list(object({ name: text('bucket'), createdAt: text('ISO 8601'), versioning: oneOfValues(['unversioned', 'enabled', 'suspended'], 'versioning state') }), 'buckets') }),
-    example: { response: { buckets: [{ name: 'photos', createdAt: '2026-11-25T06:00:00.000Z', versioning: 'enabled' }] } },
+    response: object({ buckets: list(object({ name: text('bucket'), createdAt: text('ISO 8601'), versioning: oneOfValues(['unversioned', 'enabled', 'suspended'], 'versioning state'), objectLock: boolean('object lock is on (versioning stays enabled)') }), 'buckets') }),
+    example: { response: { buckets: [{ name: 'photos', createdAt: '2026-11-25T06:00:00.000Z', versioning: 'enabled', objectLock: false }] } },
   }),
   create: consoleSchema('buckets', {
     summary: 'Create a bucket',
@@ -101,8 +101,11 @@ const objectRow = object({
   storageClass: text('storage class'),
   contentType: { type: ['string', 'null'], description: 'media type' },
   userMetadata: { type: 'object', description: 'x-amz-meta-* values', additionalProperties: { type: 'string' } },
+  tags: list(object({ key: text('tag key'), value: text('tag value') }), 'object tags'),
+  headers: { type: 'object', description: 'stored headers a GET answers with (cache-control, content-encoding, content-disposition, content-language, expires)', additionalProperties: { type: 'string' } },
+  lock: object({ legalHold: boolean('under legal hold'), mode: oneOfValues(['GOVERNANCE', 'COMPLIANCE'], 'retention mode'), retainUntil: text('retained until (ISO 8601)') }, { optional: ['mode', 'retainUntil'], description: 'object lock on this version' }),
 });
-const objectExample = { key: 'cat.jpg', versionId: 'null', isLatest: true, deleteMarker: false, sizeBytes: 5, etag: '5d41402abc4b2a76b9719d911017c592', lastModified: '2026-11-25T06:01:03.864Z', storageClass: 'STANDARD', contentType: 'image/jpeg', userMetadata: {} };
+const objectExample = { key: 'cat.jpg', versionId: 'null', isLatest: true, deleteMarker: false, sizeBytes: 5, etag: '5d41402abc4b2a76b9719d911017c592', lastModified: '2026-11-25T06:01:03.864Z', storageClass: 'STANDARD', contentType: 'image/jpeg', userMetadata: {}, tags: [], headers: {}, lock: { legalHold: false } };
 const keyQuery = (extra: Record<string, JsonSchema> = {}) => statusQuery({ key: text('object key'), ...extra }, ['key']);
 
 export const objectSchemas = {

@@ -20,7 +20,7 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     const all = await access.allows([{ action: 's3:ListAllMyBuckets' }]);
     const shown = [];
     for (const record of records) if (all || (await access.allows([{ action: 's3:ListBucket', bucket: record.name }]))) shown.push(record);
-    return { buckets: shown.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning })) };
+    return { buckets: shown.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning, objectLock: record.objectLock?.enabled === true })) };
   });
   app.post('/buckets', { schema: bucketSchemas.create, config: { access: { actions: ['s3:CreateBucket'], on: 'bucket' } } }, async (request) => {
     const body = bodyRecord(request.body);

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Readable } from 'node:stream';
 import { SvcError } from '../errors/index.js';
-import type { ObjectInfo, ObjectLayer } from '../object/index.js';
+import { versionLock, type ObjectInfo, type ObjectLayer } from '../object/index.js';
 import { limits } from '../util/limits.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, boundedInteger, bucketParam, optionalVersionId, queryOf, requiredKey } from './input.js';
@@ -139,8 +139,25 @@ async function versionsOf(objects: ObjectLayer, bucket: string, key: string): Pr
   return [];
 }
 
+/** Stored headers shown with a version (what a GET answers with). */
+const shownHeaders = ['cache-control', 'content-encoding', 'content-disposition', 'content-language', 'expires'];
+
+/** A version's tags, stored headers and object lock (the details pane shows them; a listing row carries them too). */
+function extrasOf(info: ObjectInfo) {
+  const headers: Record<string, string> = {};
+  for (const name of shownHeaders) if (info.systemMetadata[name] !== undefined) headers[name] = info.systemMetadata[name]!;
+  const lock = versionLock(info);
+  return {
+    // Tags are stored in the URL query form under x-amz-tagging, as the S3 handlers keep them.
+    tags: [...new URLSearchParams(info.systemMetadata['x-amz-tagging'] ?? '')].map(([key, value]) => ({ key, value })),
+    headers,
+    lock: { legalHold: lock.legalHold, ...(lock.retention ? { mode: lock.retention.mode, retainUntil: new Date(lock.retention.retainUntilMs).toISOString() } : {}) },
+  };
+}
+
 function describe(info: ObjectInfo) {
   return {
+    ...extrasOf(info),
     key: info.key,
     versionId: info.versionId,
     isLatest: info.isLatest,

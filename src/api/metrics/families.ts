@@ -67,7 +67,7 @@ export function createFamilies(registry: Registry) {
     readRepairFailed: counter('read_repair_failed_total', 'Read-repair requests that failed.'),
     stateFilesQuarantined: counter('state_files_quarantined_total', 'State files under .svc.sys refused when read and moved to the quarantine directory.'),
 
-    rpcCalls: counter('rpc_calls_total', 'Internode calls made to a peer (remote drive operations and peer RPC).', ['peer']),
+    rpcCalls: counter('rpc_calls_total', 'Internode calls made to a peer (remote drive operations, lock exchanges and peer RPC).', ['peer']),
     rpcErrors: counter('rpc_errors_total', 'Internode calls to a peer that failed (unreachable, timed out, or a failed answer).', ['peer']),
     rpcDuration: histogram('rpc_call_duration_seconds', 'Internode call latency, by peer.', ['peer'], driveBucketsSeconds),
     rpcReceived: counter('rpc_received_requests_total', 'Internode requests and stream frames this node answered, by service (drive, lock, peer): each one a network round trip.', ['service']),
@@ -89,7 +89,34 @@ export type MetricFamilies = ReturnType<typeof createFamilies>;
 export function createNodeRegistry(): { registry: Registry; families: MetricFamilies } {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: metricsPrefix, eventLoopMonitoringPrecision: limits.eventLoopSampleMs });
+  renameTotalGauges(registry);
   return { registry, families: createFamilies(registry) };
+}
+
+/**
+ * prom-client's process metrics include three gauges named like counters (`..._total`), which
+ * Prometheus' lint refuses: each is replaced by the same count under a gauge's name
+ * (`svc_nodejs_handles_active`, `svc_nodejs_requests_active`, `svc_nodejs_resources_active`).
+ * The labelled gauges beside them (by handle or resource type) stay as they are.
+ */
+function renameTotalGauges(registry: Registry): void {
+  const hidden = process as unknown as { _getActiveHandles?: () => unknown[]; _getActiveRequests?: () => unknown[] };
+  const counts: [name: string, replaced: string, help: string, count: () => number][] = [
+    ['nodejs_handles_active', 'nodejs_active_handles_total', 'Active libuv handles (sockets, timers, servers, ...).', () => hidden._getActiveHandles?.().length ?? 0],
+    ['nodejs_requests_active', 'nodejs_active_requests_total', 'Active libuv requests (file system calls, DNS lookups, ...).', () => hidden._getActiveRequests?.().length ?? 0],
+    ['nodejs_resources_active', 'nodejs_active_resources_total', 'Resources keeping the event loop alive.', () => process.getActiveResourcesInfo().length],
+  ];
+  for (const [name, replaced, help, count] of counts) {
+    registry.removeSingleMetric(`${metricsPrefix}${replaced}`);
+    new Gauge({
+      name: `${metricsPrefix}${name}`,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(count());
+      },
+    });
+  }
 }
 
 /** 2xx, 3xx, 4xx or 5xx: the only status labels, so the series stay bounded. */

@@ -75,9 +75,10 @@ export function Badge(props: { state: string }) {
   return <span class={`badge ${tone}`}>{props.state}</span>;
 }
 
-export function Card(props: { title: string; children: ComponentChildren; actions?: ComponentChildren; class?: string }) {
+/** `scrollable`: its content may scroll sideways on a phone, so it takes the focus to be scrolled from the keyboard. */
+export function Card(props: { title: string; children: ComponentChildren; actions?: ComponentChildren; class?: string; scrollable?: boolean }) {
   return (
-    <section class={`card ${props.class ?? ''}`} aria-label={props.title}>
+    <section class={`card ${props.class ?? ''}`} aria-label={props.title} tabIndex={props.scrollable ? 0 : undefined}>
       <header class="card-head">
         <h2>{props.title}</h2>
         {props.actions ? <div class="card-actions">{props.actions}</div> : null}

@@ -1,6 +1,6 @@
 /** The console app: sign-in, then the pages, routed by the URL's fragment (#/buckets, ...). */
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, apiUrl, setCsrfToken, whenSignedOut } from './api';
 import { ErrorNotice, usePoll } from './components';
 import { HealthBanner, HealthContext, HealthMark, useHealthPoll } from './health';
@@ -39,6 +39,10 @@ function SignIn(props: { onSignedIn: (session: SessionInfo) => void }) {
   const [secretKey, setSecretKey] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
+  const secretInput = useRef<HTMLInputElement>(null);
+  const accessInput = useRef<HTMLInputElement>(null);
+  // autofocus acts only when a document loads: after a sign-out the form is rendered into a loaded page.
+  useEffect(() => accessInput.current?.focus(), []);
   const submit = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
@@ -48,6 +52,8 @@ function SignIn(props: { onSignedIn: (session: SessionInfo) => void }) {
     } catch (caught) {
       setError(caught);
       setSecretKey('');
+      // The secret is typed again: the focus goes back to its field, not to the page's top.
+      setTimeout(() => secretInput.current?.focus(), 0);
     } finally {
       setBusy(false);
     }
@@ -63,11 +69,11 @@ function SignIn(props: { onSignedIn: (session: SessionInfo) => void }) {
         <p class="muted">Use the deployment's root keys or a user's access key and secret key.</p>
         <label class="field">
           <span>Access key</span>
-          <input name="accessKey" autocomplete="username" value={accessKey} onInput={(event) => setAccessKey((event.target as HTMLInputElement).value)} required autoFocus />
+          <input ref={accessInput} name="accessKey" autocomplete="username" value={accessKey} onInput={(event) => setAccessKey((event.target as HTMLInputElement).value)} required autoFocus />
         </label>
         <label class="field">
           <span>Secret key</span>
-          <input name="secretKey" type="password" autocomplete="current-password" value={secretKey} onInput={(event) => setSecretKey((event.target as HTMLInputElement).value)} required />
+          <input ref={secretInput} name="secretKey" type="password" autocomplete="current-password" value={secretKey} onInput={(event) => setSecretKey((event.target as HTMLInputElement).value)} required />
         </label>
         <ErrorNotice error={error} />
         <button class="button primary wide" type="submit" disabled={busy}>

@@ -9,6 +9,7 @@ export interface BucketRow {
   name: string;
   createdAt: string;
   versioning: 'unversioned' | 'enabled' | 'suspended';
+  objectLock: boolean;
 }
 
 export const bucketHref = (bucket: string, prefix = '') => `#/browse/${encodeURIComponent(bucket)}${prefix ? `/${prefix.split('/').map(encodeURIComponent).join('/')}` : ''}`;
@@ -109,6 +110,11 @@ export function BucketsPage() {
                   <td class="hide-narrow nowrap">{when(bucket.createdAt)}</td>
                   <td>
                     <Badge state={bucket.versioning} />
+                    {bucket.objectLock ? (
+                      <span class="badge neutral lock-badge" title="Object lock: versions may be retained; versioning stays enabled">
+                        object lock
+                      </span>
+                    ) : null}
                   </td>
                   <td class="actions-col">
                     <BucketActions bucket={bucket} onVersioning={(status) => setVersioning(bucket, status)} onDelete={() => setDeleting(bucket)} />
@@ -133,7 +139,7 @@ function BucketActions(props: { bucket: BucketRow; onVersioning: (status: 'enabl
   if (permissions && !versioning && !deletable) return <span class="muted small">read only</span>;
   return (
     <>
-      {versioning && bucket.versioning === 'enabled' ? (
+      {versioning && bucket.versioning === 'enabled' && !bucket.objectLock ? (
         <button class="button small" type="button" onClick={() => props.onVersioning('suspended')}>
           Suspend versioning
         </button>

@@ -157,7 +157,6 @@ function ObjectPlacement(props: { bucket: string; objectKey: string }) {
                 data-endpoint={shard.drive.endpoint}
                 data-state={state}
                 aria-pressed={drives.includes(shard.drive.endpoint)}
-                aria-label={`Drive ${shard.drive.endpoint}: ${shard.role} shard ${shard.index}, ${state}`}
                 onClick={() => setDrives(toggled(drives, shard.drive.endpoint))}
               >
                 <span class="shard-role">{shard.status === 'missing' ? 'no shard' : `${shard.role} ${shard.index}`}</span>
@@ -208,7 +207,7 @@ function FateCard(props: { title: string; fate: ClassFate; failed: number; setDr
 
 function SetsCard(props: { simulation: Simulation }) {
   return (
-    <Card title="Every set, every storage class" actions={<span class="muted small">all readable: {props.simulation.summary.readable ? 'yes' : 'no'}</span>}>
+    <Card title="Every set, every storage class" scrollable actions={<span class="muted small">all readable: {props.simulation.summary.readable ? 'yes' : 'no'}</span>}>
       <table class="table">
         <thead>
           <tr>

@@ -1,5 +1,5 @@
 /** One object's details: its versions and delete markers, metadata, downloads and share links. */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, apiUrl, ApiError } from './api';
 import { may, useBucketPermissions } from './permissions';
 import { Badge, ConfirmDialog, ErrorNotice, usePoll } from './components';
@@ -17,6 +17,17 @@ export interface ObjectVersion {
   storageClass: string;
   contentType: string | null;
   userMetadata: Record<string, string>;
+  tags: { key: string; value: string }[];
+  headers: Record<string, string>;
+  lock: { legalHold: boolean; mode?: 'GOVERNANCE' | 'COMPLIANCE'; retainUntil?: string };
+}
+
+/** A version's object lock in words, or undefined when it has none. */
+export function lockText(lock: ObjectVersion['lock']): string | undefined {
+  const parts: string[] = [];
+  if (lock.mode && lock.retainUntil) parts.push(`${lock.mode} retention until ${when(lock.retainUntil)}`);
+  if (lock.legalHold) parts.push('legal hold');
+  return parts.length > 0 ? parts.join(' · ') : undefined;
 }
 
 interface Details {
@@ -39,6 +50,9 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
   const [deleteError, setDeleteError] = useState<unknown>(undefined);
   const permissions = useBucketPermissions(props.bucket, props.objectKey);
   const mayDeleteVersion = may(permissions, 'deleteObjectVersion').allowed;
+  // The details take the focus when they open (on a phone they cover the list).
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [props.objectKey]);
   const latest = data?.versions.find((version) => !version.deleteMarker && version.isLatest);
   const deleteVersion = async () => {
     if (!deleting) return;
@@ -65,7 +79,7 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
   return (
     <aside class="card details" aria-label="Object details">
       <header class="card-head">
-        <h2 class="truncate" title={props.objectKey}>
+        <h2 class="truncate" title={props.objectKey} ref={heading} tabIndex={-1}>
           {props.objectKey.split('/').filter(Boolean).at(-1)}
         </h2>
         <button class="button small" type="button" onClick={props.onClose} aria-label="Close details">
@@ -99,6 +113,38 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
                 </dd>
               </>
             )}
+            {latest && lockText(latest.lock) ? (
+              <>
+                <dt>Object lock</dt>
+                <dd data-testid="object-lock">{lockText(latest.lock)}</dd>
+              </>
+            ) : null}
+            {latest
+              ? Object.entries(latest.headers).map(([name, value]) => (
+                  <>
+                    <dt key={`h-${name}`} class="header-name">{name}</dt>
+                    <dd key={`v-${name}`} class="mono break">
+                      {value}
+                    </dd>
+                  </>
+                ))
+              : null}
+            {latest ? (
+              <>
+                <dt>Tags</dt>
+                <dd data-testid="object-tags">
+                  {latest.tags.length === 0 ? (
+                    <span class="muted">none</span>
+                  ) : (
+                    latest.tags.map((tag) => (
+                      <span key={tag.key} class="badge neutral tag">
+                        {tag.key}={tag.value}
+                      </span>
+                    ))
+                  )}
+                </dd>
+              </>
+            ) : null}
             {latest && Object.keys(latest.userMetadata).length > 0 ? (
               <>
                 <dt>Metadata</dt>
@@ -133,6 +179,7 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
                   {when(version.lastModified)}
                   {version.deleteMarker ? '' : ` · ${bytes(version.sizeBytes)}`}
                 </div>
+                {lockText(version.lock) ? <div class="small lock-line">Locked: {lockText(version.lock)}</div> : null}
                 <div class="version-actions">
                   {version.deleteMarker ? null : (
                     <a class="button small" href={apiUrl(`buckets/${encodeURIComponent(props.bucket)}/download`, { key: props.objectKey, versionId: data.versioning === 'unversioned' ? undefined : version.versionId })} download>
