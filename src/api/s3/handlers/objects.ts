@@ -11,6 +11,7 @@ import { currentExpiration } from '../../../ops/lifecycle-rules.js';
 import { tagCountHeader, tagsFromHeader, tagsMetadataKey, withTags } from './tagging.js';
 import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader, withoutHiddenLockHeaders } from './object-lock.js';
 import { withoutLockFields } from '../../../object/index.js';
+import { deleteConditionsOf, deletePrecondition } from './delete-conditions.js';
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
 
@@ -280,8 +281,12 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
 
 export async function deleteObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const versionId = request.query.get('versionId') ?? undefined;
+  const conditions = deleteConditionsOf(request.headers);
+  const precondition = deletePrecondition(conditions);
+  // A delete on the object's ETag reads it: AWS asks for s3:GetObject as well.
+  if (conditions.ifMatch !== undefined) await request.authorize?.('s3:GetObject', bucket, key);
   const bypassGovernance = versionId !== undefined && (await governanceBypass(request, bucket, key));
-  const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance });
+  const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance, ...(precondition ? { precondition } : {}) });
   const headers: Record<string, string> = {};
   // A delete marker (versioned or suspended bucket) is named with its id, `null` in a suspended bucket.
   if (result.deleteMarker) headers['x-amz-delete-marker'] = 'true';
