@@ -70,7 +70,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     ...metadata,
     systemMetadata: { ...metadata.systemMetadata, ...lockFields },
     ...(precondition ? { precondition } : {}),
-    ...(sizeBytes !== undefined ? { sizeBytes } : {}),
+    sizeBytes,
     beforeCommit: (received) => withFullObjectType(verifier.verify(received)),
   });
   return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...(await expirationHeader(context, bucket, key, info)) } };
@@ -110,13 +110,11 @@ export function writePreconditionOf(headers: Record<string, string | string[] | 
   };
 }
 
-function declaredSize(request: S3Request): number | undefined {
+function declaredSize(request: S3Request): number {
   const decoded = headerValue(request.headers, 'x-amz-decoded-content-length');
   const length = request.auth.payload.kind.startsWith('streaming') ? decoded : headerValue(request.headers, 'content-length');
-  if (length === undefined) {
-    if (headerValue(request.headers, 'transfer-encoding') === undefined) throw new SvcError('MissingContentLength');
-    return undefined;
-  }
+  // A body of unknown length (Transfer-Encoding: chunked, or aws-chunked without its decoded length) is refused as AWS refuses it.
+  if (length === undefined) throw new SvcError('MissingContentLength');
   const size = Number(length);
   if (!Number.isSafeInteger(size) || size < 0) throw new SvcError('InvalidArgument', 'invalid content length');
   if (size > limits.maxPutObjectSizeBytes) throw new SvcError('EntityTooLarge');
