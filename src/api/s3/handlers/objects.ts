@@ -3,7 +3,8 @@ import { SvcError, isSvcError } from '../../../errors/index.js';
 import type { ObjectInfo, WritePrecondition } from '../../../object/index.js';
 import type { StorageClass } from '../../../format/xl-meta-types.js';
 import { limits } from '../../../util/limits.js';
-import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
+import { checksumAlgorithms, expectationsFrom, PayloadVerifier, type ChecksumAlgorithm } from '../auth/checksums.js';
+import { objectChecksumFields } from './multipart-checksums.js';
 import { headerValue, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { toXml } from '../xml.js';
@@ -309,10 +310,32 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
   // A copy is a new version: it takes the locks its request asks for (or the bucket's default), never its source's.
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
   metadata.systemMetadata = { ...withoutLockFields(withTags(metadata.systemMetadata, copiedTags(request, sourceInfo))), ...lockFields };
-  const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
+  const algorithm = copyChecksumAlgorithm(request, sourceInfo);
+  const info = await context.objects.putObject(bucket, key, reader.body, {
+    storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes,
+    ...(algorithm ? { digests: [algorithm], beforeCommit: (received) => copiedChecksum(algorithm, received.digests[algorithm]!) } : {}),
+  });
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
-  return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"` }) };
+  return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"`, ...objectChecksumFields(info.systemMetadata) }) };
+}
+
+/**
+ * The checksum a copy keeps: of the algorithm `x-amz-checksum-algorithm` names, else of its
+ * source's; computed over the copied bytes, so it is of the whole object (FULL_OBJECT).
+ */
+function copyChecksumAlgorithm(request: S3Request, sourceInfo: ObjectInfo): ChecksumAlgorithm | undefined {
+  const named = headerValue(request.headers, 'x-amz-checksum-algorithm');
+  if (named !== undefined) {
+    const algorithm = named.toLowerCase() as ChecksumAlgorithm;
+    if (!checksumAlgorithms.includes(algorithm)) throw new SvcError('InvalidRequest', `Checksum algorithm '${named}' is not supported: use CRC32, CRC32C, CRC64NVME, SHA1 or SHA256.`);
+    return algorithm;
+  }
+  return checksumAlgorithms.find((algorithm) => sourceInfo.systemMetadata[`x-amz-checksum-${algorithm}`] !== undefined);
+}
+
+function copiedChecksum(algorithm: ChecksumAlgorithm, hex: string): Record<string, string> {
+  return { [`x-amz-checksum-${algorithm}`]: Buffer.from(hex, 'hex').toString('base64'), 'x-amz-checksum-type': 'FULL_OBJECT' };
 }
 
 /** x-amz-tagging-directive: COPY (the default) keeps the source's tags, REPLACE takes x-amz-tagging. */
