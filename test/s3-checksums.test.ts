@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectAttributesCommand, GetObjectCommand, HeadObjectCommand,
-  ListPartsCommand, PutObjectCommand, UploadPartCommand, type ChecksumAlgorithm, type ChecksumType, type S3Client,
+  ListPartsCommand, PutObjectCommand, UploadPartCommand, UploadPartCopyCommand, type ChecksumAlgorithm, type ChecksumType, type S3Client,
 } from '@aws-sdk/client-s3';
 import { Crc64Nvme } from '@aws-sdk/crc64-nvme';
 import { Crc32c } from '@aws-crypto/crc32c';
@@ -155,6 +155,15 @@ describe('multipart checksums', () => {
     expect(listed.Parts!.map((part) => part.PartNumber)).toEqual([1, 2]);
     const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId, MultipartUpload: { Parts: parts } }));
     expect(done.ChecksumCRC32C).toMatch(/-2$/);
+  });
+
+  it('a part sent without a checksum, or copied, gets one in its upload\'s algorithm, in the answer', async () => {
+    const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'unsent', ChecksumAlgorithm: 'CRC32C' }));
+    const body = Buffer.from('a part without a checksum header');
+    const sent = await signedRequest(server.url, { method: 'PUT', path: `/${bucket}/unsent`, query: { partNumber: '1', uploadId: created.UploadId! }, body });
+    expect([sent.status, sent.headers['x-amz-checksum-crc32c']]).toEqual([200, (await digest('CRC32C', body)).toString('base64')]);
+    const copied = await s3.send(new UploadPartCopyCommand({ Bucket: bucket, Key: 'unsent', UploadId: created.UploadId, PartNumber: 2, CopySource: `${bucket}/single-SHA1` }));
+    expect(copied.CopyPartResult!.ChecksumCRC32C).toBe((await digest('CRC32C', Buffer.from('checked body'))).toString('base64'));
   });
 
   it('a copy keeps a checksum of its source\'s algorithm (or the one it names) over the whole object', async () => {

@@ -11,7 +11,7 @@ import type { Clock } from '../util/clock.js';
 import { randomUUID } from 'node:crypto';
 import type { ErasureSet } from './erasure-set.js';
 import type { SetConfig } from './set-context.js';
-import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartOptions, type PartRecord, type UploadRecord } from './multipart.js';
+import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartOptions, type PartRecord, type UploadedPart, type UploadRecord } from './multipart.js';
 import type { CompletionChecksum, RequestedPart } from './multipart-checksums.js';
 import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
@@ -394,7 +394,7 @@ export class ObjectLayer {
     return uploadId;
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: PartOptions): Promise<PartRecord> {
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: PartOptions): Promise<UploadedPart> {
     const { config, record } = await this.upload(bucket, key, uploadId);
     return uploadPart(config, record, partNumber, body, options);
   }
