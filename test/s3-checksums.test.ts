@@ -157,6 +157,15 @@ describe('multipart checksums', () => {
     expect(done.ChecksumCRC32C).toMatch(/-2$/);
   });
 
+  it('GET and HEAD of one part (partNumber) with checksum mode carry that part\'s checksum, which the SDK checks', async () => {
+    const part = (await digest('SHA256', second)).toString('base64');
+    const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'composite', PartNumber: 2, ChecksumMode: 'ENABLED' }));
+    expect([head.ChecksumSHA256, head.PartsCount]).toEqual([part, 2]);
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'composite', PartNumber: 2, ChecksumMode: 'ENABLED' }));
+    expect(got.ChecksumSHA256).toBe(part);
+    expect(await got.Body!.transformToString()).toBe(second.toString());
+  });
+
   it('a part sent without a checksum, or copied, gets one in its upload\'s algorithm, in the answer', async () => {
     const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'unsent', ChecksumAlgorithm: 'CRC32C' }));
     const body = Buffer.from('a part without a checksum header');

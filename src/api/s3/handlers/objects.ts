@@ -140,9 +140,17 @@ function checksumHeaders(info: ObjectInfo): Record<string, string> {
  * (`x-amz-checksum-mode: ENABLED`, which AWS SDKs send by default and then check the body against)
  * and reads the whole object: a range has no checksum of its own.
  */
-function requestedChecksums(request: S3Request, info: ObjectInfo, range: { offset: number; length: number } | undefined): Record<string, string> {
-  if (range || headerValue(request.headers, 'x-amz-checksum-mode')?.toUpperCase() !== 'ENABLED') return {};
-  return checksumHeaders(info);
+function requestedChecksums(request: S3Request, info: ObjectInfo, range: ReadRange | undefined): Record<string, string> {
+  if (headerValue(request.headers, 'x-amz-checksum-mode')?.toUpperCase() !== 'ENABLED') return {};
+  if (range?.partNumber !== undefined) return partChecksumHeader(info, range.partNumber);
+  return range ? {} : checksumHeaders(info);
+}
+
+/** Part N of a multipart object read alone (`partNumber`) has the checksum its upload kept for it. */
+function partChecksumHeader(info: ObjectInfo, partNumber: number): Record<string, string> {
+  const checksum = info.parts.find((part) => part.number === partNumber)?.checksum;
+  const algorithm = checksumAlgorithms.find((candidate) => info.systemMetadata[`x-amz-checksum-${candidate}`] !== undefined);
+  return checksum !== undefined && algorithm !== undefined ? { [`x-amz-checksum-${algorithm}`]: checksum } : {};
 }
 
 export function objectHeaders(info: ObjectInfo): Record<string, string | number> {
@@ -204,6 +212,7 @@ interface ReadRange {
   length: number;
   /** Set when the range is one part of a multipart object, asked for by partNumber. */
   partsCount?: number;
+  partNumber?: number;
 }
 
 /** The range a GET or HEAD reads: a `partNumber` query or a Range header (not both). */
@@ -230,7 +239,7 @@ export function partRange(info: ObjectInfo, partNumber: number): ReadRange {
   }
   if (index < 0) throw new SvcError('InvalidPartNumber', undefined, { partNumber, partsCount: info.parts.length });
   const offset = info.parts.slice(0, index).reduce((sum, part) => sum + part.sizeBytes, 0);
-  return { offset, length: info.parts[index]!.sizeBytes, partsCount: info.parts.length };
+  return { offset, length: info.parts[index]!.sizeBytes, partsCount: info.parts.length, partNumber };
 }
 
 /** Length, Content-Range and parts count of a (possibly ranged) read: its status and headers. */
