@@ -15,7 +15,7 @@ import {
   PutBucketVersioningCommand, PutObjectCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
-import { signedRequest } from './helpers/raw-s3.js';
+import { signedOnSocket, signedRequest } from './helpers/raw-s3.js';
 import { sdkErrorOf } from './helpers/codes.js';
 import { ownerAccountId } from '../src/api/s3/expected-owner.js';
 
@@ -131,6 +131,13 @@ describe('smaller bucket answers', () => {
     await s3.send(new PutObjectCommand({ Bucket: 'page-b1', Key: 'gone', Body: 'g' }));
     const plain = await signedRequest(server.url, { method: 'DELETE', path: '/page-b1/gone' });
     expect([plain.status, plain.headers['x-amz-delete-marker'], plain.headers['x-amz-version-id']]).toEqual([204, undefined, undefined]);
+  });
+
+  it('a PUT of unknown length (Transfer-Encoding: chunked, no Content-Length) is 411 MissingContentLength and stores nothing', async () => {
+    const answer = await signedOnSocket(server.url, 'PUT', '/page-b1/chunked', { 'transfer-encoding': 'chunked' }, Buffer.from('5\r\nhello\r\n0\r\n\r\n'));
+    expect(answer).toMatch(/^HTTP\/1.1 411/);
+    expect(answer).toContain('<Code>MissingContentLength</Code>');
+    expect(await sdkErrorOf(s3.send(new GetObjectCommand({ Bucket: 'page-b1', Key: 'chunked' })))).toMatchObject({ status: 404 });
   });
 
   it('keys with control characters are listed raw without encoding-type (as character references), and read back by the SDK', async () => {

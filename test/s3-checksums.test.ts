@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectAttributesCommand, GetObjectCommand, HeadObjectCommand,
-  ListPartsCommand, PutObjectCommand, UploadPartCommand, type ChecksumAlgorithm, type ChecksumType, type S3Client,
+  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectAttributesCommand, GetObjectCommand, HeadObjectCommand,
+  ListPartsCommand, PutObjectCommand, UploadPartCommand, UploadPartCopyCommand, type ChecksumAlgorithm, type ChecksumType, type S3Client,
 } from '@aws-sdk/client-s3';
 import { Crc64Nvme } from '@aws-sdk/crc64-nvme';
 import { Crc32c } from '@aws-crypto/crc32c';
@@ -155,6 +155,38 @@ describe('multipart checksums', () => {
     expect(listed.Parts!.map((part) => part.PartNumber)).toEqual([1, 2]);
     const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId, MultipartUpload: { Parts: parts } }));
     expect(done.ChecksumCRC32C).toMatch(/-2$/);
+  });
+
+  it('GET and HEAD of one part (partNumber) with checksum mode carry that part\'s checksum, which the SDK checks', async () => {
+    const part = (await digest('SHA256', second)).toString('base64');
+    const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'composite', PartNumber: 2, ChecksumMode: 'ENABLED' }));
+    expect([head.ChecksumSHA256, head.PartsCount]).toEqual([part, 2]);
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'composite', PartNumber: 2, ChecksumMode: 'ENABLED' }));
+    expect(got.ChecksumSHA256).toBe(part);
+    expect(await got.Body!.transformToString()).toBe(second.toString());
+  });
+
+  it('a part sent without a checksum, or copied, gets one in its upload\'s algorithm, in the answer', async () => {
+    const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'unsent', ChecksumAlgorithm: 'CRC32C' }));
+    const body = Buffer.from('a part without a checksum header');
+    const sent = await signedRequest(server.url, { method: 'PUT', path: `/${bucket}/unsent`, query: { partNumber: '1', uploadId: created.UploadId! }, body });
+    expect([sent.status, sent.headers['x-amz-checksum-crc32c']]).toEqual([200, (await digest('CRC32C', body)).toString('base64')]);
+    const copied = await s3.send(new UploadPartCopyCommand({ Bucket: bucket, Key: 'unsent', UploadId: created.UploadId, PartNumber: 2, CopySource: `${bucket}/single-SHA1` }));
+    expect(copied.CopyPartResult!.ChecksumCRC32C).toBe((await digest('CRC32C', Buffer.from('checked body'))).toString('base64'));
+  });
+
+  it('a copy keeps a checksum of its source\'s algorithm (or the one it names) over the whole object', async () => {
+    const kept = await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copy-crc64', CopySource: `${bucket}/single-CRC64NVME` }));
+    const source = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'single-CRC64NVME', ChecksumMode: 'ENABLED' }));
+    expect([kept.CopyObjectResult!.ChecksumCRC64NVME, kept.CopyObjectResult!.ChecksumType]).toEqual([source.ChecksumCRC64NVME, 'FULL_OBJECT']);
+    const whole = (await digest('SHA256', Buffer.concat([first, second]))).toString('base64');
+    const fromComposite = await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copy-composite', CopySource: `${bucket}/composite` }));
+    expect([fromComposite.CopyObjectResult!.ChecksumSHA256, fromComposite.CopyObjectResult!.ChecksumType]).toEqual([whole, 'FULL_OBJECT']);
+    const named = await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copy-named', CopySource: `${bucket}/single-CRC32`, ChecksumAlgorithm: 'SHA1' }));
+    expect(named.CopyObjectResult!.ChecksumSHA1).toBe((await digest('SHA1', Buffer.from('checked body'))).toString('base64'));
+    const refused = await signedRequest(server.url, { method: 'PUT', path: `/${bucket}/copy-refused`, headers: { 'x-amz-copy-source': `/${bucket}/single-CRC32`, 'x-amz-checksum-algorithm': 'MD4' } });
+    expect([refused.status, /<Code>InvalidRequest<\/Code>/.test(refused.body)]).toEqual([400, true]);
+    expect(await sdkErrorOf(s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'copy-refused' })))).toMatchObject({ status: 404 });
   });
 
   it('boto3 reads the stored checksums of a multipart object (GetObjectAttributes, HEAD)', () => {

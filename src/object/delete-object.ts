@@ -5,7 +5,7 @@
  */
 import type { ObjectVersion, XlMeta } from '../format/xl-meta-types.js';
 import { findVersion, removeVersion, upsertVersion } from '../format/xl-meta.js';
-import { objectResource } from './locks.js';
+import { acquireWriteLock, checkWritePrecondition } from './write-preconditions.js';
 import { changeMeta } from './meta-io.js';
 import { checkRemovable } from './object-lock.js';
 import { checkObjectKey } from './paths.js';
@@ -16,8 +16,9 @@ export async function deleteObject(config: SetConfig, bucket: string, key: strin
   checkObjectKey(key);
   const quorum = majority(config);
   requireQuorum(onlineSlots(config).length, quorum, 'write', { bucket, key, operation: 'delete' });
-  const release = options.lockHeld ? () => undefined : await config.locker.acquire(objectResource(bucket, key), 'write');
+  const release = options.lockHeld ? () => undefined : await acquireWriteLock(config, bucket, key, options.precondition !== undefined);
   try {
+    await checkWritePrecondition(config, bucket, key, options.precondition);
     if (options.marker) return await addDeleteMarker(config, bucket, key, options.marker.versionId, quorum, options.marker.modTimeMs);
     const removal = { quorum, bypassGovernance: options.bypassGovernance === true, ignoreObjectLock: options.ignoreObjectLock === true };
     if (options.versionId !== undefined) return await removeOneVersion(config, bucket, key, options.versionId, removal);

@@ -77,7 +77,7 @@ export async function uploadPart(
   partNumber: number,
   body: AsyncIterable<Uint8Array>,
   options: PartOptions,
-): Promise<PartRecord> {
+): Promise<UploadedPart> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > limits.maxPartNumber) throw new SvcError('InvalidArgument', `part number must be an integer from 1 to ${limits.maxPartNumber}`);
   const kept = record.checksum?.algorithm;
   const other = options.sentChecksums?.find((algorithm) => algorithm !== kept);
@@ -98,13 +98,16 @@ export async function uploadPart(
       await drive.writeFileAtomic(`${dir}/part.${partNumber}.json`, bytes);
     }, slots);
     requireQuorum(committed.length, quorum, 'write', { uploadId: record.uploadId, partNumber });
-    return part;
+    return { ...part, ...(kept ? { checksumAlgorithm: kept } : {}) };
   } finally {
     await removeTmp(config, tmpId);
   }
 }
 
 /** Parts agreed on by enough drives (read quorum K), ascending by number. */
+/** A part just stored, with the algorithm of its checksum. */
+export type UploadedPart = PartRecord & { checksumAlgorithm?: DigestAlgorithm };
+
 export interface PartOptions {
   sizeBytes?: number;
   digests?: readonly DigestAlgorithm[];

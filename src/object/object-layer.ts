@@ -11,13 +11,13 @@ import type { Clock } from '../util/clock.js';
 import { randomUUID } from 'node:crypto';
 import type { ErasureSet } from './erasure-set.js';
 import type { SetConfig } from './set-context.js';
-import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartOptions, type PartRecord, type UploadRecord } from './multipart.js';
+import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartOptions, type PartRecord, type UploadedPart, type UploadRecord } from './multipart.js';
 import type { CompletionChecksum, RequestedPart } from './multipart-checksums.js';
 import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
 import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
-import type { WritePrecondition } from './write-preconditions.js';
+import { checkWritePrecondition, type WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
 import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule, type BucketLogging } from './bucket-metadata.js';
 import type { Acl, ObjectOwnership } from '../iam/acl.js';
@@ -326,9 +326,10 @@ export class ObjectLayer {
    * once the newer one is gone. A delete marker goes to the pool of the newest version, which
    * decides reads in every pool.
    */
-  async deleteObject(bucket: string, key: string, versionId?: string, deleteOptions: { bypassGovernance?: boolean; lockHeld?: boolean } = {}): Promise<DeleteObjectResult> {
+  async deleteObject(bucket: string, key: string, versionId?: string, deleteOptions: { bypassGovernance?: boolean; lockHeld?: boolean; precondition?: WritePrecondition } = {}): Promise<DeleteObjectResult> {
     checkObjectKey(key);
     const record = await this.requireBucket(bucket);
+    if (deleteOptions.precondition) return this.deleteConditionally(bucket, key, versionId, { ...deleteOptions, precondition: deleteOptions.precondition });
     const options = {
       versioning: record.versioning,
       ...(versionId !== undefined ? { versionId } : {}),
@@ -343,6 +344,25 @@ export class ObjectLayer {
     }
     const poolIndex = (await this.poolHolding(bucket, key)) ?? (await this.poolForNewObject(bucket, key));
     return this.setFor(poolIndex, key).deleteObject(bucket, key, options);
+  }
+
+  /**
+   * A delete on a condition about the object's current version, checked under the write lock of
+   * the set holding that version (absent everywhere: checked against no object). A version in
+   * another pool than the current one is removed after the check, under its own set's lock.
+   */
+  private async deleteConditionally(bucket: string, key: string, versionId: string | undefined, deleteOptions: { bypassGovernance?: boolean; precondition: WritePrecondition }): Promise<DeleteObjectResult> {
+    const current = await this.poolHolding(bucket, key);
+    if (current === undefined) deleteOptions.precondition(undefined);
+    const record = await this.requireBucket(bucket);
+    const base = { versioning: record.versioning, ...(versionId !== undefined ? { versionId } : {}), ...(deleteOptions.bypassGovernance ? { bypassGovernance: true } : {}) };
+    const targets = record.versioning === 'unversioned' || versionId !== undefined ? await this.poolsHolding(bucket, key, versionId) : [current ?? (await this.poolForNewObject(bucket, key))];
+    if (current !== undefined && !targets.includes(current)) await checkWritePrecondition(this.setFor(current, key).config, bucket, key, deleteOptions.precondition);
+    let result: DeleteObjectResult = { versionId: versionId ?? 'null', deleteMarker: false };
+    for (const poolIndex of targets.reverse()) {
+      result = await this.setFor(poolIndex, key).deleteObject(bucket, key, poolIndex === current ? { ...base, precondition: deleteOptions.precondition } : base);
+    }
+    return result;
   }
 
   /**
@@ -398,7 +418,7 @@ export class ObjectLayer {
     return uploadId;
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: PartOptions): Promise<PartRecord> {
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, options: PartOptions): Promise<UploadedPart> {
     const { config, record } = await this.upload(bucket, key, uploadId);
     return uploadPart(config, record, partNumber, body, options);
   }

@@ -112,6 +112,11 @@ export interface DeleteObjectOptions {
   marker?: { versionId: string; modTimeMs: number };
   /** The caller already holds the object's write lock (data movement). */
   lockHeld?: boolean;
+  /**
+   * A condition on the object's current version (If-Match, x-amz-if-match-*), checked under the
+   * write lock before anything changes; throwing refuses the delete.
+   */
+  precondition?: (current: ObjectInfo | undefined) => void;
   /** Removing a version under GOVERNANCE retention is allowed (the caller asked for and may bypass it). */
   bypassGovernance?: boolean;
   /**

@@ -6,10 +6,13 @@ import { limits } from '../../../util/limits.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { governanceBypass } from './object-lock.js';
+import { deletePrecondition, type DeleteConditions } from './delete-conditions.js';
 
 interface Target {
   key: string;
   versionId?: string;
+  /** The entry's ETag, LastModifiedTime and Size elements. */
+  conditions: DeleteConditions;
 }
 
 function targetsOf(parsed: Record<string, unknown>): { targets: Target[]; quiet: boolean } {
@@ -19,7 +22,12 @@ function targetsOf(parsed: Record<string, unknown>): { targets: Target[]; quiet:
   if (objects.length > limits.maxDeleteObjects) throw new SvcError('MalformedXML', `Delete lists more than ${limits.maxDeleteObjects} objects`);
   const targets = objects.map((object) => {
     if (typeof object?.Key !== 'string' || object.Key === '') throw new SvcError('MalformedXML', 'every Object needs a Key');
-    return { key: object.Key, ...(typeof object.VersionId === 'string' ? { versionId: object.VersionId } : {}) };
+    const conditions: DeleteConditions = {
+      ...(typeof object.ETag === 'string' ? { ifMatch: object.ETag } : {}),
+      ...(typeof object.LastModifiedTime === 'string' ? { lastModifiedTime: object.LastModifiedTime } : {}),
+      ...(typeof object.Size === 'string' ? { sizeBytes: object.Size } : {}),
+    };
+    return { key: object.Key, ...(typeof object.VersionId === 'string' ? { versionId: object.VersionId } : {}), conditions };
   });
   return { targets, quiet: String(root.Quiet ?? 'false').toLowerCase() === 'true' };
 }
@@ -36,8 +44,10 @@ export async function deleteObjects(context: S3Context, request: S3Request, buck
   for (const target of targets) {
     try {
       await request.authorize?.(target.versionId === undefined ? 's3:DeleteObject' : 's3:DeleteObjectVersion', bucket, target.key);
+      if (target.conditions.ifMatch !== undefined) await request.authorize?.('s3:GetObject', bucket, target.key);
+      const precondition = deletePrecondition(target.conditions);
       const bypassGovernance = target.versionId !== undefined && (await governanceBypass(request, bucket, target.key));
-      const result = await context.objects.deleteObject(bucket, target.key, target.versionId, { bypassGovernance });
+      const result = await context.objects.deleteObject(bucket, target.key, target.versionId, { bypassGovernance, ...(precondition ? { precondition } : {}) });
       events.push(removalEvent(bucket, target.key, result, target.versionId !== undefined));
       if (quiet) continue;
       deleted.push({

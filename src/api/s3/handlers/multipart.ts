@@ -2,13 +2,14 @@
 import { versionEvent } from '../../../ops/events/types.js';
 import { SvcError } from '../../../errors/index.js';
 import { limits } from '../../../util/limits.js';
+import type { UploadedPart } from '../../../object/index.js';
 import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from './objects.js';
 import { lockFieldsFromHeaders } from './object-lock.js';
-import { completionChecksumOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
+import { checksumField, completionChecksumOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
 import { withRequestedAcl } from '../acl-request.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
@@ -38,7 +39,7 @@ export async function uploadPart(context: S3Context, request: S3Request, bucket:
     ...(sizeBytes !== undefined && Number.isSafeInteger(sizeBytes) ? { sizeBytes } : {}),
     beforeCommit: (received) => (stored = verifier.verify(received)),
   });
-  return { status: 200, headers: { etag: `"${part.etag}"`, ...stored } };
+  return { status: 200, headers: { etag: `"${part.etag}"`, ...stored, ...partChecksumHeader(part) } };
 }
 
 export async function uploadPartCopy(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string, partNumber: number, source: CopySource): Promise<S3Response> {
@@ -53,7 +54,7 @@ export async function uploadPartCopy(context: S3Context, request: S3Request, buc
   }
   const reader = await context.objects.getObject(source.bucket, source.key, { versionId: sourceInfo.versionId, ...(range ? { range } : {}) });
   const part = await context.objects.uploadPart(bucket, key, uploadId, partNumber, reader.body, { sizeBytes: range?.length ?? sourceInfo.sizeBytes });
-  return xml('CopyPartResult', { LastModified: new Date(part.modTimeMs).toISOString(), ETag: `"${part.etag}"` });
+  return xml('CopyPartResult', { LastModified: new Date(part.modTimeMs).toISOString(), ETag: `"${part.etag}"`, ...(part.checksumAlgorithm && part.checksum ? { [checksumField(part.checksumAlgorithm)]: part.checksum } : {}) });
 }
 
 export async function completeMultipartUpload(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string): Promise<S3Response> {
@@ -143,4 +144,9 @@ export async function listMultipartUploads(context: S3Context, request: S3Reques
     Upload: uploads.map((upload) => ({ Key: upload.key, UploadId: upload.uploadId, Initiator: owner, Owner: owner, StorageClass: upload.storageClass, Initiated: new Date(upload.initiatedMs).toISOString() })),
     ...(prefixes.length > 0 ? { CommonPrefixes: prefixes.map((Prefix) => ({ Prefix })) } : {}),
   });
+}
+
+/** The part's checksum in its upload's algorithm, which the answer carries even when the request sent none. */
+function partChecksumHeader(part: UploadedPart): Record<string, string> {
+  return part.checksumAlgorithm && part.checksum ? { [`x-amz-checksum-${part.checksumAlgorithm}`]: part.checksum } : {};
 }

@@ -3,7 +3,8 @@ import { SvcError, isSvcError } from '../../../errors/index.js';
 import type { ObjectInfo, ReceivedBody, WritePrecondition } from '../../../object/index.js';
 import type { StorageClass } from '../../../format/xl-meta-types.js';
 import { limits } from '../../../util/limits.js';
-import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
+import { checksumAlgorithms, expectationsFrom, PayloadVerifier, type ChecksumAlgorithm } from '../auth/checksums.js';
+import { objectChecksumFields } from './multipart-checksums.js';
 import { headerValue, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { toXml } from '../xml.js';
@@ -20,6 +21,7 @@ import { customerKeyOf, writeEncryptionOf } from '../sse-headers.js';
 function sseSettings(context: S3Context, request: S3Request) {
   return { secure: request.secureTransport === true, allowInsecure: context.encryption?.allowInsecureSsec === true, kms: context.encryption?.kms() };
 }
+import { deleteConditionsOf, deletePrecondition } from './delete-conditions.js';
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
 
@@ -80,7 +82,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     ...metadata,
     systemMetadata: { ...(await withRequestedAcl(context, request, bucket, metadata.systemMetadata)), ...lockFields },
     ...(precondition ? { precondition } : {}),
-    ...(sizeBytes !== undefined ? { sizeBytes } : {}),
+    sizeBytes,
     beforeCommit: (received: ReceivedBody) => withFullObjectType(verifier.verify(received)),
   };
   const info = sse ? await putEncrypted(context.objects, settings.kms, sse, bucket, key, request.body, options) : await context.objects.putObject(bucket, key, request.body, options);
@@ -122,13 +124,11 @@ export function writePreconditionOf(headers: Record<string, string | string[] | 
   };
 }
 
-function declaredSize(request: S3Request): number | undefined {
+function declaredSize(request: S3Request): number {
   const decoded = headerValue(request.headers, 'x-amz-decoded-content-length');
   const length = request.auth.payload.kind.startsWith('streaming') ? decoded : headerValue(request.headers, 'content-length');
-  if (length === undefined) {
-    if (headerValue(request.headers, 'transfer-encoding') === undefined) throw new SvcError('MissingContentLength');
-    return undefined;
-  }
+  // A body of unknown length (Transfer-Encoding: chunked, or aws-chunked without its decoded length) is refused as AWS refuses it.
+  if (length === undefined) throw new SvcError('MissingContentLength');
   const size = Number(length);
   if (!Number.isSafeInteger(size) || size < 0) throw new SvcError('InvalidArgument', 'invalid content length');
   if (size > limits.maxPutObjectSizeBytes) throw new SvcError('EntityTooLarge');
@@ -153,9 +153,17 @@ function checksumHeaders(info: ObjectInfo): Record<string, string> {
  * (`x-amz-checksum-mode: ENABLED`, which AWS SDKs send by default and then check the body against)
  * and reads the whole object: a range has no checksum of its own.
  */
-function requestedChecksums(request: S3Request, info: ObjectInfo, range: { offset: number; length: number } | undefined): Record<string, string> {
-  if (range || headerValue(request.headers, 'x-amz-checksum-mode')?.toUpperCase() !== 'ENABLED') return {};
-  return checksumHeaders(info);
+function requestedChecksums(request: S3Request, info: ObjectInfo, range: ReadRange | undefined): Record<string, string> {
+  if (headerValue(request.headers, 'x-amz-checksum-mode')?.toUpperCase() !== 'ENABLED') return {};
+  if (range?.partNumber !== undefined) return partChecksumHeader(info, range.partNumber);
+  return range ? {} : checksumHeaders(info);
+}
+
+/** Part N of a multipart object read alone (`partNumber`) has the checksum its upload kept for it. */
+function partChecksumHeader(info: ObjectInfo, partNumber: number): Record<string, string> {
+  const checksum = info.parts.find((part) => part.number === partNumber)?.checksum;
+  const algorithm = checksumAlgorithms.find((candidate) => info.systemMetadata[`x-amz-checksum-${candidate}`] !== undefined);
+  return checksum !== undefined && algorithm !== undefined ? { [`x-amz-checksum-${algorithm}`]: checksum } : {};
 }
 
 export function objectHeaders(info: ObjectInfo): Record<string, string | number> {
@@ -217,6 +225,7 @@ interface ReadRange {
   length: number;
   /** Set when the range is one part of a multipart object, asked for by partNumber. */
   partsCount?: number;
+  partNumber?: number;
 }
 
 /** The range a GET or HEAD reads: a `partNumber` query or a Range header (not both). */
@@ -243,7 +252,7 @@ export function partRange(info: ObjectInfo, partNumber: number): ReadRange {
   }
   if (index < 0) throw new SvcError('InvalidPartNumber', undefined, { partNumber, partsCount: info.parts.length });
   const offset = info.parts.slice(0, index).reduce((sum, part) => sum + part.sizeBytes, 0);
-  return { offset, length: info.parts[index]!.sizeBytes, partsCount: info.parts.length };
+  return { offset, length: info.parts[index]!.sizeBytes, partsCount: info.parts.length, partNumber };
 }
 
 /** Length, Content-Range and parts count of a (possibly ranged) read: its status and headers. */
@@ -300,8 +309,12 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
 
 export async function deleteObject(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
   const versionId = request.query.get('versionId') ?? undefined;
+  const conditions = deleteConditionsOf(request.headers);
+  const precondition = deletePrecondition(conditions);
+  // A delete on the object's ETag reads it: AWS asks for s3:GetObject as well.
+  if (conditions.ifMatch !== undefined) await request.authorize?.('s3:GetObject', bucket, key);
   const bypassGovernance = versionId !== undefined && (await governanceBypass(request, bucket, key));
-  const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance });
+  const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance, ...(precondition ? { precondition } : {}) });
   const headers: Record<string, string> = {};
   // A delete marker (versioned or suspended bucket) is named with its id, `null` in a suspended bucket.
   if (result.deleteMarker) headers['x-amz-delete-marker'] = 'true';
@@ -326,10 +339,32 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
   // A copy is a new version: it takes the locks its request asks for (or the bucket's default), never its source's.
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
   metadata.systemMetadata = { ...withoutLockFields(withTags(await withRequestedAcl(context, request, bucket, metadata.systemMetadata), copiedTags(request, sourceInfo))), ...lockFields };
-  const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
+  const algorithm = copyChecksumAlgorithm(request, sourceInfo);
+  const info = await context.objects.putObject(bucket, key, reader.body, {
+    storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes,
+    ...(algorithm ? { digests: [algorithm], beforeCommit: (received) => copiedChecksum(algorithm, received.digests[algorithm]!) } : {}),
+  });
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
-  return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"` }), events: [versionEvent('ObjectCreated:Copy', info)] };
+  return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"`, ...objectChecksumFields(info.systemMetadata) }), events: [versionEvent('ObjectCreated:Copy', info)] };
+}
+
+/**
+ * The checksum a copy keeps: of the algorithm `x-amz-checksum-algorithm` names, else of its
+ * source's; computed over the copied bytes, so it is of the whole object (FULL_OBJECT).
+ */
+function copyChecksumAlgorithm(request: S3Request, sourceInfo: ObjectInfo): ChecksumAlgorithm | undefined {
+  const named = headerValue(request.headers, 'x-amz-checksum-algorithm');
+  if (named !== undefined) {
+    const algorithm = named.toLowerCase() as ChecksumAlgorithm;
+    if (!checksumAlgorithms.includes(algorithm)) throw new SvcError('InvalidRequest', `Checksum algorithm '${named}' is not supported: use CRC32, CRC32C, CRC64NVME, SHA1 or SHA256.`);
+    return algorithm;
+  }
+  return checksumAlgorithms.find((algorithm) => sourceInfo.systemMetadata[`x-amz-checksum-${algorithm}`] !== undefined);
+}
+
+function copiedChecksum(algorithm: ChecksumAlgorithm, hex: string): Record<string, string> {
+  return { [`x-amz-checksum-${algorithm}`]: Buffer.from(hex, 'hex').toString('base64'), 'x-amz-checksum-type': 'FULL_OBJECT' };
 }
 
 /** x-amz-tagging-directive: COPY (the default) keeps the source's tags, REPLACE takes x-amz-tagging. */
