@@ -9,7 +9,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteBucketEncryptionCommand, GetBucketEncryptionCommand, PutBucketEncryptionCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { rcIn } from './helpers/rc-process.js';
 import { admin } from './helpers/admin-client.js';
@@ -149,6 +149,29 @@ describe('SSE-C', () => {
     expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'sealed', Key: 'customer-bad', ...keyOf(3) })))).status).toBe(404);
     // A key sent for an object that is not SSE-C is refused too.
     expect((await failure(s3.send(new GetObjectCommand({ Bucket: 'sealed', Key: 'small', ...keyOf(1) })))).status).toBe(400);
+  });
+});
+
+describe('bucket default encryption', () => {
+  it('Put/Get/DeleteBucketEncryption; a PUT without headers takes the default; bad configurations are refused by name', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'defaulted' }));
+    expect(await failure(s3.send(new GetBucketEncryptionCommand({ Bucket: 'defaulted' })))).toEqual({ name: 'ServerSideEncryptionConfigurationNotFoundError', status: 404 });
+    const byKms = { Bucket: 'defaulted', ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' as const, KMSMasterKeyID: 'backups' } }] } };
+    await s3.send(new PutBucketEncryptionCommand(byKms));
+    const config = await s3.send(new GetBucketEncryptionCommand({ Bucket: 'defaulted' }));
+    expect(config.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault).toEqual({ SSEAlgorithm: 'aws:kms', KMSMasterKeyID: 'backups' });
+    const put = await s3.send(new PutObjectCommand({ Bucket: 'defaulted', Key: 'k', Body: 'by default' }));
+    expect([put.ServerSideEncryption, put.SSEKMSKeyId]).toEqual(['aws:kms', 'backups']);
+    const explicit = await s3.send(new PutObjectCommand({ Bucket: 'defaulted', Key: 'explicit', Body: 'x', ServerSideEncryption: 'AES256' }));
+    expect(explicit.ServerSideEncryption).toBe('AES256');
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'defaulted', Key: 'k' }))).Body!.transformToString()).toBe('by default');
+    const unknownKey = { ...byKms, ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' as const, KMSMasterKeyID: 'nope' } }] } };
+    expect(await failure(s3.send(new PutBucketEncryptionCommand(unknownKey)))).toEqual({ name: 'KMS.NotFoundException', status: 400 });
+    const badAlgorithm = { ...byKms, ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'DES' as 'AES256' } }] } };
+    expect(await failure(s3.send(new PutBucketEncryptionCommand(badAlgorithm)))).toEqual({ name: 'MalformedXML', status: 400 });
+    expect((await s3.send(new GetBucketEncryptionCommand({ Bucket: 'defaulted' }))).ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault?.KMSMasterKeyID).toBe('backups');
+    await s3.send(new DeleteBucketEncryptionCommand({ Bucket: 'defaulted' }));
+    expect((await s3.send(new PutObjectCommand({ Bucket: 'defaulted', Key: 'plain', Body: 'x' }))).ServerSideEncryption).toBeUndefined();
   });
 });
 

@@ -31,6 +31,7 @@ import * as bucketPolicy from './handlers/bucket-policy.js';
 import * as publicAccessBlock from './handlers/public-access-block.js';
 import * as objectLock from './handlers/object-lock.js';
 import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
+import * as bucketEncryption from './handlers/bucket-encryption.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
 import { auditFactsOf, auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
 import { s3CallerFacts, s3EndpointFacts, s3UnroutedFacts } from './s3-audit.js';
@@ -223,6 +224,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'GetPublicAccessBlock': return publicAccessBlock.getPublicAccessBlock(context, request, endpoint.bucket);
     case 'PutPublicAccessBlock': return publicAccessBlock.putPublicAccessBlock(context, request, endpoint.bucket);
     case 'DeletePublicAccessBlock': return publicAccessBlock.deletePublicAccessBlock(context, request, endpoint.bucket);
+    case 'GetBucketEncryption': return bucketEncryption.getBucketEncryption(context, request, endpoint.bucket);
+    case 'PutBucketEncryption': return bucketEncryption.putBucketEncryption(context, request, endpoint.bucket);
+    case 'DeleteBucketEncryption': return bucketEncryption.deleteBucketEncryption(context, request, endpoint.bucket);
     case 'GetBucketTagging': return tagging.getBucketTagging(context, request, endpoint.bucket);
     case 'PutBucketTagging': return tagging.putBucketTagging(context, request, endpoint.bucket);
     case 'DeleteBucketTagging': return tagging.deleteBucketTagging(context, request, endpoint.bucket);

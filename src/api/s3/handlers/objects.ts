@@ -1,6 +1,7 @@
 /** Object operations: PUT, GET, HEAD, DELETE, COPY. */
 import { SvcError, isSvcError } from '../../../errors/index.js';
-import type { ObjectInfo, ReceivedBody, WritePrecondition } from '../../../object/index.js';
+import type { BucketEncryption, ObjectInfo, ReceivedBody, WritePrecondition } from '../../../object/index.js';
+import type { SseRequest } from '../../../ops/sse/object-keys.js';
 import type { StorageClass } from '../../../format/xl-meta-types.js';
 import { limits } from '../../../util/limits.js';
 import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
@@ -13,6 +14,12 @@ import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader, withou
 import { withoutLockFields } from '../../../object/index.js';
 import { encryptionHeaders, getDecrypted, keyOf, putEncrypted } from '../../../ops/sse/encrypted-objects.js';
 import { customerKeyOf, writeEncryptionOf } from '../sse-headers.js';
+
+/** What a bucket's default encryption asks of a write that asks for none. */
+function bucketDefaultEncryption(encryption: BucketEncryption | undefined): SseRequest | undefined {
+  if (!encryption) return undefined;
+  return encryption.algorithm === 'AES256' ? { kind: 'SSE-S3' } : { kind: 'SSE-KMS', ...(encryption.kmsKeyId !== undefined ? { keyId: encryption.kmsKeyId } : {}) };
+}
 
 /** How this request may send SSE-C keys, and the KMS. */
 function sseSettings(context: S3Context, request: S3Request) {
@@ -69,9 +76,10 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
   const verifier = new PayloadVerifier(expectations);
   const precondition = writePreconditionOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  if (Object.keys(lockFields).length > 0 || (await context.objects.bucketRecord(bucket))?.objectLock?.defaultRetention) requireIntegrityHeader(request.headers);
+  const record = await context.objects.bucketRecord(bucket);
+  if (Object.keys(lockFields).length > 0 || record?.objectLock?.defaultRetention) requireIntegrityHeader(request.headers);
   const settings = sseSettings(context, request);
-  const sse = writeEncryptionOf(request.headers, settings);
+  const sse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(request.headers, settings) ?? bucketDefaultEncryption(record?.encryption);
   const options = {
     digests: verifier.algorithms,
     storageClass,
