@@ -9,7 +9,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { CreateBucketCommand, DeleteBucketEncryptionCommand, GetBucketEncryptionCommand, PutBucketEncryptionCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, CreateBucketCommand, DeleteBucketEncryptionCommand, GetBucketEncryptionCommand, PutBucketEncryptionCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { rcIn } from './helpers/rc-process.js';
 import { admin } from './helpers/admin-client.js';
@@ -149,6 +149,27 @@ describe('SSE-C', () => {
     expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'sealed', Key: 'customer-bad', ...keyOf(3) })))).status).toBe(404);
     // A key sent for an object that is not SSE-C is refused too.
     expect((await failure(s3.send(new GetObjectCommand({ Bucket: 'sealed', Key: 'small', ...keyOf(1) })))).status).toBe(400);
+  });
+
+  it('CopyObject: source and target encryption differ; an SSE-C source needs its copy-source key', async () => {
+    const text = async (key: string, extra: object = {}) => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: 'sealed', Key: key, ...extra }))).Body!.transformToByteArray());
+    const small = await text('small');
+    const plainCopy = await s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-plain', CopySource: 'sealed/small' }));
+    expect(plainCopy.ServerSideEncryption).toBeUndefined();
+    expect((await text('copy-plain')).equals(small)).toBe(true);
+    const toCustomer = await s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-ssec', CopySource: 'sealed/small', ...keyOf(7) }));
+    expect(toCustomer.SSECustomerKeyMD5).toBe(keyOf(7).SSECustomerKeyMD5);
+    expect((await text('copy-ssec', keyOf(7))).equals(small)).toBe(true);
+    const copySourceKey = { CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: keyOf(1).SSECustomerKey, CopySourceSSECustomerKeyMD5: keyOf(1).SSECustomerKeyMD5 };
+    const toKms = await s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-kms', CopySource: 'sealed/customer', ...copySourceKey, ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'backups' }));
+    expect([toKms.ServerSideEncryption, toKms.SSEKMSKeyId]).toEqual(['aws:kms', 'backups']);
+    expect((await text('copy-kms')).equals(await text('customer', keyOf(1)))).toBe(true);
+    expect(await failure(s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-refused', CopySource: 'sealed/customer' })))).toEqual({ name: 'InvalidRequest', status: 400 });
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'sealed', Key: 'copy-refused' })))).status).toBe(404);
+    // Re-encrypting an object in place is a copy onto itself that changes its encryption.
+    const inPlace = await s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-plain', CopySource: 'sealed/copy-plain', ServerSideEncryption: 'AES256' }));
+    expect(inPlace.ServerSideEncryption).toBe('AES256');
+    expect((await text('copy-plain')).equals(small)).toBe(true);
   });
 });
 

@@ -313,21 +313,28 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
   const storageClass = storageClassOf(request.headers);
   const directive = headerValue(request.headers, 'x-amz-metadata-directive') ?? 'COPY';
   if (directive !== 'COPY' && directive !== 'REPLACE') throw new SvcError('InvalidArgument', 'x-amz-metadata-directive must be COPY or REPLACE');
+  const settings = sseSettings(context, request);
+  const sourceKey = customerKeyOf(request.headers, settings, 'x-amz-copy-source-');
+  const targetSse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(request.headers, settings);
   const sourceInfo = await context.objects.headObject(source.bucket, source.key, source.versionId);
   checkConditions(request.headers, sourceInfo, 'x-amz-copy-source-');
   const sameObject = source.bucket === bucket && source.key === key && source.versionId === undefined;
-  if (sameObject && directive === 'COPY' && headerValue(request.headers, 'x-amz-storage-class') === undefined) {
+  if (sameObject && directive === 'COPY' && headerValue(request.headers, 'x-amz-storage-class') === undefined && targetSse === undefined) {
     throw new SvcError('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, or encryption attributes.');
   }
-  const reader = await context.objects.getObject(source.bucket, source.key, { versionId: sourceInfo.versionId });
+  // An encrypted source is opened with its key (the copy-source SSE-C key for SSE-C) before anything is written.
+  const reader = await getDecrypted(context.objects, settings.kms, source.bucket, source.key, { versionId: sourceInfo.versionId, ...(sourceKey ? { secrets: { customerKey: sourceKey.key } } : {}) });
   const metadata = directive === 'REPLACE'
     ? metadataOf(request.headers)
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
   // A copy is a new version: it takes the locks its request asks for (or the bucket's default), never its source's.
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
   metadata.systemMetadata = { ...withoutLockFields(withTags(metadata.systemMetadata, copiedTags(request, sourceInfo))), ...lockFields };
-  const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
-  const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
+  // The target's encryption is what the request asks, else the target bucket's default: never the source's.
+  const sse = targetSse ?? bucketDefaultEncryption((await context.objects.bucketRecord(bucket))?.encryption);
+  const options = { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes };
+  const info = sse ? await putEncrypted(context.objects, settings.kms, sse, bucket, key, reader.body, options) : await context.objects.putObject(bucket, key, reader.body, options);
+  const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info), ...encryptionHeaders(info.encryption, targetSse?.customerKeyMd5) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
   return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"` }) };
 }
