@@ -6,7 +6,6 @@
  * client fails, and `.ci/run` installs them all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +16,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
-import { missingNpmPackage, missingPythonModule, missingTool } from './helpers/external-tools.js';
+import { missingNpmPackage, missingPythonModule, missingTool, runTool } from './helpers/external-tools.js';
 
 const missing = {
   aws: missingTool('aws', 'awscli'), rclone: missingTool('rclone'), s3cmd: missingTool('s3cmd'),
@@ -38,14 +37,7 @@ afterAll(async () => {
 });
 
 function run(command: string, args: string[], env: Record<string, string> = {}): string {
-  // A CA bundle from the environment is irrelevant over plain HTTP and trips rclone's S3 client.
-  const { AWS_CA_BUNDLE: _bundle, ...inherited } = process.env;
-  try {
-    return execFileSync(command, args, { env: { ...inherited, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (error) {
-    const failed = error as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}\n${server.logs().slice(-3000)}`);
-  }
+  return runTool(command, args, env, () => server.logs());
 }
 
 async function makeTree(dir: string): Promise<Record<string, Buffer>> {

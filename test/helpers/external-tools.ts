@@ -48,3 +48,18 @@ export async function missingNpmPackage(name: string): Promise<string | undefine
     return reason;
   }
 }
+
+/**
+ * Runs a client to completion and returns its stdout; a failure throws with its output and the
+ * tail of `logs` (the server's). A CA bundle from the environment is irrelevant over plain HTTP
+ * and trips rclone's S3 client, so it is left out.
+ */
+export function runTool(command: string, args: string[], env: Record<string, string>, logs: () => string): string {
+  const { AWS_CA_BUNDLE: _bundle, ...inherited } = process.env;
+  try {
+    return execFileSync(command, args, { env: { ...inherited, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const failed = error as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}\n${logs().slice(-3000)}`);
+  }
+}
