@@ -196,6 +196,32 @@ describe('bucket default encryption', () => {
   });
 });
 
+describe('who may encrypt', () => {
+  it('policy conditions on s3:x-amz-server-side-encryption and the KMS key id decide a user\'s PUT; a user without admin:KMSCreateKey creates no key', async () => {
+    const policy = {
+      Version: '2012-10-17',
+      Statement: [
+        { Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::sealed/*'], Condition: { StringEquals: { 's3:x-amz-server-side-encryption': 'AES256' } } },
+        { Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::sealed/*'], Condition: { StringEquals: { 's3:x-amz-server-side-encryption-aws-kms-key-id': 'backups' } } },
+      ],
+    };
+    expect((await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=sse-only', { body: JSON.stringify(policy) })).status).toBe(200);
+    const user = { accessKeyId: 'encryptor', secretAccessKey: 'encryptor-secret' };
+    expect((await admin(server.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: user.accessKeyId, secretKey: user.secretAccessKey, policies: ['sse-only'] }) })).status).toBe(200);
+    const client = s3ClientFor(server.url, { credentials: user });
+    expect(await failure(client.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'by-user/plain', Body: 'x' })))).toEqual({ name: 'AccessDenied', status: 403 });
+    expect((await client.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'by-user/s3', Body: 'x', ServerSideEncryption: 'AES256' }))).ServerSideEncryption).toBe('AES256');
+    expect((await client.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'by-user/kms', Body: 'x', ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'backups' }))).SSEKMSKeyId).toBe('backups');
+    await ok('admin', 'kms', 'key', 'create', 'local', 'other');
+    expect(await failure(client.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'by-user/other', Body: 'x', ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'other' })))).toEqual({ name: 'AccessDenied', status: 403 });
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'sealed', Key: 'by-user/other' })))).status).toBe(404);
+    const refused = await admin(server.url, 'POST', '/svc/admin/v4/kms/key/create', 'key-id=sneaky', { credentials: user });
+    expect([refused.status, refused.body.Code]).toEqual([403, 'AccessDenied']);
+    const listed = await admin(server.url, 'GET', '/svc/admin/v4/kms/key/list');
+    expect(listed.body.keys.map((key: { keyId: string }) => key.keyId)).toEqual(['svc-root', 'backups', 'other']);
+  });
+});
+
 describe('SSE-C headers', () => {
   const secure = { secure: true, allowInsecure: false };
   const key = Buffer.alloc(32, 9);
