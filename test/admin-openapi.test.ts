@@ -142,7 +142,7 @@ describe('answers of a running server fit the OpenAPI document', () => {
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'svc-openapi-'));
-    server = await startSvc({ args: [`${root}/p1/d{1...4}`, `${root}/p2/d{1...4}`], env: { SVC_DRIVE_BACKEND: 'memfs', SVC_FAULT_INJECTION: 'on' } });
+    server = await startSvc({ args: [`${root}/p1/d{1...4}`, `${root}/p2/d{1...4}`], env: { SVC_DRIVE_BACKEND: 'memfs', SVC_FAULT_INJECTION: 'on', SVC_KMS_SECRET_KEY: `svc-root:${Buffer.alloc(32, 1).toString('base64')}` } });
     const s3 = s3ClientFor(server.url);
     await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
     for (const key of ['cat.jpg', '2026/dog.jpg']) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: key, Body: `bytes of ${key}` }));

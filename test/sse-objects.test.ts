@@ -9,7 +9,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, CreateBucketCommand, DeleteBucketEncryptionCommand, GetBucketEncryptionCommand, PutBucketEncryptionCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { rcIn } from './helpers/rc-process.js';
 import { admin } from './helpers/admin-client.js';
@@ -149,6 +149,76 @@ describe('SSE-C', () => {
     expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'sealed', Key: 'customer-bad', ...keyOf(3) })))).status).toBe(404);
     // A key sent for an object that is not SSE-C is refused too.
     expect((await failure(s3.send(new GetObjectCommand({ Bucket: 'sealed', Key: 'small', ...keyOf(1) })))).status).toBe(400);
+  });
+
+  it('CopyObject: source and target encryption differ; an SSE-C source needs its copy-source key', async () => {
+    const text = async (key: string, extra: object = {}) => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: 'sealed', Key: key, ...extra }))).Body!.transformToByteArray());
+    const small = await text('small');
+    const plainCopy = await s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-plain', CopySource: 'sealed/small' }));
+    expect(plainCopy.ServerSideEncryption).toBeUndefined();
+    expect((await text('copy-plain')).equals(small)).toBe(true);
+    const toCustomer = await s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-ssec', CopySource: 'sealed/small', ...keyOf(7) }));
+    expect(toCustomer.SSECustomerKeyMD5).toBe(keyOf(7).SSECustomerKeyMD5);
+    expect((await text('copy-ssec', keyOf(7))).equals(small)).toBe(true);
+    const copySourceKey = { CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: keyOf(1).SSECustomerKey, CopySourceSSECustomerKeyMD5: keyOf(1).SSECustomerKeyMD5 };
+    const toKms = await s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-kms', CopySource: 'sealed/customer', ...copySourceKey, ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'backups' }));
+    expect([toKms.ServerSideEncryption, toKms.SSEKMSKeyId]).toEqual(['aws:kms', 'backups']);
+    expect((await text('copy-kms')).equals(await text('customer', keyOf(1)))).toBe(true);
+    expect(await failure(s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-refused', CopySource: 'sealed/customer' })))).toEqual({ name: 'InvalidRequest', status: 400 });
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'sealed', Key: 'copy-refused' })))).status).toBe(404);
+    // Re-encrypting an object in place is a copy onto itself that changes its encryption.
+    const inPlace = await s3.send(new CopyObjectCommand({ Bucket: 'sealed', Key: 'copy-plain', CopySource: 'sealed/copy-plain', ServerSideEncryption: 'AES256' }));
+    expect(inPlace.ServerSideEncryption).toBe('AES256');
+    expect((await text('copy-plain')).equals(small)).toBe(true);
+  });
+});
+
+describe('bucket default encryption', () => {
+  it('Put/Get/DeleteBucketEncryption; a PUT without headers takes the default; bad configurations are refused by name', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'defaulted' }));
+    expect(await failure(s3.send(new GetBucketEncryptionCommand({ Bucket: 'defaulted' })))).toEqual({ name: 'ServerSideEncryptionConfigurationNotFoundError', status: 404 });
+    const byKms = { Bucket: 'defaulted', ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' as const, KMSMasterKeyID: 'backups' } }] } };
+    await s3.send(new PutBucketEncryptionCommand(byKms));
+    const config = await s3.send(new GetBucketEncryptionCommand({ Bucket: 'defaulted' }));
+    expect(config.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault).toEqual({ SSEAlgorithm: 'aws:kms', KMSMasterKeyID: 'backups' });
+    const put = await s3.send(new PutObjectCommand({ Bucket: 'defaulted', Key: 'k', Body: 'by default' }));
+    expect([put.ServerSideEncryption, put.SSEKMSKeyId]).toEqual(['aws:kms', 'backups']);
+    const explicit = await s3.send(new PutObjectCommand({ Bucket: 'defaulted', Key: 'explicit', Body: 'x', ServerSideEncryption: 'AES256' }));
+    expect(explicit.ServerSideEncryption).toBe('AES256');
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'defaulted', Key: 'k' }))).Body!.transformToString()).toBe('by default');
+    const unknownKey = { ...byKms, ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' as const, KMSMasterKeyID: 'nope' } }] } };
+    expect(await failure(s3.send(new PutBucketEncryptionCommand(unknownKey)))).toEqual({ name: 'KMS.NotFoundException', status: 400 });
+    const badAlgorithm = { ...byKms, ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'DES' as 'AES256' } }] } };
+    expect(await failure(s3.send(new PutBucketEncryptionCommand(badAlgorithm)))).toEqual({ name: 'MalformedXML', status: 400 });
+    expect((await s3.send(new GetBucketEncryptionCommand({ Bucket: 'defaulted' }))).ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault?.KMSMasterKeyID).toBe('backups');
+    await s3.send(new DeleteBucketEncryptionCommand({ Bucket: 'defaulted' }));
+    expect((await s3.send(new PutObjectCommand({ Bucket: 'defaulted', Key: 'plain', Body: 'x' }))).ServerSideEncryption).toBeUndefined();
+  });
+});
+
+describe('who may encrypt', () => {
+  it('policy conditions on s3:x-amz-server-side-encryption and the KMS key id decide a user\'s PUT; a user without admin:KMSCreateKey creates no key', async () => {
+    const policy = {
+      Version: '2012-10-17',
+      Statement: [
+        { Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::sealed/*'], Condition: { StringEquals: { 's3:x-amz-server-side-encryption': 'AES256' } } },
+        { Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::sealed/*'], Condition: { StringEquals: { 's3:x-amz-server-side-encryption-aws-kms-key-id': 'backups' } } },
+      ],
+    };
+    expect((await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=sse-only', { body: JSON.stringify(policy) })).status).toBe(200);
+    const user = { accessKeyId: 'encryptor', secretAccessKey: 'encryptor-secret' };
+    expect((await admin(server.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: user.accessKeyId, secretKey: user.secretAccessKey, policies: ['sse-only'] }) })).status).toBe(200);
+    const client = s3ClientFor(server.url, { credentials: user });
+    expect(await failure(client.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'by-user/plain', Body: 'x' })))).toEqual({ name: 'AccessDenied', status: 403 });
+    expect((await client.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'by-user/s3', Body: 'x', ServerSideEncryption: 'AES256' }))).ServerSideEncryption).toBe('AES256');
+    expect((await client.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'by-user/kms', Body: 'x', ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'backups' }))).SSEKMSKeyId).toBe('backups');
+    await ok('admin', 'kms', 'key', 'create', 'local', 'other');
+    expect(await failure(client.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'by-user/other', Body: 'x', ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'other' })))).toEqual({ name: 'AccessDenied', status: 403 });
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'sealed', Key: 'by-user/other' })))).status).toBe(404);
+    const refused = await admin(server.url, 'POST', '/svc/admin/v4/kms/key/create', 'key-id=sneaky', { credentials: user });
+    expect([refused.status, refused.body.Code]).toEqual([403, 'AccessDenied']);
+    const listed = await admin(server.url, 'GET', '/svc/admin/v4/kms/key/list');
+    expect(listed.body.keys.map((key: { keyId: string }) => key.keyId)).toEqual(['svc-root', 'backups', 'other']);
   });
 });
 

@@ -46,6 +46,8 @@ export interface BucketRecord {
   acl?: Acl;
   /** Server access logging (PutBucketLogging); absent: off. */
   logging?: BucketLogging;
+  /** The bucket's default encryption (PutBucketEncryption); absent when it has none. */
+  encryption?: BucketEncryption;
 }
 
 /**
@@ -60,6 +62,20 @@ export interface NotificationRule {
   events: string[];
   prefix?: string;
   suffix?: string;
+}
+
+/** Default encryption of a bucket's new objects: SSE-S3 (`AES256`) or SSE-KMS with an optional key id. */
+export interface BucketEncryption {
+  algorithm: 'AES256' | 'aws:kms';
+  kmsKeyId?: string;
+  bucketKeyEnabled: boolean;
+}
+
+function isBucketEncryption(value: unknown): value is BucketEncryption {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Record<string, unknown>;
+  const known = Object.keys(record).every((name) => ['algorithm', 'kmsKeyId', 'bucketKeyEnabled'].includes(name));
+  return known && (record.algorithm === 'AES256' || record.algorithm === 'aws:kms') && (record.kmsKeyId === undefined || (typeof record.kmsKeyId === 'string' && record.algorithm === 'aws:kms')) && typeof record.bucketKeyEnabled === 'boolean';
 }
 
 /** Where a bucket's server access logs go. */
@@ -138,6 +154,7 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
     record.objectLock = decodeBucketObjectLock(record.objectLock);
     if (record.versioning !== 'enabled') throw new SvcError('CorruptFormat', 'bucket record has object lock without versioning enabled');
   }
+  if (record.encryption !== undefined && !isBucketEncryption(record.encryption)) throw new SvcError('CorruptFormat', 'bucket record has an invalid encryption field');
   if (record.tags !== undefined && !(Array.isArray(record.tags) && record.tags.every((tag) => Array.isArray(tag) && tag.length === 2 && tag.every((part) => typeof part === 'string')))) {
     throw new SvcError('CorruptFormat', 'bucket record has an invalid tags field');
   }

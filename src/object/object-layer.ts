@@ -19,7 +19,7 @@ import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
 import { checkWritePrecondition, type WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
-import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule, type BucketLogging } from './bucket-metadata.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule, type BucketLogging, type BucketEncryption } from './bucket-metadata.js';
 import type { Acl, ObjectOwnership } from '../iam/acl.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, MultipartChecksum, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
@@ -194,6 +194,11 @@ export class ObjectLayer {
   }
 
   /** Sets (or, with undefined, removes) the bucket's tags (validated by the caller). */
+  /** Sets (or, with undefined, removes) the bucket's default encryption (validated by the caller). */
+  async setBucketEncryption(bucket: string, encryption: BucketEncryption | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ encryption: _old, ...record }) => (encryption === undefined ? record : { ...record, encryption }));
+  }
+
   async setBucketTags(bucket: string, tags: [string, string][] | undefined): Promise<void> {
     await this.changeBucketRecord(bucket, ({ tags: _old, ...record }) => (tags === undefined ? record : { ...record, tags }));
   }

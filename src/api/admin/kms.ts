@@ -40,7 +40,7 @@ export const kmsRoutes: AdminRoute[] = [
       description: 'Creates a named key of the built-in KMS (32 random bytes, kept sealed by the root key in `.svc.sys/kms.bin`). 409 KMSKeyExists when the name is taken; 501 KMSNotConfigured without SVC_KMS_SECRET_KEY.',
       querystring: schema.mutationQuery({ 'key-id': keyIdParameter }, ['key-id']),
       response: kmsKeyStatusSchema,
-      example: { response: exampleKey },
+      example: { query: 'key-id=backups', response: exampleKey },
     },
     access: { actions: [admin.kmsCreateKey] },
     handle: async (context, request) => {

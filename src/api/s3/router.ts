@@ -65,6 +65,9 @@ export type S3Endpoint =
   | { kind: 'GetBucketOwnershipControls'; bucket: string }
   | { kind: 'PutBucketOwnershipControls'; bucket: string }
   | { kind: 'DeleteBucketOwnershipControls'; bucket: string }
+  | { kind: 'GetBucketEncryption'; bucket: string }
+  | { kind: 'PutBucketEncryption'; bucket: string }
+  | { kind: 'DeleteBucketEncryption'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -107,6 +110,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('cors')) return routeCors(method, bucket);
   if (has('publicAccessBlock')) return method === 'GET' ? { kind: 'GetPublicAccessBlock', bucket } : method === 'PUT' ? { kind: 'PutPublicAccessBlock', bucket } : method === 'DELETE' ? { kind: 'DeletePublicAccessBlock', bucket } : notAllowed();
   if (has('tagging')) return method === 'GET' ? { kind: 'GetBucketTagging', bucket } : method === 'PUT' ? { kind: 'PutBucketTagging', bucket } : method === 'DELETE' ? { kind: 'DeleteBucketTagging', bucket } : notAllowed();
+  if (has('encryption')) return method === 'GET' ? { kind: 'GetBucketEncryption', bucket } : method === 'PUT' ? { kind: 'PutBucketEncryption', bucket } : method === 'DELETE' ? { kind: 'DeleteBucketEncryption', bucket } : notAllowed();
   if (has('policy')) return routePolicy(method, bucket);
   if (has('lifecycle')) return routeLifecycle(method, bucket);
   if (has('notification')) return method === 'GET' ? { kind: 'GetBucketNotificationConfiguration', bucket } : method === 'PUT' ? { kind: 'PutBucketNotificationConfiguration', bucket } : notAllowed();

@@ -34,6 +34,7 @@ import * as bucketNotification from './handlers/bucket-notification.js';
 import * as objectLock from './handlers/object-lock.js';
 import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import * as ownershipControls from './handlers/ownership-controls.js';
+import * as bucketEncryption from './handlers/bucket-encryption.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
 import { auditFactsOf, auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
 import { s3CallerFacts, s3EndpointFacts, s3UnroutedFacts } from './s3-audit.js';
@@ -249,6 +250,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'DeletePublicAccessBlock': return publicAccessBlock.deletePublicAccessBlock(context, request, endpoint.bucket);
     case 'GetBucketNotificationConfiguration': return bucketNotification.getBucketNotification(context, request, endpoint.bucket);
     case 'PutBucketNotificationConfiguration': return bucketNotification.putBucketNotification(context, request, endpoint.bucket);
+    case 'GetBucketEncryption': return bucketEncryption.getBucketEncryption(context, request, endpoint.bucket);
+    case 'PutBucketEncryption': return bucketEncryption.putBucketEncryption(context, request, endpoint.bucket);
+    case 'DeleteBucketEncryption': return bucketEncryption.deleteBucketEncryption(context, request, endpoint.bucket);
     case 'GetBucketTagging': return tagging.getBucketTagging(context, request, endpoint.bucket);
     case 'PutBucketTagging': return tagging.putBucketTagging(context, request, endpoint.bucket);
     case 'DeleteBucketTagging': return tagging.deleteBucketTagging(context, request, endpoint.bucket);

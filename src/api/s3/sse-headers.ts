@@ -26,10 +26,11 @@ const one = (headers: Headers, name: string): string | undefined => {
 };
 
 /** Operations that take each kind of header (others refuse them by name). */
-const takesWriteSse = new Set<S3Endpoint['kind']>(['PutObject']);
-const takesCustomerKey = new Set<S3Endpoint['kind']>(['PutObject', 'GetObject', 'HeadObject']);
+const takesWriteSse = new Set<S3Endpoint['kind']>(['PutObject', 'CopyObject']);
+const takesCustomerKey = new Set<S3Endpoint['kind']>(['PutObject', 'GetObject', 'HeadObject', 'CopyObject']);
+const takesCopySourceKey = new Set<S3Endpoint['kind']>(['CopyObject']);
 /** Encryption AWS offers on these operations, which this server does not do yet. */
-const notYet = new Set<S3Endpoint['kind']>(['CopyObject', 'CreateMultipartUpload', 'UploadPart', 'UploadPartCopy', 'CompleteMultipartUpload']);
+const notYet = new Set<S3Endpoint['kind']>(['CreateMultipartUpload', 'UploadPart', 'UploadPartCopy', 'CompleteMultipartUpload']);
 
 /**
  * Refuses SSE headers an operation does not take: InvalidArgument, or NotImplemented where AWS
@@ -44,6 +45,7 @@ export function refuseMisplacedEncryption(endpoint: S3Endpoint, headers: Headers
   const allowed = new Set<string>();
   if (takesWriteSse.has(endpoint.kind)) [sse, kmsKeyId, kmsContext, bucketKeyEnabled].forEach((name) => allowed.add(name));
   if (takesCustomerKey.has(endpoint.kind)) Object.values(customer('x-amz-')).forEach((name) => allowed.add(name));
+  if (takesCopySourceKey.has(endpoint.kind)) Object.values(customer('x-amz-copy-source-')).forEach((name) => allowed.add(name));
   const misplaced = asked.filter((name) => !allowed.has(name));
   if (misplaced.length > 0) throw new SvcError('InvalidArgument', `${misplaced.join(', ')} cannot be used with ${endpoint.kind}.`, { headers: misplaced });
 }

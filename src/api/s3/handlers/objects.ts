@@ -1,6 +1,7 @@
 /** Object operations: PUT, GET, HEAD, DELETE, COPY. */
 import { SvcError, isSvcError } from '../../../errors/index.js';
-import type { ObjectInfo, ReceivedBody, WritePrecondition } from '../../../object/index.js';
+import type { BucketEncryption, ObjectInfo, ReceivedBody, WritePrecondition } from '../../../object/index.js';
+import type { SseRequest } from '../../../ops/sse/object-keys.js';
 import type { StorageClass } from '../../../format/xl-meta-types.js';
 import { limits } from '../../../util/limits.js';
 import { checksumAlgorithms, expectationsFrom, PayloadVerifier, type ChecksumAlgorithm } from '../auth/checksums.js';
@@ -16,6 +17,12 @@ import { withoutLockFields } from '../../../object/index.js';
 import { removalEvent, versionEvent } from '../../../ops/events/types.js';
 import { encryptionHeaders, getDecrypted, keyOf, putEncrypted } from '../../../ops/sse/encrypted-objects.js';
 import { customerKeyOf, writeEncryptionOf } from '../sse-headers.js';
+
+/** What a bucket's default encryption asks of a write that asks for none. */
+function bucketDefaultEncryption(encryption: BucketEncryption | undefined): SseRequest | undefined {
+  if (!encryption) return undefined;
+  return encryption.algorithm === 'AES256' ? { kind: 'SSE-S3' } : { kind: 'SSE-KMS', ...(encryption.kmsKeyId !== undefined ? { keyId: encryption.kmsKeyId } : {}) };
+}
 
 /** How this request may send SSE-C keys, and the KMS. */
 function sseSettings(context: S3Context, request: S3Request) {
@@ -73,9 +80,10 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
   const verifier = new PayloadVerifier(expectations);
   const precondition = writePreconditionOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  if (Object.keys(lockFields).length > 0 || (await context.objects.bucketRecord(bucket))?.objectLock?.defaultRetention) requireIntegrityHeader(request.headers);
+  const record = await context.objects.bucketRecord(bucket);
+  if (Object.keys(lockFields).length > 0 || record?.objectLock?.defaultRetention) requireIntegrityHeader(request.headers);
   const settings = sseSettings(context, request);
-  const sse = writeEncryptionOf(request.headers, settings);
+  const sse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(request.headers, settings) ?? bucketDefaultEncryption(record?.encryption);
   const options = {
     digests: verifier.algorithms,
     storageClass,
@@ -326,25 +334,32 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
   const storageClass = storageClassOf(request.headers);
   const directive = headerValue(request.headers, 'x-amz-metadata-directive') ?? 'COPY';
   if (directive !== 'COPY' && directive !== 'REPLACE') throw new SvcError('InvalidArgument', 'x-amz-metadata-directive must be COPY or REPLACE');
+  const settings = sseSettings(context, request);
+  const sourceKey = customerKeyOf(request.headers, settings, 'x-amz-copy-source-');
+  const targetSse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(request.headers, settings);
   const sourceInfo = await context.objects.headObject(source.bucket, source.key, source.versionId);
   checkConditions(request.headers, sourceInfo, 'x-amz-copy-source-');
   const sameObject = source.bucket === bucket && source.key === key && source.versionId === undefined;
-  if (sameObject && directive === 'COPY' && headerValue(request.headers, 'x-amz-storage-class') === undefined) {
+  if (sameObject && directive === 'COPY' && headerValue(request.headers, 'x-amz-storage-class') === undefined && targetSse === undefined) {
     throw new SvcError('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, or encryption attributes.');
   }
-  const reader = await context.objects.getObject(source.bucket, source.key, { versionId: sourceInfo.versionId });
+  // An encrypted source is opened with its key (the copy-source SSE-C key for SSE-C) before anything is written.
+  const reader = await getDecrypted(context.objects, settings.kms, source.bucket, source.key, { versionId: sourceInfo.versionId, ...(sourceKey ? { secrets: { customerKey: sourceKey.key } } : {}) });
   const metadata = directive === 'REPLACE'
     ? metadataOf(request.headers)
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
   // A copy is a new version: it takes the locks its request asks for (or the bucket's default), never its source's.
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
   metadata.systemMetadata = { ...withoutLockFields(withTags(await withRequestedAcl(context, request, bucket, metadata.systemMetadata), copiedTags(request, sourceInfo))), ...lockFields };
+  // The target's encryption is what the request asks, else the target bucket's default: never the source's.
+  const sse = targetSse ?? bucketDefaultEncryption((await context.objects.bucketRecord(bucket))?.encryption);
   const algorithm = copyChecksumAlgorithm(request, sourceInfo);
-  const info = await context.objects.putObject(bucket, key, reader.body, {
+  const options = {
     storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes,
-    ...(algorithm ? { digests: [algorithm], beforeCommit: (received) => copiedChecksum(algorithm, received.digests[algorithm]!) } : {}),
-  });
-  const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
+    ...(algorithm ? { digests: [algorithm], beforeCommit: (received: ReceivedBody) => copiedChecksum(algorithm, received.digests[algorithm]!) } : {}),
+  };
+  const info = sse ? await putEncrypted(context.objects, settings.kms, sse, bucket, key, reader.body, options) : await context.objects.putObject(bucket, key, reader.body, options);
+  const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info), ...encryptionHeaders(info.encryption, targetSse?.customerKeyMd5) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
   return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"`, ...objectChecksumFields(info.systemMetadata) }), events: [versionEvent('ObjectCreated:Copy', info)] };
 }
