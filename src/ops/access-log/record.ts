@@ -48,10 +48,10 @@ export function logTime(timeMs: number): string {
   return `[${two(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${two(date.getUTCHours())}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000]`;
 }
 
-/** A bare field: `-` when absent; white space (which would split it) percent-encoded. */
+/** A bare field: `-` when absent; white space, quotes and brackets (which would split or merge fields) percent-encoded. */
 function bare(value: string | number | undefined): string {
   if (value === undefined || value === '') return '-';
-  return String(value).replace(/\s/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return String(value).replace(/[\s"[\]]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
 /** A quoted field: `"-"` when absent; quotes and backslashes escaped, control characters dropped. */
