@@ -46,6 +46,8 @@ import { consoleHealthPlugin, healthPlugin, type HealthState } from './api/healt
 import { OffsetClock, systemClock, systemTimers } from './util/clock.js';
 import { AuditLog } from './ops/audit.js';
 import { installAudit } from './api/audit-facts.js';
+import { accessLoggingSettings, startAccessLogging } from './access-logging.js';
+import type { AccessLogDelivery } from './ops/access-log/delivery.js';
 import { WebIdentityVerifier } from './ops/web-identity.js';
 import type { IamStore } from './ops/iam-store.js';
 import type { StsService } from './api/sts/sts.js';
@@ -133,8 +135,18 @@ export async function startServer(args: string[], env: Record<string, string | u
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
   const reservedPrefixes = ['/health', '/svc/'];
+  let accessLog: AccessLogDelivery | undefined;
   const s3 = await listen(config.address, config.requestTimeouts, s3ListenerAnswers(config.requestTimeouts), async (app) => {
     installAudit(app, audit, 's3');
+    accessLog = startAccessLogging(app, {
+      settings: accessLoggingSettings(env, firstLocalDrivePath(config, isOwn)),
+      node: nodeName(config),
+      region: context.region,
+      ownerId: config.accessKey,
+      virtualHostSuffixes: config.domains,
+      objects: () => context.objects,
+      logger: log,
+    });
     installS3RequestMetrics(app, { metrics: observability.metrics, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log });
     await app.register(healthPlugin, { state });
     await app.register(metricsPlugin, observability.pluginOptions);
@@ -184,6 +196,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   } catch (error) {
     await s3.close();
     await events?.close();
+    await accessLog?.close();
     await audit.close();
     await coding.close();
     transport.close();
@@ -216,6 +229,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       await admin?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
       await events?.close();
+      await accessLog?.close();
       await audit.close();
       await started.markShutdownClean();
       await coding.close();
@@ -309,11 +323,18 @@ async function openAudit(config: ServerConfig, isOwn: OwnEndpointTest, log: Logg
 }
 
 function defaultAuditQueueDirectory(config: ServerConfig, isOwn: OwnEndpointTest): string {
-  const first = config.layout.pools.flatMap((pool) => pool.endpoints).find((endpoint) => endpoint.kind === 'local' || isOwn(endpoint));
-  if (!first || config.driveBackend === 'memfs') {
+  const first = firstLocalDrivePath(config, isOwn);
+  if (first === undefined) {
     throw new SvcError('InvalidConfiguration', 'SVC_AUDIT_WEBHOOK_QUEUE_DIR must be set: this node has no local drive on disk to keep the audit queue on', { variable: 'SVC_AUDIT_WEBHOOK_QUEUE_DIR' });
   }
-  return join(config.driveRoot ? join(config.driveRoot, first.path) : first.path, '.svc.sys', 'audit-queue');
+  return join(first, '.svc.sys', 'audit-queue');
+}
+
+/** The directory of this node's first local drive on disk; undefined when it has none (memfs, or only remote drives). */
+function firstLocalDrivePath(config: ServerConfig, isOwn: OwnEndpointTest): string | undefined {
+  const first = config.layout.pools.flatMap((pool) => pool.endpoints).find((endpoint) => endpoint.kind === 'local' || isOwn(endpoint));
+  if (!first || config.driveBackend === 'memfs') return undefined;
+  return config.driveRoot ? join(config.driveRoot, first.path) : first.path;
 }
 
 /** SSO for the console: the provider is discovered in the background (unreachable, the button is disabled). */

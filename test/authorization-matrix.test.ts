@@ -285,6 +285,8 @@ const s3Examples: Record<Exclude<S3Endpoint['kind'], 'NotImplemented'>, S3Exampl
   GetBucketOwnershipControls: { method: 'GET', path: '/photos', query: { ownershipControls: '' } },
   PutBucketOwnershipControls: { method: 'PUT', path: '/photos', query: { ownershipControls: '' }, body: `${xml}<OwnershipControls><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>` },
   DeleteBucketOwnershipControls: { method: 'DELETE', path: '/photos', query: { ownershipControls: '' } },
+  GetBucketLogging: { method: 'GET', path: '/photos', query: { logging: '' } },
+  PutBucketLogging: { method: 'PUT', path: '/photos', query: { logging: '' }, body: `${xml}<BucketLoggingStatus/>` },
   DeleteObjects: { method: 'POST', path: '/photos', query: { delete: '' }, body: `${xml}<Delete><Object><Key>2026/dog.jpg</Key></Object></Delete>` },
   PutObject: { method: 'PUT', path: '/photos/made.txt', body: 'made' },
   GetObject: { method: 'GET', path: '/photos/cat.jpg' },

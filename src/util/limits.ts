@@ -358,4 +358,12 @@ export const limits = {
   /** Live listeners (rc watch) per node, and the events each may fall behind before it is cut off. */
   eventWatchersMax: 64,
   eventWatcherBacklogMax: 10_000,
+  /** Server access logs: a node writes a log object per source bucket when its batch holds this many records, */
+  accessLogFlushRecords: 10_000,
+  /** ... or this many bytes of journal, */
+  accessLogFlushBytes: 8 * MiB,
+  /** ... or this long after the batch's first record (SVC_ACCESS_LOG_FLUSH_INTERVAL_MS). */
+  accessLogFlushIntervalMsDefault: 60_000,
+  /** Journal bytes a node keeps waiting for delivery; records beyond are dropped and counted. */
+  accessLogMaxPendingBytes: 256 * MiB,
 } as const;

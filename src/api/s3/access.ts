@@ -144,6 +144,8 @@ const bucketActions: Record<BucketKind, string> = {
   PutBucketOwnershipControls: 's3:PutBucketOwnershipControls',
   // AWS has no separate action for deleting ownership controls: it is a put.
   DeleteBucketOwnershipControls: 's3:PutBucketOwnershipControls',
+  GetBucketLogging: 's3:GetBucketLogging',
+  PutBucketLogging: 's3:PutBucketLogging',
 };
 
 /** Every S3 endpoint kind with each action it may need (the reference's table; permissionsOf picks per request). */

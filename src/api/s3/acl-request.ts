@@ -85,14 +85,18 @@ export function checkAclAccepted(record: Pick<BucketRecord, 'ownership' | 'publi
 
 /** The AccessControlPolicy answer of GetBucketAcl and GetObjectAcl. */
 export function aclXml(acl: Acl): string {
+  return toXml('AccessControlPolicy', { Owner: { ID: acl.owner, DisplayName: acl.owner }, AccessControlList: { Grant: acl.grants.map(grantElement) } });
+}
+
+/** One Grant element (of an AccessControlList, or of a logging configuration's TargetGrants). */
+export function grantElement({ grantee, permission }: AclGrant): Record<string, unknown> {
   const xsi = 'http://www.w3.org/2001/XMLSchema-instance';
-  const grant = ({ grantee, permission }: AclGrant): Record<string, unknown> => ({
+  return {
     Grantee: grantee.type === 'CanonicalUser'
       ? { '@_xmlns:xsi': xsi, '@_xsi:type': 'CanonicalUser', ID: grantee.id, DisplayName: grantee.id }
       : { '@_xmlns:xsi': xsi, '@_xsi:type': 'Group', URI: grantee.uri },
     Permission: permission,
-  });
-  return toXml('AccessControlPolicy', { Owner: { ID: acl.owner, DisplayName: acl.owner }, AccessControlList: { Grant: acl.grants.map(grant) } });
+  };
 }
 
 /** A bucket's ACL as it counts: the owner alone when ACLs are disabled or none was set. */

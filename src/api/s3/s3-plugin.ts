@@ -35,6 +35,7 @@ import * as objectLock from './handlers/object-lock.js';
 import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import * as ownershipControls from './handlers/ownership-controls.js';
 import * as bucketEncryption from './handlers/bucket-encryption.js';
+import * as bucketLogging from './handlers/bucket-logging.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
 import { auditFactsOf, auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
 import { s3CallerFacts, s3EndpointFacts, s3UnroutedFacts } from './s3-audit.js';
@@ -274,6 +275,8 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'GetBucketOwnershipControls': return ownershipControls.getBucketOwnershipControls(context, request, endpoint.bucket);
     case 'PutBucketOwnershipControls': return ownershipControls.putBucketOwnershipControls(context, request, endpoint.bucket);
     case 'DeleteBucketOwnershipControls': return ownershipControls.deleteBucketOwnershipControls(context, request, endpoint.bucket);
+    case 'GetBucketLogging': return bucketLogging.getBucketLogging(context, request, endpoint.bucket);
+    case 'PutBucketLogging': return bucketLogging.putBucketLogging(context, request, endpoint.bucket);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }
