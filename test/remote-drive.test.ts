@@ -17,6 +17,7 @@ import { createRpcToken, rpcKeyFor } from '../src/transport/rpc-token.js';
 import { Transport } from '../src/transport/transport.js';
 import type { Drive } from '../src/drive/index.js';
 import { freePort } from './helpers/server-process.js';
+import { waitFor } from './helpers/poll.js';
 
 const rpcKey = rpcKeyFor('rpcadmin', 'rpcadmin-secret');
 let app: FastifyInstance;
@@ -168,8 +169,7 @@ describe('internode range reads into reused memory', () => {
       expect(Buffer.from(tail).equals(file.subarray(file.length - 100_000))).toBe(true);
       await expect(drive.readRange('shards/absent', 0, lengthBytes, new Uint8Array(lengthBytes))).rejects.toMatchObject({ code: 'FileNotFound' });
       // The peer's range buffers are given back when the socket has taken the answer, a moment after it arrives here.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(internodeBuffers.outstanding).toBe(before.outstanding);
+      await waitFor('every range buffer lent out to be given back', () => internodeBuffers.outstanding === before.outstanding);
       // 50 reads of about 1.2 MB per frame came through a handful of buffers, not one or two each.
       expect(internodeBuffers.allocated - before.allocated).toBeLessThanOrEqual(12);
     } finally {

@@ -66,20 +66,16 @@ export class StateFileQuarantine {
 
 /**
  * Reads a state file for a strict decoder: undefined when it cannot be read (absent, the drive
- * offline); a file over `maxBytes` is refused unread with CorruptFormat, for the caller to
- * quarantine.
+ * offline); a file over `maxBytes` is refused with CorruptFormat, for the caller to quarantine.
+ * One read, no stat first: the cluster state files are reread from every drive every few seconds.
  */
 export async function readStateFile(drive: Drive, path: string, maxBytes: number): Promise<Uint8Array | undefined> {
-  let size: number;
+  let bytes: Uint8Array;
   try {
-    size = (await drive.stat(path)).sizeBytes;
+    bytes = await drive.readFile(path);
   } catch {
     return undefined;
   }
-  if (size > maxBytes) throw new SvcError('CorruptFormat', `${path} is ${size} bytes, more than the ${maxBytes} a state file may have`, { sizeBytes: size, maxBytes });
-  try {
-    return await drive.readFile(path);
-  } catch {
-    return undefined;
-  }
+  if (bytes.length > maxBytes) throw new SvcError('CorruptFormat', `${path} is ${bytes.length} bytes, more than the ${maxBytes} a state file may have`, { sizeBytes: bytes.length, maxBytes });
+  return bytes;
 }

@@ -235,8 +235,11 @@ export class RebalanceManager {
       }
     }
     if (signal.aborted) return;
-    for (const pool of document.pools) await this.withinGoal(document, pool).catch(() => false); // final used fractions
-    await this.save().catch(() => undefined);
+    for (const pool of document.pools) {
+      // final used fractions; a pool that cannot be measured keeps its last one
+      await this.withinGoal(document, pool).catch((error: unknown) => this.options.logger.warn({ pool: pool.id, error: String(error) }, 'could not measure a pool at the end of the rebalance'));
+    }
+    await this.save().catch((error: unknown) => this.options.logger.warn({ error: String(error) }, 'could not persist rebalance.bin at the end of the rebalance'));
     this.options.logger.info({ id: document.id, used: document.pools.map((pool) => pool.used) }, 'rebalance finished');
   }
 
