@@ -144,16 +144,17 @@ describe('multipart checksums', () => {
     expect(answer.body).toContain('<Code>InvalidRequest</Code>');
   });
 
-  it('a part with another algorithm, a part checksum that does not match, another type at completion: refused, nothing stored', async () => {
+  it('a part with another algorithm, a part checksum that does not match, another type or size at completion: refused, nothing stored', async () => {
     const { uploadId, parts } = await upload('refusals', 'CRC32C');
     expect(await sdkErrorOf(s3.send(new UploadPartCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId, PartNumber: 3, Body: 'x', ChecksumAlgorithm: 'SHA1' })))).toEqual({ name: 'InvalidRequest', status: 400 });
     const badPart = parts.map((part, index) => (index === 0 ? { ...part, ChecksumCRC32C: 'AAAAAA==' } : part));
     expect(await sdkErrorOf(s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId, MultipartUpload: { Parts: badPart } })))).toEqual({ name: 'InvalidPart', status: 400 });
     expect(await sdkErrorOf(s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId, MultipartUpload: { Parts: parts }, ChecksumType: 'FULL_OBJECT' })))).toEqual({ name: 'InvalidRequest', status: 400 });
+    expect(await sdkErrorOf(s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId, MultipartUpload: { Parts: parts }, MpuObjectSize: first.length })))).toEqual({ name: 'InvalidRequest', status: 400 });
     expect(await sdkErrorOf(s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'refusals' })))).toMatchObject({ status: 404 });
     const listed = await s3.send(new ListPartsCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId }));
     expect(listed.Parts!.map((part) => part.PartNumber)).toEqual([1, 2]);
-    const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+    const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'refusals', UploadId: uploadId, MultipartUpload: { Parts: parts }, MpuObjectSize: first.length + second.length }));
     expect(done.ChecksumCRC32C).toMatch(/-2$/);
   });
 

@@ -15,7 +15,7 @@ export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/c
 export { WorkerCoding } from './coding/worker-coding.js';
 export { BodyDigests, digestAlgorithms, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
 export type { WritePrecondition } from './write-preconditions.js';
-export type { CompletionChecksum, RequestedPart } from './multipart-checksums.js';
+export type { CompletionClaims, RequestedPart } from './multipart-checksums.js';
 export type { ObjectPlacement, SlotPlacement, ShardFile, ShardStatus } from './placement.js';
 export { isVersionLocked, versionLock, lockModeKey, lockRetainUntilKey, legalHoldKey, type RetentionMode, type VersionLock } from './object-lock-fields.js';
 export { checkDefaultRetention, checkRetentionChange, isRetentionMode, withLegalHold, withRetention, withoutLockFields, type BucketObjectLock, type DefaultRetention, type Retention } from './object-lock.js';

@@ -39,17 +39,19 @@ export function checkListedChecksums(checksum: MultipartChecksum | undefined, re
   });
 }
 
-/** What a CompleteMultipartUpload request says of the object's checksum: its type, and its value in a header. */
-export interface CompletionChecksum {
+/** What a CompleteMultipartUpload request says of the object: its checksum type and value, its size (`x-amz-mp-object-size`). */
+export interface CompletionClaims {
   type?: string;
   values?: Partial<Record<DigestAlgorithm, string>>;
+  sizeBytes?: number;
 }
 
 /**
- * Refuses a completion that names another checksum type than the upload's (InvalidRequest), or
- * an object checksum other than the one its parts make (BadDigest).
+ * Refuses a completion that names another checksum type than the upload's or another size than
+ * its parts make (InvalidRequest), or an object checksum other than the one its parts make (BadDigest).
  */
-export function checkCompletionChecksum(checksum: MultipartChecksum | undefined, stated: CompletionChecksum | undefined, computed: Record<string, string>): void {
+export function checkCompletionClaims(checksum: MultipartChecksum | undefined, stated: CompletionClaims | undefined, computed: Record<string, string>, sizeBytes: number): void {
+  if (stated?.sizeBytes !== undefined && stated.sizeBytes !== sizeBytes) throw new SvcError('InvalidRequest', `The object is ${sizeBytes} bytes, not the ${stated.sizeBytes} x-amz-mp-object-size names.`);
   if (stated?.type !== undefined && stated.type !== checksum?.type) {
     throw new SvcError('InvalidRequest', `The upload was created with checksum type ${checksum?.type ?? 'none'}, but CompleteMultipartUpload names ${stated.type}.`);
   }

@@ -22,7 +22,7 @@ import { removeTmp, shardStreamPlan, streamShardFiles } from './put-object.js';
 import { geometryForClass, majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import { toObjectInfo } from './object-info.js';
 import type { BucketVersioning, MultipartChecksum, ObjectInfo, ReceivedBody } from './types.js';
-import { checkCompletionChecksum, checkListedChecksums, objectChecksumOf, type CompletionChecksum, type RequestedPart } from './multipart-checksums.js';
+import { checkCompletionClaims, checkListedChecksums, objectChecksumOf, type CompletionClaims, type RequestedPart } from './multipart-checksums.js';
 import { decodePartRecord, decodeUploadRecord, type PartRecord, type UploadRecord } from './upload-records.js';
 
 export type { PartRecord, UploadRecord } from './upload-records.js';
@@ -140,7 +140,7 @@ export async function completeUpload(
   requested: RequestedPart[],
   versioning: BucketVersioning,
   precondition?: WritePrecondition,
-  stated?: CompletionChecksum,
+  stated?: CompletionClaims,
 ): Promise<ObjectInfo> {
   const release = await acquireWriteLock(config, record.bucket, record.key, precondition !== undefined);
   try {
@@ -149,9 +149,9 @@ export async function completeUpload(
     const chosen = choosePartsOrFail(requested, available);
     checkListedChecksums(record.checksum, requested, chosen);
     const objectChecksum = objectChecksumOf(record.checksum, chosen);
-    checkCompletionChecksum(record.checksum, stated, objectChecksum);
     const etag = `${createHash('md5').update(Buffer.concat(chosen.map((part) => Buffer.from(part.etag, 'hex')))).digest('hex')}-${chosen.length}`;
     const sizeBytes = chosen.reduce((sum, part) => sum + part.sizeBytes, 0);
+    checkCompletionClaims(record.checksum, stated, objectChecksum, sizeBytes);
     const version: ObjectVersion = {
       versionId: versioning === 'enabled' ? config.newId() : 'null', modTimeMs: config.clock.nowMs(), deleteMarker: false, sizeBytes, etag,
       ...(record.contentType !== undefined ? { contentType: record.contentType } : {}),

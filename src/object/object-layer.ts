@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErasureSet } from './erasure-set.js';
 import type { SetConfig } from './set-context.js';
 import { abortUpload, completeUpload, createUpload, listParts, listUploads, readUpload, uploadPart, type PartOptions, type PartRecord, type UploadedPart, type UploadRecord } from './multipart.js';
-import type { CompletionChecksum, RequestedPart } from './multipart-checksums.js';
+import type { CompletionClaims, RequestedPart } from './multipart-checksums.js';
 import type { ListEntry } from './list-objects.js';
 import type { ObjectReader } from './get-object.js';
 import { checkBucketName, checkObjectKey } from './paths.js';
@@ -428,7 +428,7 @@ export class ObjectLayer {
     return uploadPart(config, record, partNumber, body, options);
   }
 
-  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: RequestedPart[], precondition?: WritePrecondition, stated?: CompletionChecksum): Promise<ObjectInfo> {
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: RequestedPart[], precondition?: WritePrecondition, stated?: CompletionClaims): Promise<ObjectInfo> {
     const bucketRecord = await this.requireBucket(bucket);
     try {
       const { config, record } = await this.upload(bucket, key, uploadId);

@@ -5,7 +5,7 @@
  * ListParts, and the object's checksum in the answer to Complete.
  */
 import { SvcError } from '../../../errors/index.js';
-import type { CompletionChecksum, DigestAlgorithm, MultipartChecksum } from '../../../object/index.js';
+import type { CompletionClaims, DigestAlgorithm, MultipartChecksum } from '../../../object/index.js';
 import { headerValue } from '../context.js';
 import { checksumAlgorithms, type ChecksumAlgorithm } from '../auth/checksums.js';
 
@@ -51,15 +51,17 @@ export function listedChecksumsOf(part: Record<string, unknown>): Partial<Record
   return listed;
 }
 
-/** What a CompleteMultipartUpload's headers say of the object's checksum (its type, a value). */
-export function completionChecksumOf(headers: Headers): CompletionChecksum {
+/** What a CompleteMultipartUpload's headers say of the object: its checksum (type, value) and its size. */
+export function completionClaimsOf(headers: Headers): CompletionClaims {
   const type = headerValue(headers, 'x-amz-checksum-type')?.toUpperCase();
   const values: Partial<Record<DigestAlgorithm, string>> = {};
   for (const algorithm of checksumAlgorithms) {
     const value = headerValue(headers, `x-amz-checksum-${algorithm}`);
     if (value !== undefined) values[algorithm] = value;
   }
-  return { ...(type !== undefined ? { type } : {}), values };
+  const sizeText = headerValue(headers, 'x-amz-mp-object-size');
+  if (sizeText !== undefined && !/^\d{1,16}$/.test(sizeText)) throw new SvcError('InvalidArgument', `x-amz-mp-object-size '${sizeText}' is not a whole number of bytes.`);
+  return { ...(type !== undefined ? { type } : {}), values, ...(sizeText !== undefined ? { sizeBytes: Number(sizeText) } : {}) };
 }
 
 /** A part's checksum element in ListParts (none when the upload keeps no checksum). */

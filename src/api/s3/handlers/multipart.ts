@@ -9,7 +9,7 @@ import type { CopySource } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
 import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from './objects.js';
 import { lockFieldsFromHeaders } from './object-lock.js';
-import { checksumField, completionChecksumOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
+import { checksumField, completionClaimsOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
 import { withRequestedAcl } from '../acl-request.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
@@ -66,7 +66,7 @@ export async function completeMultipartUpload(context: S3Context, request: S3Req
     if (!Number.isInteger(number) || typeof part.ETag !== 'string') throw new SvcError('MalformedXML', 'every Part needs a PartNumber and an ETag');
     return { number, etag: part.ETag, checksums: listedChecksumsOf(part) };
   });
-  const info = await context.objects.completeMultipartUpload(bucket, key, uploadId, requested, writePreconditionOf(request.headers), completionChecksumOf(request.headers));
+  const info = await context.objects.completeMultipartUpload(bucket, key, uploadId, requested, writePreconditionOf(request.headers), completionClaimsOf(request.headers));
   return {
     status: 200,
     headers: { 'content-type': 'application/xml', ...(info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {}) },
