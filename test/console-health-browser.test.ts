@@ -64,7 +64,7 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
     const created = await rootSession.call('POST', 'users', { body: { ...viewer, policies: ['readonly'] } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] })).newPage();
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await signInOnPage(page, running.consoleUrl);
   }, 120_000);
@@ -144,9 +144,9 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
       expect(await banner().getByRole('link', { name: /Runbook: 4\. Replacing a drive/ }).getAttribute('href')).toBe('assets/runbooks.md');
       expect(await navMark('Overview').getAttribute('data-status')).toBe('degraded');
       expect(await navMark('Cluster').getAttribute('aria-label')).toBe('degraded');
-      await expect.poll(() => page.locator('.stat', { hasText: 'Drives online' }).getAttribute('data-tone')).toBe('warn');
+      await expect.poll(() => page.locator('.stat', { hasText: 'Drives online' }).getAttribute('data-tone'), { timeout: 10_000 }).toBe('warn');
       // The cards follow the cluster snapshot, polled on its own (every 3 s).
-      await expect.poll(() => page.locator('.stat', { hasText: 'Nodes' }).textContent()).toContain('with a drive offline');
+      await expect.poll(() => page.locator('.stat', { hasText: 'Nodes' }).textContent(), { timeout: 10_000 }).toContain('with a drive offline');
       await shot('health-degraded');
       for (const hash of ['buckets', 'browse/photos/', 'cluster', 'operations']) {
         await go(hash);
@@ -174,6 +174,44 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
     expect(await navMark('Overview').getAttribute('data-status')).toBe('ok');
   });
 
+  it('speaks plainly: a taken name, an unknown page, read-repair counters, a share link to copy, an upload\'s speed and time left', async () => {
+    await go('buckets');
+    await page.getByLabel('New bucket name').fill('photos');
+    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await expect.poll(() => page.locator('#bucket-error').textContent()).toBe('You already have a bucket named photos.');
+    await go('nosuchpage');
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    expect(await page.getByText('AccessDenied').count()).toBe(0);
+    await go('operations');
+    const queue = page.getByText(/^Read-repair queue:/);
+    await expect.poll(() => queue.textContent()).toContain('repaired: 0');
+    expect(await queue.textContent()).not.toMatch(/gaveUp|awaitingDrives/);
+    await go('browse/photos/');
+    await page.getByRole('button', { name: 'cat.jpg', exact: true }).click();
+    const details = page.getByRole('complementary', { name: 'Object details' });
+    await details.getByRole('button', { name: 'Create share link' }).click();
+    await details.getByRole('button', { name: 'Copy link' }).click();
+    await details.getByRole('button', { name: 'Copied' }).waitFor();
+    const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
+    expect(copied).toBe(await details.getByLabel(/^Link \(expires/).inputValue());
+    expect(copied).toContain('/photos/cat.jpg?');
+    await details.getByRole('button', { name: 'Close details' }).click();
+    // A slow link (about 2 MB/s up) so the upload runs long enough to show its pace.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 2_000_000 });
+    try {
+      await page.getByTestId('file-input').setInputFiles({ name: 'slow.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(6 * 1024 * 1024, 7) });
+      const paceText = page.locator('li.upload', { hasText: 'slow.bin' }).locator('.upload-pace');
+      await expect.poll(() => paceText.count(), { timeout: 15_000 }).toBe(1);
+      expect(await paceText.textContent()).toMatch(/\/s · \d+ s left$/);
+      await shot('health-upload-pace');
+    } finally {
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    }
+    await page.locator('li.upload[data-state="done"]', { hasText: 'slow.bin' }).waitFor({ timeout: 30_000 });
+  });
+
   it('offers a readonly user no control its policies refuse, with the server\'s reason', async () => {
     const permissions = await (await signIn(running.consoleUrl, viewer)).call('GET', 'permissions?bucket=photos');
     expect(permissions.status).toBe(200);
@@ -182,8 +220,14 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
     expect(permissions.body.actions.putObject.reason).toBe('No policy allows user viewer s3:PutObject on arn:aws:s3:::photos/*.');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Access key').fill(viewer.accessKey);
-    await page.getByLabel('Secret key').fill(viewer.secretKey);
+    // Sign-out left no page in the address; a wrong secret puts the focus back on its field.
+    expect(await page.evaluate('location.hash')).toBe('');
+    await page.getByLabel('Secret key').fill('not-the-secret');
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute(\'name\')')).toBe('secretKey');
+    await page.keyboard.type(viewer.secretKey);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Buckets', exact: true }).waitFor();
     // No cluster page, so no health banner or mark either.
     expect(await page.locator('.health-mark').count()).toBe(0);

@@ -180,6 +180,16 @@ function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
 
 /** A page this session's policies do not open (the navigation does not offer it either). */
 function NotOffered(props: { page: string }) {
+  if (!pages.some((entry) => entry.id === props.page)) {
+    return (
+      <div class="page">
+        <h1>Page not found</h1>
+        <p>
+          There is no page <code>{props.page}</code> in the console. <a href="#/buckets">Go to your buckets</a>
+        </p>
+      </div>
+    );
+  }
   return (
     <div class="page">
       <h1>Not available</h1>

@@ -7,9 +7,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, apiUrl, ApiError } from './api';
 import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, GuardedButton, ProgressBar, usePoll, ActionsHead } from './components';
 import { permissionReason, useBucketPermissions } from './permissions';
-import { bytes, percent, when } from './format';
+import { bytes, duration, percent, when } from './format';
 import { bucketHref } from './page-buckets';
-import { droppedFiles, startUpload, type UploadTask } from './upload';
+import { droppedFiles, pace, startUpload, type UploadTask } from './upload';
 import { ObjectDetails, type ObjectVersion } from './page-object';
 
 interface ListPage {
@@ -269,6 +269,18 @@ function Pager(props: { first: number; count: number | undefined; failed: boolea
   );
 }
 
+/** Speed and time left of an upload in flight. */
+function PaceText(props: { task: UploadTask }) {
+  const now = pace(props.task);
+  if (!now) return null;
+  return (
+    <span class="upload-pace">
+      {' · '}
+      {bytes(now.bytesPerSecond)}/s · {duration(now.secondsLeft * 1000)} left
+    </span>
+  );
+}
+
 function Uploads(props: { tasks: UploadTask[]; onClear: () => void }) {
   return (
     <Card
@@ -290,6 +302,7 @@ function Uploads(props: { tasks: UploadTask[]; onClear: () => void }) {
               <span class="muted small">
                 {bytes(task.sentBytes)} / {bytes(task.sizeBytes)}
                 {task.multipart ? ' · multipart' : ''}
+                <PaceText task={task} />
               </span>
               <Badge state={task.state} />
               {task.state === 'uploading' || task.state === 'queued' ? (

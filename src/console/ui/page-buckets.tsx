@@ -14,6 +14,13 @@ export interface BucketRow {
 
 export const bucketHref = (bucket: string, prefix = '') => `#/browse/${encodeURIComponent(bucket)}${prefix ? `/${prefix.split('/').map(encodeURIComponent).join('/')}` : ''}`;
 
+/** S3's answers to a create, in the console's words (the code stays for reference). */
+function friendly(error: ApiError, name: string): ApiError {
+  if (error.code === 'BucketAlreadyOwnedByYou') return new ApiError(error.status, error.code, `You already have a bucket named ${name}.`);
+  if (error.code === 'BucketAlreadyExists') return new ApiError(error.status, error.code, `The name ${name} is taken: choose another.`);
+  return error;
+}
+
 function CreateBucket(props: { onCreated: () => void }) {
   const permissions = useDeploymentPermissions();
   const refused = permissionReason(permissions, 'createBucket');
@@ -29,7 +36,7 @@ function CreateBucket(props: { onCreated: () => void }) {
       setError(undefined);
       props.onCreated();
     } catch (caught) {
-      setError(caught as ApiError);
+      setError(friendly(caught as ApiError, name));
     } finally {
       setBusy(false);
     }

@@ -209,9 +209,11 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
 function Share(props: { bucket: string; objectKey: string }) {
   const [seconds, setSeconds] = useState(3600);
   const [link, setLink] = useState<{ url: string; expiresAt: string } | undefined>(undefined);
+  const [copied, setCopied] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const create = async () => {
     try {
+      setCopied(false);
       setLink(await api('POST', `buckets/${encodeURIComponent(props.bucket)}/share`, { body: { key: props.objectKey, expiresSeconds: seconds } }));
       setError(undefined);
     } catch (caught) {
@@ -237,10 +239,18 @@ function Share(props: { bucket: string; objectKey: string }) {
       </div>
       <ErrorNotice error={error} />
       {link ? (
-        <label class="field">
-          <span>Link (expires {when(link.expiresAt)})</span>
-          <input class="mono" readOnly value={link.url} onFocus={(event) => (event.target as HTMLInputElement).select()} />
-        </label>
+        <div class="share-link">
+          <label class="field">
+            <span>Link (expires {when(link.expiresAt)})</span>
+            <input class="mono" readOnly value={link.url} onFocus={(event) => (event.target as HTMLInputElement).select()} />
+          </label>
+          <button class="button small" type="button" onClick={() => navigator.clipboard.writeText(link.url).then(() => setCopied(true), (caught: unknown) => setError(caught))}>
+            {copied ? 'Copied' : 'Copy link'}
+          </button>
+          <span class="sr-only" role="status">
+            {copied ? 'The link is copied.' : ''}
+          </span>
+        </div>
       ) : null}
     </div>
   );

@@ -12,6 +12,16 @@ import { healTokenKey, type BackgroundHeal, type DecommissionEntry, type HealSeq
 
 const pollMs = 2000;
 
+/** The read-repair queue's counters in words. */
+const mrfLabels: Record<string, string> = {
+  awaitingDrives: 'waiting for a drive to return:',
+  processed: 'repaired:',
+  failed: 'failed:',
+  dropped: 'dropped (queue full):',
+  retried: 'retried:',
+  gaveUp: 'given up:',
+};
+
 interface Pending {
   title: string;
   body: string;
@@ -370,7 +380,7 @@ function BackgroundHealCard() {
             Read-repair queue: <strong>{data.mrf.queued}</strong> waiting (limit {data.mrf.limit})
             {Object.entries(data.mrf)
               .filter(([name]) => name !== 'queued' && name !== 'limit')
-              .map(([name, value]) => ` · ${name} ${value}`)
+              .map(([name, value]) => ` · ${mrfLabels[name] ?? name} ${value}`)
               .join('')}
           </p>
           {data.background.length === 0 ? <p class="muted">No background heal has run since start.</p> : null}

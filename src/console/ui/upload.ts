@@ -17,7 +17,18 @@ export interface UploadTask {
   state: UploadState;
   error?: string;
   multipart: boolean;
+  /** When the bytes began to go (performance.now()), for the speed and the time left. */
+  startedAt?: number;
   cancel(): void;
+}
+
+/** Bytes per second so far and the seconds left at that pace, once a second's worth is known. */
+export function pace(task: UploadTask, nowMs = performance.now()): { bytesPerSecond: number; secondsLeft: number } | undefined {
+  if (task.startedAt === undefined || task.state !== 'uploading') return undefined;
+  const elapsedSeconds = (nowMs - task.startedAt) / 1000;
+  if (elapsedSeconds < 1 || task.sentBytes === 0) return undefined;
+  const bytesPerSecond = task.sentBytes / elapsedSeconds;
+  return { bytesPerSecond, secondsLeft: (task.sizeBytes - task.sentBytes) / bytesPerSecond };
 }
 
 let nextId = 1;
@@ -59,7 +70,7 @@ export function startUpload(bucket: string, key: string, file: File, storageClas
   };
   const path = `buckets/${encodeURIComponent(bucket)}`;
   const run = async () => {
-    update({ state: 'uploading' });
+    update({ state: 'uploading', startedAt: performance.now() });
     if (!task.multipart) {
       await send(apiUrl(`${path}/objects`, { key, storageClass, contentType: file.type || undefined }), file, (sent) => update({ sentBytes: sent }), controller.signal);
       return;
