@@ -89,6 +89,9 @@ describe('SSE-S3', () => {
           expect(Buffer.from(await ranged.Body!.transformToByteArray()).equals(body.subarray(from, to + 1))).toBe(true);
         }
         expect(await drivesContain(marker)).toEqual([]);
+        const part = await s3.send(new GetObjectCommand({ Bucket: 'sealed', Key: key, PartNumber: 1 }));
+        expect(part.ContentLength).toBe(size);
+        expect(Buffer.from(await part.Body!.transformToByteArray()).equals(body)).toBe(true);
       }
     }
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'sealed' }));
