@@ -89,10 +89,24 @@ describe('SSE-S3', () => {
           expect(Buffer.from(await ranged.Body!.transformToByteArray()).equals(body.subarray(from, to + 1))).toBe(true);
         }
         expect(await drivesContain(marker)).toEqual([]);
+        const part = await s3.send(new GetObjectCommand({ Bucket: 'sealed', Key: key, PartNumber: 1 }));
+        expect(part.ContentLength).toBe(size);
+        expect(Buffer.from(await part.Body!.transformToByteArray()).equals(body)).toBe(true);
       }
     }
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'sealed' }));
     expect(Object.fromEntries((listed.Contents ?? []).map((entry) => [entry.Key, entry.Size]))).toMatchObject({ small: 1000, empty: 0, large: 3 * MiB + 12_345 });
+  });
+
+  it('inlines by the stored size: an encrypted object inlines only when its sealed packages fit the budget', async () => {
+    // Four drives, EC:2: K = 2 and 128 KiB a shard, so at most 256 KiB stored inline; sealing adds 16 bytes a 64 KiB package.
+    const cases: [string, number, boolean, boolean][] = [['plain-at-budget', 262_144, false, true], ['sealed-at-budget', 262_144 - 64, true, true], ['sealed-over-budget', 262_144, true, false]];
+    for (const [key, size, encrypted, inline] of cases) {
+      await s3.send(new PutObjectCommand({ Bucket: 'sealed', Key: key, Body: Buffer.alloc(size, 7), ...(encrypted ? { ServerSideEncryption: 'AES256' as const } : {}) }));
+      const entries = await readdir(join(root, 'd1', 'sealed', key));
+      expect(entries.length === 1 && entries[0] === 'xl.meta', `${key}: ${entries.join(', ')}`).toBe(inline);
+      expect((await (await s3.send(new GetObjectCommand({ Bucket: 'sealed', Key: key }))).Body!.transformToByteArray()).length).toBe(size);
+    }
   });
 
   it('refuses unknown algorithms and SSE headers on operations that do not take them, storing nothing', async () => {
