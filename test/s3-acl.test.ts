@@ -26,6 +26,7 @@ const allUsers = 'http://acs.amazonaws.com/groups/global/AllUsers';
 const authenticatedUsers = 'http://acs.amazonaws.com/groups/global/AuthenticatedUsers';
 const reader = { accessKeyId: 'acl-reader', secretAccessKey: 'acl-reader-secret' };
 const stranger = { accessKeyId: 'acl-stranger', secretAccessKey: 'acl-stranger-secret' };
+const writer = { accessKeyId: 'acl-writer', secretAccessKey: 'acl-writer-secret' };
 
 let root: string;
 let server: SvcProcess;
@@ -40,8 +41,10 @@ beforeAll(async () => {
   // Both users hold a policy that gives them nothing in these buckets: what they get, ACLs give.
   const created = await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=elsewhere', { body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::elsewhere/*' }] }) });
   expect(created.status, JSON.stringify(created.body)).toBe(200);
-  for (const user of [reader, stranger]) {
-    const added = await admin(server.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: user.accessKeyId, secretKey: user.secretAccessKey, policies: ['elsewhere'] }) });
+  const writes = await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=puts-only', { body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:PutObject', Resource: 'arn:aws:s3:::shared-acl/*' }] }) });
+  expect(writes.status, JSON.stringify(writes.body)).toBe(200);
+  for (const [user, policy] of [[reader, 'elsewhere'], [stranger, 'elsewhere'], [writer, 'puts-only']] as const) {
+    const added = await admin(server.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: user.accessKeyId, secretKey: user.secretAccessKey, policies: [policy] }) });
     expect(added.status, JSON.stringify(added.body)).toBe(200);
   }
   asReader = s3ClientFor(server.url, { credentials: reader });
@@ -166,6 +169,13 @@ describe('ACLs where they count', () => {
     expect(await sdkErrorOf(asStranger.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'signed-in' })))).toEqual({ name: 'AccessDenied', status: 403 });
     expect(await (await asReader.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'for-reader' }))).Body!.transformToString()).toBe('r');
     await s3.send(new DeleteBucketPolicyCommand({ Bucket: 'shared-acl' }));
+  });
+
+  it('an ACL on a write needs s3:PutObjectAcl besides s3:PutObject; refused, nothing is stored', async () => {
+    const asWriter = s3ClientFor(server.url, { credentials: writer });
+    expect(await sdkErrorOf(asWriter.send(new PutObjectCommand({ Bucket: 'shared-acl', Key: 'by-writer', Body: 'w', ACL: 'public-read' })))).toEqual({ name: 'AccessDenied', status: 403 });
+    expect(await sdkErrorOf(s3.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'by-writer' })))).toMatchObject({ status: 404 });
+    await asWriter.send(new PutObjectCommand({ Bucket: 'shared-acl', Key: 'by-writer', Body: 'w' }));
   });
 
   it('an AccessControlPolicy body sets the grants; bad bodies and headers get AWS\'s errors and change nothing', async () => {

@@ -15,7 +15,7 @@ export async function createMultipartUpload(context: S3Context, request: S3Reque
   const storageClass = storageClassOf(request.headers);
   const metadata = metadataOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, bucket, metadata.systemMetadata)), ...lockFields } });
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields } });
   return xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
 }
 

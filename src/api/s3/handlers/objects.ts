@@ -68,7 +68,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     digests: verifier.algorithms,
     storageClass,
     ...metadata,
-    systemMetadata: { ...(await withRequestedAcl(context, request, bucket, metadata.systemMetadata)), ...lockFields },
+    systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields },
     ...(precondition ? { precondition } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
     beforeCommit: (received) => verifier.verify(received),
@@ -300,7 +300,7 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
   // A copy is a new version: it takes the locks its request asks for (or the bucket's default), never its source's.
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  metadata.systemMetadata = { ...withoutLockFields(withTags(await withRequestedAcl(context, request, bucket, metadata.systemMetadata), copiedTags(request, sourceInfo))), ...lockFields };
+  metadata.systemMetadata = { ...withoutLockFields(withTags(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata), copiedTags(request, sourceInfo))), ...lockFields };
   const info = await context.objects.putObject(bucket, key, reader.body, { storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes });
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
