@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import {
   CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteBucketOwnershipControlsCommand, DeleteBucketPolicyCommand, DeletePublicAccessBlockCommand,
   GetBucketAclCommand, GetBucketOwnershipControlsCommand, GetBucketPolicyStatusCommand, GetObjectAclCommand, GetObjectCommand, PutBucketAclCommand,
-  PutBucketOwnershipControlsCommand, PutBucketPolicyCommand, PutObjectAclCommand, PutObjectCommand, PutPublicAccessBlockCommand, AbortMultipartUploadCommand,
+  PutBucketOwnershipControlsCommand, PutBucketPolicyCommand, PutObjectAclCommand, PutObjectCommand, PutPublicAccessBlockCommand, UploadPartCommand, CompleteMultipartUploadCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
@@ -155,7 +155,10 @@ describe('ACLs where they count', () => {
     expect(await (await asStranger.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'signed-in' }))).Body!.transformToString()).toBe('r');
     expect(await anonymous('/shared-acl/signed-in')).toBe(403);
     const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'shared-acl', Key: 'multi', GrantFullControl: `id="${reader.accessKeyId}"` }));
-    await s3.send(new AbortMultipartUploadCommand({ Bucket: 'shared-acl', Key: 'multi', UploadId: upload.UploadId }));
+    const part = await s3.send(new UploadPartCommand({ Bucket: 'shared-acl', Key: 'multi', UploadId: upload.UploadId, PartNumber: 1, Body: 'm' }));
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'shared-acl', Key: 'multi', UploadId: upload.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }));
+    expect(await (await asReader.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'multi' }))).Body!.transformToString()).toBe('m');
+    expect(grantsOf((await asReader.send(new GetObjectAclCommand({ Bucket: 'shared-acl', Key: 'multi' }))).Grants)).toEqual([`${reader.accessKeyId}:FULL_CONTROL`]);
     // WRITE on the bucket lets a user put objects; WRITE_ACP lets it change the bucket's ACL.
     expect(await sdkErrorOf(asReader.send(new PutObjectCommand({ Bucket: 'shared-acl', Key: 'by-reader', Body: 'w' })))).toEqual({ name: 'AccessDenied', status: 403 });
     await s3.send(new PutBucketAclCommand({ Bucket: 'shared-acl', GrantWrite: `id="${reader.accessKeyId}"`, GrantReadACP: `id="${reader.accessKeyId}"` }));
