@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import {
   CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteBucketOwnershipControlsCommand, DeleteBucketPolicyCommand, DeletePublicAccessBlockCommand,
   GetBucketAclCommand, GetBucketOwnershipControlsCommand, GetBucketPolicyStatusCommand, GetObjectAclCommand, GetObjectCommand, PutBucketAclCommand,
-  PutBucketOwnershipControlsCommand, PutBucketPolicyCommand, PutObjectAclCommand, PutObjectCommand, PutPublicAccessBlockCommand, AbortMultipartUploadCommand,
+  PutBucketOwnershipControlsCommand, PutBucketPolicyCommand, PutObjectAclCommand, PutObjectCommand, PutPublicAccessBlockCommand, UploadPartCommand, CompleteMultipartUploadCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
@@ -26,6 +26,7 @@ const allUsers = 'http://acs.amazonaws.com/groups/global/AllUsers';
 const authenticatedUsers = 'http://acs.amazonaws.com/groups/global/AuthenticatedUsers';
 const reader = { accessKeyId: 'acl-reader', secretAccessKey: 'acl-reader-secret' };
 const stranger = { accessKeyId: 'acl-stranger', secretAccessKey: 'acl-stranger-secret' };
+const writer = { accessKeyId: 'acl-writer', secretAccessKey: 'acl-writer-secret' };
 
 let root: string;
 let server: SvcProcess;
@@ -40,8 +41,10 @@ beforeAll(async () => {
   // Both users hold a policy that gives them nothing in these buckets: what they get, ACLs give.
   const created = await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=elsewhere', { body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::elsewhere/*' }] }) });
   expect(created.status, JSON.stringify(created.body)).toBe(200);
-  for (const user of [reader, stranger]) {
-    const added = await admin(server.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: user.accessKeyId, secretKey: user.secretAccessKey, policies: ['elsewhere'] }) });
+  const writes = await admin(server.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=puts-only', { body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:PutObject', Resource: 'arn:aws:s3:::shared-acl/*' }] }) });
+  expect(writes.status, JSON.stringify(writes.body)).toBe(200);
+  for (const [user, policy] of [[reader, 'elsewhere'], [stranger, 'elsewhere'], [writer, 'puts-only']] as const) {
+    const added = await admin(server.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: user.accessKeyId, secretKey: user.secretAccessKey, policies: [policy] }) });
     expect(added.status, JSON.stringify(added.body)).toBe(200);
   }
   asReader = s3ClientFor(server.url, { credentials: reader });
@@ -152,7 +155,10 @@ describe('ACLs where they count', () => {
     expect(await (await asStranger.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'signed-in' }))).Body!.transformToString()).toBe('r');
     expect(await anonymous('/shared-acl/signed-in')).toBe(403);
     const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'shared-acl', Key: 'multi', GrantFullControl: `id="${reader.accessKeyId}"` }));
-    await s3.send(new AbortMultipartUploadCommand({ Bucket: 'shared-acl', Key: 'multi', UploadId: upload.UploadId }));
+    const part = await s3.send(new UploadPartCommand({ Bucket: 'shared-acl', Key: 'multi', UploadId: upload.UploadId, PartNumber: 1, Body: 'm' }));
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'shared-acl', Key: 'multi', UploadId: upload.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }));
+    expect(await (await asReader.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'multi' }))).Body!.transformToString()).toBe('m');
+    expect(grantsOf((await asReader.send(new GetObjectAclCommand({ Bucket: 'shared-acl', Key: 'multi' }))).Grants)).toEqual([`${reader.accessKeyId}:FULL_CONTROL`]);
     // WRITE on the bucket lets a user put objects; WRITE_ACP lets it change the bucket's ACL.
     expect(await sdkErrorOf(asReader.send(new PutObjectCommand({ Bucket: 'shared-acl', Key: 'by-reader', Body: 'w' })))).toEqual({ name: 'AccessDenied', status: 403 });
     await s3.send(new PutBucketAclCommand({ Bucket: 'shared-acl', GrantWrite: `id="${reader.accessKeyId}"`, GrantReadACP: `id="${reader.accessKeyId}"` }));
@@ -166,6 +172,13 @@ describe('ACLs where they count', () => {
     expect(await sdkErrorOf(asStranger.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'signed-in' })))).toEqual({ name: 'AccessDenied', status: 403 });
     expect(await (await asReader.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'for-reader' }))).Body!.transformToString()).toBe('r');
     await s3.send(new DeleteBucketPolicyCommand({ Bucket: 'shared-acl' }));
+  });
+
+  it('an ACL on a write needs s3:PutObjectAcl besides s3:PutObject; refused, nothing is stored', async () => {
+    const asWriter = s3ClientFor(server.url, { credentials: writer });
+    expect(await sdkErrorOf(asWriter.send(new PutObjectCommand({ Bucket: 'shared-acl', Key: 'by-writer', Body: 'w', ACL: 'public-read' })))).toEqual({ name: 'AccessDenied', status: 403 });
+    expect(await sdkErrorOf(s3.send(new GetObjectCommand({ Bucket: 'shared-acl', Key: 'by-writer' })))).toMatchObject({ status: 404 });
+    await asWriter.send(new PutObjectCommand({ Bucket: 'shared-acl', Key: 'by-writer', Body: 'w' }));
   });
 
   it('an AccessControlPolicy body sets the grants; bad bodies and headers get AWS\'s errors and change nothing', async () => {

@@ -112,15 +112,17 @@ export function objectAclOf(record: BucketRecord | undefined, systemMetadata: Re
 
 /**
  * System metadata with the ACL a write asks for (PutObject, CopyObject, CreateMultipartUpload,
- * a POST form's `acl` field): checked against the bucket, kept only when it says more than
- * `private`. A copy never takes its source's ACL.
+ * a POST form's `acl` field): it needs s3:PutObjectAcl besides the write's own action, is checked
+ * against the bucket, and is kept only when it says more than `private`. A copy never takes its
+ * source's ACL.
  */
-export async function withRequestedAcl(context: S3Context, request: { auth: Pick<S3Request['auth'], 'accessKeyId'>; headers: Headers }, bucket: string, systemMetadata: Record<string, string>): Promise<Record<string, string>> {
+export async function withRequestedAcl(context: S3Context, request: Pick<S3Request, 'authorize'> & { auth: Pick<S3Request['auth'], 'accessKeyId'>; headers: Headers }, target: { bucket: string; key: string }, systemMetadata: Record<string, string>): Promise<Record<string, string>> {
   const { [objectAclKey]: _source, ...rest } = systemMetadata;
   const owner = ownerIdOf(context, request);
   const acl = aclFromHeaders(request.headers, owner);
   if (acl === undefined) return rest;
-  const record = await context.objects.requireBucket(bucket);
+  await request.authorize?.('s3:PutObjectAcl', target.bucket, target.key);
+  const record = await context.objects.requireBucket(target.bucket);
   checkAclAccepted(record, acl, owner);
   const ownerOnly = acl.grants.length === 1 && isOwnerFullControl(acl, owner);
   return !aclsEnabled(record) || ownerOnly ? rest : { ...rest, [objectAclKey]: encodeAcl(acl) };

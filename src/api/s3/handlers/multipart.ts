@@ -19,7 +19,7 @@ export async function createMultipartUpload(context: S3Context, request: S3Reque
   const metadata = metadataOf(request.headers);
   const checksum = uploadChecksumOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, bucket, metadata.systemMetadata)), ...lockFields }, ...(checksum ? { checksum } : {}) });
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields }, ...(checksum ? { checksum } : {}) });
   const answer = xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
   return { ...answer, headers: { ...answer.headers, ...uploadChecksumHeaders(checksum) } };
 }

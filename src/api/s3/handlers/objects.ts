@@ -88,7 +88,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     digests: verifier.algorithms,
     storageClass,
     ...metadata,
-    systemMetadata: { ...(await withRequestedAcl(context, request, bucket, metadata.systemMetadata)), ...lockFields },
+    systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields },
     ...(precondition ? { precondition } : {}),
     sizeBytes,
     beforeCommit: (received: ReceivedBody) => withFullObjectType(verifier.verify(received)),
@@ -350,7 +350,7 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
   // A copy is a new version: it takes the locks its request asks for (or the bucket's default), never its source's.
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  metadata.systemMetadata = { ...withoutLockFields(withTags(await withRequestedAcl(context, request, bucket, metadata.systemMetadata), copiedTags(request, sourceInfo))), ...lockFields };
+  metadata.systemMetadata = { ...withoutLockFields(withTags(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata), copiedTags(request, sourceInfo))), ...lockFields };
   // The target's encryption is what the request asks, else the target bucket's default: never the source's.
   const sse = targetSse ?? bucketDefaultEncryption((await context.objects.bucketRecord(bucket))?.encryption);
   const algorithm = copyChecksumAlgorithm(request, sourceInfo);

@@ -47,7 +47,7 @@ export async function postObject(context: S3Context, credentials: CredentialStor
   const asHeaders = formHeaders(fields, form);
   refuseEncryption(asHeaders);
   const metadata = metadataOf(asHeaders);
-  metadata.systemMetadata = await withRequestedAcl(context, { auth: { accessKeyId }, headers: asHeaders }, bucket, metadata.systemMetadata);
+  metadata.systemMetadata = await withRequestedAcl(context, { auth: { accessKeyId }, headers: asHeaders }, { bucket, key }, metadata.systemMetadata);
   const info = await context.objects.putObject(bucket, key, limitedTo(form.file, range), {
     storageClass: storageClassOf(asHeaders),
     ...metadata,
