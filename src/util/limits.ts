@@ -344,7 +344,7 @@ export const limits = {
   maxStorageClassFileBytes: 4 * KiB,
   /**
    * Bucket notifications (docs/notifications.md): events each target's queue holds by default and
-   * at most (SVC_NOTIFY_<TYPE>_QUEUE_LIMIT_<ID>); full, a queue drops its oldest event and counts it.
+   * at most (each target's QUEUE_LIMIT setting, docs/notifications.md); full, a queue drops its oldest event and counts it.
    */
   eventQueueLimitDefault: 100_000,
   eventQueueLimitMax: 10_000_000,
@@ -355,9 +355,8 @@ export const limits = {
   eventSendTimeoutMs: 10_000,
   /** Dropped events are logged at most this often per target. */
   eventDropWarningIntervalMs: 60_000,
-  /** Live listeners (rc watch) per node, and the events each may fall behind before it is cut off. */
+  /** Live listeners of a node's events at most. */
   eventWatchersMax: 64,
-  eventWatcherBacklogMax: 10_000,
   /** Server access logs: a node writes a log object per source bucket when its batch holds this many records, */
   accessLogFlushRecords: 10_000,
   /** ... or this many bytes of journal, */
