@@ -110,6 +110,30 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
     await details.getByRole('button', { name: 'Close details' }).click();
   });
 
+  it('keeps the page and page size in the address: a reload shows the same page', async () => {
+    for (let start = 0; start < 120; start += 30) {
+      await Promise.all(Array.from({ length: 30 }, (_, index) => s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `many/item-${String(start + index).padStart(3, '0')}.txt`, Body: 'x' }))));
+    }
+    await go('browse/photos/many/');
+    const pager = page.locator('.pager');
+    await expect.poll(() => pager.textContent()).toContain('Items 1–100');
+    await page.getByLabel('Page size').selectOption('50');
+    await expect.poll(() => pager.textContent()).toContain('Items 1–50');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(() => pager.textContent()).toContain('Items 51–100');
+    const address = new URL(page.url());
+    expect(address.hash).toBe(`#/browse/photos/many/?after=${encodeURIComponent('many/item-049.txt')}&page=2&size=50`);
+    await page.reload();
+    await expect.poll(() => pager.textContent()).toContain('Items 51–100');
+    await page.getByRole('button', { name: 'item-050.txt', exact: true }).waitFor();
+    expect(await page.getByLabel('Page size').inputValue()).toBe('50');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(() => pager.textContent()).toContain('Items 101–120');
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(() => pager.textContent()).toContain('Items 51–100');
+    await page.getByRole('button', { name: 'item-050.txt', exact: true }).waitFor();
+  });
+
   it('says so when a folder cannot be listed, and offers no upload there', async () => {
     await go('browse/nosuchbucket/');
     await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('NoSuchBucket');

@@ -24,7 +24,8 @@ interface SessionInfo {
 }
 
 function useRoute(home: string): string[] {
-  const read = () => (location.hash.replace(/^#\/?/, '') || home).split('/').map((part) => decodeURIComponent(part));
+  // A page's own settings follow a `?` (the object browser's page and page size) and are not route segments.
+  const read = () => (location.hash.replace(/^#\/?/, '').split('?')[0] || home).split('/').map((part) => decodeURIComponent(part));
   const [route, setRoute] = useState(read);
   useEffect(() => {
     const changed = () => setRoute(read());

@@ -19,7 +19,19 @@ interface ListPage {
   next?: string;
 }
 
-const pageSize = 100;
+const pageSizes = [50, 100, 200];
+
+/** The page's settings after the `?` of the address (`after`, `page`, `size`), so a reload keeps the page. */
+function useHashQuery(): URLSearchParams {
+  const read = () => new URLSearchParams(location.hash.split('?')[1] ?? '');
+  const [query, setQuery] = useState(read);
+  useEffect(() => {
+    const changed = () => setQuery(read());
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return query;
+}
 
 function Breadcrumbs(props: { bucket: string; prefix: string }) {
   const parts = props.prefix.split('/').filter((part) => part !== '');
@@ -44,29 +56,45 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
   const { bucket, prefix } = props;
   const [filter, setFilter] = useState('');
   const [showDeleted, setShowDeleted] = useState(false);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const query = useHashQuery();
+  const pageSize = pageSizes.includes(Number(query.get('size'))) ? Number(query.get('size')) : 100;
+  const after = query.get('after') ?? undefined;
+  const pageNumber = after === undefined ? 1 : Math.max(2, Number(query.get('page')) || 2);
+  /** The cursors of the pages before this one, as far as this visit knows them. */
+  const [cursors, setCursors] = useState<(string | undefined)[]>([]);
+  const goTo = (next: { after?: string | undefined; page?: number; size?: number }) => {
+    const settings = new URLSearchParams();
+    if (next.after !== undefined) settings.set('after', next.after);
+    if (next.page !== undefined && next.page > 1) settings.set('page', String(next.page));
+    if ((next.size ?? pageSize) !== 100) settings.set('size', String(next.size ?? pageSize));
+    const text = settings.toString();
+    location.hash = `${bucketHref(bucket, prefix).slice(1)}${text ? `?${text}` : ''}`;
+  };
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [details, setDetails] = useState<string | undefined>(undefined);
   const [uploads, setUploads] = useState<UploadTask[]>([]);
   const [storageClass, setStorageClass] = useState('STANDARD');
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [actionError, setActionError] = useState<unknown>(undefined);
-  const after = cursors[cursors.length - 1];
   const listPrefix = `${prefix}${filter}`;
   const { data, error, reload } = usePoll(
     () => api<ListPage>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, { query: { prefix: listPrefix, after, limit: String(pageSize), deleted: showDeleted ? 'true' : undefined } }),
     15_000,
-    [bucket, listPrefix, after, showDeleted],
+    [bucket, listPrefix, after, pageSize, showDeleted],
   );
   const permissions = useBucketPermissions(bucket, prefix);
   // A folder that cannot be listed (no such bucket, no permission) offers nothing to do in it.
   const unlisted = error !== undefined && data === undefined ? 'This folder could not be listed.' : undefined;
   const uploadReason = unlisted ?? permissionReason(permissions, 'putObject');
   const deleteReason = unlisted ?? permissionReason(permissions, 'deleteObject');
+  const firstRun = useRef(true);
   useEffect(() => {
-    setCursors([undefined]);
+    setCursors([]);
     setSelected(new Set());
     setDetails(undefined);
+    // Another filter or view starts at its first page (the address's page counts only on arrival).
+    if (!firstRun.current && after !== undefined) goTo({});
+    firstRun.current = false;
   }, [bucket, prefix, filter, showDeleted]);
 
   const upload = (files: FileToUpload[]) => {
@@ -111,7 +139,31 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
           }
         >
           {data ? <ObjectTable bucket={bucket} prefix={prefix} page={data} filtered={filter !== ''} selected={selected} onSelect={setSelected} details={details} onDetails={setDetails} /> : null}
-          <Pager first={(cursors.length - 1) * pageSize + 1} count={data ? data.folders.length + data.objects.length : undefined} failed={unlisted !== undefined} onPrevious={cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined} onNext={data?.next ? () => setCursors([...cursors, data.next]) : undefined} />
+          <Pager
+            first={(pageNumber - 1) * pageSize + 1}
+            count={data ? data.folders.length + data.objects.length : undefined}
+            failed={unlisted !== undefined}
+            pageSize={pageSize}
+            onPageSize={(size) => goTo({ size })}
+            onPrevious={
+              pageNumber > 1
+                ? () => {
+                    // Back one page when this visit knows its cursor, else to the first page.
+                    const known = cursors.length > 0 ? cursors[cursors.length - 1] : undefined;
+                    setCursors(cursors.slice(0, -1));
+                    goTo(cursors.length > 0 ? { after: known, page: pageNumber - 1 } : {});
+                  }
+                : undefined
+            }
+            onNext={
+              data?.next
+                ? () => {
+                    setCursors([...cursors, after]);
+                    goTo({ after: data.next, page: pageNumber + 1 });
+                  }
+                : undefined
+            }
+          />
         </Card>
         {details ? <ObjectDetails bucket={bucket} objectKey={details} onClose={() => setDetails(undefined)} onChanged={reload} /> : null}
       </div>
@@ -255,9 +307,19 @@ function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; fi
   );
 }
 
-function Pager(props: { first: number; count: number | undefined; failed: boolean; onPrevious: (() => void) | undefined; onNext: (() => void) | undefined }) {
+function Pager(props: { first: number; count: number | undefined; failed: boolean; pageSize: number; onPageSize: (size: number) => void; onPrevious: (() => void) | undefined; onNext: (() => void) | undefined }) {
   return (
     <div class="pager">
+      <label class="field compact inline">
+        <span>Page size</span>
+        <select value={String(props.pageSize)} onChange={(event) => props.onPageSize(Number((event.target as HTMLSelectElement).value))}>
+          {pageSizes.map((size) => (
+            <option key={size} value={String(size)}>
+              {size}
+            </option>
+          ))}
+        </select>
+      </label>
       <span class="muted small">{props.failed ? 'Nothing to show: the listing failed (see above).' : props.count === undefined ? 'Loading…' : props.count === 0 ? 'No items' : `Items ${props.first}–${props.first + props.count - 1}`}</span>
       <button class="button small" type="button" disabled={!props.onPrevious} onClick={props.onPrevious}>
         Previous page

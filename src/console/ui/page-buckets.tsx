@@ -1,5 +1,5 @@
 /** Buckets: list, create (name errors shown by the field), versioning, delete (with confirmation). */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api';
 import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll, ActionsHead } from './components';
 import { may, permissionReason, useBucketPermissions, useDeploymentPermissions } from './permissions';
@@ -168,7 +168,15 @@ function BucketActions(props: { bucket: BucketRow; onVersioning: (status: 'enabl
 /** Tries a plain delete; a bucket that still holds objects asks for its name to delete them too. */
 function DeleteBucket(props: { bucket: BucketRow; onDone: () => void }) {
   const [notEmpty, setNotEmpty] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const [busy, setBusy] = useState(true);
+  // One dialog: a bucket seen to hold objects asks for its name at once (one that holds only
+  // older versions or uploads learns it from the refused plain delete, in the same dialog).
+  useEffect(() => {
+    api<{ folders: string[]; objects: unknown[] }>('GET', `buckets/${encodeURIComponent(props.bucket.name)}/objects`, { query: { limit: '1' } }).then(
+      (page) => setNotEmpty(page.folders.length + page.objects.length > 0),
+      () => undefined,
+    ).finally(() => setBusy(false));
+  }, [props.bucket.name]);
   const [error, setError] = useState<unknown>(undefined);
   const confirm = async () => {
     setBusy(true);
