@@ -15,6 +15,7 @@ import { rcIn } from './helpers/rc-process.js';
 import { admin } from './helpers/admin-client.js';
 import { codeOf, sdkErrorOf } from './helpers/codes.js';
 import { customerKeyOf, writeEncryptionOf } from '../src/api/s3/sse-headers.js';
+import { readKmsSettings } from '../src/cluster/kms-config.js';
 
 const rootKey = (name: string) => `${name}:${randomBytes(32).toString('base64')}`;
 const MiB = 1024 * 1024;
@@ -256,6 +257,27 @@ describe('SSE-C headers', () => {
     expect(codeOf(() => writeEncryptionOf(headers({ 'x-amz-server-side-encryption': 'AES256' }), secure))).toBe('InvalidArgument');
     expect(codeOf(() => writeEncryptionOf({ 'x-amz-server-side-encryption-aws-kms-key-id': 'k' }, secure))).toBe('InvalidArgument');
     expect(writeEncryptionOf({ 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': 'arn:aws:kms:us-east-1:1:key/backups' }, secure)).toEqual({ kind: 'SSE-KMS', keyId: 'backups' });
+  });
+});
+
+describe('KMS settings', () => {
+  it('SVC_KMS_SECRET_KEY must be <name>:<base64 of 32 bytes>; a refusal never shows the value', () => {
+    const secret = randomBytes(32).toString('base64');
+    expect(readKmsSettings({ SVC_KMS_SECRET_KEY: `main:${secret}` }).root?.name).toBe('main');
+    expect(readKmsSettings({}).root).toBeUndefined();
+    expect(readKmsSettings({}).allowInsecureSsec).toBe(false);
+    expect(readKmsSettings({ SVC_KMS_ALLOW_INSECURE_SSEC: 'on' }).allowInsecureSsec).toBe(true);
+    for (const value of [secret, `:${secret}`, `main:${randomBytes(16).toString('base64')}`, 'main:not base64!', `bad name:${secret}`]) {
+      let message = '';
+      try {
+        readKmsSettings({ SVC_KMS_SECRET_KEY: value });
+      } catch (error) {
+        message = `${(error as { code?: string }).code}: ${(error as Error).message}`;
+      }
+      expect(message, value).toMatch(/^InvalidConfiguration: SVC_KMS_SECRET_KEY/);
+      expect(message).not.toContain(value.slice(value.indexOf(':') + 1));
+    }
+    expect(codeOf(() => readKmsSettings({ SVC_KMS_ALLOW_INSECURE_SSEC: 'maybe' }))).toBe('InvalidConfiguration');
   });
 });
 
