@@ -9,7 +9,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { CopyObjectCommand, CreateBucketCommand, DeleteBucketEncryptionCommand, GetBucketEncryptionCommand, PutBucketEncryptionCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteBucketEncryptionCommand, GetBucketEncryptionCommand, PutBucketEncryptionCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { rcIn } from './helpers/rc-process.js';
 import { admin } from './helpers/admin-client.js';
@@ -206,6 +206,8 @@ describe('bucket default encryption', () => {
     const badAlgorithm = { ...byKms, ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'DES' as 'AES256' } }] } };
     expect(await failure(s3.send(new PutBucketEncryptionCommand(badAlgorithm)))).toEqual({ name: 'MalformedXML', status: 400 });
     expect((await s3.send(new GetBucketEncryptionCommand({ Bucket: 'defaulted' }))).ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault?.KMSMasterKeyID).toBe('backups');
+    // A multipart upload cannot be encrypted yet: refused rather than stored in the clear.
+    expect(await failure(s3.send(new CreateMultipartUploadCommand({ Bucket: 'defaulted', Key: 'multi' })))).toEqual({ name: 'NotImplemented', status: 501 });
     await s3.send(new DeleteBucketEncryptionCommand({ Bucket: 'defaulted' }));
     expect((await s3.send(new PutObjectCommand({ Bucket: 'defaulted', Key: 'plain', Body: 'x' }))).ServerSideEncryption).toBeUndefined();
   });

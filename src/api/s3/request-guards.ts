@@ -20,6 +20,15 @@ export function refuseEncryption(headers: Headers): void {
   throw new SvcError('NotImplemented', `Server-side encryption is not supported by this server; nothing was stored or read. Remove ${asked.join(', ')}.`, { headers: asked });
 }
 
+/**
+ * A write this server cannot encrypt yet (a multipart upload, a POST form) into a bucket whose
+ * default encryption asks for it is refused rather than stored in the clear.
+ */
+export async function refuseUnencryptableWrite(objects: { bucketRecord(bucket: string): Promise<{ encryption?: unknown } | undefined> }, bucket: string, what: string): Promise<void> {
+  if ((await objects.bucketRecord(bucket))?.encryption === undefined) return;
+  throw new SvcError('NotImplemented', `The bucket's default encryption cannot be applied to ${what} by this server yet; nothing was stored.`, { bucket });
+}
+
 /** Canned ACLs that grant nothing beyond the owner (the only user there is). */
 const ownerOnlyAcls = new Set(['private', 'bucket-owner-full-control', 'bucket-owner-read']);
 

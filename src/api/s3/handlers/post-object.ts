@@ -10,7 +10,7 @@ import { verifyPostPolicy } from '../auth/sigv4.js';
 import { verifyPostPolicyV2 } from '../auth/sigv2.js';
 import { headerValue, type S3Context, type S3Response } from '../context.js';
 import { boundaryOf, readForm, type FormUpload } from '../form-body.js';
-import { refuseAclHeaders, refuseEncryption } from '../request-guards.js';
+import { refuseAclHeaders, refuseEncryption, refuseUnencryptableWrite } from '../request-guards.js';
 import { toXml } from '../xml.js';
 import { metadataOf, storageClassOf } from './objects.js';
 
@@ -45,6 +45,7 @@ export async function postObject(context: S3Context, credentials: CredentialStor
   const asHeaders = formHeaders(fields, form);
   refuseEncryption(asHeaders);
   refuseAclHeaders(asHeaders, accessKeyId);
+  await refuseUnencryptableWrite(context.objects, bucket, 'a POST form upload');
   const info = await context.objects.putObject(bucket, key, limitedTo(form.file, range), {
     storageClass: storageClassOf(asHeaders),
     ...metadataOf(asHeaders),
