@@ -9,12 +9,13 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { CopyObjectCommand, CreateBucketCommand, DeleteBucketEncryptionCommand, GetBucketEncryptionCommand, PutBucketEncryptionCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteBucketEncryptionCommand, GetBucketEncryptionCommand, PutBucketEncryptionCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { rcIn } from './helpers/rc-process.js';
 import { admin } from './helpers/admin-client.js';
 import { codeOf, sdkErrorOf } from './helpers/codes.js';
 import { customerKeyOf, writeEncryptionOf } from '../src/api/s3/sse-headers.js';
+import { readKmsSettings } from '../src/cluster/kms-config.js';
 
 const rootKey = (name: string) => `${name}:${randomBytes(32).toString('base64')}`;
 const MiB = 1024 * 1024;
@@ -205,6 +206,8 @@ describe('bucket default encryption', () => {
     const badAlgorithm = { ...byKms, ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'DES' as 'AES256' } }] } };
     expect(await failure(s3.send(new PutBucketEncryptionCommand(badAlgorithm)))).toEqual({ name: 'MalformedXML', status: 400 });
     expect((await s3.send(new GetBucketEncryptionCommand({ Bucket: 'defaulted' }))).ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault?.KMSMasterKeyID).toBe('backups');
+    // A multipart upload cannot be encrypted yet: refused rather than stored in the clear.
+    expect(await failure(s3.send(new CreateMultipartUploadCommand({ Bucket: 'defaulted', Key: 'multi' })))).toEqual({ name: 'NotImplemented', status: 501 });
     await s3.send(new DeleteBucketEncryptionCommand({ Bucket: 'defaulted' }));
     expect((await s3.send(new PutObjectCommand({ Bucket: 'defaulted', Key: 'plain', Body: 'x' }))).ServerSideEncryption).toBeUndefined();
   });
@@ -256,6 +259,27 @@ describe('SSE-C headers', () => {
     expect(codeOf(() => writeEncryptionOf(headers({ 'x-amz-server-side-encryption': 'AES256' }), secure))).toBe('InvalidArgument');
     expect(codeOf(() => writeEncryptionOf({ 'x-amz-server-side-encryption-aws-kms-key-id': 'k' }, secure))).toBe('InvalidArgument');
     expect(writeEncryptionOf({ 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': 'arn:aws:kms:us-east-1:1:key/backups' }, secure)).toEqual({ kind: 'SSE-KMS', keyId: 'backups' });
+  });
+});
+
+describe('KMS settings', () => {
+  it('SVC_KMS_SECRET_KEY must be <name>:<base64 of 32 bytes>; a refusal never shows the value', () => {
+    const secret = randomBytes(32).toString('base64');
+    expect(readKmsSettings({ SVC_KMS_SECRET_KEY: `main:${secret}` }).root?.name).toBe('main');
+    expect(readKmsSettings({}).root).toBeUndefined();
+    expect(readKmsSettings({}).allowInsecureSsec).toBe(false);
+    expect(readKmsSettings({ SVC_KMS_ALLOW_INSECURE_SSEC: 'on' }).allowInsecureSsec).toBe(true);
+    for (const value of [secret, `:${secret}`, `main:${randomBytes(16).toString('base64')}`, 'main:not base64!', `bad name:${secret}`]) {
+      let message = '';
+      try {
+        readKmsSettings({ SVC_KMS_SECRET_KEY: value });
+      } catch (error) {
+        message = `${(error as { code?: string }).code}: ${(error as Error).message}`;
+      }
+      expect(message, value).toMatch(/^InvalidConfiguration: SVC_KMS_SECRET_KEY/);
+      expect(message).not.toContain(value.slice(value.indexOf(':') + 1));
+    }
+    expect(codeOf(() => readKmsSettings({ SVC_KMS_ALLOW_INSECURE_SSEC: 'maybe' }))).toBe('InvalidConfiguration');
   });
 });
 

@@ -83,8 +83,18 @@ describe('encrypted packages', () => {
           const length = Math.floor(lengthFraction * (whole.length - offset));
           const read = cipherRangeOf(parts, { offset, length });
           const slice = stored.subarray(read.cipherOffset, read.cipherOffset + read.cipherLength);
-          const opened = await collect(openStream(chunked(slice, chunkSizes), key, read));
+          const sent: Uint8Array[] = [];
+          const handedBack: Uint8Array[] = [];
+          const source = (async function* () {
+            for await (const chunk of chunked(slice, chunkSizes)) {
+              sent.push(chunk);
+              yield chunk;
+            }
+          })();
+          const opened = await collect(openStream(source, key, read, (chunk) => handedBack.push(chunk)));
           expect(opened.equals(whole.subarray(offset, offset + length))).toBe(true);
+          // Every chunk read is handed back once, after its packages were opened.
+          expect(handedBack).toEqual(sent);
           const all = await collect(openStream(chunked(stored, chunkSizes), key, cipherRangeOf(parts, { offset: 0, length: whole.length })));
           expect(all.equals(whole)).toBe(true);
         },

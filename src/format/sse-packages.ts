@@ -213,11 +213,19 @@ function sealedLengthOf(run: PackageRun, index: number): number {
 /**
  * Opens the stored bytes of `read` (exactly its cipher range, in order) and yields the plaintext
  * range. A package that fails authentication, or stored bytes that end early, end the
- * stream with ObjectTampered before any byte of that package is handed on.
+ * stream with ObjectTampered before any byte of that package is handed on. Each source chunk is
+ * handed to `done` once no package still needs its bytes (so a lender can reuse it).
  */
-export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey, read: SealedRead): AsyncGenerator<Uint8Array> {
+export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey, read: SealedRead, done: (chunk: Uint8Array) => void = () => undefined): AsyncGenerator<Uint8Array> {
   checkKey(key);
   const iterator = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : (source as Iterable<Uint8Array>)[Symbol.iterator]();
+  const held: Uint8Array[] = [];
+  /** Hands back every received chunk but the one still being read from. */
+  const handBack = (): void => {
+    const keep = pending.length > 0 ? held.pop() : undefined;
+    for (const chunk of held.splice(0)) done(chunk);
+    if (keep) held.push(keep);
+  };
   let pending: Uint8Array = new Uint8Array(0);
   let skip = read.skipBytes;
   let left = read.lengthBytes;
@@ -229,6 +237,7 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
         const step = await iterator.next();
         if (step.done) tampered(at);
         pending = step.value;
+        held.push(step.value);
         continue;
       }
       const slice = pending.subarray(0, Math.min(length - have, pending.length));
@@ -243,6 +252,7 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
       for (let index = run.firstIndex; index < run.firstIndex + run.count && left > 0; index += 1) {
         const at = { partNumber: run.partNumber, index, final: index === run.partPackages - 1 };
         const plain = openPackage(key, at, await take(sealedLengthOf(run, index), at));
+        handBack();
         const piece = plain.subarray(skip, Math.min(plain.length, skip + left));
         skip = 0;
         left -= piece.length;
@@ -251,6 +261,8 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
     }
     if (left > 0) tampered({ partNumber: read.runs.at(-1)?.partNumber ?? 0, index: -1, final: true });
   } finally {
+    pending = new Uint8Array(0);
+    handBack();
     await iterator.return?.();
   }
 }

@@ -19,6 +19,15 @@ export function refuseEncryption(headers: Headers): void {
   throw new SvcError('NotImplemented', `Server-side encryption is not supported by this server; nothing was stored or read. Remove ${asked.join(', ')}.`, { headers: asked });
 }
 
+/**
+ * A write this server cannot encrypt yet (a multipart upload, a POST form) into a bucket whose
+ * default encryption asks for it is refused rather than stored in the clear.
+ */
+export async function refuseUnencryptableWrite(objects: { bucketRecord(bucket: string): Promise<{ encryption?: unknown } | undefined> }, bucket: string, what: string): Promise<void> {
+  if ((await objects.bucketRecord(bucket))?.encryption === undefined) return;
+  throw new SvcError('NotImplemented', `The bucket's default encryption cannot be applied to ${what} by this server yet; nothing was stored.`, { bucket });
+}
+
 /** The guards every request goes through once routed (ACLs are checked by the handlers that take them, against the bucket). */
 export function guardRequest(endpoint: S3Endpoint, headers: Headers, _ownerId: string): void {
   refuseMisplacedEncryption(endpoint, headers);

@@ -86,8 +86,9 @@ export async function getDecrypted(objects: ObjectLayer, kms: Kms | undefined, b
   const plainInfo = reader.info;
   return {
     info: plainInfo,
-    body: openStream(reader.body, packageKey!, read!),
-    release: () => undefined, // opened packages are fresh buffers; the sealed chunks are not lent on
+    // The sealed chunks go back to the reader as soon as their packages are opened; the plaintext is fresh memory.
+    body: openStream(reader.body, packageKey!, read!, (chunk) => reader.release(chunk)),
+    release: () => undefined,
   };
 }
 

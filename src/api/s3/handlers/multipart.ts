@@ -11,6 +11,7 @@ import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from
 import { lockFieldsFromHeaders } from './object-lock.js';
 import { checksumField, completionClaimsOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
 import { withRequestedAcl } from '../acl-request.js';
+import { refuseUnencryptableWrite } from '../request-guards.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
 
@@ -19,6 +20,7 @@ export async function createMultipartUpload(context: S3Context, request: S3Reque
   const metadata = metadataOf(request.headers);
   const checksum = uploadChecksumOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
+  await refuseUnencryptableWrite(context.objects, bucket, 'a multipart upload');
   const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields }, ...(checksum ? { checksum } : {}) });
   const answer = xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
   return { ...answer, headers: { ...answer.headers, ...uploadChecksumHeaders(checksum) } };

@@ -11,7 +11,7 @@ import { verifyPostPolicy } from '../auth/sigv4.js';
 import { verifyPostPolicyV2 } from '../auth/sigv2.js';
 import { headerValue, type S3Context, type S3Response } from '../context.js';
 import { boundaryOf, readForm, type FormUpload } from '../form-body.js';
-import { refuseEncryption } from '../request-guards.js';
+import { refuseEncryption, refuseUnencryptableWrite } from '../request-guards.js';
 import { withRequestedAcl } from '../acl-request.js';
 import { toXml } from '../xml.js';
 import { metadataOf, storageClassOf } from './objects.js';
@@ -46,6 +46,7 @@ export async function postObject(context: S3Context, credentials: CredentialStor
   const range = checkPolicy(decodePolicy(policyText, context.nowMs()), fields, bucket);
   const asHeaders = formHeaders(fields, form);
   refuseEncryption(asHeaders);
+  await refuseUnencryptableWrite(context.objects, bucket, 'a POST form upload');
   const metadata = metadataOf(asHeaders);
   metadata.systemMetadata = await withRequestedAcl(context, { auth: { accessKeyId }, headers: asHeaders }, { bucket, key }, metadata.systemMetadata);
   const info = await context.objects.putObject(bucket, key, limitedTo(form.file, range), {
