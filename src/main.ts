@@ -106,7 +106,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   // Judges session, web identity and service account expiry; tests move it (fault-injection mode only).
   const identityClock = new OffsetClock();
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
-  const { drives, locks, localByPath, holdsFirstEndpoint } = await openDrives(config, isOwn, { rpcKey, launchHash, transport }, log, observability, hooks);
+  const { drives, locks, localByPath, localDrives, holdsFirstEndpoint } = await openDrives(config, isOwn, { rpcKey, launchHash, transport }, log, observability, hooks);
   const audit = await openAudit(config, isOwn, log).catch(async (error: unknown) => {
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
@@ -174,7 +174,6 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(s3Plugin, { context, credentials, access, sts, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs, signatureV2: config.signatureV2 });
   });
   try {
-    const localDrives = new Set<Drive>(localByPath.values());
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
     kms = await createKms({ config, storage: ready, locker });
     admin = await createAdminServices({
@@ -456,6 +455,8 @@ interface OpenedDrives {
   locks: OwnershipLock[];
   /** This node's drives by endpoint path, served to peers over RPC. */
   localByPath: Map<string, Drive>;
+  /** This node's drives as its object layer holds them (bounded by their deadlines): how it tells its own drives from peers'. */
+  localDrives: Set<Drive>;
   /** This node holds the deployment's first endpoint: it formats fresh drives. */
   holdsFirstEndpoint: boolean;
 }
@@ -464,12 +465,13 @@ interface OpenedDrives {
 async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, peers: PeerAccess, log: Logger, observability: Observability, hooks: ServerHooks): Promise<OpenedDrives> {
   const locks: OwnershipLock[] = [];
   const localByPath = new Map<string, Drive>();
+  const localDrives = new Set<Drive>();
   try {
     const drives = await Promise.all(
-      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, peers, log, observability, hooks })))),
+      config.layout.pools.map((pool) => Promise.all(pool.endpoints.map((endpoint) => openDrive(config, endpoint, { isOwn, locks, localByPath, localDrives, peers, log, observability, hooks })))),
     );
     const first = config.layout.pools[0]!.endpoints[0]!;
-    return { drives, locks, localByPath, holdsFirstEndpoint: first.kind === 'local' || isOwn(first) };
+    return { drives, locks, localByPath, localDrives, holdsFirstEndpoint: first.kind === 'local' || isOwn(first) };
   } catch (error) {
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
@@ -479,7 +481,7 @@ async function openDrives(config: ServerConfig, isOwn: OwnEndpointTest, peers: P
 async function openDrive(
   config: ServerConfig,
   endpoint: Endpoint,
-  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; peers: PeerAccess; log: Logger; observability: Observability; hooks: ServerHooks },
+  context: { isOwn: OwnEndpointTest; locks: OwnershipLock[]; localByPath: Map<string, Drive>; localDrives: Set<Drive>; peers: PeerAccess; log: Logger; observability: Observability; hooks: ServerHooks },
 ): Promise<Drive | undefined> {
   const { localDrive, peerDrive } = context.hooks;
   if (endpoint.kind === 'url' && !context.isOwn(endpoint)) {
@@ -498,7 +500,9 @@ async function openDrive(
   }
   const wrapped = context.observability.instrument(config.faultInjection ? createFaultyDrive(drive, {}) : drive, true);
   context.localByPath.set(endpoint.path, wrapped);
-  return boundedDrive(config, wrapped, context.log);
+  const bounded = boundedDrive(config, wrapped, context.log);
+  context.localDrives.add(bounded);
+  return bounded;
 }
 
 /** The drive as the object layer uses it: its calls bounded by SVC_DRIVE_MAX_TIMEOUT, offline while it answers none (peers' calls to a local drive are bounded by the peers). */

@@ -10,9 +10,9 @@
  * back with its bytes.
  */
 import fc from 'fast-check';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CheckFailure, expectThat } from '../runner/check.js';
 import { testCredentials } from '../harness/server-process.js';
@@ -76,6 +76,23 @@ async function plantBadRecord(deployment: Deployment, drawn: RecoveryCase, node:
   await mkdir(system, { recursive: true });
   await writeFile(join(system, 'root-heal-unreadable.json'), 'not a heal record');
   return join(system, 'quarantine', 'root-heal-unreadable.json');
+}
+
+/** A file quarantined as `<dir>/<name>.<ms>` (src/cluster/state-quarantine.ts) for `<dir>/<name>`. */
+function isQuarantined(path: string): boolean {
+  const dir = dirname(path);
+  const name = basename(path);
+  return existsSync(dir) && readdirSync(dir).some((entry) => entry.startsWith(`${name}.`));
+}
+
+/** Whether `condition` holds within `timeoutMs` (asked every 100 ms). */
+async function eventually(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return true;
 }
 
 /** Takes node `node` down as drawn, remembering the output of the run that ends (its shutdown included). */
@@ -159,7 +176,8 @@ async function runCase(deployment: Deployment, drawn: RecoveryCase): Promise<voi
     }
   }
   checkMarkers(deployment, drawn);
-  for (const path of quarantined) expectThat(existsSync(path), `the unreadable root-heal record was not moved to quarantine (${path})`);
+  // Records are judged when the node's heal service starts, which may be just after it answers ready.
+  for (const path of quarantined) expectThat(await eventually(() => isQuarantined(path), 15_000), `the unreadable root-heal record was not moved to quarantine (${path}.<ms>)`);
   await checkOperation(deployment, expected, drawn, before);
   const reader = s3At(deployment.urls[1]!);
   for (const [index, body] of bodies.entries()) {
