@@ -184,7 +184,13 @@ export function cipherRangeOf(parts: readonly SealedPart[], range: { offset: num
   for (const part of parts) {
     const plainEnd = plainStart + part.plainSizeBytes;
     const partPackages = packageCount(part.plainSizeBytes);
-    if (range.length > 0 && plainEnd > range.offset && plainStart < end) {
+    if (part.plainSizeBytes === 0) {
+      // An empty part inside the read: its lone tag lies between its neighbours' packages, so it is read and opened too.
+      if (cipherOffset >= 0 && plainStart < end) {
+        cipherEnd = cipherStart + sealedSizeBytes(0);
+        runs.push({ partNumber: part.partNumber, firstIndex: 0, count: 1, partPackages, plainSizeBytes: 0 });
+      }
+    } else if (range.length > 0 && plainEnd > range.offset && plainStart < end) {
       const from = Math.max(range.offset, plainStart) - plainStart;
       const to = Math.min(end, plainEnd) - plainStart;
       const firstIndex = Math.floor(from / packagePlainBytes);
