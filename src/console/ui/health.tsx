@@ -8,29 +8,11 @@ import { useContext } from 'preact/hooks';
 import { api } from './api';
 import { usePoll } from './components';
 
-export type HealthStatus = 'ok' | 'degraded' | 'critical';
+export type { ClassMargin, HealthStatus } from '../../contracts/health';
+import type { HealthModel, HealthStatus } from '../../contracts/health';
 
-export interface ClassMargin {
-  storageClass: string;
-  parity: number;
-  readQuorum: number;
-  writeQuorum: number;
-  readMargin: number;
-  writeMargin: number;
-  status: HealthStatus;
-}
-
-export interface Health {
-  status: HealthStatus;
-  generatedAt: string;
-  summary: string;
-  nodes: { endpoint: string; state: 'online' | 'offline'; drives: number; drivesOnline: number }[];
-  drives: { online: number; offline: number; healing: number; total: number };
-  sets: { pool: number; set: number; drivesOnline: number; drivesTotal: number; drives: { endpoint: string; slot: number; state: string }[]; classes: ClassMargin[]; status: HealthStatus }[];
-  operations: { kind: string; detail: string }[];
-  errors: { source: string; message: string }[];
-  runbook?: { title: string; section: string };
-}
+/** The server's health model, as the pages call it. */
+export type Health = HealthModel;
 
 export const healthIntervalMs = 5000;
 
