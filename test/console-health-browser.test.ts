@@ -182,7 +182,7 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
       await expect.poll(() => banner().getAttribute('data-status'), { timeout: 20_000 }).toBe('critical');
       expect(await bannerColour()).toBe(red);
       expect(await banner().getByRole('alert').textContent()).toContain('Quorum lost');
-      expect(await banner().textContent()).toContain('pool 0 set 0 lost quorum');
+      expect(await banner().textContent()).toContain('pool 0 set 0 lost write quorum (some objects cannot be read)');
       expect(await navMark('Overview').getAttribute('data-status')).toBe('critical');
       await shot('health-critical');
       await page.setViewportSize({ width: 390, height: 844 });

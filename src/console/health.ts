@@ -97,8 +97,16 @@ function summaryOf(status: HealthStatus, sets: SetHealth[], drives: HealthModel[
   if (drives.healing > 0) parts.push(`${drives.healing} healing`);
   if (nodesOffline > 0) parts.push(`${nodesOffline} node(s) offline`);
   if (status === 'critical') {
-    const names = lost.map((set) => `pool ${set.pool} set ${set.set}`).join(', ');
-    return `${parts.join(', ')}: ${names} lost quorum; objects there cannot be written or read.`;
+    const what = (set: SetHealth): string => {
+      const unreadable = set.classes.some((margin) => margin.readMargin < 0);
+      const readableSome = set.classes.some((margin) => margin.readMargin >= 0);
+      const reads = !unreadable ? 'reads still work' : readableSome ? 'some objects cannot be read' : 'objects cannot be read';
+      return `pool ${set.pool} set ${set.set} lost write quorum (${reads})`;
+    };
+    const lostWrite = lost.filter((set) => set.classes.some((margin) => margin.writeMargin < 0));
+    const lostRead = lost.filter((set) => !lostWrite.includes(set));
+    const named = [...lostWrite.map(what), ...lostRead.map((set) => `pool ${set.pool} set ${set.set} lost read quorum`)];
+    return `${parts.join(', ')}: ${named.join('; ')}.`;
   }
   const least = Math.min(...sets.flatMap((set) => set.classes.map((margin) => margin.writeMargin)));
   return `${parts.join(', ')}: every set keeps quorum, the smallest write margin is ${least} drive(s).`;
