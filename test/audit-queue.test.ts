@@ -9,7 +9,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditLog, type AuditEntry, type AuditTargets } from '../src/ops/audit.js';
@@ -151,7 +151,7 @@ describe('the audit webhook queue', () => {
     expect(ids(receiver.batches)).toEqual(range(1, 2));
     expect(receiver.headers).toHaveLength(5);
     expect(timers.asked.filter((delayMs) => delayMs !== fsyncMs)).toEqual([100, 200, 400, 400]);
-    expect(log.stats()).toEqual({ recorded: 2, webhook: true, queued: 0, delivered: 2, dropped: 0 });
+    expect(log.stats()).toEqual({ recorded: 2, webhook: true, queued: 0, delivered: 2, dropped: 0, quarantined: 0 });
   });
 
   it('full, drops the oldest entries, counts them and warns once per interval; a new log on the directory delivers the rest', async () => {
@@ -174,6 +174,35 @@ describe('the audit webhook queue', () => {
     await until(() => receiver.batches.flat().length === 6, 'the queued entries after the restart');
     expect(ids(receiver.batches)).toEqual(range(5, 10));
     expect(second.log.stats()).toMatchObject({ queued: 0, delivered: 6 });
+  });
+
+  it('at start drops a torn last line and quarantines a segment it could not have written, delivering the rest', async () => {
+    const port = await freePort();
+    const queueDirectory = await scratch();
+    const webhook = { endpoint: `http://127.0.0.1:${port}/audit`, queueDirectory, queueLimitEntries: 100, batchSize: 3 };
+    const first = await openLog({ webhook });
+    for (let index = 1; index <= 6; index += 1) first.log.record(entry(index));
+    await first.log.close();
+    const segments = (await readdir(queueDirectory)).filter((name) => name.startsWith('segment-')).sort();
+    expect(segments).toHaveLength(2);
+    // A power cut tore the second segment's last line; the first was overwritten by something else.
+    const tornPath = join(queueDirectory, segments[1]!);
+    const torn = await readFile(tornPath, 'utf8');
+    await writeFile(tornPath, torn.slice(0, torn.trimEnd().length - 10));
+    await writeFile(join(queueDirectory, segments[0]!), `not json\n${JSON.stringify(entry(1))}\n`);
+
+    const receiver = await startReceiver(port);
+    cleanups.push(() => receiver.close());
+    const second = await openLog({ webhook });
+    expect(second.log.stats()).toMatchObject({ queued: 2, dropped: 1, quarantined: 1 });
+    expect(second.warnings.some((fields) => String(fields.reason).includes('line 1 of 2 is not JSON'))).toBe(true);
+    await until(() => receiver.batches.flat().length === 2, 'the whole entries of the torn segment');
+    expect(ids(receiver.batches)).toEqual(range(4, 5));
+    expect(await readdir(join(queueDirectory, 'quarantine'))).toEqual([expect.stringMatching(new RegExp(`^${segments[0]}\\.\\d+$`))]);
+    await second.log.close();
+    // A quarantined file is never read again.
+    const third = await openLog({ webhook });
+    expect(third.log.stats()).toMatchObject({ queued: 0, quarantined: 0 });
   });
 
   it('keeps only the fields of an entry: secrets handed to it reach neither the file, the webhook nor the ring', async () => {

@@ -5,34 +5,20 @@
  * (The scenario itself, on the unaltered build, runs with the others in chaos.test.ts.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { clockSkew, fakeClockUnavailable } from '../conformance/chaos/clock-skew.js';
-import { repoRoot } from '../conformance/harness/server-process.js';
 import { createPrng } from '../src/util/prng.js';
+import { copyOfBuild, removeBuildCopies } from './helpers/build-copy.js';
 
 const unavailable = fakeClockUnavailable();
 if (unavailable && process.env.CI) throw new Error(`CI requires faketime for the clock-skew scenario: ${unavailable}`);
 
-const made: string[] = [];
-afterAll(async () => {
-  for (const dir of made) await rm(dir, { recursive: true, force: true });
-});
+afterAll(removeBuildCopies);
 
 /** A copy of the build in which a write is dated by its node's clock alone. */
 async function buildWithoutDateBump(): Promise<string> {
-  const root = await mkdtemp(join(tmpdir(), 'svc-clock-mutant-'));
-  made.push(root);
-  await cp(join(repoRoot, 'dist'), join(root, 'dist'), { recursive: true, filter: (source) => !source.includes('console-ui') });
-  await cp(join(repoRoot, 'package.json'), join(root, 'package.json'));
-  await symlink(join(repoRoot, 'node_modules'), join(root, 'node_modules'));
-  const path = join(root, 'dist/src/object/put-object.js');
-  const from = 'if (bumpModTime && version.modTimeMs <= newest)';
-  const text = await readFile(path, 'utf8');
-  expect(text.split(from).length - 1, `'${from}' in dist/src/object/put-object.js (the source moved: update this test)`).toBe(1);
-  await writeFile(path, text.replace(from, 'if (false)'));
-  return join(root, 'dist/src/cli/svc.js');
+  const copy = await copyOfBuild('svc-clock-mutant-');
+  await copy.replace('src/object/put-object.js', 'if (bumpModTime && version.modTimeMs <= newest)', 'if (false)');
+  return copy.script;
 }
 
 describe('clock-skew scenario', () => {

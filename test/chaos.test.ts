@@ -8,6 +8,7 @@ import { volume } from '../conformance/chaos/steps.js';
 import { partitionKinds } from '../conformance/chaos/partition.js';
 import { netLabUnavailable } from '../conformance/harness/netns.js';
 import { fakeClockUnavailable } from '../conformance/chaos/clock-skew.js';
+import { driveFaultKinds } from '../conformance/chaos/drive-faults.js';
 
 /** The rebalance scenario mounts a tmpfs per pool (pools must differ in fullness); that needs root. */
 function mountUnavailable(): string | undefined {
@@ -54,7 +55,7 @@ const size = 2;
 describe(`chaos scenarios (seed ${seed}, size ${size})`, () => {
   for (const name of Object.keys(scenarios)) {
     const why = unavailable(name);
-    const title = (partitionKinds as readonly string[]).includes(name) || name === 'clock-skew'
+    const title = (partitionKinds as readonly string[]).includes(name) || (driveFaultKinds as readonly string[]).includes(name) || name === 'clock-skew'
       ? `${name}: the history of concurrent clients is linearizable, listings miss no acknowledged key, full redundancy after heal`
       : `${name}: every acknowledged write reads back, nothing is half-visible, full redundancy after heal`;
     it.skipIf(why !== undefined)(why !== undefined ? `${title} (skipped: ${why})` : title, async () => {

@@ -1,8 +1,11 @@
 /**
- * The Debian package on a fresh Debian root with no Node.js (a debootstrap image, in a container
- * with host networking): install, start the server with the unit's own command line, user,
- * directory and environment file, PUT/GET with the AWS CLI, a graceful restart with the unit's
- * KillSignal, an upgrade, and a removal that keeps the data and the configuration.
+ * The Debian package on fresh Debian roots with no Node.js (a debootstrap image, in containers
+ * with host networking, each standing for a machine): install, start the server with the unit's
+ * own command line, user, directory and environment file, PUT/GET with the AWS CLI, a graceful
+ * restart with the unit's KillSignal, an upgrade, and a removal that keeps the data and the
+ * configuration; then the four-node recipe of docs/getting-started.md ("A cluster with the Debian
+ * package"): four machines with the same /etc/default/svc but their own address, one machine's
+ * server killed and brought back while clients read and write through the others.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -55,65 +58,115 @@ function commandLineOf(unit: Unit, env: Record<string, string>): string[] {
   return unit.execStart.flatMap((word) => (/^\$[A-Za-z_]\w*$/.test(word) ? (env[word.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [word.replace(/\$\{(\w+)\}/g, (_all, name: string) => env[name] ?? '')]));
 }
 
-describe.skipIf(skipReason !== undefined)('the Debian package on a fresh Debian root', () => {
+/** A container standing for one machine with the package installed, and its server run as the unit runs it. */
+class Machine {
+  private server: ChildProcess | undefined;
+  private output = '';
+  unit!: Unit;
+
+  private constructor(readonly name: string) {}
+
+  static async boot(name: string, image: string, packages: string): Promise<Machine> {
+    await run('docker', ['run', '-d', '--rm', '--name', name, '--network', 'host', '--label', 'org.svc.test=debian-package', '-v', `${packages}:/packages:ro`, image, 'sleep', 'infinity']);
+    return new Machine(name);
+  }
+
+  async exec(...args: string[]): Promise<string> {
+    return (await run('docker', ['exec', this.name, ...args], { maxBuffer: 16 * 1024 * 1024 })).stdout;
+  }
+
+  async install(deb: DebianPackage): Promise<void> {
+    await this.exec('dpkg', '-i', `/packages/${basename(deb.path)}`);
+    this.unit = unitOf(await this.exec('cat', '/lib/systemd/system/svc.service'));
+  }
+
+  /** Edits /etc/default/svc as an operator would: each setting replaces its line (commented or not), or is added. */
+  async configure(settings: Record<string, string>): Promise<void> {
+    for (const [key, value] of Object.entries(settings)) {
+      const line = `${key}="${value}"`;
+      await this.exec('sh', '-c', `if grep -q '^#\\?${key}=' "$1"; then sed -i "s|^#\\?${key}=.*|$2|" "$1"; else printf '%s\\n' "$2" >> "$1"; fi`, 'sh', this.unit.environmentFile, line);
+    }
+  }
+
+  /** Starts the unit's command line as its user, in its directory, with its environment file; resolves once `ready` answers 200. */
+  async start(ready: string): Promise<void> {
+    const env = environmentOf(await this.exec('cat', this.unit.environmentFile));
+    const argv = commandLineOf(this.unit, env);
+    const envArgs = Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]);
+    // The shell records its pid, then becomes the server (exec): the pid is the server's.
+    const server = spawn('docker', ['exec', '-u', this.unit.user, '-w', this.unit.workingDirectory, ...envArgs, this.name, 'sh', '-c', 'echo $$ > /tmp/svc.pid && exec "$@"', 'sh', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.server = server;
+    server.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    server.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    expect(await waitForOk(ready, { timeoutMs: 90_000, exited: () => server.exitCode !== null }), `${this.name}:\n${this.output.slice(-4000)}`).toBe(true);
+  }
+
+  /** Sends the server a signal (the unit's KillSignal by default); resolves with its exit code. */
+  async stop(signal = this.unit.killSignal): Promise<number | null> {
+    const server = this.server!;
+    const exited = server.exitCode !== null ? Promise.resolve(server.exitCode) : new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+    await this.exec('sh', '-c', `kill -${signal.replace(/^SIG/, '')} "$(cat /tmp/svc.pid)"`);
+    return exited;
+  }
+
+  logs(): string {
+    return this.output;
+  }
+
+  async remove(): Promise<void> {
+    this.server?.kill();
+    await run('docker', ['rm', '-f', this.name]).catch(() => undefined);
+  }
+}
+
+function awsCli(endpoint: string, accessKey: string, secretKey: string): (...args: string[]) => string {
+  const env = { ...process.env, AWS_ACCESS_KEY_ID: accessKey, AWS_SECRET_ACCESS_KEY: secretKey, AWS_DEFAULT_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' };
+  return (...args: string[]) => execFileSync('aws', ['--endpoint-url', endpoint, ...args], { env, encoding: 'utf8' });
+}
+
+describe.skipIf(skipReason !== undefined)('the Debian package on fresh Debian roots', () => {
   let directory: string;
-  let container: string;
+  let image: string;
   let first: DebianPackage;
   let second: DebianPackage;
-  const exec = async (...args: string[]): Promise<string> => (await run('docker', ['exec', container, ...args], { maxBuffer: 16 * 1024 * 1024 })).stdout;
+  const machines: Machine[] = [];
+  const boot = async (role: string): Promise<Machine> => {
+    const machine = await Machine.boot(`svc-deb-${role}-${process.pid}`, image, join(first.path, '..'));
+    machines.push(machine);
+    return machine;
+  };
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'svc-deb-'));
-    const image = await debianRootImage();
+    image = await debianRootImage();
     await buildExecutable(() => undefined);
     first = await buildDebianPackage({ version: '0.1.0~test1', fast: true, log: () => undefined });
     second = await buildDebianPackage({ version: '0.1.0~test2', fast: true, log: () => undefined });
-    container = `svc-deb-test-${process.pid}`;
-    await run('docker', ['run', '-d', '--rm', '--name', container, '--network', 'host', '--label', 'org.svc.test=debian-package', '-v', `${join(first.path, '..')}:/packages:ro`, image, 'sleep', 'infinity']);
   }, 600_000);
 
   afterAll(async () => {
-    if (container) await run('docker', ['rm', '-f', container]).catch(() => undefined);
+    await Promise.all(machines.map((machine) => machine.remove()));
     await rm(directory, { recursive: true, force: true });
     for (const built of [first, second]) if (built) await rm(built.path, { force: true });
   });
 
   it('installs, serves S3 as the unit runs it, restarts gracefully, upgrades, and keeps data and settings when removed', async () => {
-    await expect(exec('sh', '-c', 'command -v node')).rejects.toThrow();
-    await exec('dpkg', '-i', `/packages/${basename(first.path)}`);
-    expect(await exec('getent', 'passwd', 'svc')).toContain('svc');
-    expect(await exec('svc-rc', '--help')).toContain('rc alias set');
-    const unit = unitOf(await exec('cat', '/lib/systemd/system/svc.service'));
-    expect(unit.user).toBe('svc');
-    expect(unit.killSignal).toBe('SIGTERM');
+    const machine = await boot('single');
+    await expect(machine.exec('sh', '-c', 'command -v node')).rejects.toThrow();
+    await machine.install(first);
+    expect(await machine.exec('getent', 'passwd', 'svc')).toContain('svc');
+    expect(await machine.exec('svc-rc', '--help')).toContain('rc alias set');
+    expect(machine.unit.user).toBe('svc');
+    expect(machine.unit.killSignal).toBe('SIGTERM');
 
     // The operator's settings, as they would edit /etc/default/svc.
     const port = await freePort();
     const consolePort = await freePort();
-    const settings = `SVC_ADDRESS=127.0.0.1:${port}\nSVC_CONSOLE_ADDRESS=127.0.0.1:${consolePort}\nSVC_ACCESS_KEY=debadmin\nSVC_SECRET_KEY=debadmin-secret\n`;
-    await exec('sh', '-c', `printf '%s' '${settings}' >> ${unit.environmentFile}`);
-    expect(await exec('stat', '-c', '%U:%G %a', unit.environmentFile)).toBe('root:svc 640\n');
+    await machine.configure({ SVC_ADDRESS: `127.0.0.1:${port}`, SVC_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`, SVC_ACCESS_KEY: 'debadmin', SVC_SECRET_KEY: 'debadmin-secret' });
+    expect(await machine.exec('stat', '-c', '%U:%G %a', machine.unit.environmentFile)).toBe('root:svc 640\n');
+    const ready = `http://127.0.0.1:${port}/health/ready`;
 
-    let server: ChildProcess | undefined;
-    let logs = '';
-    const start = async (): Promise<void> => {
-      const env = environmentOf(await exec('cat', unit.environmentFile));
-      const argv = commandLineOf(unit, env);
-      const envArgs = Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]);
-      // The shell records its pid, then becomes the server (exec): the pid is the server's.
-      server = spawn('docker', ['exec', '-u', unit.user, '-w', unit.workingDirectory, ...envArgs, container, 'sh', '-c', 'echo $$ > /tmp/svc.pid && exec "$@"', 'sh', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
-      server.stdout!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
-      server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
-      expect(await waitForOk(`http://127.0.0.1:${port}/health/ready`, { exited: () => server!.exitCode !== null }), logs).toBe(true);
-    };
-    const stop = async (): Promise<number | null> => {
-      const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
-      await exec('sh', '-c', `kill -${unit.killSignal.replace(/^SIG/, '')} "$(cat /tmp/svc.pid)"`);
-      return exited;
-    };
-
-    const awsEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'debadmin', AWS_SECRET_ACCESS_KEY: 'debadmin-secret', AWS_DEFAULT_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' };
-    const aws = (...args: string[]): string => execFileSync('aws', ['--endpoint-url', `http://127.0.0.1:${port}`, ...args], { env: awsEnv, encoding: 'utf8' });
+    const aws = awsCli(`http://127.0.0.1:${port}`, 'debadmin', 'debadmin-secret');
     const source = join(directory, 'source.bin');
     await writeFile(source, Buffer.alloc(2 * 1024 * 1024 + 3, 'debian'));
     const readBack = async (name: string): Promise<boolean> => {
@@ -121,27 +174,73 @@ describe.skipIf(skipReason !== undefined)('the Debian package on a fresh Debian 
       return (await readFile(join(directory, name))).equals(await readFile(source));
     };
 
-    await start();
+    await machine.start(ready);
     aws('s3', 'mb', 's3://debian');
     aws('s3', 'cp', source, 's3://debian/object.bin');
     expect(await readBack('first.bin')).toBe(true);
-    expect(await exec('stat', '-c', '%U', '/var/lib/svc/drive1/debian')).toBe('svc\n');
+    expect(await machine.exec('stat', '-c', '%U', '/var/lib/svc/drive1/debian')).toBe('svc\n');
 
-    expect(await stop(), logs).toBe(0);
-    await start();
+    expect(await machine.stop(), machine.logs()).toBe(0);
+    await machine.start(ready);
     expect(await readBack('after-restart.bin')).toBe(true);
-    expect(await stop(), logs).toBe(0);
+    expect(await machine.stop(), machine.logs()).toBe(0);
 
-    await exec('dpkg', '-i', `/packages/${basename(second.path)}`);
-    expect(await exec('dpkg-query', '-W', '-f', '${Version}', 'svc')).toBe(second.version);
-    expect(await exec('cat', unit.environmentFile)).toContain('SVC_ACCESS_KEY=debadmin');
-    await start();
+    await machine.exec('dpkg', '-i', `/packages/${basename(second.path)}`);
+    expect(await machine.exec('dpkg-query', '-W', '-f', '${Version}', 'svc')).toBe(second.version);
+    expect(await machine.exec('cat', machine.unit.environmentFile)).toContain('SVC_ACCESS_KEY="debadmin"');
+    await machine.start(ready);
     expect(await readBack('after-upgrade.bin')).toBe(true);
-    expect(await stop(), logs).toBe(0);
+    expect(await machine.stop(), machine.logs()).toBe(0);
 
-    await exec('dpkg', '-r', 'svc');
-    await expect(exec('test', '-e', '/usr/bin/svc')).rejects.toThrow();
-    expect(await exec('cat', unit.environmentFile)).toContain('SVC_ACCESS_KEY=debadmin');
-    expect(await exec('sh', '-c', 'ls /var/lib/svc/drive*/debian')).toContain('object.bin');
+    await machine.exec('dpkg', '-r', 'svc');
+    await expect(machine.exec('test', '-e', '/usr/bin/svc')).rejects.toThrow();
+    expect(await machine.exec('cat', machine.unit.environmentFile)).toContain('SVC_ACCESS_KEY="debadmin"');
+    expect(await machine.exec('sh', '-c', 'ls /var/lib/svc/drive*/debian')).toContain('object.bin');
   }, 300_000);
+
+  it('runs the four-machine cluster recipe: one /etc/default/svc but the address, a machine lost and back', async () => {
+    const hosts = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'];
+    const port = await freePort();
+    const consolePort = await freePort();
+    const cluster = await Promise.all(hosts.map((_host, index) => boot(`node${index + 1}`)));
+    for (const [index, machine] of cluster.entries()) {
+      await machine.install(first);
+      await machine.configure({
+        SVC_VOLUMES: `http://127.0.0.{2...5}:${port}/var/lib/svc/drive{1...4}`,
+        SVC_ADDRESS: `${hosts[index]}:${port}`,
+        SVC_CONSOLE_ADDRESS: `${hosts[index]}:${consolePort}`,
+        SVC_ACCESS_KEY: 'clusteradmin',
+        SVC_SECRET_KEY: 'clusteradmin-secret',
+      });
+    }
+    const ready = (index: number) => `http://${hosts[index]}:${port}/health/ready`;
+    // Machines come up in any order; each waits for format quorum before it answers ready.
+    await Promise.all(cluster.map((machine, index) => machine.start(ready(index))));
+    const aws = hosts.map((host) => awsCli(`http://${host}:${port}`, 'clusteradmin', 'clusteradmin-secret'));
+    const source = join(directory, 'cluster.bin');
+    await writeFile(source, Buffer.alloc(3 * 1024 * 1024 + 11, 'cluster'));
+    const readsBack = async (through: number, key: string): Promise<boolean> => {
+      const copy = join(directory, `read-${through}-${key}`);
+      aws[through]!('s3', 'cp', `s3://fleet/${key}`, copy);
+      return (await readFile(copy)).equals(await readFile(source));
+    };
+
+    aws[0]!('s3', 'mb', 's3://fleet');
+    aws[0]!('s3', 'cp', source, 's3://fleet/before.bin');
+    for (const through of [1, 2, 3]) expect(await readsBack(through, 'before.bin')).toBe(true);
+    // Each machine's drives hold a shard of it: the erasure sets span the four machines.
+    for (const machine of cluster) expect(await machine.exec('sh', '-c', 'ls -d /var/lib/svc/drive*/fleet/before.bin | wc -l')).not.toBe('0\n');
+
+    // The fourth machine crashes: the others still read and write.
+    expect(await cluster[3]!.stop('SIGKILL')).not.toBe(0);
+    expect(await readsBack(1, 'before.bin')).toBe(true);
+    aws[2]!('s3', 'cp', source, 's3://fleet/while-down.bin');
+    expect(await readsBack(0, 'while-down.bin')).toBe(true);
+
+    // Back, it rejoins with no manual step and serves both objects.
+    await cluster[3]!.start(ready(3));
+    expect(await readsBack(3, 'before.bin')).toBe(true);
+    expect(await readsBack(3, 'while-down.bin')).toBe(true);
+    for (const machine of cluster) expect(await machine.stop(), machine.logs().slice(-4000)).toBe(0);
+  }, 420_000);
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
+import { staysTheSame } from './helpers/poll.js';
 import { errorName } from './scenarios/node-failure.js';
 
 let root: string;
@@ -57,8 +58,8 @@ describe('decommission queue', () => {
     expect(progress).toBeLessThan(400);
     const s3 = s3ClientFor(server.url);
     expect(await errorName(s3.send(new PutObjectCommand({ Bucket: 'queue', Key: 'k0399', Body: 'staged' })))).toBe('SlowDown');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect((await call('GET', 'decommission/status', 'pool=0&by-id=true')).body.entries[0].progress.objects).toBe(progress);
+    const held = await staysTheSame('a canceled decommission\'s progress', async () => (await call('GET', 'decommission/status', 'pool=0&by-id=true')).body.entries[0].progress.objects, { forMs: 500 });
+    expect(held).toBe(progress);
 
     expect((await call('POST', 'pools/clear', 'pool=0&by-id=true')).body).toEqual({ pool: 0, cleared: true });
     expect(await stateOf(0)).toBe('none');

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { createPrng } from '../../src/util/prng.js';
 import { runScenario, scenarios, type ChaosResult } from './scenarios.js';
 
-const usage = `usage: npm run chaos -- --scenario <name>|all [--seed <n>] [--size <n>] [--managed process]
+const usage = `usage: npm run chaos -- --scenario <name>|<prefix>*|all [--seed <n>] [--size <n>] [--managed process]
        npm run chaos -- --duration <n>(ms|s|m|h) [--scenario <name>|all] [--seed <n>] [--size <n>]
 scenarios: ${Object.keys(scenarios).join(', ')}`;
 
@@ -72,7 +72,7 @@ function parseOptions(argv: string[], out: Output): Options | number {
     return 2;
   }
   const scenario = (values.scenario as string | undefined) ?? (durationMs !== undefined ? 'all' : undefined);
-  const names = scenario === 'all' ? Object.keys(scenarios) : [scenario].filter((name): name is string => name !== undefined);
+  const names = scenario === 'all' ? Object.keys(scenarios) : scenario?.endsWith('*') ? Object.keys(scenarios).filter((name) => name.startsWith(scenario.slice(0, -1))) : [scenario].filter((name): name is string => name !== undefined);
   if (names.length === 0 || names.some((name) => !scenarios[name])) {
     out.error(`chaos: choose --scenario from: ${Object.keys(scenarios).join(', ')}, or all\n${usage}`);
     return 2;

@@ -42,15 +42,19 @@ const port = 9000;
 /** What the inside run hands back (its last line of standard output, as JSON). */
 export type InsideResult = RecordedResult;
 
-/** The scenario: makes the hosts, runs the inside harness on the clients' host, removes the hosts. */
-export function partitionScenario(kind: PartitionKind) {
+/**
+ * The scenario: makes the hosts, runs the inside harness on the clients' host, removes the hosts.
+ * `script`: the nodes run this built `svc.js` (an altered copy of the build, to show the checker
+ * catches what it should); `versioned`: the bucket's kind instead of the seed's draw.
+ */
+export function partitionScenario(kind: PartitionKind, options: { script?: string; versioned?: boolean } = {}) {
   return async (context: ChaosContext): Promise<{ problems: string[]; checker: Tally }> => {
     const unavailable = await netLabUnavailable();
     if (unavailable) throw new Error(`${kind} runs its nodes on hosts of their own: ${unavailable}`);
     const lab = await startNetLab({ count: nodeCount, client: true });
     try {
       const client = lab.hosts.find((host) => host.name === 'client')!;
-      const result = await runInside(lab.execPrefix(client), { kind, seed: context.seed, size: context.size, hosts: lab.hosts });
+      const result = await runInside(lab.execPrefix(client), { kind, seed: context.seed, size: context.size, hosts: lab.hosts, ...options });
       context.timeline.push(...result.timeline);
       return { problems: result.problems, checker: { acknowledged: result.acknowledged, refused: result.refused, refusals: new Map(Object.entries(result.refusals)) } };
     } finally {
@@ -64,6 +68,8 @@ export interface InsideRun {
   seed: number;
   size: number;
   hosts: NetHost[];
+  script?: string;
+  versioned?: boolean;
 }
 
 async function runInside(prefix: string[], run: InsideRun): Promise<InsideResult> {
@@ -140,7 +146,7 @@ export async function partitionInside(run: InsideRun): Promise<InsideResult> {
   const servers: SvcProcess[] = [];
   try {
     for (const node of nodes) {
-      servers.push(await startSvc({ args, host: node.address, port, waitReady: false, wrap: net.execPrefix(node), env: { SVC_DRIVE_ROOT: join(root, node.name), SVC_CONSOLE_ENABLE: 'false' } }));
+      servers.push(await startSvc({ args, host: node.address, port, waitReady: false, wrap: net.execPrefix(node), env: { SVC_DRIVE_ROOT: join(root, node.name), SVC_CONSOLE_ENABLE: 'false' }, ...(run.script ? { script: run.script } : {}) }));
     }
     await Promise.all(servers.map((server) => waitReady(server, 60_000)));
     let fault: Fault | undefined;
@@ -162,7 +168,7 @@ export async function partitionInside(run: InsideRun): Promise<InsideResult> {
           return 'links healed';
         },
       },
-    ]);
+    ], run.versioned === undefined ? {} : { versioned: run.versioned });
   } finally {
     await Promise.all(servers.map((server) => server.kill()));
     await rm(root, { recursive: true, force: true });

@@ -56,7 +56,7 @@ export async function runRecordedPhases(context: ChaosContext, servers: SvcProce
     history.push(...recorded.history);
     listings.push(...recorded.listings);
     const answered = recorded.history.filter((op) => op.output !== undefined).length;
-    context.note(`${phase.name}: ${recorded.history.length} operations, ${answered} answered, ${recorded.history.length - answered} with unknown outcome`);
+    context.note(`${phase.name}: ${recorded.history.length} operations, ${answered} answered, ${recorded.history.length - answered} with unknown outcome; ${latencyOf(recorded.history)}`);
   }
   // Every client reads every key once more, after everything else.
   await recordFinalReads(clients, history);
@@ -84,6 +84,14 @@ export async function runRecordedPhases(context: ChaosContext, servers: SvcProce
     refused: writes.filter((op) => op.output !== undefined && op.output.kind !== 'ok').length,
     refusals,
   };
+}
+
+/** The GETs' latency in a phase: median, p99 and the slowest, of those answered. */
+function latencyOf(history: HistoryOperation[]): string {
+  const times = history.filter((op) => op.input.op === 'get' && op.completeMs !== undefined).map((op) => op.completeMs! - op.invokeMs).sort((a, b) => a - b);
+  if (times.length === 0) return 'no GET answered';
+  const at = (fraction: number): string => times[Math.min(times.length - 1, Math.ceil(fraction * times.length) - 1)]!.toFixed(0);
+  return `GET ms: median ${at(0.5)}, p99 ${at(0.99)}, slowest ${times.at(-1)!.toFixed(0)} (${times.length} GETs)`;
 }
 
 async function recordFinalReads(clients: S3Client[], history: HistoryOperation[]): Promise<void> {

@@ -30,11 +30,12 @@ import type { Target } from '../runner/check.js';
 import { startSvc, type SvcProcess } from '../harness/server-process.js';
 import { startProcessCluster } from '../harness/process-cluster.js';
 import { createPrng } from '../../src/util/prng.js';
-import { bucket, healAndCheckRedundancy, targetFor, volume, waitForHeal, type ChaosContext } from './steps.js';
+import { bucket, driveList, faultDrive, healAndCheckRedundancy, targetFor, volume, waitForHeal, type ChaosContext } from './steps.js';
 import type { Tally } from './history-checker.js';
 import { powerCut } from './power-cut.js';
 import { partitionKinds, partitionScenario } from './partition.js';
 import { clockSkew } from './clock-skew.js';
+import { driveFaultKinds, driveFaultScenario } from './drive-faults.js';
 
 export type { ChaosContext } from './steps.js';
 
@@ -90,14 +91,6 @@ function trafficKey(context: ChaosContext, round: number, index: number, batchSt
   return key;
 }
 
-async function faultDrive(target: Target, drive: string, plan: unknown): Promise<void> {
-  const answer = await target.admin('POST', '/svc/admin/v4/faults', `drive=${encodeURIComponent(drive)}`, { body: JSON.stringify(plan) });
-  if (answer.status !== 200) throw new Error(`fault route answered ${answer.status} ${JSON.stringify(answer.body)}`);
-}
-
-async function driveList(target: Target): Promise<string[]> {
-  return ((await target.admin('GET', '/svc/admin/v4/faults')).body.drives as { drive: string }[]).map((entry) => entry.drive);
-}
 
 /** Source reads this slow keep a rebalance busy for a while even at size 1. */
 const slowReadMs = 50;
@@ -338,6 +331,8 @@ export const scenarios: Record<string, Scenario> = {
   ...Object.fromEntries(partitionKinds.map((kind) => [kind, partitionScenario(kind)])),
   /** Nodes' clocks apart (and one jumping back), judged by the linearizability checker (clock-skew.ts). */
   'clock-skew': clockSkew(),
+  /** One drive answering every call seconds late, or never, judged by the linearizability checker (drive-faults.ts). */
+  ...Object.fromEntries(driveFaultKinds.map((kind) => [kind, driveFaultScenario(kind)])),
 };
 
 export async function runScenario(name: string, seed: number, size = 1): Promise<ChaosResult> {

@@ -32,6 +32,17 @@ export function targetFor(url: string, seed: number): Target {
   return new Target({ endpoint: url, accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey, seed });
 }
 
+/** Sets a drive's fault plan through the node's fault route (the node runs with SVC_FAULT_INJECTION=on). */
+export async function faultDrive(target: Target, drive: string, plan: unknown): Promise<void> {
+  const answer = await target.admin('POST', '/svc/admin/v4/faults', `drive=${encodeURIComponent(drive)}`, { body: JSON.stringify(plan) });
+  if (answer.status !== 200) throw new Error(`fault route answered ${answer.status} ${JSON.stringify(answer.body)}`);
+}
+
+/** The drives a node's fault route can reach (its own). */
+export async function driveList(target: Target): Promise<string[]> {
+  return ((await target.admin('GET', '/svc/admin/v4/faults')).body.drives as { drive: string }[]).map((entry) => entry.drive);
+}
+
 export async function waitForHeal(target: Target, path: string, token: string, timeoutMs = 120_000): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

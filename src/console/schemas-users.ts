@@ -120,7 +120,8 @@ const auditStats = object(
     webhook: boolean('whether a webhook is configured (SVC_AUDIT_WEBHOOK_ENDPOINT)'),
     queued: integer('entries waiting for the webhook'),
     delivered: integer('entries the webhook took since the start'),
-    dropped: integer('entries dropped from a full webhook queue since the start'),
+    dropped: integer('entries dropped from a full webhook queue (or torn on disk) since the start'),
+    quarantined: integer('queue segment files refused at start and moved aside since the start'),
     lastError: text("why the webhook's last delivery failed (absent after a success)"),
   },
   { optional: ['lastError'], description: 'the audit targets of this node' },
@@ -140,5 +141,5 @@ export const auditSchema = consoleSchema('users', {
     outcome: oneOfValues(auditOutcomes, 'only this outcome'),
   }),
   response: object({ stats: auditStats, entries: list(auditEntry, 'newest first') }),
-  example: { query: 'limit=1&outcome=denied', response: { stats: { recorded: 12, webhook: true, queued: 0, delivered: 12, dropped: 0 }, entries: [exampleEntry] } },
+  example: { query: 'limit=1&outcome=denied', response: { stats: { recorded: 12, webhook: true, queued: 0, delivered: 12, dropped: 0, quarantined: 0 }, entries: [exampleEntry] } },
 });

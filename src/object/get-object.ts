@@ -10,7 +10,7 @@ import { blockViews, chunkOffsetInShardFile } from '../erasure/layout.js';
 import { unframeChunk } from '../erasure/bitrot.js';
 import { objectResource } from './locks.js';
 import { readObjectMeta } from './meta-io.js';
-import { resolveVersion, type ResolvedVersion } from './quorum.js';
+import { latestVoteSettled, resolveVersion, type DriveMetaAnswer, type ResolvedVersion } from './quorum.js';
 import { partPathIn } from './paths.js';
 import { readBuffers } from './read-buffers.js';
 import type { SetConfig } from './set-context.js';
@@ -29,7 +29,7 @@ export type ResolvedObject = ResolvedVersion & { dir: string };
 
 /** Metadata of the version to read; a delete marker reads as NoSuchKey (or MethodNotAllowed by id). */
 export async function resolveForRead(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ResolvedObject> {
-  const { dir, answers } = await readObjectMeta(config, bucket, key);
+  const { dir, answers } = await readObjectMeta(config, bucket, key, settleFor(config, versionId));
   const resolved = { ...resolveVersion(answers, config.drives.length, versionId), dir };
   if (resolved.version.deleteMarker) {
     const details = { deleteMarker: true, versionId: resolved.version.versionId, modTimeMs: resolved.version.modTimeMs };
@@ -37,6 +37,17 @@ export async function resolveForRead(config: SetConfig, bucket: string, key: str
     throw new SvcError('MethodNotAllowed', 'The specified method is not allowed against a delete marker.', details);
   }
   return resolved;
+}
+
+/**
+ * A read of the latest version need not wait for every drive: it goes on once the answers settle
+ * the vote (and the silent drives had their grace). A read by version id waits for all: whether
+ * that version is the latest is judged from every answer.
+ */
+function settleFor(config: SetConfig, versionId: string | undefined): ((answers: DriveMetaAnswer[], pending: number) => boolean) | undefined {
+  if (versionId !== undefined) return undefined;
+  const drives = config.drives.length;
+  return (answers, pending) => latestVoteSettled(answers, drives, pending);
 }
 
 export interface ObjectReader {
@@ -55,13 +66,16 @@ export interface ObjectReader {
  * removes the old data directory once it commits). An inline object has no shard files: its
  * bytes are in the xl.meta every drive answered with. So a GET first reads the metadata without
  * the lock, and serves it as read when it is clean: an inline version (not a delete marker) on
- * which every online drive of the set agrees. A concurrent write publishes its xl.meta drive by
- * drive, so a clean answer is the state before that write or after it, never a mix. Anything
+ * which every online drive of the set that answered agrees (a drive still silent when the answers
+ * settled counts as offline: the version holds its read quorum, K or more drives, so any
+ * acknowledged newer write, on a write quorum of drives, would have shown on one of them). A
+ * concurrent write publishes its xl.meta drive by drive, so a clean answer is the state before
+ * that write or after it, never a mix. Anything
  * else (shard files, drives disagreeing or failing, no such key) is read again under the lock,
  * as before. SPEC asks the object lock of writes, not of reads.
  */
 async function resolveInlineWithoutLock(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ResolvedObject | undefined> {
-  const { dir, answers } = await readObjectMeta(config, bucket, key);
+  const { dir, answers } = await readObjectMeta(config, bucket, key, settleFor(config, versionId));
   const online = (slot: number): boolean => config.drives[slot] !== undefined;
   if (answers.some((answer) => answer.state !== 'found' && online(answer.slot))) return undefined;
   let resolved: ResolvedVersion;

@@ -9,25 +9,68 @@ import type { Drive } from '../drive/index.js';
 import type { DriveMetaAnswer } from './quorum.js';
 import type { SetConfig } from './set-context.js';
 import { isPartFileName, legacyObjectDir, objectDir, xlMetaPathIn } from './paths.js';
+import { limits } from '../util/limits.js';
+
+/**
+ * When a read may stop waiting for drives: `settled(answers, pending)` says whether the answers so
+ * far decide it whatever the pending drives say (see `latestVoteSettled`).
+ */
+export type MetaSettle = (answers: DriveMetaAnswer[], pending: number) => boolean;
 
 /**
  * Every drive's answer for the xl.meta in one object directory. `throughFiles`: the path may run
  * through a file (an older layout's raw names, where a key segment can be a shard file's name),
  * which then means the key is not there; elsewhere such an error is the drive's fault.
+ *
+ * With `settle`, the answers are returned once they settle the read and the drives still silent
+ * have had a grace to answer too (`metaReadGrace`), so one slow drive does not slow every read;
+ * those drives are left out of the list (in slot order, answered drives only). Without it, every
+ * drive's answer is awaited (writes, heal, placement: they must see every drive).
  */
-export async function readMetaAnswers(config: SetConfig, dir: string, options: { throughFiles?: boolean } = {}): Promise<DriveMetaAnswer[]> {
+export async function readMetaAnswers(config: SetConfig, dir: string, options: { throughFiles?: boolean; settle?: MetaSettle } = {}): Promise<DriveMetaAnswer[]> {
   const path = xlMetaPathIn(dir);
-  return Promise.all(
-    config.drives.map(async (drive, slot): Promise<DriveMetaAnswer> => {
-      if (!drive) return { slot, state: 'failed', error: new SvcError('DriveOffline') };
-      try {
-        return { slot, state: 'found', meta: decodeXlMeta(await drive.readFile(path)) };
-      } catch (error) {
-        if (isSvcError(error, 'FileNotFound') || (options.throughFiles && isSvcError(error, 'NotADirectory'))) return { slot, state: 'missing' };
-        return { slot, state: 'failed', error };
-      }
-    }),
-  );
+  const asks = config.drives.map(async (drive, slot): Promise<DriveMetaAnswer> => {
+    if (!drive) return { slot, state: 'failed', error: new SvcError('DriveOffline') };
+    try {
+      return { slot, state: 'found', meta: decodeXlMeta(await drive.readFile(path)) };
+    } catch (error) {
+      if (isSvcError(error, 'FileNotFound') || (options.throughFiles && isSvcError(error, 'NotADirectory'))) return { slot, state: 'missing' };
+      return { slot, state: 'failed', error };
+    }
+  });
+  if (!options.settle) return Promise.all(asks);
+  return settledAnswers(asks, options.settle);
+}
+
+/**
+ * Collects answers as they come. Once they settle the read, the silent drives get a grace of
+ * `metaReadGraceFloorMs` plus the time taken so far (under load every answer is slower, and a
+ * healthy drive a little behind the others is still awaited; a drive seconds behind is not).
+ */
+function settledAnswers(asks: Promise<DriveMetaAnswer>[], settled: MetaSettle): Promise<DriveMetaAnswer[]> {
+  const started = performance.now();
+  const answers: DriveMetaAnswer[] = [];
+  return new Promise((resolve) => {
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      if (grace !== undefined) clearTimeout(grace);
+      resolve([...answers].sort((a, b) => a.slot - b.slot));
+    };
+    for (const ask of asks) {
+      void ask.then((answer) => {
+        if (done) return;
+        answers.push(answer);
+        const pending = asks.length - answers.length;
+        if (pending === 0) finish();
+        else if (grace === undefined && settled(answers, pending)) {
+          grace = setTimeout(finish, limits.metaReadGraceFloorMs + (performance.now() - started));
+        }
+      });
+    }
+  });
 }
 
 /**
@@ -35,9 +78,9 @@ export async function readMetaAnswers(config: SetConfig, dir: string, options: {
  * no drive has the object there and some drive has it where the older layout put it (raw
  * segments, see paths.ts), in which case the object is read, changed and healed in place there.
  */
-export async function readObjectMeta(config: SetConfig, bucket: string, key: string): Promise<{ dir: string; answers: DriveMetaAnswer[] }> {
+export async function readObjectMeta(config: SetConfig, bucket: string, key: string, settle?: MetaSettle): Promise<{ dir: string; answers: DriveMetaAnswer[] }> {
   const dir = objectDir(bucket, key);
-  const answers = await readMetaAnswers(config, dir);
+  const answers = await readMetaAnswers(config, dir, { settle });
   const legacy = legacyObjectDir(bucket, key);
   if (legacy === undefined || answers.some((answer) => answer.state === 'found')) return { dir, answers };
   const legacyAnswers = await readMetaAnswers(config, legacy, { throughFiles: true });

@@ -75,6 +75,35 @@ export function resolveVersion(answers: DriveMetaAnswer[], setDriveCount: number
   });
 }
 
+/**
+ * True when the answers so far settle the vote on an object's latest version whatever the
+ * `pending` drives still to answer say: its group holds its read quorum and outnumbers the
+ * runner-up by more than the pending answers, which could at most all join the runner-up (or a
+ * group of their own). `resolveVersion` over these answers then decides exactly as it would over
+ * all of them, so a read need not wait for a slow drive. The answers left out are neither holders
+ * nor outdated: nothing is known of them.
+ */
+export function latestVoteSettled(answers: DriveMetaAnswer[], setDriveCount: number, pending: number): boolean {
+  const groups = new Map<string, { version: ObjectVersion; size: number }>();
+  for (const answer of answers) {
+    const candidate = answer.state === 'found' ? latestVersion(answer.meta) : undefined;
+    if (!candidate) continue;
+    const signature = xlMetaSignature(candidate);
+    const group = groups.get(signature);
+    if (group) group.size += 1;
+    else groups.set(signature, { version: candidate, size: 1 });
+  }
+  let best: { version: ObjectVersion; size: number } | undefined;
+  let runnerUp = 0;
+  for (const group of groups.values()) {
+    if (!best || group.size > best.size) {
+      runnerUp = best?.size ?? 0;
+      best = group;
+    } else runnerUp = Math.max(runnerUp, group.size);
+  }
+  return best !== undefined && best.size >= votesNeeded(best.version, setDriveCount) && best.size > runnerUp + pending;
+}
+
 function pick(meta: XlMeta, versionId: string | undefined): ObjectVersion | undefined {
   return versionId === undefined ? latestVersion(meta) : findVersion(meta, versionId);
 }

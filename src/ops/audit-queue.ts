@@ -7,17 +7,20 @@
  * same directory (a restart) delivers what the files hold. Full, the queue drops its oldest
  * segment that is not being delivered, counts the entries and warns once per interval.
  */
-import { mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Timers } from '../util/clock.js';
+import { limits } from '../util/limits.js';
 
 export interface QueueStats {
   /** Entries waiting (on disk or about to be written). */
   queued: number;
   /** Entries the receiver took since this process started. */
   delivered: number;
-  /** Entries dropped since this process started: the queue was full, or a line on disk was torn. */
+  /** Entries dropped since this process started: the queue was full, a line on disk was torn, or an entry was too long. */
   dropped: number;
+  /** Segment files refused at start since this process started, moved aside into `quarantine/`. */
+  quarantined: number;
   /** Why the last delivery failed; cleared by the next success. */
   lastError?: string;
 }
@@ -73,6 +76,7 @@ export class WebhookQueue {
   private queued = 0;
   private delivered = 0;
   private dropped = 0;
+  private quarantined = 0;
   private lastError: string | undefined;
   private closed = false;
   private writeScheduled = false;
@@ -95,12 +99,12 @@ export class WebhookQueue {
   }
 
   stats(): QueueStats {
-    return { queued: this.queued, delivered: this.delivered, dropped: this.dropped, ...(this.lastError === undefined ? {} : { lastError: this.lastError }) };
+    return { queued: this.queued, delivered: this.delivered, dropped: this.dropped, quarantined: this.quarantined, ...(this.lastError === undefined ? {} : { lastError: this.lastError }) };
   }
 
   /** Queues one JSON line; never throws, never waits. */
   push(line: string): void {
-    if (this.closed || !this.makeRoom()) {
+    if (this.closed || Buffer.byteLength(line) > limits.auditEntryMaxBytes || !this.makeRoom()) {
       this.noteDropped(1);
       return;
     }
@@ -133,8 +137,14 @@ export class WebhookQueue {
     for (const name of names) {
       const seq = Number(segmentName.exec(name)![1]);
       const path = join(this.options.directory, name);
-      const count = linesOf(await readFile(path, 'utf8')).length;
       this.nextSeq = Math.max(this.nextSeq, seq + 1);
+      const judged = await judgeSegment(path);
+      if ('refused' in judged) {
+        await this.quarantine(path, name, judged.refused);
+        continue;
+      }
+      const { count, torn } = judged;
+      if (torn) this.noteDropped(1);
       if (count === 0) {
         await unlink(path);
         continue;
@@ -145,6 +155,24 @@ export class WebhookQueue {
     while (this.queued > this.options.limitEntries && this.dropOldest()) {
       // the limit was lowered since these were queued
     }
+  }
+
+  /**
+   * Moves a segment the queue will not deliver into `quarantine/` beside the segments (kept for a
+   * person to look at, never read again), counts it and says why. When the move fails the file is
+   * left where it is and judged again at the next start.
+   */
+  private async quarantine(path: string, name: string, reason: string): Promise<void> {
+    this.quarantined += 1;
+    const target = join(this.options.directory, 'quarantine', `${name}.${Date.now()}`);
+    try {
+      await mkdir(join(this.options.directory, 'quarantine'), { recursive: true });
+      await rename(path, target);
+    } catch (error) {
+      this.options.logger.warn({ segment: path, reason, error: String(error) }, `audit queue segment ${name} refused (${reason}); it could not be moved aside`);
+      return;
+    }
+    this.options.logger.warn({ segment: path, reason, quarantinedAs: target }, `audit queue segment ${name} refused (${reason}) and quarantined`);
   }
 
   /** Room for one more entry: drops the oldest segment not being delivered while full; false when none can go. */
@@ -310,6 +338,27 @@ export class WebhookQueue {
     this.options.logger.warn({ dropped: this.drops.sinceWarning, droppedTotal: this.dropped, limit: this.options.limitEntries }, 'the audit webhook queue dropped its oldest entries (full, or torn on disk)');
     this.drops.sinceWarning = 0;
   }
+}
+
+/**
+ * Judges a segment file found at start. Appends can tear only the last line of a file (a power
+ * cut mid-write), so a final line that is not JSON is dropped and counted; anything else that does
+ * not check out means the file is not one this queue wrote, and it is refused: a file larger than
+ * a full batch of the longest entries, more lines than a batch may hold, a line longer than an
+ * entry may be, or a line that is not JSON before the last.
+ */
+async function judgeSegment(path: string): Promise<{ count: number; torn: boolean } | { refused: string }> {
+  const maxBytes = limits.auditWebhookBatchSizeMax * (limits.auditEntryMaxBytes + 1);
+  const { size } = await stat(path);
+  if (size > maxBytes) return { refused: `${size} bytes, more than the ${maxBytes} a segment may hold` };
+  const lines = linesOf(await readFile(path, 'utf8'));
+  if (lines.length > limits.auditWebhookBatchSizeMax) return { refused: `${lines.length} lines, more than the ${limits.auditWebhookBatchSizeMax} a batch may hold` };
+  const long = lines.findIndex((line) => Buffer.byteLength(line) > limits.auditEntryMaxBytes);
+  if (long >= 0) return { refused: `line ${long + 1} is longer than the ${limits.auditEntryMaxBytes} bytes an entry may be` };
+  const broken = lines.findIndex((line) => !isJson(line));
+  if (broken >= 0 && broken < lines.length - 1) return { refused: `line ${broken + 1} of ${lines.length} is not JSON, and only the last line can be torn` };
+  const torn = broken === lines.length - 1 && broken >= 0;
+  return { count: lines.length - (torn ? 1 : 0), torn };
 }
 
 function linesOf(text: string): string[] {

@@ -141,7 +141,7 @@ export class AuditLog {
   }
 
   stats(): AuditStats {
-    return { recorded: this.recorded, webhook: this.queue !== undefined, ...(this.queue?.stats() ?? { queued: 0, delivered: 0, dropped: 0 }) };
+    return { recorded: this.recorded, webhook: this.queue !== undefined, ...(this.queue?.stats() ?? { queued: 0, delivered: 0, dropped: 0, quarantined: 0 }) };
   }
 
   /** Reopens the file target under its name (after logrotate moved it; SIGHUP). */

@@ -218,6 +218,12 @@ export const limits = {
   driveCallDeadlineMsDefault: 10_000,
   /** How often a drive taken offline for missing its deadline is asked whether it answers again. */
   driveProbeIntervalMs: 1_000,
+  /**
+   * A GET stops waiting for drives' xl.meta once the answers settle its vote; the drives still
+   * silent get this long plus the time taken so far before the read goes on without them
+   * (src/object/meta-io.ts, docs/erasure.md "Slow drives").
+   */
+  metaReadGraceFloorMs: 5,
   /** Internode RPC: a drive call, a batch, or a peer control call unanswered this long fails (DriveOffline). */
   rpcTimeoutMs: 30_000,
   /** Drive operations one internode batch request carries at most (more wait for the next). */
@@ -274,6 +280,8 @@ export const limits = {
   auditConsoleLimitDefault: 100,
   /** Audit strings (resource, user agent, error code) are cut to this many characters. */
   auditFieldCharsMax: 2_048,
+  /** The longest audit entry (one JSON line) the webhook queue takes; a segment line longer than this is not one it wrote. */
+  auditEntryMaxBytes: 64 * 1024,
   /** The audit webhook's persisted queue: entries it holds by default and at most (SVC_AUDIT_WEBHOOK_QUEUE_LIMIT). */
   auditWebhookQueueLimitDefault: 100_000,
   auditWebhookQueueLimitMax: 10_000_000,

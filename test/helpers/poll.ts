@@ -47,3 +47,21 @@ export async function waitFor<T>(what: string, probe: () => T | Promise<T>, opti
     await pause(intervalMs);
   }
 }
+
+/**
+ * The other half of waiting: a check that something does NOT happen. Asks `probe` every
+ * `intervalMs` for `forMs` and fails at the first answer that differs from the first one (compared
+ * as JSON), naming `what` and both answers. One look after a fixed sleep could miss a change that
+ * came and went; this one sees every step the window holds.
+ */
+export async function staysTheSame<T>(what: string, probe: () => T | Promise<T>, options: { forMs: number; intervalMs?: number }): Promise<T> {
+  const intervalMs = options.intervalMs ?? 50;
+  const first = await probe();
+  const expected = JSON.stringify(first);
+  for (const deadline = Date.now() + options.forMs; Date.now() < deadline; ) {
+    await pause(intervalMs);
+    const now = JSON.stringify(await probe());
+    if (now !== expected) throw new Error(`${what} changed: it was ${expected?.slice(0, 300)}, then ${now?.slice(0, 300)}`);
+  }
+  return first;
+}

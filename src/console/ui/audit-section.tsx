@@ -20,7 +20,7 @@ interface AuditRow {
 }
 
 interface AuditAnswer {
-  stats: { recorded: number; webhook: boolean; queued: number; delivered: number; dropped: number; lastError?: string };
+  stats: { recorded: number; webhook: boolean; queued: number; delivered: number; dropped: number; quarantined: number; lastError?: string };
   entries: AuditRow[];
 }
 
@@ -55,7 +55,7 @@ function AuditCounts(props: { stats: AuditAnswer['stats'] }) {
   const { stats } = props;
   return (
     <p class="muted">
-      {stats.recorded} recorded since start · {stats.webhook ? `webhook: ${stats.queued} queued, ${stats.delivered} delivered, ${stats.dropped} dropped` : 'no webhook configured'}
+      {stats.recorded} recorded since start · {stats.webhook ? `webhook: ${stats.queued} queued, ${stats.delivered} delivered, ${stats.dropped} dropped${stats.quarantined > 0 ? `, ${stats.quarantined} segment files quarantined` : ''}` : 'no webhook configured'}
       {stats.webhook && stats.lastError ? ` · last error: ${stats.lastError}` : ''}
     </p>
   );
