@@ -131,6 +131,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     nowMs: () => Date.now(),
     ...(events ? { events } : {}),
     encryption: { kms: () => kms, allowInsecureSsec: config.kms.allowInsecureSsec },
+    compression: config.compression,
     ownerId: config.accessKey,
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.

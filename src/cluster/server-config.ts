@@ -11,6 +11,7 @@ import { effectiveEnv, readStorageClassEnv, validateStorageClass, type ResolvedS
 import type { ListQuorumMode } from '../object/index.js';
 import { readOpenIdSettings, type OpenIdSettings } from './openid-config.js';
 import { readKmsSettings, type KmsSettings } from './kms-config.js';
+import { readCompressionSettings, type CompressionSettings } from './compression-config.js';
 
 export interface ListenAddress {
   host: string;
@@ -72,6 +73,8 @@ export interface ServerConfig {
   audit: AuditConfig;
   /** The built-in KMS and SSE-C settings (SVC_KMS_*; docs/encryption.md). */
   kms: KmsSettings;
+  /** Transparent compression (SVC_COMPRESSION_*; docs/compression.md). */
+  compression: CompressionSettings;
 }
 
 export interface AuditConfig {
@@ -149,6 +152,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     notices: conflicts,
     audit: auditOf(values),
     kms: readKmsSettings(values),
+    compression: readCompressionSettings(values),
   };
 }
 

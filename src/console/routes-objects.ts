@@ -168,6 +168,8 @@ function describe(info: ObjectInfo) {
     storageClass: info.storageClass,
     contentType: info.contentType ?? null,
     userMetadata: info.userMetadata,
+    // Stored compressed (docs/compression.md): the block format and what the drives hold; S3 never says so.
+    ...(info.compression ? { compression: { algorithm: info.compression.algorithm, storedSizeBytes: info.compression.storedSizeBytes } } : {}),
   };
 }
 

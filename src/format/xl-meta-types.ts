@@ -51,6 +51,21 @@ export interface EncryptionInfo {
   plainParts: { number: number; sizeBytes: number }[];
 }
 
+/**
+ * A compressed version (docs/formats.md): its stored stream is compressed blocks
+ * (src/format/compressed-blocks.ts), then sealed when `encryption` is present too.
+ */
+export interface CompressionInfo {
+  /** Block format: `zstd-1m-v1` (1 MiB of plain bytes per block, each a zstd frame or raw). */
+  algorithm: 'zstd-1m-v1';
+  /** The client's object size (what Content-Length, listings and ranges use). */
+  plainSizeBytes: number;
+  /** Size of the compressed stream: the stored size, or the plaintext size of its encryption. */
+  storedSizeBytes: number;
+  /** Stored length of each block, in order; a block stored at its plain length is raw. */
+  blocks: number[];
+}
+
 export interface ObjectVersion {
   /** 'null' for the null version (unversioned or suspended buckets), else a UUID. */
   versionId: string;
@@ -71,6 +86,8 @@ export interface ObjectVersion {
   parts: ObjectPart[];
   /** Present when the stored bytes are encrypted; `sizeBytes` and `parts` are then the stored sizes. */
   encryption?: EncryptionInfo;
+  /** Present when the stored bytes are compressed (before any encryption); the client's size is its `plainSizeBytes`. */
+  compression?: CompressionInfo;
   /** This drive's own shard file (bitrot-framed), when the object is inline. */
   inlineData?: Uint8Array;
 }

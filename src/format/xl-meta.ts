@@ -11,6 +11,7 @@
 import { crc32 } from 'node:zlib';
 import { SvcError } from '../errors/index.js';
 import type { EncryptionInfo, ErasureInfo, ObjectPart, ObjectVersion, XlMeta } from './xl-meta-types.js';
+import { canonicalCompression, validateCompression } from './xl-meta-compression.js';
 
 export const xlMetaMagic = 'XLSV';
 export const xlMetaVersion = 1;
@@ -133,6 +134,7 @@ function validateVersion(value: unknown, index: number): ObjectVersion {
   const erasure = v.erasure === undefined ? undefined : validateErasure(v.erasure, where);
   const parts = validateParts(v.parts, where);
   const encryption = v.encryption === undefined ? undefined : validateEncryption(v.encryption, where);
+  const compression = v.compression === undefined ? undefined : validateCompression(v.compression, where, encryption?.plainSizeBytes ?? v.sizeBytes);
   const version: ObjectVersion = {
     versionId: v.versionId,
     modTimeMs: v.modTimeMs,
@@ -147,6 +149,7 @@ function validateVersion(value: unknown, index: number): ObjectVersion {
     ...(erasure ? { erasure } : {}),
     parts,
     ...(encryption ? { encryption } : {}),
+    ...(compression ? { compression } : {}),
   };
   return version;
 }
@@ -274,6 +277,7 @@ function canonicalVersion(version: ObjectVersion): Omit<ObjectVersion, 'inlineDa
       : {}),
     parts: version.parts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) })),
     ...(version.encryption ? { encryption: canonicalEncryption(version.encryption) } : {}),
+    ...(version.compression ? { compression: canonicalCompression(version.compression) } : {}),
   };
 }
 
@@ -323,5 +327,6 @@ export function xlMetaSignature(version: ObjectVersion): string {
     erasure ? `${erasure.codec}:${erasure.dataShards}+${erasure.parityShards}:${erasure.blockSizeBytes}:${erasure.distribution.join('.')}` : '-',
     version.parts.map((part) => `${part.number}/${part.sizeBytes}/${part.etag}`).join(','),
     ...(version.encryption ? [`sse:${version.encryption.kind}:${version.encryption.keyId}:${version.encryption.sealedKey}`] : []),
+    ...(version.compression ? [`zip:${version.compression.algorithm}:${version.compression.plainSizeBytes}:${version.compression.storedSizeBytes}`] : []),
   ].join('|');
 }

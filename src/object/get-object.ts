@@ -8,6 +8,7 @@ import type { ObjectVersion } from '../format/xl-meta-types.js';
 import { codecFor } from '../erasure/codecs.js';
 import { blockViews, chunkOffsetInShardFile } from '../erasure/layout.js';
 import { unframeChunk } from '../erasure/bitrot.js';
+import { compressedRangeOf, decompressStream } from '../format/compressed-blocks.js';
 import { objectResource } from './locks.js';
 import { readObjectMeta } from './meta-io.js';
 import { latestVoteSettled, resolveVersion, type DriveMetaAnswer, type ResolvedVersion } from './quorum.js';
@@ -98,11 +99,16 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
       throw new SvcError('InvalidRequest', 'The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.', { encryption: info.encryption.kind });
     }
     const storedSizeBytes = resolved.version.sizeBytes;
-    const range = options.prepare?.(info) ?? options.range ?? { offset: 0, length: storedSizeBytes };
+    const asked = options.prepare?.(info) ?? options.range ?? { offset: 0, length: options.sealed === true ? storedSizeBytes : info.sizeBytes };
+    // A compressed version is read as the client's bytes unless the caller takes the stored ones.
+    const inflating = info.compression && options.sealed !== true ? compressedRangeOf(info.compression, asked) : undefined;
+    const range = inflating ? { offset: inflating.storedOffset, length: inflating.storedLength } : asked;
     if (range.offset < 0 || range.length < 0 || range.offset + range.length > storedSizeBytes) {
       throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: storedSizeBytes });
     }
-    return { info, body: streamRange(config, bucket, key, resolved, range, release), release: (chunk) => readBuffers.release(chunk) };
+    const stored = streamRange(config, bucket, key, resolved, range, release);
+    if (inflating) return { info, body: decompressStream(stored, info.compression!, inflating, (chunk) => readBuffers.release(chunk)), release: () => undefined };
+    return { info, body: stored, release: (chunk) => readBuffers.release(chunk) };
   } catch (error) {
     release();
     throw error;

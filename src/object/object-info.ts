@@ -20,6 +20,18 @@ export function toObjectInfo(bucket: string, key: string, version: ObjectVersion
     dataShards: version.erasure?.dataShards ?? 0,
     parityShards: version.erasure?.parityShards ?? 0,
     ...(version.encryption ? encryptedSizes(version) : {}),
+    ...(version.compression ? compressedSizes(version) : {}),
+  };
+}
+
+/** A compressed version as the client sees it: its size and one part of it, the stored size beside them. */
+function compressedSizes(version: ObjectVersion): Pick<ObjectInfo, 'sizeBytes' | 'parts' | 'compression' | 'storedSizeBytes'> {
+  const compression = version.compression!;
+  return {
+    sizeBytes: compression.plainSizeBytes,
+    parts: [{ number: 1, sizeBytes: compression.plainSizeBytes, etag: version.parts[0]?.etag ?? version.etag }],
+    compression,
+    storedSizeBytes: version.sizeBytes,
   };
 }
 

@@ -180,7 +180,9 @@ function newVersion(
   const versionId = options.versionId ?? (options.versioning === 'enabled' ? config.newId() : 'null');
   const sealing = options.sealing?.();
   const encryption = sealing?.encryption ?? options.encryption;
-  const etag = options.etag ?? sealing?.etag ?? staged.digests.md5;
+  const compressing = options.compressing?.();
+  const compression = compressing ? compressing.compression : options.compression;
+  const etag = options.etag ?? sealing?.etag ?? compressing?.etag ?? staged.digests.md5;
   return {
     versionId,
     modTimeMs: options.modTimeMs ?? config.clock.nowMs(),
@@ -201,8 +203,9 @@ function newVersion(
       distribution,
       checksumAlgorithm: 'xxh64',
     },
-    parts: [{ number: 1, sizeBytes: staged.sizeBytes, etag: encryption ? etag : staged.digests.md5 }],
+    parts: [{ number: 1, sizeBytes: staged.sizeBytes, etag: encryption || compression ? etag : staged.digests.md5 }],
     ...(encryption ? { encryption } : {}),
+    ...(compression ? { compression } : {}),
   };
 }
 

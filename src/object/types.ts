@@ -1,4 +1,4 @@
-import type { EncryptionInfo, ObjectPart, StorageClass } from '../format/xl-meta-types.js';
+import type { CompressionInfo, EncryptionInfo, ObjectPart, StorageClass } from '../format/xl-meta-types.js';
 import type { DigestAlgorithm, DigestValues } from './coding/digests.js';
 
 /** What a writer learns about the body it sent once all of it is stored in tmp. */
@@ -46,6 +46,8 @@ export interface ObjectInfo {
    */
   encryption?: EncryptionInfo;
   storedSizeBytes?: number;
+  /** Set when the stored bytes are compressed: `sizeBytes` and `parts` are the client's, `storedSizeBytes` what the drives hold. */
+  compression?: CompressionInfo;
 }
 
 export interface PutObjectOptions {
@@ -69,6 +71,13 @@ export interface PutObjectOptions {
    * `beforeCommit` passed, it gives the encryption record and the plaintext's ETag.
    */
   sealing?: () => { etag: string; encryption: EncryptionInfo };
+  /** The body is compressed blocks (src/format/compressed-blocks.ts) described by this (data movement). */
+  compression?: CompressionInfo;
+  /**
+   * Like `compression`, for a body compressed as it streams in: called once the body is staged
+   * and `beforeCommit` passed, it gives the client's ETag and the record (none when no block shrank).
+   */
+  compressing?: () => { etag: string; compression?: CompressionInfo };
   /** The caller already holds the object's write lock (data movement). */
   lockHeld?: boolean;
   /**
@@ -100,7 +109,8 @@ export interface GetObjectOptions {
   /**
    * The caller takes an encrypted version's stored (sealed) bytes: `range` and the range
    * `prepare` returns are then in stored bytes. Without it an encrypted version is refused, so
-   * no path hands sealed bytes on as if they were the object.
+   * no path hands sealed bytes on as if they were the object. A compressed version is
+   * decompressed unless this is set (its stored bytes are then handed on as they are).
    */
   sealed?: boolean;
 }

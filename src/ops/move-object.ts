@@ -35,12 +35,12 @@ export async function moveObject(objects: ObjectLayer, bucket: string, key: stri
         await target.deleteObject(bucket, key, { versioning: record.versioning, marker: { versionId: version.versionId, modTimeMs: version.modTimeMs }, lockHeld: true });
         continue;
       }
-      // An encrypted version moves as it is stored: sealed packages and sealed key, never decrypted.
+      // An encrypted or compressed version moves as it is stored: sealed packages and sealed key, compressed blocks and their index.
       const reader = await source.getObject(bucket, key, { versionId: version.versionId, lockHeld: true, sealed: true });
       await target.putObject(bucket, key, reader.body, {
         ...sameVersion(version, record.versioning),
         beforeCommit: ({ md5Hex }) => {
-          if (!version.encryption && !version.etag.includes('-') && md5Hex !== version.etag) {
+          if (!version.encryption && !version.compression && !version.etag.includes('-') && md5Hex !== version.etag) {
             throw new SvcError('InternalError', `moved bytes of ${bucket}/${key} version ${version.versionId} do not match its ETag`);
           }
         },
@@ -100,6 +100,7 @@ function sameVersion(version: ObjectInfo, versioning: BucketVersioning): PutObje
     versioning,
     sizeBytes: version.storedSizeBytes ?? version.sizeBytes,
     ...(version.encryption ? { encryption: version.encryption } : {}),
+    ...(version.compression ? { compression: version.compression } : {}),
     ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),
     userMetadata: version.userMetadata,
     systemMetadata: version.systemMetadata,

@@ -373,4 +373,6 @@ export const limits = {
   accessLogFlushIntervalMsDefault: 60_000,
   /** Journal bytes a node keeps waiting for delivery; records beyond are dropped and counted. */
   accessLogMaxPendingBytes: 256 * MiB,
+  /** A compressing PUT compresses this many 1 MiB blocks at once on the thread pool (docs/compression.md). */
+  compressionBlocksInFlight: 2,
 } as const;

@@ -2,6 +2,7 @@
 import type { Readable } from 'node:stream';
 import type { ObjectLayer } from '../../object/index.js';
 import type { Kms } from '../../ops/kms/kms.js';
+import type { CompressionSettings } from '../../cluster/compression-config.js';
 import type { AuthResult } from './auth/sigv4.js';
 import { SvcError } from '../../errors/index.js';
 import type { EventSink, ObjectEvent } from '../../ops/events/types.js';
@@ -50,6 +51,8 @@ export interface S3Context {
   events?: EventSink;
   /** Server-side encryption: the KMS (undefined without SVC_KMS_SECRET_KEY) and the SSE-C setting. */
   encryption?: { kms(): Kms | undefined; allowInsecureSsec: boolean };
+  /** Transparent compression of new objects; absent or off, nothing is compressed. */
+  compression?: CompressionSettings;
   /** The canonical id of the account that owns every bucket (the root credentials' access key); absent: the caller's. */
   ownerId?: string;
 }

@@ -15,13 +15,21 @@ import { objectAclKey, withRequestedAcl } from '../acl-request.js';
 import { governanceBypass, lockFieldsFromHeaders, requireIntegrityHeader, withoutHiddenLockHeaders } from './object-lock.js';
 import { withoutLockFields } from '../../../object/index.js';
 import { removalEvent, versionEvent } from '../../../ops/events/types.js';
-import { encryptionHeaders, getDecrypted, keyOf, putEncrypted } from '../../../ops/sse/encrypted-objects.js';
+import { encryptionHeaders, keyOf } from '../../../ops/sse/encrypted-objects.js';
+import { readObject, storeObject, type StoreAs } from '../../../ops/compression/compressed-objects.js';
+import { shouldCompress } from '../../../cluster/compression-config.js';
 import { customerKeyOf, writeEncryptionOf } from '../sse-headers.js';
 
 /** What a bucket's default encryption asks of a write that asks for none. */
 function bucketDefaultEncryption(encryption: BucketEncryption | undefined): SseRequest | undefined {
   if (!encryption) return undefined;
   return encryption.algorithm === 'AES256' ? { kind: 'SSE-S3' } : { kind: 'SSE-KMS', ...(encryption.kmsKeyId !== undefined ? { keyId: encryption.kmsKeyId } : {}) };
+}
+
+/** How a new object is stored: encrypted as `sse` asks, compressed when the settings pick it. */
+function storeAs(context: S3Context, key: string, metadata: { contentType?: string; systemMetadata: Record<string, string> }, sse: SseRequest | undefined): StoreAs {
+  const compress = shouldCompress(context.compression, { key, contentType: metadata.contentType, contentEncoding: metadata.systemMetadata['content-encoding'], encrypted: sse !== undefined });
+  return { ...(sse ? { sse } : {}), compress };
 }
 
 /** How this request may send SSE-C keys, and the KMS. */
@@ -93,7 +101,7 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
     sizeBytes,
     beforeCommit: (received: ReceivedBody) => withFullObjectType(verifier.verify(received)),
   };
-  const info = sse ? await putEncrypted(context.objects, settings.kms, sse, bucket, key, request.body, options) : await context.objects.putObject(bucket, key, request.body, options);
+  const info = await storeObject(context.objects, settings.kms, storeAs(context, key, metadata, sse), bucket, key, request.body, options);
   const encryption = encryptionHeaders(info.encryption, sse?.kind === 'SSE-C' ? sse.customerKeyMd5 : undefined);
   return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...encryption, ...(await expirationHeader(context, bucket, key, info)) }, events: [versionEvent('ObjectCreated:Put', info)] };
 }
@@ -293,7 +301,7 @@ export async function getObject(context: S3Context, request: S3Request, bucket: 
   const settings = sseSettings(context, request);
   const customerKey = customerKeyOf(request.headers, settings);
   const reader = await withDeleteMarker(() =>
-    getDecrypted(context.objects, settings.kms, bucket, key, {
+    readObject(context.objects, settings.kms, bucket, key, {
       ...(versionId !== undefined ? { versionId } : {}),
       ...(customerKey ? { secrets: { customerKey: customerKey.key } } : {}),
       prepare: (info) => {
@@ -344,7 +352,7 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
     throw new SvcError('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, or encryption attributes.');
   }
   // An encrypted source is opened with its key (the copy-source SSE-C key for SSE-C) before anything is written.
-  const reader = await getDecrypted(context.objects, settings.kms, source.bucket, source.key, { versionId: sourceInfo.versionId, ...(sourceKey ? { secrets: { customerKey: sourceKey.key } } : {}) });
+  const reader = await readObject(context.objects, settings.kms, source.bucket, source.key, { versionId: sourceInfo.versionId, ...(sourceKey ? { secrets: { customerKey: sourceKey.key } } : {}) });
   const metadata = directive === 'REPLACE'
     ? metadataOf(request.headers)
     : { userMetadata: sourceInfo.userMetadata, systemMetadata: stripChecksums(sourceInfo.systemMetadata), ...(sourceInfo.contentType !== undefined ? { contentType: sourceInfo.contentType } : {}) };
@@ -358,7 +366,7 @@ export async function copyObject(context: S3Context, request: S3Request, bucket:
     storageClass, ...metadata, sizeBytes: sourceInfo.sizeBytes,
     ...(algorithm ? { digests: [algorithm], beforeCommit: (received: ReceivedBody) => copiedChecksum(algorithm, received.digests[algorithm]!) } : {}),
   };
-  const info = sse ? await putEncrypted(context.objects, settings.kms, sse, bucket, key, reader.body, options) : await context.objects.putObject(bucket, key, reader.body, options);
+  const info = await storeObject(context.objects, settings.kms, storeAs(context, key, metadata, sse), bucket, key, reader.body, options);
   const headers: Record<string, string> = { 'content-type': 'application/xml', ...versionHeader(info), ...encryptionHeaders(info.encryption, targetSse?.customerKeyMd5) };
   if (sourceInfo.versionId !== 'null') headers['x-amz-copy-source-version-id'] = sourceInfo.versionId;
   return { status: 200, headers, body: toXml('CopyObjectResult', { LastModified: new Date(info.modTimeMs).toISOString(), ETag: `"${info.etag}"`, ...objectChecksumFields(info.systemMetadata) }), events: [versionEvent('ObjectCreated:Copy', info)] };

@@ -1,0 +1,92 @@
+/**
+ * PUT and GET of objects that may be compressed and encrypted, over the object layer
+ * (docs/compression.md). A compressing PUT cuts the client's body into 1 MiB blocks, compresses
+ * each (src/format/compressed-blocks.ts), seals the compressed stream when SSE applies, and
+ * stores the result; the client's digests, size and ETag are taken over its own bytes. A GET maps
+ * the client's range to the compressed blocks holding it, reads (and opens) only those, and
+ * decompresses them.
+ */
+import { SvcError } from '../../errors/index.js';
+import { CompressionIndex, compressedRangeOf, compressStream, decompressStream, type CompressedRead } from '../../format/compressed-blocks.js';
+import { sealStream } from '../../format/sse-packages.js';
+import { BodyDigests, type DigestValues, type GetObjectOptions, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions } from '../../object/index.js';
+import { limits } from '../../util/limits.js';
+import type { Kms } from '../kms/kms.js';
+import { getDecrypted, putEncrypted } from '../sse/encrypted-objects.js';
+import { newObjectKey, type SseRequest, type SseSecrets } from '../sse/object-keys.js';
+
+/** How a new object is to be stored: encrypted as asked (if at all), compressed or not. */
+export interface StoreAs {
+  sse?: SseRequest;
+  compress: boolean;
+}
+
+/** Passes `source` on while `digests` sees every byte; more or fewer bytes than `declared` fail as the object layer's own check does. */
+async function* counted(source: AsyncIterable<Uint8Array>, digests: BodyDigests, received: { bytes: number }, declared: number | undefined): AsyncGenerator<Uint8Array> {
+  for await (const chunk of source) {
+    digests.update(chunk);
+    received.bytes += chunk.length;
+    if (declared !== undefined && received.bytes > declared) throw new SvcError('InvalidRequest', `the body is longer than the declared ${declared} bytes`);
+    yield chunk;
+  }
+  if (declared !== undefined && received.bytes !== declared) throw new SvcError('IncompleteBody', `received ${received.bytes} of ${declared} bytes`);
+}
+
+/**
+ * Stores `body` as asked. `options` speak of the client's bytes (size, digests, ETag); a
+ * compressed body's stored size is known only once it is in, so it inlines only when the
+ * compressed stream fits the inline budget (the object layer reads ahead to tell).
+ */
+export async function storeObject(objects: ObjectLayer, kms: Kms | undefined, as: StoreAs, bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
+  if (!as.compress) return as.sse ? putEncrypted(objects, kms, as.sse, bucket, key, body, options) : objects.putObject(bucket, key, body, options);
+  const sealing = as.sse ? await newObjectKey(kms, as.sse, bucket, key) : undefined;
+  const digests = new BodyDigests(options.digests ?? []);
+  const received = { bytes: 0 };
+  const index = new CompressionIndex();
+  let plain: DigestValues | undefined;
+  const { beforeCommit, digests: _algorithms, sizeBytes, etag, ...rest } = options;
+  const compressed = compressStream(counted(body, digests, received, sizeBytes), index, limits.compressionBlocksInFlight);
+  const stored = sealing ? sealStream(compressed, sealing.packageKey, 1) : compressed;
+  const clientEtag = (): string => etag ?? plain!.md5;
+  return objects.putObject(bucket, key, stored, {
+    ...rest,
+    beforeCommit: async () => {
+      if (index.plainSizeBytes !== received.bytes) throw new SvcError('InternalError', 'compressed blocks do not match the body received');
+      plain = digests.finish();
+      return beforeCommit?.({ md5Hex: plain.md5, sizeBytes: received.bytes, digests: plain });
+    },
+    compressing: () => {
+      const compression = index.record();
+      return { etag: clientEtag(), ...(compression ? { compression } : {}) };
+    },
+    ...(sealing
+      ? { sealing: () => ({ etag: clientEtag(), encryption: { ...sealing.record, plainSizeBytes: index.storedSizeBytes, plainParts: [{ number: 1, sizeBytes: index.storedSizeBytes }] } }) }
+      : {}),
+  });
+}
+
+/**
+ * GET of an object that may be encrypted and compressed: `prepare` and `range` speak in the
+ * client's bytes as for any object. Only the compressed blocks (and, encrypted, the packages)
+ * the range touches are read.
+ */
+export async function readObject(objects: ObjectLayer, kms: Kms | undefined, bucket: string, key: string, options: GetObjectOptions & { secrets?: SseSecrets }): Promise<ObjectReader> {
+  let read: CompressedRead | undefined;
+  const { prepare, range, ...rest } = options;
+  const reader = await getDecrypted(objects, kms, bucket, key, {
+    ...rest,
+    prepare: (info) => {
+      const chosen = prepare?.(info) ?? range ?? { offset: 0, length: info.sizeBytes };
+      if (!info.compression) return chosen;
+      read = compressedRangeOf(info.compression, chosen);
+      return { offset: read.storedOffset, length: read.storedLength };
+    },
+  });
+  if (!read || !reader.info.compression) return reader;
+  return {
+    info: reader.info,
+    // The stored chunks go back to the reader once copied out; the decompressed bytes are fresh memory.
+    body: decompressStream(reader.body, reader.info.compression, read, (chunk) => reader.release(chunk)),
+    release: () => undefined,
+  };
+}
