@@ -46,6 +46,8 @@ export interface ObjectInfo {
    */
   encryption?: EncryptionInfo;
   storedSizeBytes?: number;
+  /** Encrypted versions: the parts as the drives hold them (sealed sizes). */
+  storedParts?: ObjectPart[];
 }
 
 export interface PutObjectOptions {
@@ -69,6 +71,12 @@ export interface PutObjectOptions {
    * `beforeCommit` passed, it gives the encryption record and the plaintext's ETag.
    */
   sealing?: () => { etag: string; encryption: EncryptionInfo };
+  /**
+   * Data movement of a multipart object: the stored parts to keep (numbers, stored sizes, ETags,
+   * checksums). The body is their bytes one after another; each part is written to its own
+   * shard files, as its upload wrote it, so the copy keeps its part list.
+   */
+  parts?: ObjectPart[];
   /** The caller already holds the object's write lock (data movement). */
   lockHeld?: boolean;
   /**
