@@ -222,7 +222,16 @@ describe('multipart upload records', () => {
   };
   it('decode what is written and refuse the rest by name', () => {
     expect(decodeUploadRecord(JSON.stringify(upload))).toEqual(upload);
-    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 2 })))).toBe('UnsupportedFormat');
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 3 })))).toBe('UnsupportedFormat');
+    // Version 2 is an encrypted upload: its sealed key record, and only there.
+    const sealed = { kind: 'SSE-C', cipher: 'aes-256-gcm-64k-v1', keyId: '', sealedKey: 'AQID', customerKeyHmac: 'BAUG' };
+    expect(decodeUploadRecord(JSON.stringify({ ...upload, version: 2, encryption: sealed }))).toEqual({ ...upload, version: 2, encryption: sealed });
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 2 })))).toBe('CorruptFormat');
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, encryption: sealed })))).toBe('CorruptFormat');
+    const { customerKeyHmac: _hmac, ...withoutHmac } = sealed;
+    for (const encryption of [withoutHmac, { ...sealed, kind: 'SSE-S3' }, { ...sealed, cipher: 'rot13' }, { ...sealed, customerKey: 'AQID' }, { ...sealed, sealedKey: 'not base64!' }]) {
+      expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 2, encryption }))), JSON.stringify(encryption)).toBe('CorruptFormat');
+    }
     expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, distribution: [1, 2, 3] })))).toBe('CorruptFormat');
     expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, storageClass: 'GLACIER' })))).toBe('CorruptFormat');
     expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, userMetadata: { n: 1 } })))).toBe('CorruptFormat');
@@ -230,5 +239,9 @@ describe('multipart upload records', () => {
     const part = { number: 1, sizeBytes: 5, etag: '"abc"', modTimeMs: 2 };
     expect(decodePartRecord(JSON.stringify(part))).toEqual(part);
     expect(codeOf(() => decodePartRecord(JSON.stringify({ ...part, sizeBytes: -1 })))).toBe('CorruptFormat');
+    const sealedPart = { ...part, storedSizeBytes: 21, keySalt: 'AAAAAAAAAAAAAAAAAAAAAA==' };
+    expect(decodePartRecord(JSON.stringify(sealedPart))).toEqual(sealedPart);
+    expect(codeOf(() => decodePartRecord(JSON.stringify({ ...part, storedSizeBytes: 21 })))).toBe('CorruptFormat');
+    expect(codeOf(() => decodePartRecord(JSON.stringify({ ...sealedPart, keySalt: 7 })))).toBe('CorruptFormat');
   });
 });

@@ -17,7 +17,7 @@
  *
  * Pure code: bytes in, bytes out (the stream transforms take and give async iterables).
  */
-import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 
 export const packagePlainBytes = 64 * 1024;
@@ -34,6 +34,20 @@ export interface PackageKey {
   dataKey: Uint8Array;
   /** 12 random bytes, unique per object version. */
   nonceBase: Uint8Array;
+}
+
+export const partKeySaltBytes = 16;
+
+/**
+ * The package key of one uploaded part of a multipart object: its data key is
+ * HMAC-SHA256(version data key, "svc-sse-part" | salt), its nonce base the version's. Every upload
+ * of a part draws a new salt, so a part sent again under the same number is sealed under another
+ * key and no (key, nonce) pair ever seals two plaintexts.
+ */
+export function partPackageKey(key: PackageKey, salt: Uint8Array): PackageKey {
+  if (salt.length !== partKeySaltBytes) throw new SvcError('InternalError', 'a part key salt is 16 bytes');
+  const dataKey = createHmac('sha256', key.dataKey).update('svc-sse-part').update(salt).digest();
+  return { dataKey, nonceBase: key.nonceBase };
 }
 
 /** Number of packages of a part of `plainSizeBytes` (at least one). */
@@ -222,8 +236,9 @@ function sealedLengthOf(run: PackageRun, index: number): number {
  * stream with ObjectTampered before any byte of that package is handed on. Each source chunk is
  * handed to `done` once no package still needs its bytes (so a lender can reuse it).
  */
-export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey, read: SealedRead, done: (chunk: Uint8Array) => void = () => undefined): AsyncGenerator<Uint8Array> {
-  checkKey(key);
+export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey | ((partNumber: number) => PackageKey), read: SealedRead, done: (chunk: Uint8Array) => void = () => undefined): AsyncGenerator<Uint8Array> {
+  const keyOfPart = typeof key === 'function' ? key : () => key;
+  for (const run of read.runs) checkKey(keyOfPart(run.partNumber));
   const iterator = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : (source as Iterable<Uint8Array>)[Symbol.iterator]();
   const held: Uint8Array[] = [];
   /** Hands back every received chunk but the one still being read from. */
@@ -255,9 +270,10 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
   };
   try {
     for (const run of read.runs) {
+      const runKey = keyOfPart(run.partNumber);
       for (let index = run.firstIndex; index < run.firstIndex + run.count && left > 0; index += 1) {
         const at = { partNumber: run.partNumber, index, final: index === run.partPackages - 1 };
-        const plain = openPackage(key, at, await take(sealedLengthOf(run, index), at));
+        const plain = openPackage(runKey, at, await take(sealedLengthOf(run, index), at));
         handBack();
         const piece = plain.subarray(skip, Math.min(plain.length, skip + left));
         skip = 0;

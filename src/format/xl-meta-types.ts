@@ -48,7 +48,7 @@ export interface EncryptionInfo {
   /** The client's object size (the stored size is `sizeBytes` of the version). */
   plainSizeBytes: number;
   /** Plaintext size of each part, in order; the stored bytes are their package sequences. */
-  plainParts: { number: number; sizeBytes: number }[];
+  plainParts: PlainPart[];
 }
 
 /**
@@ -65,6 +65,20 @@ export interface CompressionInfo {
   /** Stored length of each block, in order; a block stored at its plain length is raw. */
   blocks: number[];
 }
+
+/** One part of an encrypted version as the client sent it. */
+export interface PlainPart {
+  number: number;
+  sizeBytes: number;
+  /**
+   * Multipart parts only: 16 random bytes (base64) from which the part's own package key is
+   * derived, so a part uploaded again under the same number never reuses a nonce.
+   */
+  keySalt?: string;
+}
+
+/** The key half of an encryption record, known before any byte is stored (a multipart upload keeps it). */
+export type EncryptionKeyRecord = Omit<EncryptionInfo, 'plainSizeBytes' | 'plainParts'>;
 
 export interface ObjectVersion {
   /** 'null' for the null version (unversioned or suspended buckets), else a UUID. */

@@ -177,9 +177,11 @@ function validateEncryption(value: unknown, where: string): EncryptionInfo {
   let total = 0;
   const plainParts = e.plainParts.map((part, index) => {
     if (!isObject(part) || !isCount(part.number) || part.number <= previous || !isCount(part.sizeBytes)) corrupt(`${at}.plainParts[${index}]`);
+    if (part.keySalt !== undefined && (typeof part.keySalt !== 'string' || !base64Pattern.test(part.keySalt) || Buffer.from(part.keySalt, 'base64').length !== 16)) corrupt(`${at}.plainParts[${index}].keySalt`);
+    for (const name of Object.keys(part)) if (name !== 'number' && name !== 'sizeBytes' && name !== 'keySalt') corrupt(`${at}.plainParts[${index}].${name} is unknown`);
     previous = part.number;
     total += part.sizeBytes;
-    return { number: part.number, sizeBytes: part.sizeBytes };
+    return { number: part.number, sizeBytes: part.sizeBytes, ...(part.keySalt !== undefined ? { keySalt: part.keySalt as string } : {}) };
   });
   if (total !== e.plainSizeBytes) corrupt(`${at}: the parts do not add up to plainSizeBytes`);
   return {
@@ -203,7 +205,7 @@ function canonicalEncryption(e: EncryptionInfo): EncryptionInfo {
     ...(e.context !== undefined ? { context: sortedMap(e.context) } : {}),
     ...(e.customerKeyHmac !== undefined ? { customerKeyHmac: e.customerKeyHmac } : {}),
     plainSizeBytes: e.plainSizeBytes,
-    plainParts: e.plainParts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes })),
+    plainParts: e.plainParts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, ...(part.keySalt !== undefined ? { keySalt: part.keySalt } : {}) })),
   };
 }
 

@@ -8,13 +8,13 @@
 import { createHash } from 'node:crypto';
 import { SvcError, isSvcError } from '../errors/index.js';
 import { systemDir, tmpDir, type Drive } from '../drive/index.js';
-import type { ObjectVersion, StorageClass, XlMeta } from '../format/xl-meta-types.js';
+import type { EncryptionInfo, EncryptionKeyRecord, ObjectVersion, StorageClass, XlMeta } from '../format/xl-meta-types.js';
 import { findVersion, upsertVersion } from '../format/xl-meta.js';
 import { defaultCodecId } from '../erasure/codecs.js';
 import { distributionFor } from '../erasure/layout.js';
 import { limits } from '../util/limits.js';
 import { BlockReader } from './erasure-stream.js';
-import type { DigestAlgorithm } from './coding/digests.js';
+import type { DigestAlgorithm, DigestValues } from './coding/digests.js';
 import { changeMeta } from './meta-io.js';
 import { acquireWriteLock, checkWritePrecondition, type WritePrecondition } from './write-preconditions.js';
 import { checkObjectKey } from './paths.js';
@@ -36,18 +36,19 @@ export async function createUpload(
   bucket: string,
   key: string,
   uploadId: string,
-  options: { storageClass: StorageClass; contentType?: string; userMetadata?: Record<string, string>; systemMetadata?: Record<string, string>; checksum?: MultipartChecksum },
+  options: { storageClass: StorageClass; contentType?: string; userMetadata?: Record<string, string>; systemMetadata?: Record<string, string>; checksum?: MultipartChecksum; encryption?: EncryptionKeyRecord },
 ): Promise<UploadRecord> {
   checkObjectKey(key);
   const geometry = geometryForClass(config, options.storageClass);
   requireQuorum(onlineSlots(config).length, geometry.writeQuorum, 'write', { bucket, key, operation: 'create-multipart-upload' });
   const record: UploadRecord = {
-    version: 1, uploadId, bucket, key, initiatedMs: config.clock.nowMs(), storageClass: options.storageClass,
+    version: options.encryption ? 2 : 1, uploadId, bucket, key, initiatedMs: config.clock.nowMs(), storageClass: options.storageClass,
     ...(options.contentType !== undefined ? { contentType: options.contentType } : {}),
     userMetadata: options.userMetadata ?? {}, systemMetadata: options.systemMetadata ?? {},
     dataShards: geometry.dataShards, parityShards: geometry.parityShards,
     distribution: distributionFor(key, config.drives.length), dataDir: config.newId(),
     ...(options.checksum ? { checksum: options.checksum } : {}),
+    ...(options.encryption ? { encryption: options.encryption } : {}),
   };
   const bytes = Buffer.from(JSON.stringify(record));
   const written = await onDrives(config, (drive) => drive.writeFileAtomic(`${uploadDir(bucket, key, uploadId)}/upload.json`, bytes));
@@ -85,11 +86,20 @@ export async function uploadPart(
   const quorum = geometryForClass(config, record.storageClass).writeQuorum;
   const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
   const tmpId = config.newId();
-  const plan = shardStreamPlan(config, { dataShards: record.dataShards, parityShards: record.parityShards, writeQuorum: quorum }, record.distribution, [...(options.digests ?? []), ...(kept ? [kept] : [])]);
+  if ((record.encryption !== undefined) !== (options.sealing !== undefined)) throw new SvcError('InternalError', 'a part of an encrypted upload must be sealed, and only such a part');
+  // A sealed part's digests are taken over its plaintext by the sealer; here only the stored bytes' MD5.
+  const algorithms = options.sealing ? [] : [...(options.digests ?? []), ...(kept ? [kept] : [])];
+  const plan = shardStreamPlan(config, { dataShards: record.dataShards, parityShards: record.parityShards, writeQuorum: quorum }, record.distribution, algorithms);
   const { slots, digests } = await streamShardFiles(config, plan, reader, [], `${tmpDir}/${tmpId}/part`, () => removeTmp(config, tmpId));
   try {
-    const part: PartRecord = { number: partNumber, sizeBytes: reader.totalBytes, etag: digests.md5, modTimeMs: config.clock.nowMs(), ...(kept ? { checksum: Buffer.from(digests[kept]!, 'hex').toString('base64') } : {}) };
-    await options.beforeCommit?.({ md5Hex: part.etag, sizeBytes: part.sizeBytes, digests });
+    await options.beforeCommit?.({ md5Hex: digests.md5, sizeBytes: reader.totalBytes, digests });
+    const sealed = options.sealing?.();
+    const client = sealed ? sealed.digests : digests;
+    const part: PartRecord = {
+      number: partNumber, sizeBytes: sealed?.sizeBytes ?? reader.totalBytes, etag: sealed?.etag ?? digests.md5, modTimeMs: config.clock.nowMs(),
+      ...(kept ? { checksum: Buffer.from(client[kept]!, 'hex').toString('base64') } : {}),
+      ...(sealed ? { storedSizeBytes: reader.totalBytes, keySalt: sealed.keySalt } : {}),
+    };
     const dir = uploadDir(record.bucket, record.key, record.uploadId);
     const bytes = Buffer.from(JSON.stringify(part));
     const committed = await onDrives(config, async (drive) => {
@@ -114,6 +124,12 @@ export interface PartOptions {
   beforeCommit?: (received: ReceivedBody) => unknown;
   /** The algorithms of the checksums the request carries: one other than the upload's is refused. */
   sentChecksums?: readonly DigestAlgorithm[];
+  /**
+   * The body is sealed packages (an encrypted upload's part, src/ops/sse): called once the body
+   * is stored and `beforeCommit` passed, it gives the client's size, ETag and digests (the upload's
+   * checksum algorithm among them) and the salt of the part's key.
+   */
+  sealing?: () => { sizeBytes: number; etag: string; digests: DigestValues; keySalt: string };
 }
 
 export async function listParts(config: SetConfig, record: UploadRecord): Promise<PartRecord[]> {
@@ -152,12 +168,15 @@ export async function completeUpload(
     const etag = `${createHash('md5').update(Buffer.concat(chosen.map((part) => Buffer.from(part.etag, 'hex')))).digest('hex')}-${chosen.length}`;
     const sizeBytes = chosen.reduce((sum, part) => sum + part.sizeBytes, 0);
     checkCompletionClaims(record.checksum, stated, objectChecksum, sizeBytes);
+    const encryption = encryptionOf(record, chosen, sizeBytes);
     const version: ObjectVersion = {
-      versionId: versioning === 'enabled' ? config.newId() : 'null', modTimeMs: config.clock.nowMs(), deleteMarker: false, sizeBytes, etag,
+      versionId: versioning === 'enabled' ? config.newId() : 'null', modTimeMs: config.clock.nowMs(), deleteMarker: false,
+      sizeBytes: chosen.reduce((sum, part) => sum + (part.storedSizeBytes ?? part.sizeBytes), 0), etag,
       ...(record.contentType !== undefined ? { contentType: record.contentType } : {}),
       userMetadata: record.userMetadata, systemMetadata: { ...record.systemMetadata, ...objectChecksum }, storageClass: record.storageClass, dataDir: record.dataDir,
       erasure: { codec: defaultCodecId, dataShards: record.dataShards, parityShards: record.parityShards, blockSizeBytes: config.blockSizeBytes, index: 1, distribution: record.distribution, checksumAlgorithm: 'xxh64' },
-      parts: chosen.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) })),
+      parts: chosen.map((part) => ({ number: part.number, sizeBytes: part.storedSizeBytes ?? part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) })),
+      ...(encryption ? { encryption } : {}),
     };
     const dir = uploadDir(record.bucket, record.key, record.uploadId);
     const unused = [...available.keys()].filter((number) => !chosen.some((part) => part.number === number));
@@ -183,6 +202,16 @@ export async function completeUpload(
   } finally {
     release();
   }
+}
+
+/** An encrypted upload's object record: the upload's sealed key, each part's plaintext size and key salt. */
+function encryptionOf(record: UploadRecord, chosen: PartRecord[], plainSizeBytes: number): EncryptionInfo | undefined {
+  if (!record.encryption) return undefined;
+  const plainParts = chosen.map((part) => {
+    if (part.keySalt === undefined || part.storedSizeBytes === undefined) throw new SvcError('InternalError', `part ${part.number} of an encrypted upload was stored unsealed`, { partNumber: part.number });
+    return { number: part.number, sizeBytes: part.sizeBytes, keySalt: part.keySalt };
+  });
+  return { ...record.encryption, plainSizeBytes, plainParts };
 }
 
 function choosePartsOrFail(requested: { number: number; etag: string }[], available: Map<number, PartRecord>): PartRecord[] {

@@ -36,13 +36,17 @@ function compressedSizes(version: ObjectVersion): Pick<ObjectInfo, 'sizeBytes' |
 }
 
 /** An encrypted version as the client sees it: its plaintext size and parts, the stored size beside them. */
-function encryptedSizes(version: ObjectVersion): Pick<ObjectInfo, 'sizeBytes' | 'parts' | 'encryption' | 'storedSizeBytes'> {
+function encryptedSizes(version: ObjectVersion): Pick<ObjectInfo, 'sizeBytes' | 'parts' | 'encryption' | 'storedSizeBytes' | 'storedParts'> {
   const encryption = version.encryption!;
-  const etags = new Map(version.parts.map((part) => [part.number, part.etag]));
+  const stored = new Map(version.parts.map((part) => [part.number, part]));
   return {
     sizeBytes: encryption.plainSizeBytes,
-    parts: encryption.plainParts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: etags.get(part.number) ?? '' })),
+    parts: encryption.plainParts.map((part) => {
+      const { etag = '', checksum } = stored.get(part.number) ?? {};
+      return { number: part.number, sizeBytes: part.sizeBytes, etag, ...(checksum !== undefined ? { checksum } : {}) };
+    }),
     encryption,
     storedSizeBytes: version.sizeBytes,
+    storedParts: version.parts,
   };
 }

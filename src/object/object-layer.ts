@@ -24,6 +24,7 @@ import type { Acl, ObjectOwnership } from '../iam/acl.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, MultipartChecksum, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { withBucketLock, type BucketObjectLock } from './object-lock.js';
+import type { EncryptionKeyRecord } from '../format/xl-meta-types.js';
 
 export interface PoolSets {
   index: number;
@@ -411,7 +412,7 @@ export class ObjectLayer {
 
   // --- multipart ------------------------------------------------------------------------
 
-  async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId'> & { checksum?: MultipartChecksum }): Promise<string> {
+  async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId' | 'encryption'> & { checksum?: MultipartChecksum; encryption?: EncryptionKeyRecord }): Promise<string> {
     checkObjectKey(key);
     const bucketRecord = await this.requireBucket(bucket);
     // Lock fields on a bucket without object lock are refused now; the default retention is applied at completion.
@@ -453,6 +454,11 @@ export class ObjectLayer {
       info.parts.every((part, index) => part.number === parts[index]!.number && part.etag === parts[index]!.etag.replace(/"/g, ''));
     if (!same) throw notFound;
     return info;
+  }
+
+  /** The record of an upload in progress (its geometry, metadata and, when encrypted, its sealed key). */
+  async multipartUpload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
+    return (await this.upload(bucket, key, uploadId)).record;
   }
 
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {

@@ -3,7 +3,7 @@
  * into a tmp area on every drive, then publish (rename data, write xl.meta) under the object's
  * write lock with write quorum, or leave nothing behind.
  */
-import type { ObjectVersion, XlMeta } from '../format/xl-meta-types.js';
+import type { ObjectPart, ObjectVersion, XlMeta } from '../format/xl-meta-types.js';
 import { upsertVersion, findVersion } from '../format/xl-meta.js';
 import { codecFor, defaultCodecId } from '../erasure/codecs.js';
 import { distributionFor } from '../erasure/layout.js';
@@ -20,6 +20,7 @@ import { checkObjectKey } from './paths.js';
 import { geometryForClass, onlineSlots, requireQuorum, type Geometry, type SetConfig } from './set-context.js';
 import type { ObjectInfo, PutObjectOptions } from './types.js';
 import { toObjectInfo } from './object-info.js';
+import { PartSplitter } from './part-splitter.js';
 
 /** What the data phase produced, ready to be published. */
 interface StagedData {
@@ -70,6 +71,7 @@ async function stageData(
 ): Promise<StagedData> {
   const k = geometry.dataShards;
   const algorithms = options.digests ?? [];
+  if (options.parts && !(options.parts.length === 1 && options.parts[0]!.number === 1)) return stageParts(config, geometry, distribution, body, options.parts, algorithms);
   const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
   const budget = inlineShardBudgetBytes({ dataShards: k, versioned: options.versioning !== 'unversioned', inlineBlockOverrideBytes: config.inlineBlockOverrideBytes });
   if (options.sizeBytes !== undefined && isInline(options.sizeBytes, k, budget)) {
@@ -97,6 +99,33 @@ async function stageData(
   const tmpId = config.newId();
   const { slots, digests } = await streamShardFiles(config, plan, reader, pending, `${tmpDir}/${tmpId}/part.1`, () => removeTmp(config, tmpId));
   return { sizeBytes: reader.totalBytes, digests, slots, tmpId };
+}
+
+/**
+ * Data movement of a multipart object: each part of the body goes to its own shard files
+ * (`part.<N>`), as its upload wrote it. The slots kept are those that hold every part.
+ */
+async function stageParts(config: SetConfig, geometry: Geometry, distribution: number[], body: AsyncIterable<Uint8Array>, parts: readonly ObjectPart[], algorithms: readonly DigestAlgorithm[]): Promise<StagedData> {
+  const tmpId = config.newId();
+  const digests = new BodyDigests(algorithms);
+  const source = new PartSplitter(body, (chunk) => digests.update(chunk));
+  const plan = shardStreamPlan(config, geometry, distribution, []);
+  let slots = onlineSlots(config);
+  let sizeBytes = 0;
+  try {
+    for (const part of parts) {
+      const reader = new BlockReader(source.take(part.sizeBytes), config.blockSizeBytes, part.sizeBytes);
+      const written = await streamShardFiles(config, plan, reader, [], `${tmpDir}/${tmpId}/part.${part.number}`, () => removeTmp(config, tmpId));
+      slots = slots.filter((slot) => written.slots.includes(slot));
+      requireQuorum(slots.length, geometry.writeQuorum, 'write', { phase: 'data', partNumber: part.number });
+      sizeBytes += reader.totalBytes;
+    }
+    await source.end();
+  } catch (error) {
+    await removeTmp(config, tmpId);
+    throw error;
+  }
+  return { sizeBytes, digests: digests.finish(), slots, tmpId };
 }
 
 /** Codes an inline object's one block (or none) here, into frames xl.meta will keep. */
@@ -203,10 +232,17 @@ function newVersion(
       distribution,
       checksumAlgorithm: 'xxh64',
     },
-    parts: [{ number: 1, sizeBytes: staged.sizeBytes, etag: encryption || compression ? etag : staged.digests.md5 }],
+    parts: partsOf(options.parts, staged.sizeBytes) ?? [{ number: 1, sizeBytes: staged.sizeBytes, etag: encryption || compression ? etag : staged.digests.md5 }],
     ...(encryption ? { encryption } : {}),
     ...(compression ? { compression } : {}),
   };
+}
+
+/** The part list a moved object keeps, checked against the bytes stored. */
+function partsOf(parts: readonly ObjectPart[] | undefined, storedSizeBytes: number): ObjectPart[] | undefined {
+  if (!parts) return undefined;
+  if (parts.reduce((sum, part) => sum + part.sizeBytes, 0) !== storedSizeBytes) throw new SvcError('InternalError', 'the parts kept do not add up to the bytes stored');
+  return parts.map((part) => ({ ...part }));
 }
 
 /** Publishes a version on every staged slot under the object's write lock. */

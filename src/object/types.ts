@@ -48,6 +48,8 @@ export interface ObjectInfo {
   storedSizeBytes?: number;
   /** Set when the stored bytes are compressed: `sizeBytes` and `parts` are the client's, `storedSizeBytes` what the drives hold. */
   compression?: CompressionInfo;
+  /** Encrypted versions: the parts as the drives hold them (sealed sizes). */
+  storedParts?: ObjectPart[];
 }
 
 export interface PutObjectOptions {
@@ -78,6 +80,12 @@ export interface PutObjectOptions {
    * and `beforeCommit` passed, it gives the client's ETag and the record (none when no block shrank).
    */
   compressing?: () => { etag: string; compression?: CompressionInfo };
+  /**
+   * Data movement of a multipart object: the stored parts to keep (numbers, stored sizes, ETags,
+   * checksums). The body is their bytes one after another; each part is written to its own
+   * shard files, as its upload wrote it, so the copy keeps its part list.
+   */
+  parts?: ObjectPart[];
   /** The caller already holds the object's write lock (data movement). */
   lockHeld?: boolean;
   /**

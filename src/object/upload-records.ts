@@ -6,12 +6,13 @@
  * copies that decode decide, as for every other record of an erasure set.
  */
 import { SvcError } from '../errors/index.js';
-import type { StorageClass } from '../format/xl-meta-types.js';
+import type { EncryptionKeyRecord, StorageClass } from '../format/xl-meta-types.js';
 import type { MultipartChecksum } from './types.js';
 import { digestAlgorithms } from './coding/digests.js';
 
 export interface UploadRecord {
-  version: 1;
+  /** 1: a plain upload; 2: an encrypted one (`encryption` present), which a decoder that predates it refuses. */
+  version: 1 | 2;
   uploadId: string;
   bucket: string;
   key: string;
@@ -26,15 +27,23 @@ export interface UploadRecord {
   dataDir: string;
   /** The checksum every part and the object keep; absent when CreateMultipartUpload named none. */
   checksum?: MultipartChecksum;
+  /** Encrypted uploads: the sealed data key every part is sealed under (for SSE-C its keyed hash, never the key). */
+  encryption?: EncryptionKeyRecord;
 }
 
 export interface PartRecord {
   number: number;
+  /** The client's size of the part (its plaintext when encrypted). */
   sizeBytes: number;
+  /** The client's ETag (the plaintext's MD5, or an opaque value for SSE-KMS and SSE-C). */
   etag: string;
   modTimeMs: number;
   /** The part's checksum (base64) in its upload's algorithm. */
   checksum?: string;
+  /** Encrypted parts: the sealed size the drives hold. */
+  storedSizeBytes?: number;
+  /** Encrypted parts: the salt of the part's own package key (base64, 16 bytes). */
+  keySalt?: string;
 }
 
 const corrupt = (file: string, message: string): SvcError => new SvcError('CorruptFormat', `${file}: ${message}`);
@@ -46,6 +55,18 @@ const storageClasses: readonly StorageClass[] = ['STANDARD', 'REDUCED_REDUNDANCY
 const checksumAlgorithms: readonly string[] = digestAlgorithms;
 const isUploadChecksum = (value: unknown): value is MultipartChecksum =>
   isRecord(value) && typeof value.algorithm === 'string' && checksumAlgorithms.includes(value.algorithm) && (value.type === 'COMPOSITE' || value.type === 'FULL_OBJECT');
+
+const encryptionKinds: readonly string[] = ['SSE-S3', 'SSE-KMS', 'SSE-C'];
+const isBase64 = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(value);
+const keyRecordFields = new Set(['kind', 'cipher', 'keyId', 'sealedKey', 'context', 'customerKeyHmac']);
+/** The key half of an xl.meta encryption record: every member known, SSE-C's keyed hash present exactly for SSE-C. */
+function isKeyRecord(value: unknown): value is EncryptionKeyRecord {
+  if (!isRecord(value) || !Object.keys(value).every((name) => keyRecordFields.has(name))) return false;
+  if (typeof value.kind !== 'string' || !encryptionKinds.includes(value.kind) || value.cipher !== 'aes-256-gcm-64k-v1') return false;
+  if (typeof value.keyId !== 'string' || !isBase64(value.sealedKey)) return false;
+  if (value.context !== undefined && !isTextMap(value.context)) return false;
+  return (value.kind === 'SSE-C') === isBase64(value.customerKeyHmac) && (value.kind === 'SSE-C' || value.customerKeyHmac === undefined);
+}
 
 function parsed(text: string, file: string): Record<string, unknown> {
   let value: unknown;
@@ -60,7 +81,7 @@ function parsed(text: string, file: string): Record<string, unknown> {
 
 export function decodeUploadRecord(text: string): UploadRecord {
   const value = parsed(text, 'upload.json');
-  if (value.version !== 1) throw new SvcError('UnsupportedFormat', `upload.json: version ${JSON.stringify(value.version) ?? 'missing'} is not supported`);
+  if (value.version !== 1 && value.version !== 2) throw new SvcError('UnsupportedFormat', `upload.json: version ${JSON.stringify(value.version) ?? 'missing'} is not supported`);
   const { uploadId, bucket, key, dataDir, initiatedMs, dataShards, parityShards, distribution, storageClass, contentType, userMetadata, systemMetadata } = value;
   if (typeof uploadId !== 'string' || typeof bucket !== 'string' || typeof key !== 'string' || typeof dataDir !== 'string') throw corrupt('upload.json', 'uploadId, bucket, key and dataDir must be strings');
   if (!isWhole(initiatedMs) || !isWhole(dataShards) || !isWhole(parityShards) || dataShards < 1) throw corrupt('upload.json', 'initiatedMs, dataShards and parityShards must be whole numbers');
@@ -69,6 +90,8 @@ export function decodeUploadRecord(text: string): UploadRecord {
   if (contentType !== undefined && typeof contentType !== 'string') throw corrupt('upload.json', 'contentType must be a string');
   if (!isTextMap(userMetadata) || !isTextMap(systemMetadata)) throw corrupt('upload.json', 'userMetadata and systemMetadata must map strings to strings');
   if (value.checksum !== undefined && !isUploadChecksum(value.checksum)) throw corrupt('upload.json', 'checksum must name a known algorithm and COMPOSITE or FULL_OBJECT');
+  if ((value.version === 2) !== (value.encryption !== undefined)) throw corrupt('upload.json', 'encryption must be present exactly in version 2');
+  if (value.encryption !== undefined && !isKeyRecord(value.encryption)) throw corrupt('upload.json', 'encryption must be a sealed key record');
   return value as unknown as UploadRecord;
 }
 
@@ -76,5 +99,7 @@ export function decodePartRecord(text: string): PartRecord {
   const value = parsed(text, 'part record');
   if (!isWhole(value.number) || !isWhole(value.sizeBytes) || !isWhole(value.modTimeMs) || typeof value.etag !== 'string') throw corrupt('part record', 'number, sizeBytes and modTimeMs must be whole numbers and etag a string');
   if (value.checksum !== undefined && typeof value.checksum !== 'string') throw corrupt('part record', 'checksum must be a string');
+  if ((value.storedSizeBytes === undefined) !== (value.keySalt === undefined)) throw corrupt('part record', 'storedSizeBytes and keySalt come together');
+  if (value.storedSizeBytes !== undefined && (!isWhole(value.storedSizeBytes) || !isBase64(value.keySalt))) throw corrupt('part record', 'storedSizeBytes must be a whole number and keySalt base64');
   return value as unknown as PartRecord;
 }

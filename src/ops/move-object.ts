@@ -2,7 +2,7 @@
  * Moves every version of one object from a source pool to a target pool, the unit of work of
  * decommission and rebalance. Under the object's write lock the source's versions are read
  * again (the listing that found the key may be stale), each is copied to the target with its
- * version id, modification time, ETag, metadata and storage class (delete markers as markers),
+ * version id, modification time, ETag, metadata, storage class and part list (delete markers as markers),
  * oldest first, and only after every copy reached the target's write quorum are the source's
  * versions removed. A failure before that leaves the source whole; a retry rewrites the same
  * version ids on the target.
@@ -99,6 +99,8 @@ function sameVersion(version: ObjectInfo, versioning: BucketVersioning): PutObje
     storageClass: version.storageClass,
     versioning,
     sizeBytes: version.storedSizeBytes ?? version.sizeBytes,
+    // The part list as stored: a multipart object keeps its parts (partNumber reads, part checksums).
+    parts: version.storedParts ?? version.parts,
     ...(version.encryption ? { encryption: version.encryption } : {}),
     ...(version.compression ? { compression: version.compression } : {}),
     ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),

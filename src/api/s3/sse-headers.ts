@@ -26,22 +26,14 @@ const one = (headers: Headers, name: string): string | undefined => {
 };
 
 /** Operations that take each kind of header (others refuse them by name). */
-const takesWriteSse = new Set<S3Endpoint['kind']>(['PutObject', 'CopyObject']);
-const takesCustomerKey = new Set<S3Endpoint['kind']>(['PutObject', 'GetObject', 'HeadObject', 'CopyObject']);
-const takesCopySourceKey = new Set<S3Endpoint['kind']>(['CopyObject']);
-/** Encryption AWS offers on these operations, which this server does not do yet. */
-const notYet = new Set<S3Endpoint['kind']>(['CreateMultipartUpload', 'UploadPart', 'UploadPartCopy', 'CompleteMultipartUpload']);
+const takesWriteSse = new Set<S3Endpoint['kind']>(['PutObject', 'CopyObject', 'CreateMultipartUpload']);
+const takesCustomerKey = new Set<S3Endpoint['kind']>(['PutObject', 'GetObject', 'HeadObject', 'CopyObject', 'CreateMultipartUpload', 'UploadPart', 'UploadPartCopy', 'CompleteMultipartUpload']);
+const takesCopySourceKey = new Set<S3Endpoint['kind']>(['CopyObject', 'UploadPartCopy']);
 
-/**
- * Refuses SSE headers an operation does not take: InvalidArgument, or NotImplemented where AWS
- * takes them and this server does not encrypt that operation yet.
- */
+/** Refuses SSE headers an operation does not take (InvalidArgument), before anything is read or stored. */
 export function refuseMisplacedEncryption(endpoint: S3Endpoint, headers: Headers): void {
   const asked = Object.keys(headers).filter((name) => /^x-amz-(copy-source-)?server-side-encryption/.test(name)).sort();
   if (asked.length === 0) return;
-  if (notYet.has(endpoint.kind)) {
-    throw new SvcError('NotImplemented', `Server-side encryption on ${endpoint.kind} is not supported by this server yet; nothing was stored or read. Remove ${asked.join(', ')}.`, { headers: asked });
-  }
   const allowed = new Set<string>();
   if (takesWriteSse.has(endpoint.kind)) [sse, kmsKeyId, kmsContext, bucketKeyEnabled].forEach((name) => allowed.add(name));
   if (takesCustomerKey.has(endpoint.kind)) Object.values(customer('x-amz-')).forEach((name) => allowed.add(name));

@@ -4,12 +4,12 @@
  * while the client's digests are taken over the plaintext; a GET reads only the stored bytes of
  * the packages its range touches and opens them. The object layer sees sealed bytes only.
  */
-import type { EncryptionInfo } from '../../format/xl-meta-types.js';
-import { cipherRangeOf, openStream, plainSizeOf, sealStream, sealedSizeBytes, type PackageKey } from '../../format/sse-packages.js';
+import type { EncryptionInfo, EncryptionKeyRecord } from '../../format/xl-meta-types.js';
+import { cipherRangeOf, openStream, partPackageKey, plainSizeOf, sealStream, sealedSizeBytes, type PackageKey } from '../../format/sse-packages.js';
 import { SvcError } from '../../errors/index.js';
-import { BodyDigests, type DigestValues, type GetObjectOptions, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions } from '../../object/index.js';
+import { BodyDigests, type DigestAlgorithm, type DigestValues, type GetObjectOptions, type ReceivedBody, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions } from '../../object/index.js';
 import type { Kms } from '../kms/kms.js';
-import { newObjectKey, openObjectKey, type SseRequest, type SseSecrets } from './object-keys.js';
+import { checkObjectSecrets, clientEtag, newObjectKey, openObjectKey, type SseRequest, type SseSecrets } from './object-keys.js';
 
 /** Passes `source` on while `digests` sees every byte. */
 async function* tapped(source: AsyncIterable<Uint8Array>, digests: BodyDigests, counter: { bytes: number }): AsyncGenerator<Uint8Array> {
@@ -21,24 +21,45 @@ async function* tapped(source: AsyncIterable<Uint8Array>, digests: BodyDigests, 
 }
 
 /**
+ * The plaintext side of a body on its way into a sealer: `source` feeds the sealer while the
+ * digests in `algorithms` are taken; `beforeCommit` (for the object layer, which sees sealed bytes)
+ * checks the stored size against the plaintext received and hands the caller's own `beforeCommit`
+ * the plaintext's size and digests; `plain()` gives them afterwards.
+ */
+export function plaintextTap<R>(body: AsyncIterable<Uint8Array>, algorithms: readonly DigestAlgorithm[], beforeCommit: ((received: ReceivedBody) => R) | undefined) {
+  const digests = new BodyDigests(algorithms);
+  const received = { bytes: 0 };
+  let values: DigestValues | undefined;
+  return {
+    source: tapped(body, digests, received),
+    beforeCommit: async (stored: ReceivedBody): Promise<Awaited<R> | undefined> => {
+      if (plainSizeOf(stored.sizeBytes) !== received.bytes) throw new SvcError('InternalError', 'sealed size does not match the plaintext received');
+      values = digests.finish();
+      return await beforeCommit?.({ md5Hex: values.md5, sizeBytes: received.bytes, digests: values });
+    },
+    plain: (): { sizeBytes: number; digests: DigestValues } => {
+      if (!values) throw new SvcError('InternalError', 'the plaintext digests are read before the body was stored');
+      return { sizeBytes: received.bytes, digests: values };
+    },
+  };
+}
+
+/**
  * Stores `body` encrypted as asked. `options.sizeBytes` and the digests `beforeCommit` sees are
  * the plaintext's (the client's); the stored size is derived from it.
  */
 export async function putEncrypted(objects: ObjectLayer, kms: Kms | undefined, sse: SseRequest, bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
   const { packageKey, record } = await newObjectKey(kms, sse, bucket, key);
-  const digests = new BodyDigests(options.digests ?? []);
-  const received = { bytes: 0 };
-  let plain: DigestValues | undefined;
-  const { beforeCommit, digests: _algorithms, sizeBytes, etag, ...rest } = options;
-  return objects.putObject(bucket, key, sealStream(tapped(body, digests, received), packageKey, 1), {
+  const { beforeCommit, digests: algorithms, sizeBytes, etag, ...rest } = options;
+  const tap = plaintextTap(body, algorithms ?? [], beforeCommit);
+  return objects.putObject(bucket, key, sealStream(tap.source, packageKey, 1), {
     ...rest,
     ...(sizeBytes !== undefined ? { sizeBytes: sealedSizeBytes(sizeBytes) } : {}),
-    beforeCommit: async (stored) => {
-      if (plainSizeOf(stored.sizeBytes) !== received.bytes) throw new SvcError('InternalError', 'sealed size does not match the plaintext received');
-      plain = digests.finish();
-      return beforeCommit?.({ md5Hex: plain.md5, sizeBytes: received.bytes, digests: plain });
+    beforeCommit: tap.beforeCommit,
+    sealing: () => {
+      const plain = tap.plain();
+      return { etag: etag ?? clientEtag(record.kind, packageKey, plain.digests.md5), encryption: { ...record, plainSizeBytes: plain.sizeBytes, plainParts: [{ number: 1, sizeBytes: plain.sizeBytes }] } };
     },
-    sealing: () => ({ etag: etag ?? plain!.md5, encryption: { ...record, plainSizeBytes: received.bytes, plainParts: [{ number: 1, sizeBytes: received.bytes }] } }),
   });
 }
 
@@ -72,6 +93,8 @@ export async function getDecrypted(objects: ObjectLayer, kms: Kms | undefined, b
       }
       if (chosen.offset < 0 || chosen.length < 0 || chosen.offset + chosen.length > info.sizeBytes) throw new SvcError('InvalidRange', undefined, { sizeBytes: info.sizeBytes });
       read = cipherRangeOf(info.encryption.plainParts.map((part) => ({ partNumber: part.number, plainSizeBytes: part.sizeBytes })), chosen);
+      // A missing or wrong customer key is refused here, before the read starts (the lock is then released at once).
+      checkObjectSecrets(info.encryption, bucket, key, secrets ?? {});
       opening = openObjectKey(kms, info.encryption, bucket, key, secrets ?? {}).then((opened) => void (packageKey = opened));
       return { offset: read.cipherOffset, length: read.cipherLength };
     },
@@ -87,13 +110,20 @@ export async function getDecrypted(objects: ObjectLayer, kms: Kms | undefined, b
   return {
     info: plainInfo,
     // The sealed chunks go back to the reader as soon as their packages are opened; the plaintext is fresh memory.
-    body: openStream(reader.body, packageKey!, read!, (chunk) => reader.release(chunk)),
+    body: openStream(reader.body, partKeys(packageKey!, reader.info.encryption), read!, (chunk) => reader.release(chunk)),
     release: () => undefined,
   };
 }
 
-/** The response headers AWS sends for an encrypted object. */
-export function encryptionHeaders(encryption: EncryptionInfo | undefined, customerKeyMd5?: string): Record<string, string> {
+/** The package key of each part: a multipart part's own (from its salt), else the version's. */
+export function partKeys(key: PackageKey, encryption: EncryptionInfo): (partNumber: number) => PackageKey {
+  const keys = new Map<number, PackageKey>();
+  for (const part of encryption.plainParts) if (part.keySalt !== undefined) keys.set(part.number, partPackageKey(key, Buffer.from(part.keySalt, 'base64')));
+  return (partNumber) => keys.get(partNumber) ?? key;
+}
+
+/** The response headers AWS sends for an encrypted object (or an upload that will make one). */
+export function encryptionHeaders(encryption: EncryptionKeyRecord | undefined, customerKeyMd5?: string): Record<string, string> {
   if (!encryption) return {};
   if (encryption.kind === 'SSE-S3') return { 'x-amz-server-side-encryption': 'AES256' };
   if (encryption.kind === 'SSE-KMS') {

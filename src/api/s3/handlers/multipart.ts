@@ -1,17 +1,20 @@
 /** Multipart upload operations. */
 import { versionEvent } from '../../../ops/events/types.js';
-import { SvcError } from '../../../errors/index.js';
+import { SvcError, isSvcError } from '../../../errors/index.js';
 import { limits } from '../../../util/limits.js';
 import type { UploadedPart } from '../../../object/index.js';
 import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
-import { checkConditions, metadataOf, storageClassOf, writePreconditionOf } from './objects.js';
+import { bucketDefaultEncryption, checkConditions, metadataOf, sseSettings, storageClassOf, writePreconditionOf } from './objects.js';
 import { lockFieldsFromHeaders } from './object-lock.js';
 import { checksumField, completionClaimsOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
 import { withRequestedAcl } from '../acl-request.js';
-import { refuseUnencryptableWrite } from '../request-guards.js';
+import { customerKeyOf, writeEncryptionOf } from '../sse-headers.js';
+import { encryptionHeaders, getDecrypted } from '../../../ops/sse/encrypted-objects.js';
+import { checkUploadSecrets, newUploadKey, partSealer } from '../../../ops/sse/encrypted-multipart.js';
+import type { SseRequest, SseSecrets } from '../../../ops/sse/object-keys.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
 
@@ -20,10 +23,13 @@ export async function createMultipartUpload(context: S3Context, request: S3Reque
   const metadata = metadataOf(request.headers);
   const checksum = uploadChecksumOf(request.headers);
   const lockFields = await lockFieldsFromHeaders(request, bucket, key, context.nowMs());
-  await refuseUnencryptableWrite(context.objects, bucket, 'a multipart upload');
-  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields }, ...(checksum ? { checksum } : {}) });
+  const settings = sseSettings(context, request);
+  // The upload's encryption is what the request asks, else the bucket's default; its key is made (and sealed) now.
+  const sse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(request.headers, settings) ?? bucketDefaultEncryption((await context.objects.requireBucket(bucket)).encryption);
+  const encryption = sse ? await newUploadKey(settings.kms, sse, bucket, key) : undefined;
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields }, ...(checksum ? { checksum } : {}), ...(encryption ? { encryption } : {}) });
   const answer = xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
-  return { ...answer, headers: { ...answer.headers, ...uploadChecksumHeaders(checksum) } };
+  return { ...answer, headers: { ...answer.headers, ...uploadChecksumHeaders(checksum), ...encryptionHeaders(encryption, sse?.kind === 'SSE-C' ? sse.customerKeyMd5 : undefined) } };
 }
 
 export async function uploadPart(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string, partNumber: number): Promise<S3Response> {
@@ -35,16 +41,26 @@ export async function uploadPart(context: S3Context, request: S3Request, bucket:
   if (request.auth.payload.kind === 'sha256') expectations.sha256Hex = request.auth.payload.expectedHex;
   const verifier = new PayloadVerifier(expectations);
   let stored: Record<string, string> = {};
-  const part = await context.objects.uploadPart(bucket, key, uploadId, partNumber, request.body, {
+  const settings = sseSettings(context, request);
+  const customerKey = customerKeyOf(request.headers, settings);
+  const record = await context.objects.multipartUpload(bucket, key, uploadId);
+  const sealer = await partSealer(context.objects, settings.kms, record, secretsOf(customerKey));
+  const part = await sealer.upload(partNumber, request.body, {
     digests: verifier.algorithms,
     sentChecksums: [...expectations.checksums.keys()],
     ...(sizeBytes !== undefined && Number.isSafeInteger(sizeBytes) ? { sizeBytes } : {}),
     beforeCommit: (received) => (stored = verifier.verify(received)),
   });
-  return { status: 200, headers: { etag: `"${part.etag}"`, ...stored, ...partChecksumHeader(part) } };
+  return { status: 200, headers: { etag: `"${part.etag}"`, ...stored, ...partChecksumHeader(part), ...encryptionHeaders(record.encryption, customerKey?.keyMd5) } };
 }
 
 export async function uploadPartCopy(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string, partNumber: number, source: CopySource): Promise<S3Response> {
+  const settings = sseSettings(context, request);
+  const sourceKey = customerKeyOf(request.headers, settings, 'x-amz-copy-source-');
+  const targetKey = customerKeyOf(request.headers, settings);
+  const record = await context.objects.multipartUpload(bucket, key, uploadId);
+  // The target's key is checked and opened before the source is read.
+  const sealer = await partSealer(context.objects, settings.kms, record, secretsOf(targetKey));
   const sourceInfo = await context.objects.headObject(source.bucket, source.key, source.versionId);
   checkConditions(request.headers, sourceInfo, 'x-amz-copy-source-');
   const rangeHeader = headerValue(request.headers, 'x-amz-copy-source-range');
@@ -54,9 +70,11 @@ export async function uploadPartCopy(context: S3Context, request: S3Request, buc
     if (!match || Number(match[2]) < Number(match[1]) || Number(match[2]) >= sourceInfo.sizeBytes) throw new SvcError('InvalidRange', undefined, { sizeBytes: sourceInfo.sizeBytes });
     range = { offset: Number(match[1]), length: Number(match[2]) - Number(match[1]) + 1 };
   }
-  const reader = await context.objects.getObject(source.bucket, source.key, { versionId: sourceInfo.versionId, ...(range ? { range } : {}) });
-  const part = await context.objects.uploadPart(bucket, key, uploadId, partNumber, reader.body, { sizeBytes: range?.length ?? sourceInfo.sizeBytes });
-  return xml('CopyPartResult', { LastModified: new Date(part.modTimeMs).toISOString(), ETag: `"${part.etag}"`, ...(part.checksumAlgorithm && part.checksum ? { [checksumField(part.checksumAlgorithm)]: part.checksum } : {}) });
+  // An encrypted source is opened with its own key (the copy-source SSE-C key for SSE-C): the part holds its plaintext, sealed as the upload says.
+  const reader = await getDecrypted(context.objects, settings.kms, source.bucket, source.key, { versionId: sourceInfo.versionId, ...(range ? { range } : {}), ...(sourceKey ? { secrets: { customerKey: sourceKey.key } } : {}) });
+  const part = await sealer.upload(partNumber, reader.body, { sizeBytes: range?.length ?? sourceInfo.sizeBytes });
+  const answer = xml('CopyPartResult', { LastModified: new Date(part.modTimeMs).toISOString(), ETag: `"${part.etag}"`, ...(part.checksumAlgorithm && part.checksum ? { [checksumField(part.checksumAlgorithm)]: part.checksum } : {}) });
+  return { ...answer, headers: { ...answer.headers, ...encryptionHeaders(record.encryption, targetKey?.keyMd5) } };
 }
 
 export async function completeMultipartUpload(context: S3Context, request: S3Request, bucket: string, key: string, uploadId: string): Promise<S3Response> {
@@ -68,14 +86,30 @@ export async function completeMultipartUpload(context: S3Context, request: S3Req
     if (!Number.isInteger(number) || typeof part.ETag !== 'string') throw new SvcError('MalformedXML', 'every Part needs a PartNumber and an ETag');
     return { number, etag: part.ETag, checksums: listedChecksumsOf(part) };
   });
+  const customerKey = customerKeyOf(request.headers, sseSettings(context, request));
+  if (customerKey) await checkCompletionKey(context, bucket, key, uploadId, customerKey.key);
   const info = await context.objects.completeMultipartUpload(bucket, key, uploadId, requested, writePreconditionOf(request.headers), completionClaimsOf(request.headers));
   return {
     status: 200,
-    headers: { 'content-type': 'application/xml', ...(info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {}) },
+    headers: { 'content-type': 'application/xml', ...(info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {}), ...encryptionHeaders(info.encryption, customerKey?.keyMd5) },
     body: toXml('CompleteMultipartUploadResult', { Location: `/${bucket}/${key}`, Bucket: bucket, Key: key, ETag: `"${info.etag}"`, ...objectChecksumFields(info.systemMetadata) }),
     events: [versionEvent('ObjectCreated:CompleteMultipartUpload', info)],
   };
 }
+
+/**
+ * A customer key sent with CompleteMultipartUpload must be the upload's (AWS takes it there and
+ * does not require it). A completion sent again finds no upload: the object layer answers it.
+ */
+async function checkCompletionKey(context: S3Context, bucket: string, key: string, uploadId: string, customerKey: Buffer): Promise<void> {
+  const record = await context.objects.multipartUpload(bucket, key, uploadId).catch((error: unknown) => {
+    if (isSvcError(error, 'NoSuchUpload')) return undefined;
+    throw error;
+  });
+  if (record) checkUploadSecrets(record, { customerKey }, { keyRequired: false });
+}
+
+const secretsOf = (customerKey: { key: Buffer } | undefined): SseSecrets => (customerKey ? { customerKey: customerKey.key } : {});
 
 export async function abortMultipartUpload(context: S3Context, _request: S3Request, bucket: string, key: string, uploadId: string): Promise<S3Response> {
   await context.objects.abortMultipartUpload(bucket, key, uploadId);

@@ -21,7 +21,7 @@ import { shouldCompress } from '../../../cluster/compression-config.js';
 import { customerKeyOf, writeEncryptionOf } from '../sse-headers.js';
 
 /** What a bucket's default encryption asks of a write that asks for none. */
-function bucketDefaultEncryption(encryption: BucketEncryption | undefined): SseRequest | undefined {
+export function bucketDefaultEncryption(encryption: BucketEncryption | undefined): SseRequest | undefined {
   if (!encryption) return undefined;
   return encryption.algorithm === 'AES256' ? { kind: 'SSE-S3' } : { kind: 'SSE-KMS', ...(encryption.kmsKeyId !== undefined ? { keyId: encryption.kmsKeyId } : {}) };
 }
@@ -33,7 +33,7 @@ function storeAs(context: S3Context, key: string, metadata: { contentType?: stri
 }
 
 /** How this request may send SSE-C keys, and the KMS. */
-function sseSettings(context: S3Context, request: S3Request) {
+export function sseSettings(context: S3Context, request: S3Request) {
   return { secure: request.secureTransport === true, allowInsecure: context.encryption?.allowInsecureSsec === true, kms: context.encryption?.kms() };
 }
 import { deleteConditionsOf, deletePrecondition } from './delete-conditions.js';

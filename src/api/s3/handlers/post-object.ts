@@ -11,10 +11,12 @@ import { verifyPostPolicy } from '../auth/sigv4.js';
 import { verifyPostPolicyV2 } from '../auth/sigv2.js';
 import { headerValue, type S3Context, type S3Response } from '../context.js';
 import { boundaryOf, readForm, type FormUpload } from '../form-body.js';
-import { refuseEncryption, refuseUnencryptableWrite } from '../request-guards.js';
 import { withRequestedAcl } from '../acl-request.js';
 import { toXml } from '../xml.js';
-import { metadataOf, storageClassOf } from './objects.js';
+import { bucketDefaultEncryption, metadataOf, storageClassOf } from './objects.js';
+import { writeEncryptionOf } from '../sse-headers.js';
+import { encryptionHeaders, putEncrypted } from '../../../ops/sse/encrypted-objects.js';
+import type { SseRequest } from '../../../ops/sse/object-keys.js';
 
 /** Fields a policy need not name: the signature itself (V4's, or V2's key and signature) and what only carries the upload. */
 const exemptFields = new Set(['policy', 'x-amz-signature', 'awsaccesskeyid', 'signature', 'file']);
@@ -24,7 +26,18 @@ interface LengthRange {
   max: number;
 }
 
-export async function postObject(context: S3Context, credentials: CredentialStore, headers: Record<string, string | string[] | undefined>, body: AsyncIterable<Uint8Array>, bucket: string, mayPut: (accessKeyId: string, sessionToken: string | undefined, key: string) => Promise<void>, options: { signatureV2: boolean } = { signatureV2: false }): Promise<S3Response> {
+/** Form fields that ask for encryption: the policy's conditions and the caller's policies judge them as they would the headers of a PUT. */
+export const isEncryptionField = (name: string): boolean => name.startsWith('x-amz-server-side-encryption');
+
+export async function postObject(
+  context: S3Context,
+  credentials: CredentialStore,
+  headers: Record<string, string | string[] | undefined>,
+  body: AsyncIterable<Uint8Array>,
+  bucket: string,
+  mayPut: (accessKeyId: string, sessionToken: string | undefined, key: string, encryptionFields: Record<string, string>) => Promise<void>,
+  options: { signatureV2: boolean; secureTransport?: boolean } = { signatureV2: false },
+): Promise<S3Response> {
   await context.objects.requireBucket(bucket);
   const form = await readForm(body, boundaryOf(headerValue(headers, 'content-type')));
   const fields = form.fields;
@@ -42,21 +55,26 @@ export async function postObject(context: S3Context, credentials: CredentialStor
   if (keyField === undefined || keyField === '') throw new SvcError('InvalidArgument', 'The form has no key field.');
   const key = keyField.replaceAll('${filename}', form.fileName);
   fields.set('key', key);
-  await mayPut(accessKeyId, sessionToken, key);
+  await mayPut(accessKeyId, sessionToken, key, Object.fromEntries([...fields].filter(([name]) => isEncryptionField(name))));
   const range = checkPolicy(decodePolicy(policyText, context.nowMs()), fields, bucket);
   const asHeaders = formHeaders(fields, form);
-  refuseEncryption(asHeaders);
-  await refuseUnencryptableWrite(context.objects, bucket, 'a POST form upload');
+  // The form's encryption fields as a PUT's headers, else the bucket's default encryption.
+  const settings = { secure: options.secureTransport === true, allowInsecure: context.encryption?.allowInsecureSsec === true, kms: context.encryption?.kms() };
+  const sse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(asHeaders, settings) ?? bucketDefaultEncryption((await context.objects.bucketRecord(bucket))?.encryption);
   const metadata = metadataOf(asHeaders);
   metadata.systemMetadata = await withRequestedAcl(context, { auth: { accessKeyId }, headers: asHeaders }, { bucket, key }, metadata.systemMetadata);
-  const info = await context.objects.putObject(bucket, key, limitedTo(form.file, range), {
+  const putOptions = {
     storageClass: storageClassOf(asHeaders),
     ...metadata,
-    beforeCommit: (received) => {
+    beforeCommit: (received: { sizeBytes: number }) => {
       if (range && received.sizeBytes < range.min) throw new SvcError('EntityTooSmall', `Your proposed upload is smaller than the minimum allowed size (${range.min} bytes).`);
     },
-  });
-  return { ...successAnswer(fields, bucket, key, info.etag, info.versionId), events: [versionEvent('ObjectCreated:Post', info)] };
+  };
+  const file = limitedTo(form.file, range);
+  const info = sse ? await putEncrypted(context.objects, settings.kms, sse, bucket, key, file, putOptions) : await context.objects.putObject(bucket, key, file, putOptions);
+  const answer = successAnswer(fields, bucket, key, info.etag, info.versionId);
+  const encryption = encryptionHeaders(info.encryption, sse?.kind === 'SSE-C' ? sse.customerKeyMd5 : undefined);
+  return { ...answer, headers: { ...answer.headers, ...encryption }, events: [versionEvent('ObjectCreated:Post', info)] };
 }
 
 /** The form's fields as the request headers a PUT would carry (content type, metadata, class). */
