@@ -401,6 +401,9 @@ const startingPeerHandlers: Omit<PeerHandlerTable, 'metrics'> = {
   'iam-changed': stillStarting,
   'buckets-changed': stillStarting,
   'pool-meta-changed': stillStarting,
+  'kms-changed': stillStarting,
+  'kms-rotate': stillStarting,
+  'kms-rewrap-status': stillStarting,
 };
 
 /**

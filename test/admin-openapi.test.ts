@@ -232,6 +232,10 @@ describe('answers of a running server fit the OpenAPI document', () => {
     await call('POST', '/svc/admin/v3/background-heal/status');
     await call('POST', '/svc/admin/v4/simulate/failure', '', { drives: [`${root}/p1/d1`], scope: { bucket: 'photos' } });
     await call('POST', '/svc/admin/v4/faults', `drive=${root}/p2/d4`, {});
+    await call('POST', '/svc/admin/v4/kms/key/create', 'key-id=openapi');
+    await call('POST', '/svc/admin/v4/kms/key/rotate', 'key-id=openapi');
+    await call('POST', '/svc/admin/v4/kms/key/disable', 'key-id=openapi');
+    await call('POST', '/svc/admin/v4/kms/key/enable', 'key-id=openapi');
     await call('POST', '/svc/admin/v3/rebalance/start');
     await call('GET', '/svc/admin/v3/rebalance/status');
     await maybe('POST', '/svc/admin/v3/rebalance/stop', '', 'NoRebalanceRunning');

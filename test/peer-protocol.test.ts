@@ -34,6 +34,9 @@ const rebalance: RebalanceStatus = { id: 'r-1', goalUsed: 0.5, startedAt: '2026-
 const heal: HealSequenceStatus = { clientToken: 't-1@0', path: { bucket: 'b' }, options: {}, status: 'running', startedAt: '2026-01-01T00:00:00.000Z', counts: {}, items: [] } as unknown as HealSequenceStatus;
 
 /** One request and answer of every operation (a new operation without an example does not compile). */
+const kmsKey = { keyId: 'backups', origin: 'named' as const, createdAt: '2026-11-29T03:00:00.000Z', enabled: true, version: 2, rotatedAt: '2026-11-29T04:00:00.000Z', encryptionOk: true, decryptionOk: true };
+const kmsRewrap = { id: 'w-1', state: 'running' as const, keyIds: ['backups'], startedAt: '2026-11-29T04:00:00.000Z', versionsScanned: 10, rewrapped: 4, failed: 0, bucketsDone: 1, bucketsTotal: 2, currentBucket: 'b', resumed: 0 };
+
 const examples: { [Op in PeerOperation]: { request: PeerRequest<Op>; answer: PeerAnswer<Op> } } = {
   'heal-sequence': { request: { clientToken: 't-1@0', path: { bucket: 'b', prefix: 'p/' }, stop: false }, answer: heal },
   'rebalance-event': { request: { event: 'rolled-back', id: 'r-1' }, answer: { acknowledged: true } },
@@ -47,6 +50,9 @@ const examples: { [Op in PeerOperation]: { request: PeerRequest<Op>; answer: Pee
   'iam-changed': { request: {}, answer: { reloaded: true } },
   'buckets-changed': { request: { bucket: 'photos' }, answer: { invalidated: true } },
   'pool-meta-changed': { request: {}, answer: { reloaded: true } },
+  'kms-changed': { request: {}, answer: { reloaded: true } },
+  'kms-rotate': { request: { keyId: 'backups' }, answer: { key: kmsKey, rewrap: kmsRewrap } },
+  'kms-rewrap-status': { request: {}, answer: kmsRewrap },
   metrics: { request: {}, answer: { text: 'svc_up 1\n' } },
 };
 
@@ -64,6 +70,9 @@ const malformedRequests: { [Op in PeerOperation]: unknown[] } = {
   'iam-changed': [{ user: 'x' }],
   'buckets-changed': [{ bucket: 3 }],
   'pool-meta-changed': [7],
+  'kms-changed': [{ keyId: 'k' }],
+  'kms-rotate': [{}, { keyId: 7 }, { keyId: 'k', force: true }],
+  'kms-rewrap-status': [{ id: 'r' }],
   metrics: [{ format: 'json' }],
 };
 

@@ -76,6 +76,7 @@ export const errorCatalogue = {
   KMSNotConfigured: { httpStatus: 501, message: 'Server-side encryption with server-managed keys needs a KMS: start the server with SVC_KMS_SECRET_KEY.' },
   KMSKeyUnsealFailed: { httpStatus: 503, message: 'The key that protects this data cannot be unsealed with the configured KMS root key (the root key differs from the one the data was written with); nothing was read or changed.' },
   KMSKeyExists: { httpStatus: 409, message: 'A KMS key with this name exists already.' },
+  'KMS.DisabledException': { httpStatus: 400, message: 'The KMS key is disabled: nothing is sealed or unsealed with it until it is enabled again; nothing was read or changed.' },
 
   // STS (AssumeRole, AssumeRoleWithWebIdentity on the S3 listener; STS ErrorResponse XML)
   MissingAction: { httpStatus: 400, message: 'The STS request names no Action.' },

@@ -1,6 +1,6 @@
 /**
- * Changes the stored metadata of one existing version in place (its tags), under the object's
- * write lock and with the version's write quorum. Data, parts and modification time stay as
+ * Changes the stored metadata of one existing version in place (its tags, or its sealed data key
+ * after a KMS key rotation), under the object's write lock and with the version's write quorum. Data, parts and modification time stay as
  * they are; a drive whose xl.meta lacks the version is not changed and counts as failed.
  */
 import { SvcError } from '../errors/index.js';
@@ -14,7 +14,7 @@ import { toObjectInfo } from './object-info.js';
 import { onlineSlots, type SetConfig } from './set-context.js';
 import type { ObjectInfo } from './types.js';
 
-export type VersionUpdate = (version: ObjectVersion) => Pick<ObjectVersion, 'systemMetadata'>;
+export type VersionUpdate = (version: ObjectVersion) => Partial<Pick<ObjectVersion, 'systemMetadata' | 'encryption'>>;
 
 export async function updateVersionMetadata(config: SetConfig, bucket: string, key: string, versionId: string | undefined, update: VersionUpdate): Promise<ObjectInfo> {
   const release = await config.locker.acquire(objectResource(bucket, key), 'write');

@@ -31,6 +31,8 @@ import { callPeer, type Peer, type PeerCallOptions } from '../cluster/peer-clien
 import type { DecommissionStatus } from './decommission.js';
 import type { HealPath, HealSequenceStatus } from './heal.js';
 import type { RebalanceStatus } from './rebalance.js';
+import type { KmsKeyStatus } from './kms/kms.js';
+import type { KmsRewrapStatus } from '../contracts/kms.js';
 
 /** Reads a value off the wire as a T, or throws MalformedPeerMessage naming where (`at`) it went wrong. */
 export type Decoder<T> = (value: unknown, at: string) => T;
@@ -103,6 +105,8 @@ const answer = <S extends Shape>(shape: S): Decoder<ShapeOf<S>> => record(shape,
 const decommissionStatus = answer({ pool: whole, state: text }) as Decoder<unknown> as Decoder<DecommissionStatus>;
 const rebalanceStatus = answer({ pools: listOf(answer({})) }) as Decoder<unknown> as Decoder<RebalanceStatus>;
 const healSequenceStatus = answer({ clientToken: text, status: oneOf('running', 'finished', 'stopped', 'failed') }) as Decoder<unknown> as Decoder<HealSequenceStatus>;
+const kmsKeyStatus = answer({ keyId: text, enabled: flag, version: whole }) as Decoder<unknown> as Decoder<KmsKeyStatus>;
+const kmsRewrapStatus = answer({ state: oneOf('none', 'running', 'finished', 'failed') }) as Decoder<unknown> as Decoder<KmsRewrapStatus>;
 const healPath: Decoder<HealPath> = request({ bucket: optional(text), prefix: optional(text) });
 
 /** Every peer operation: the decoder of its request and of its answer. */
@@ -124,6 +128,10 @@ export const peerOperations = {
   'iam-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
   'buckets-changed': { request: request({ bucket: optional(text) }), answer: answer({ invalidated: exactly(true) }) },
   'pool-meta-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
+  /** KMS keys: reread kms.bin (a key rotated, disabled or enabled); a rotation and the re-wrap's status, forwarded to the leader. */
+  'kms-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
+  'kms-rotate': { request: request({ keyId: text }), answer: answer({ key: kmsKeyStatus, rewrap: kmsRewrapStatus }) },
+  'kms-rewrap-status': { request: request({}), answer: kmsRewrapStatus },
   /** The peer's own metrics in the Prometheus text format (a cluster-wide scrape). */
   metrics: { request: request({}), answer: answer({ text }) },
 } as const satisfies Record<string, { request: Decoder<unknown>; answer: Decoder<unknown> }>;

@@ -31,6 +31,7 @@ import { createIamService } from './iam-service.js';
 import { createBucketNotices } from './bucket-notices.js';
 import { createLifecycleService } from './lifecycle-service.js';
 import { createPoolStatus } from './pool-status.js';
+import { createKmsKeysService } from './kms-keys-service.js';
 
 export interface AdminServices {
   context: AdminContext;
@@ -81,8 +82,9 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const buckets = createBucketNotices({ storage, links });
   const iam = await createIamService({ config, storage, links, logger, quarantine, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
   const lifecycle = createLifecycleService({ config, storage, isOwn, logger, ...(options.events ? { events: options.events } : {}) });
+  const kmsKeys = await createKmsKeysService({ config, storage, links, logger, kms: options.kms });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
-  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
+  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
   const { setViews, ...poolStatus } = pools;
   const context: AdminContext = {
     ...poolStatus,
@@ -100,6 +102,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     lifecycle,
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.kms ? { kms: options.kms } : {}),
+    ...(kmsKeys.control ? { kmsKeys: kmsKeys.control } : {}),
     ...(options.events ? { events: options.events } : {}),
   };
   const started = rebalance;
@@ -113,7 +116,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     lifecycle,
     close: async () => {
       await iam.close();
-      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close()]);
+      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close(), kmsKeys.close()]);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
- * The node's KMS: the built-in one when SVC_KMS_SECRET_KEY is set (its named keys in kms.bin on
- * every drive), none otherwise. A kms.bin sealed under another root key stops start-up.
+ * The node's KMS: the built-in one when SVC_KMS_SECRET_KEY or SVC_KMS_KEY_DIR is set (its named
+ * keys in kms.bin on every drive), none otherwise. A kms.bin sealed under another root key stops
+ * start-up.
  */
 import type { ServerConfig } from '../cluster/server-config.js';
 import type { StartedStorage } from '../cluster/startup.js';
@@ -15,6 +16,7 @@ export async function createKms(options: { config: ServerConfig; storage: Starte
   const { storage, locker } = options;
   const kms = new BuiltinKms({
     root,
+    ...(options.config.kms.otherRoots ? { others: options.config.kms.otherRoots } : {}),
     store: new StateStore<KmsDocument>({ name: 'kms.bin', magic: 'SVKM', drives: () => storage.setDrives.flat(2), validate: validateKmsDocument, quarantine: storage.quarantine }),
     nowMs: () => Date.now(),
     ...(locker ? { lock: () => locker.acquire('.svc.sys/kms.bin', 'write') } : {}),

@@ -6,7 +6,8 @@ import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.j
 import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
 import type { LifecycleScanner } from '../../ops/lifecycle.js';
-import type { Kms } from '../../ops/kms/kms.js';
+import type { Kms, KmsKeyStatus } from '../../ops/kms/kms.js';
+import type { KmsRewrapStatus } from '../../contracts/kms.js';
 import type { RouteSchema } from './route-schema.js';
 import type { Capabilities, ClusterSnapshot, PoolInfo, SlotInfo } from '../../contracts/cluster.js';
 import type { Permission, Principal } from '../../iam/index.js';
@@ -26,6 +27,13 @@ export interface RebalanceControl {
   start(): Promise<{ id: string }>;
   status(): Promise<RebalanceStatus>;
   stop(): Promise<RebalanceStatus>;
+}
+
+/** KMS key changes as the admin API sees them: a rotation and its re-wrap run by the leader, disabling on any node, each announced to every node. */
+export interface KmsKeyControl {
+  rotate(keyId: string): Promise<{ key: KmsKeyStatus; rewrap: KmsRewrapStatus }>;
+  setEnabled(keyId: string, enabled: boolean): Promise<KmsKeyStatus>;
+  rewrapStatus(): Promise<KmsRewrapStatus>;
 }
 
 export interface AdminContext {
@@ -61,6 +69,8 @@ export interface AdminContext {
   nowMs(): number;
   /** The KMS (docs/encryption.md); undefined when SVC_KMS_SECRET_KEY is not set. */
   kms?: Kms;
+  /** Rotation, disabling and the re-wrap's status; undefined without a KMS. */
+  kmsKeys?: KmsKeyControl;
   /** This node's bucket notification targets and their queues; undefined when none is configured. */
   events?: { status(): TargetStatus[] };
 }

@@ -9,7 +9,7 @@ import * as explorer from './explorer.js';
 import { prometheusGenerate } from './prometheus.js';
 import * as iamCommands from './admin-iam.js';
 import { lifecycle } from './admin-lifecycle.js';
-import { kmsKey } from './admin-kms.js';
+import { kmsKey, kmsKeyActions, kmsRewrapStatus } from './admin-kms.js';
 import { eventTargets } from './admin-events.js';
 
 const rebalanceSummaries: Record<string, string> = { start: 'start the rebalance', status: "show the rebalance's progress", stop: 'stop the rebalance' };
@@ -185,16 +185,31 @@ const commands: Record<string, Command> = {
     ]),
   ),
   ...Object.fromEntries(
-    ['create', 'ls', 'status'].map((action): [string, Command] => [
+    kmsKeyActions.map((action): [string, Command] => [
       `admin kms key ${action}`,
       {
-        usage: `rc admin kms key ${action} <alias>${action === 'create' ? ' <key-name>' : action === 'status' ? ' [<key-name>]' : ''}`,
-        summary: { create: 'create a named key of the built-in KMS', ls: 'the KMS keys (the root key first)', status: 'a KMS key (the default key without a name): can it seal and unseal' }[action]!,
-        positionals: action === 'create' ? [2, 2] : action === 'status' ? [1, 2] : [1, 1],
-        run: (context, [alias, keyId]) => kmsKey(context, action, alias!, keyId),
+        usage: `rc admin kms key ${action} <alias>${action === 'status' ? ' [<key-name>]' : action === 'ls' ? '' : ' <key-name>'}${action === 'rotate' ? ' [--watch]' : ''}`,
+        summary: {
+          create: 'create a named key of the built-in KMS',
+          ls: 'the KMS keys (the root keys first): enabled or disabled, version',
+          status: 'a KMS key (the default key without a name): can it seal and unseal',
+          rotate: 'a new version of a KMS key; the leader re-wraps older data keys in the background (--watch follows it)',
+          disable: 'stop requests using a KMS key (KMS.DisabledException) until it is enabled',
+          enable: 'let requests use a disabled KMS key again',
+        }[action],
+        ...(action === 'rotate' ? { options: watch } : {}),
+        positionals: action === 'status' ? [1, 2] : action === 'ls' ? [1, 1] : [2, 2],
+        run: (context, [alias, keyId], values) => kmsKey(context, action, alias!, keyId, values.watch === true),
       },
     ]),
   ),
+  'admin kms rewrap status': {
+    usage: 'rc admin kms rewrap status <alias> [--watch]',
+    summary: 'the background re-wrap after a key rotation: scanned, re-wrapped, failed (--watch follows it with a progress bar)',
+    options: watch,
+    positionals: [1, 1],
+    run: (context, [alias], values) => kmsRewrapStatus(context, alias!, values.watch === true),
+  },
   'admin event target ls': {
     usage: 'rc admin event target ls <alias>',
     summary: "the node's bucket notification targets and their queues (depth, oldest event, sent, failed, dropped)",

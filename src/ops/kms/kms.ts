@@ -2,12 +2,22 @@
  * A key management service: named keys that seal and unseal the per-object data keys. Only the
  * built-in KMS (builtin-kms.ts) exists; an external one (KES, Vault, a cloud KMS) would implement
  * this interface.
+ *
+ * A key has versions: rotating it makes a new version that seals from then on, while the older
+ * ones stay to unseal what they sealed (and to re-wrap it, `rewrapDataKey`). A disabled key
+ * neither seals nor unseals for requests (`KMS.DisabledException`) until it is enabled again.
  */
 export interface KmsKeyStatus {
   keyId: string;
-  /** `root` for the root key itself (SVC_KMS_SECRET_KEY), `named` for keys created through the admin API. */
+  /** `root` for a root key (SVC_KMS_SECRET_KEY or a file of SVC_KMS_KEY_DIR), `named` for keys created through the admin API. */
   origin: 'root' | 'named';
   createdAt?: string;
+  /** Whether requests may use the key. */
+  enabled: boolean;
+  /** The version that seals new data keys (1 until the key is first rotated). */
+  version: number;
+  /** When the newest version was made (after a rotation). */
+  rotatedAt?: string;
   /** A round trip through the key (seal and unseal a probe) worked. */
   encryptionOk: boolean;
   decryptionOk: boolean;
@@ -21,8 +31,19 @@ export interface Kms {
   listKeys(): Promise<KmsKeyStatus[]>;
   /** Status of one key; `KMS.NotFoundException` when there is none. */
   keyStatus(keyId: string): Promise<KmsKeyStatus>;
-  /** Seals a data key under `keyId`, bound to `context`; `KMS.NotFoundException` for an unknown key. */
+  /** Seals a data key under `keyId`'s newest version, bound to `context`; `KMS.NotFoundException` for an unknown key, `KMS.DisabledException` for a disabled one. */
   sealDataKey(keyId: string, dataKey: Uint8Array, context: string): Promise<Uint8Array>;
-  /** Unseals a data key; `KMSKeyUnsealFailed` when the key or context differs from the sealing's. */
+  /** Unseals a data key; `KMSKeyUnsealFailed` when the key or context differs from the sealing's, `KMS.DisabledException` when the key is disabled. */
   unsealDataKey(keyId: string, sealed: Uint8Array, context: string): Promise<Buffer>;
+  /** A new version of the key (`KMS.DisabledException` when it is disabled). */
+  rotateKey(keyId: string): Promise<KmsKeyStatus>;
+  /** Disables or enables a key; the default key cannot be disabled (`InvalidArgument`). */
+  setKeyEnabled(keyId: string, enabled: boolean): Promise<KmsKeyStatus>;
+  /**
+   * The data key sealed again under the key's newest version, or undefined when `sealed` is under
+   * it already. Used by the background re-wrap; it works on disabled keys too (nothing leaves it).
+   */
+  rewrapDataKey(keyId: string, sealed: Uint8Array, context: string): Promise<Uint8Array | undefined>;
+  /** Rereads the keys' state (another node rotated, disabled or enabled a key). */
+  reload(): Promise<void>;
 }

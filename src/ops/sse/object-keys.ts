@@ -27,7 +27,7 @@ export type KeyRecord = EncryptionKeyRecord;
 
 const cipher = 'aes-256-gcm-64k-v1' as const;
 
-function sealContext(kind: EncryptionKind, bucket: string, key: string, context: Record<string, string> | undefined): string {
+export function sealContext(kind: EncryptionKind, bucket: string, key: string, context: Record<string, string> | undefined): string {
   const ordered = context ? JSON.stringify(Object.fromEntries(Object.entries(context).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))) : '';
   return `${kind}|${bucket}/${key}|${ordered}`;
 }
