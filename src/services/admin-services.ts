@@ -66,6 +66,8 @@ export interface AdminServicesOptions {
   kms?: Kms;
   /** This node's event targets (bucket notifications), when any is configured. */
   events?: AdminContext['events'] & EventSink;
+  /** Bucket replication of this node. */
+  replication?: AdminContext['replication'];
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -101,6 +103,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.kms ? { kms: options.kms } : {}),
     ...(options.events ? { events: options.events } : {}),
+    ...(options.replication ? { replication: options.replication } : {}),
   };
   const started = rebalance;
   return {
