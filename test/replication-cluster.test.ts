@@ -28,10 +28,9 @@ async function versionList(s3: S3Client, bucket: string): Promise<string[]> {
 
 beforeAll(async () => {
   rootTarget = await mkdtemp(join(tmpdir(), 'svc-replication-target-'));
-  [cluster, target] = await Promise.all([
-    startProcessCluster({ nodes: 4, drivesPerNode: 2 }),
-    startSvc({ args: [join(rootTarget, 'd{1...4}')] }),
-  ]);
+  // One after the other: five processes starting at once on a busy machine may miss the ready wait.
+  cluster = await startProcessCluster({ nodes: 4, drivesPerNode: 2 });
+  target = await startSvc({ args: [join(rootTarget, 'd{1...4}')] });
 }, 90_000);
 
 afterAll(async () => {
