@@ -65,6 +65,9 @@ import { installS3RequestMetrics } from './api/metrics/request-metrics.js';
 import { openEvents } from './cli/events-wiring.js';
 import { registerEventMetrics } from './api/metrics/event-metrics.js';
 import type { EventNotifier } from './ops/events/notifier.js';
+import { openReplication } from './cli/replication-wiring.js';
+import { registerReplicationMetrics } from './api/metrics/replication-metrics.js';
+import type { Replicator } from './ops/replication/replicator.js';
 
 export { createLogger } from './observability.js';
 
@@ -103,6 +106,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   let storage: StartedStorage | undefined;
   let admin: AdminServices | undefined;
   let kms: Kms | undefined;
+  let replicator: Replicator | undefined;
   // Judges session, web identity and service account expiry; tests move it (fault-injection mode only).
   const identityClock = new OffsetClock();
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
@@ -117,6 +121,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     throw error;
   });
   if (events) registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
+  registerReplicationMetrics(observability.metrics.registry, () => replicator?.queueStats() ?? []);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport, onCall: (peer, seconds, failed) => observability.metrics.observeInternodeCall(peer, seconds, failed) }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -177,6 +182,8 @@ export async function startServer(args: string[], env: Record<string, string | u
   try {
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
     kms = await createKms({ config, storage: ready, locker });
+    replicator = await openReplication({ config, env, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log });
+    if (replicator) context.replication = replicator;
     admin = await createAdminServices({
       config,
       ...(kms ? { kms } : {}),
@@ -191,10 +198,12 @@ export async function startServer(args: string[], env: Record<string, string | u
       locker,
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
       ...(events ? { events } : {}),
+      ...(replicator ? { replication: replicator } : {}),
     });
     storage = ready;
   } catch (error) {
     await s3.close();
+    await replicator?.close();
     await events?.close();
     await accessLog?.close();
     await audit.close();
@@ -228,6 +237,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       started.stop();
       await admin?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
+      await replicator?.close();
       await events?.close();
       await accessLog?.close();
       await audit.close();

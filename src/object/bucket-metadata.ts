@@ -48,6 +48,31 @@ export interface BucketRecord {
   logging?: BucketLogging;
   /** The bucket's default encryption (PutBucketEncryption); absent when it has none. */
   encryption?: BucketEncryption;
+  /** Bucket replication (PutBucketReplication); absent when it has none. */
+  replication?: ReplicationConfiguration;
+}
+
+/**
+ * A bucket's replication configuration as PutBucketReplication gives it (validated by the S3
+ * layer): the role as sent, and rules naming a destination bucket (`arn:aws:s3:::<bucket>`) that
+ * a remote target of this bucket serves.
+ */
+export interface ReplicationConfiguration {
+  role: string;
+  rules: ReplicationRule[];
+}
+
+export interface ReplicationRule {
+  id: string;
+  priority: number;
+  enabled: boolean;
+  /** Every condition given must hold (an empty filter matches every key). */
+  filter: { prefix?: string; tags?: { key: string; value: string }[] };
+  /** How the filter was sent, to answer it back the same way (absent: a plain `Filter`). */
+  filterForm?: 'rulePrefix' | 'and' | 'none';
+  deleteMarkerReplication: boolean;
+  existingObjectReplication: boolean;
+  destination: { bucketArn: string; storageClass?: string };
 }
 
 /**
@@ -167,7 +192,23 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
   if (record.logging !== undefined && !isLogging(record.logging)) throw new SvcError('CorruptFormat', 'bucket record has an invalid logging field');
   if (record.lifecycle !== undefined && !isLifecycle(record.lifecycle)) throw new SvcError('CorruptFormat', 'bucket record has an invalid lifecycle field');
   if (record.notification !== undefined && !isNotification(record.notification)) throw new SvcError('CorruptFormat', 'bucket record has an invalid notification field');
+  if (record.replication !== undefined && !isReplication(record.replication)) throw new SvcError('CorruptFormat', 'bucket record has an invalid replication field');
   return record as BucketRecord;
+}
+
+function isReplication(value: unknown): value is ReplicationConfiguration {
+  const configuration = value as Partial<ReplicationConfiguration> | null;
+  if (typeof configuration !== 'object' || configuration === null || typeof configuration.role !== 'string' || !Array.isArray(configuration.rules)) return false;
+  const known = ['id', 'priority', 'enabled', 'filter', 'filterForm', 'deleteMarkerReplication', 'existingObjectReplication', 'destination'];
+  return configuration.rules.every((rule: Partial<ReplicationRule>) =>
+    typeof rule === 'object' && rule !== null && Object.keys(rule).every((name) => known.includes(name)) &&
+    typeof rule.id === 'string' && Number.isInteger(rule.priority) && typeof rule.enabled === 'boolean' &&
+    typeof rule.deleteMarkerReplication === 'boolean' && typeof rule.existingObjectReplication === 'boolean' &&
+    (rule.filterForm === undefined || rule.filterForm === 'rulePrefix' || rule.filterForm === 'and' || rule.filterForm === 'none') &&
+    typeof rule.filter === 'object' && rule.filter !== null && (rule.filter.prefix === undefined || typeof rule.filter.prefix === 'string') &&
+    (rule.filter.tags === undefined || (Array.isArray(rule.filter.tags) && rule.filter.tags.every((tag) => typeof tag?.key === 'string' && typeof tag.value === 'string'))) &&
+    typeof rule.destination === 'object' && rule.destination !== null && typeof rule.destination.bucketArn === 'string' &&
+    (rule.destination.storageClass === undefined || typeof rule.destination.storageClass === 'string'));
 }
 
 function isNotification(value: unknown): value is NotificationRule[] {

@@ -1,6 +1,6 @@
 export { ErasureSet } from './erasure-set.js';
 export { ObjectLayer, type PoolSets, type PutOptions } from './object-layer.js';
-export type { BucketEncryption, BucketRecord, CorsRule, LifecycleRule, LifecycleFilter, PublicAccessBlock, NotificationRule, BucketLogging } from './bucket-metadata.js';
+export type { BucketEncryption, BucketRecord, CorsRule, LifecycleRule, LifecycleFilter, PublicAccessBlock, NotificationRule, BucketLogging, ReplicationConfiguration, ReplicationRule } from './bucket-metadata.js';
 export { publicAccessBlockFields } from './bucket-metadata.js';
 export type { SetConfig, ListQuorumMode, RepairRequest, SetLogger, Geometry } from './set-context.js';
 export { geometryForClass } from './set-context.js';

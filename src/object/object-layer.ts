@@ -19,7 +19,7 @@ import { checkBucketName, checkObjectKey } from './paths.js';
 import { objectResource } from './locks.js';
 import { checkWritePrecondition, type WritePrecondition } from './write-preconditions.js';
 import type { VersionUpdate } from './update-metadata.js';
-import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule, type BucketLogging, type BucketEncryption } from './bucket-metadata.js';
+import { deleteBucketRecord, listBucketRecords, readBucketRecord, writeBucketRecord, type BucketRecord, type CorsRule, type PublicAccessBlock, type LifecycleRule, type NotificationRule, type BucketLogging, type BucketEncryption, type ReplicationConfiguration } from './bucket-metadata.js';
 import type { Acl, ObjectOwnership } from '../iam/acl.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, MultipartChecksum, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
@@ -169,6 +169,7 @@ export class ObjectLayer {
   async setBucketVersioning(bucket: string, status: 'enabled' | 'suspended'): Promise<void> {
     await this.changeBucketRecord(bucket, (record) => {
       if (record.objectLock && status !== 'enabled') throw new SvcError('InvalidBucketState', 'An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.', { bucket });
+      if (record.replication && status !== 'enabled') throw new SvcError('InvalidBucketState', 'A replication configuration is present on this bucket, so the versioning state cannot be changed.', { bucket });
       return { ...record, versioning: status };
     });
   }
@@ -232,6 +233,14 @@ export class ObjectLayer {
   /** Sets (or, with undefined, removes) the bucket's lifecycle rules (validated by the caller). */
   async setBucketLifecycle(bucket: string, rules: LifecycleRule[] | undefined): Promise<void> {
     await this.changeBucketRecord(bucket, ({ lifecycle: _old, ...record }) => (rules === undefined ? record : { ...record, lifecycle: rules }));
+  }
+
+  /** Sets (or, with undefined, removes) the bucket's replication configuration (validated by the caller); versioning must stay enabled meanwhile. */
+  async setBucketReplication(bucket: string, replication: ReplicationConfiguration | undefined): Promise<void> {
+    await this.changeBucketRecord(bucket, ({ replication: _old, ...record }) => {
+      if (replication !== undefined && record.versioning !== 'enabled') throw new SvcError('InvalidRequest', 'Versioning must be \'Enabled\' on the bucket to apply a replication configuration.', { bucket });
+      return replication === undefined ? record : { ...record, replication };
+    });
   }
 
   private async changeBucketRecord(bucket: string, change: (record: BucketRecord) => BucketRecord): Promise<void> {
@@ -332,12 +341,14 @@ export class ObjectLayer {
    * once the newer one is gone. A delete marker goes to the pool of the newest version, which
    * decides reads in every pool.
    */
-  async deleteObject(bucket: string, key: string, versionId?: string, deleteOptions: { bypassGovernance?: boolean; lockHeld?: boolean; precondition?: WritePrecondition } = {}): Promise<DeleteObjectResult> {
+  async deleteObject(bucket: string, key: string, versionId?: string, deleteOptions: { bypassGovernance?: boolean; lockHeld?: boolean; precondition?: WritePrecondition; marker?: { versionId: string; modTimeMs: number } } = {}): Promise<DeleteObjectResult> {
     checkObjectKey(key);
     const record = await this.requireBucket(bucket);
     if (deleteOptions.precondition) return this.deleteConditionally(bucket, key, versionId, { ...deleteOptions, precondition: deleteOptions.precondition });
     const options = {
       versioning: record.versioning,
+      // A delete marker with a given id and time (a replica of another deployment's marker).
+      ...(deleteOptions.marker && versionId === undefined ? { marker: deleteOptions.marker } : {}),
       ...(versionId !== undefined ? { versionId } : {}),
       ...(deleteOptions.bypassGovernance ? { bypassGovernance: true } : {}),
       ...(deleteOptions.lockHeld === true ? { lockHeld: true } : {}),

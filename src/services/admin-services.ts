@@ -67,6 +67,8 @@ export interface AdminServicesOptions {
   kms?: Kms;
   /** This node's event targets (bucket notifications), when any is configured. */
   events?: AdminContext['events'] & EventSink;
+  /** Bucket replication of this node. */
+  replication?: AdminContext['replication'];
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -104,6 +106,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     ...(options.kms ? { kms: options.kms } : {}),
     ...(kmsKeys.control ? { kmsKeys: kmsKeys.control } : {}),
     ...(options.events ? { events: options.events } : {}),
+    ...(options.replication ? { replication: options.replication } : {}),
   };
   const started = rebalance;
   return {

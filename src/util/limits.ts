@@ -375,4 +375,23 @@ export const limits = {
   accessLogMaxPendingBytes: 256 * MiB,
   /** A compressing PUT compresses this many 1 MiB blocks at once on the thread pool (docs/compression.md). */
   compressionBlocksInFlight: 2,
+  /** Bucket replication (docs/replication.md): rules in one configuration at most (AWS's limit). */
+  maxReplicationRules: 1000,
+  /** Remote targets of the whole deployment at most. */
+  maxReplicationTargets: 100,
+  /** Replication tasks each remote target's queue holds on a node; full, the oldest is dropped and counted (a resync sends it again). */
+  replicationQueueLimit: 1_000_000,
+  /** A failed replication is retried after a backoff doubling from the base up to the cap. */
+  replicationRetryBaseMs: 200,
+  replicationRetryMaxMs: 5_000,
+  /** One replication (the version's bytes to the target) may take this long before it counts as failed. */
+  replicationSendTimeoutMs: 120_000,
+  /** The check of a remote target when it is added (reachable, credentials, versioning) waits this long. */
+  replicationTargetCheckTimeoutMs: 10_000,
+  /** A node re-reads the stored remote targets this often (another node may have changed them). */
+  replicationTargetsReloadMs: 5_000,
+  /** A version up to this size is read whole before it is sent; a larger one is streamed. */
+  replicationInMemoryMaxBytes: 16 * MiB,
+  /** A resync lists this many versions per page and saves its progress after each. */
+  replicationResyncPageSize: 500,
 } as const;

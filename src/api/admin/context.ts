@@ -1,5 +1,6 @@
 /** What the admin handlers are given by the composition root. */
 import type { TargetStatus } from '../../ops/events/notifier.js';
+import type { ReplicationAdmin } from '../../ops/replication/replicator.js';
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.js';
@@ -73,6 +74,8 @@ export interface AdminContext {
   kmsKeys?: KmsKeyControl;
   /** This node's bucket notification targets and their queues; undefined when none is configured. */
   events?: { status(): TargetStatus[] };
+  /** Bucket replication: remote targets, this node's queues and resyncs. */
+  replication?: ReplicationAdmin;
 }
 
 /**

@@ -14,6 +14,7 @@ import { iamRoutes } from './iam.js';
 import { lifecycleRoutes } from './lifecycle.js';
 import { kmsRoutes } from './kms.js';
 import { eventRoutes } from './events.js';
+import { replicationRoutes } from './replication.js';
 import * as schema from './route-schema.js';
 import * as answers from './answer-schemas.js';
 import * as examples from './answer-examples.js';
@@ -34,6 +35,7 @@ export const adminRoutes: AdminRoute[] = [
   ...lifecycleRoutes,
   ...kmsRoutes,
   ...eventRoutes,
+  ...replicationRoutes,
   ...healRoutes,
   {
     method: 'POST',

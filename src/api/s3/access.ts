@@ -146,6 +146,10 @@ const bucketActions: Record<BucketKind, string> = {
   DeleteBucketOwnershipControls: 's3:PutBucketOwnershipControls',
   GetBucketLogging: 's3:GetBucketLogging',
   PutBucketLogging: 's3:PutBucketLogging',
+  GetBucketReplication: 's3:GetReplicationConfiguration',
+  PutBucketReplication: 's3:PutReplicationConfiguration',
+  // AWS has no separate action for deleting a replication configuration: it is a put.
+  DeleteBucketReplication: 's3:PutReplicationConfiguration',
 };
 
 /** Every S3 endpoint kind with each action it may need (the reference's table; permissionsOf picks per request). */

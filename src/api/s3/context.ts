@@ -6,6 +6,7 @@ import type { CompressionSettings } from '../../cluster/compression-config.js';
 import type { AuthResult } from './auth/sigv4.js';
 import { SvcError } from '../../errors/index.js';
 import type { EventSink, ObjectEvent } from '../../ops/events/types.js';
+import type { ReplicationChange, ReplicationSink } from '../../ops/replication/types.js';
 
 export interface S3Request {
   method: string;
@@ -37,6 +38,10 @@ export interface S3Response {
   body?: string | Uint8Array | Readable | ChunkStream;
   /** The changes this answer reports, for bucket notifications; queued before it is sent. */
   events?: ObjectEvent[];
+  /** Changes to replicate that raise no event (retention, legal hold); queued before it is sent. */
+  replicate?: ReplicationChange[];
+  /** The request wrote a replica (another deployment's version): nothing it changed is replicated again. */
+  replica?: boolean;
 }
 
 export function isChunkStream(body: S3Response['body']): body is ChunkStream {
@@ -49,6 +54,8 @@ export interface S3Context {
   nowMs(): number;
   /** Bucket notifications; absent, no rule can name a target and nothing is sent. */
   events?: EventSink;
+  /** Bucket replication; absent, no rule can name a destination and nothing is replicated. */
+  replication?: ReplicationSink;
   /** Server-side encryption: the KMS (undefined without SVC_KMS_SECRET_KEY) and the SSE-C setting. */
   encryption?: { kms(): Kms | undefined; allowInsecureSsec: boolean };
   /** Transparent compression of new objects; absent or off, nothing is compressed. */

@@ -70,6 +70,9 @@ export type S3Endpoint =
   | { kind: 'DeleteBucketEncryption'; bucket: string }
   | { kind: 'GetBucketLogging'; bucket: string }
   | { kind: 'PutBucketLogging'; bucket: string }
+  | { kind: 'GetBucketReplication'; bucket: string }
+  | { kind: 'PutBucketReplication'; bucket: string }
+  | { kind: 'DeleteBucketReplication'; bucket: string }
   | { kind: 'NotImplemented'; bucket?: string; key?: string; what: string };
 
 export interface CopySource {
@@ -120,6 +123,7 @@ function routeBucket(method: string, bucket: string, query: URLSearchParams): S3
   if (has('acl')) return method === 'GET' ? { kind: 'GetBucketAcl', bucket } : method === 'PUT' ? { kind: 'PutBucketAcl', bucket } : notAllowed();
   if (has('ownershipControls')) return method === 'GET' ? { kind: 'GetBucketOwnershipControls', bucket } : method === 'PUT' ? { kind: 'PutBucketOwnershipControls', bucket } : method === 'DELETE' ? { kind: 'DeleteBucketOwnershipControls', bucket } : notAllowed();
   if (has('logging')) return method === 'GET' ? { kind: 'GetBucketLogging', bucket } : method === 'PUT' ? { kind: 'PutBucketLogging', bucket } : notAllowed();
+  if (has('replication')) return method === 'GET' ? { kind: 'GetBucketReplication', bucket } : method === 'PUT' ? { kind: 'PutBucketReplication', bucket } : method === 'DELETE' ? { kind: 'DeleteBucketReplication', bucket } : notAllowed();
   if (has('object-lock')) return method === 'GET' ? { kind: 'GetObjectLockConfiguration', bucket } : method === 'PUT' ? { kind: 'PutObjectLockConfiguration', bucket } : notAllowed();
   const sub = bucketSubresources.find(has);
   if (sub) return { kind: 'NotImplemented', bucket, what: `bucket ?${sub}` };

@@ -36,10 +36,12 @@ import * as bucketLifecycle from './handlers/bucket-lifecycle.js';
 import * as ownershipControls from './handlers/ownership-controls.js';
 import * as bucketEncryption from './handlers/bucket-encryption.js';
 import * as bucketLogging from './handlers/bucket-logging.js';
+import * as bucketReplication from './handlers/bucket-replication.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
 import { auditFactsOf, auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
 import { s3CallerFacts, s3EndpointFacts, s3UnroutedFacts } from './s3-audit.js';
-import type { EventOrigin } from '../../ops/events/types.js';
+import type { EventOrigin, ObjectEvent } from '../../ops/events/types.js';
+import { changesOf } from '../../ops/replication/types.js';
 import { handleSts, isStsRequest, type StsService } from '../sts/sts.js';
 
 export interface S3PluginOptions {
@@ -177,8 +179,19 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
 async function queueEvents(context: S3Context, response: S3Response, origin: EventOrigin): Promise<void> {
   const events = response.events;
   delete response.events;
+  await queueReplication(context, response, events ?? []);
   if (events === undefined || events.length === 0 || context.events === undefined) return;
   await context.events.publish(events, origin);
+}
+
+/** The changes a successful answer reports are queued for bucket replication too, unless the request wrote a replica. */
+async function queueReplication(context: S3Context, response: S3Response, events: ObjectEvent[]): Promise<void> {
+  const { replicate, replica } = response;
+  delete response.replicate;
+  delete response.replica;
+  if (context.replication === undefined || replica === true) return;
+  const changes = [...changesOf(events), ...(replicate ?? [])];
+  if (changes.length > 0) await context.replication.queue(changes);
 }
 
 /** Signature Version 4, or Version 2 where the deployment accepts it (otherwise V2 is refused by name). */
@@ -279,6 +292,9 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'DeleteBucketOwnershipControls': return ownershipControls.deleteBucketOwnershipControls(context, request, endpoint.bucket);
     case 'GetBucketLogging': return bucketLogging.getBucketLogging(context, request, endpoint.bucket);
     case 'PutBucketLogging': return bucketLogging.putBucketLogging(context, request, endpoint.bucket);
+    case 'GetBucketReplication': return bucketReplication.getBucketReplication(context, request, endpoint.bucket);
+    case 'PutBucketReplication': return bucketReplication.putBucketReplication(context, request, endpoint.bucket);
+    case 'DeleteBucketReplication': return bucketReplication.deleteBucketReplication(context, request, endpoint.bucket);
     case 'NotImplemented': throw new SvcError('NotImplemented', `${endpoint.what} is not implemented`);
   }
 }

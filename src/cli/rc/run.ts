@@ -11,6 +11,7 @@ import * as iamCommands from './admin-iam.js';
 import { lifecycle } from './admin-lifecycle.js';
 import { kmsKey, kmsKeyActions, kmsRewrapStatus } from './admin-kms.js';
 import { eventTargets } from './admin-events.js';
+import * as replicate from './admin-replicate.js';
 
 const rebalanceSummaries: Record<string, string> = { start: 'start the rebalance', status: "show the rebalance's progress", stop: 'stop the rebalance' };
 import * as objects from './objects.js';
@@ -215,6 +216,31 @@ const commands: Record<string, Command> = {
     summary: "the node's bucket notification targets and their queues (depth, oldest event, sent, failed, dropped)",
     positionals: [1, 1],
     run: (context, [alias]) => eventTargets(context, alias!),
+  },
+  'admin replicate add': {
+    usage: 'rc admin replicate add <alias>/<bucket> --remote-bucket http(s)://ACCESS:SECRET@host:port/bucket [--region <region>]',
+    summary: 'add a remote replication target of a bucket (checked first: reachable, credentials, versioning)',
+    options: { 'remote-bucket': { type: 'string' }, region: { type: 'string' } },
+    positionals: [1, 1],
+    run: (context, [target], values) => {
+      if (typeof values['remote-bucket'] !== 'string') throw new RcError('--remote-bucket http(s)://ACCESS:SECRET@host:port/bucket is required', 2);
+      return replicate.replicateAdd(context, target!, values['remote-bucket'], values.region as string | undefined);
+    },
+  },
+  'admin replicate ls': { usage: 'rc admin replicate ls <alias>[/<bucket>]', summary: 'remote replication targets (never their secrets)', positionals: [1, 1], run: (context, [target]) => replicate.replicateList(context, target!) },
+  'admin replicate rm': { usage: 'rc admin replicate rm <alias>/<bucket> <arn>', summary: 'remove a remote replication target (refused while a rule names it)', positionals: [2, 2], run: (context, [target, arn]) => replicate.replicateRemove(context, target!, arn!) },
+  'admin replicate status': {
+    usage: 'rc admin replicate status <alias>[/<bucket>]',
+    summary: "replication on the alias's node: each target's queue, completed, bytes, failures; resyncs",
+    positionals: [1, 1],
+    run: (context, [target]) => replicate.replicateStatus(context, target!),
+  },
+  'admin replicate resync': {
+    usage: 'rc admin replicate resync <alias>/<bucket> [--arn <destination>] [--watch]',
+    summary: 'queue every existing version for replication again (saved as it goes, resumed after a restart)',
+    options: { arn: { type: 'string' }, ...watch },
+    positionals: [1, 1],
+    run: (context, [target], values) => replicate.replicateResync(context, target!, values.arn as string | undefined, values.watch === true),
   },
   'admin prometheus generate': {
     usage: 'rc admin prometheus generate <alias> [cluster|node]',

@@ -24,6 +24,7 @@ import { limits } from '../../../util/limits.js';
 import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import { parseXmlBody, toXml } from '../xml.js';
+import type { ReplicationChange } from '../../../ops/replication/types.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -184,7 +185,7 @@ export async function putObjectRetention(context: S3Context, request: S3Request,
     checkRetentionChange(version, next, context.nowMs(), bypass);
     return { systemMetadata: withRetention(version.systemMetadata, next) };
   });
-  return { status: 200, headers: versionHeader(info) };
+  return { status: 200, headers: versionHeader(info), replicate: [versionChange(info)] };
 }
 
 /** `<Retention>` with Mode and RetainUntilDate; both absent (an empty element) removes the retention. */
@@ -215,7 +216,7 @@ export async function putObjectLegalHold(context: S3Context, request: S3Request,
   const info = await context.objects.updateVersionMetadata(bucket, key, request.query.get('versionId') ?? undefined, (version) => ({
     systemMetadata: withLegalHold(version.systemMetadata, status),
   }));
-  return { status: 200, headers: versionHeader(info) };
+  return { status: 200, headers: versionHeader(info), replicate: [versionChange(info)] };
 }
 
 export async function getObjectLegalHold(context: S3Context, request: S3Request, bucket: string, key: string): Promise<S3Response> {
@@ -224,4 +225,9 @@ export async function getObjectLegalHold(context: S3Context, request: S3Request,
   const status = info.systemMetadata[legalHoldKey];
   if (status === undefined) throw new SvcError('NoSuchObjectLockConfiguration', undefined, { bucket, key });
   return xml('LegalHold', { Status: status === 'ON' ? 'ON' : 'OFF' }, versionHeader(info));
+}
+
+/** A version whose lock fields changed, for bucket replication. */
+function versionChange(info: { bucket: string; key: string; versionId: string }): ReplicationChange {
+  return { bucket: info.bucket, key: info.key, versionId: info.versionId, kind: 'version' };
 }

@@ -37,6 +37,7 @@ export function sseSettings(context: S3Context, request: S3Request) {
   return { secure: request.secureTransport === true, allowInsecure: context.encryption?.allowInsecureSsec === true, kms: context.encryption?.kms() };
 }
 import { deleteConditionsOf, deletePrecondition } from './delete-conditions.js';
+import { checkReplacedLock, replicaPutOptions, replicaWriteOf } from '../replica-request.js';
 
 const storedHeaders = ['content-encoding', 'content-disposition', 'content-language', 'cache-control', 'expires'];
 
@@ -92,18 +93,22 @@ export async function putObject(context: S3Context, request: S3Request, bucket: 
   if (Object.keys(lockFields).length > 0 || record?.objectLock?.defaultRetention) requireIntegrityHeader(request.headers);
   const settings = sseSettings(context, request);
   const sse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(request.headers, settings) ?? bucketDefaultEncryption(record?.encryption);
+  const replica = await replicaWriteOf(request, bucket, key, 's3:ReplicateObject');
+  const systemMetadata = { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields };
+  if (replica) await checkReplacedLock(context, bucket, key, replica, systemMetadata);
   const options = {
     digests: verifier.algorithms,
     storageClass,
     ...metadata,
-    systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields },
+    systemMetadata,
+    ...(replica ? replicaPutOptions(replica, systemMetadata) : {}),
     ...(precondition ? { precondition } : {}),
     sizeBytes,
     beforeCommit: (received: ReceivedBody) => withFullObjectType(verifier.verify(received)),
   };
   const info = await storeObject(context.objects, settings.kms, storeAs(context, key, metadata, sse), bucket, key, request.body, options);
   const encryption = encryptionHeaders(info.encryption, sse?.kind === 'SSE-C' ? sse.customerKeyMd5 : undefined);
-  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...encryption, ...(await expirationHeader(context, bucket, key, info)) }, events: [versionEvent('ObjectCreated:Put', info)] };
+  return { status: 200, headers: { etag: `"${info.etag}"`, ...versionHeader(info), ...checksumHeaders(info), ...encryption, ...(await expirationHeader(context, bucket, key, info)) }, events: [versionEvent('ObjectCreated:Put', info)], ...(replica ? { replica: true } : {}) };
 }
 
 /**
@@ -330,12 +335,15 @@ export async function deleteObject(context: S3Context, request: S3Request, bucke
   // A delete on the object's ETag reads it: AWS asks for s3:GetObject as well.
   if (conditions.ifMatch !== undefined) await request.authorize?.('s3:GetObject', bucket, key);
   const bypassGovernance = versionId !== undefined && (await governanceBypass(request, bucket, key));
-  const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance, ...(precondition ? { precondition } : {}) });
+  // A replica of another deployment's delete marker keeps that marker's id and time.
+  const replica = versionId === undefined ? await replicaWriteOf(request, bucket, key, 's3:ReplicateDelete') : undefined;
+  const marker = replica ? { marker: { versionId: replica.versionId, modTimeMs: replica.modTimeMs } } : {};
+  const result = await context.objects.deleteObject(bucket, key, versionId, { bypassGovernance, ...marker, ...(precondition ? { precondition } : {}) });
   const headers: Record<string, string> = {};
   // A delete marker (versioned or suspended bucket) is named with its id, `null` in a suspended bucket.
   if (result.deleteMarker) headers['x-amz-delete-marker'] = 'true';
   if (result.deleteMarker || result.versionId !== 'null' || versionId !== undefined) headers['x-amz-version-id'] = result.versionId;
-  return { status: 204, headers, events: [removalEvent(bucket, key, result, versionId !== undefined)] };
+  return { status: 204, headers, events: [removalEvent(bucket, key, result, versionId !== undefined)], ...(replica ? { replica: true } : {}) };
 }
 
 export async function copyObject(context: S3Context, request: S3Request, bucket: string, key: string, source: CopySource): Promise<S3Response> {

@@ -1,0 +1,32 @@
+/**
+ * Bucket replication for the composition root: the remote targets in `.svc.sys/replication.bin`
+ * on every drive, and this node's queues and resyncs under `.svc.sys/replication` on its first
+ * local drive (or SVC_REPLICATION_QUEUE_DIR). A node with no local drive on disk and no such
+ * directory replicates nothing (a rule cannot be put there) and says so.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../cluster/server-config.js';
+import type { StartedStorage } from '../cluster/startup.js';
+import type { NamespaceLocker } from '../object/locks.js';
+import { systemTimers } from '../util/clock.js';
+import { StateStore } from '../ops/state-store.js';
+import { RemoteTargets, validateTargetsDocument, type ReplicationTargetsDocument } from '../ops/replication/remote-targets.js';
+import { Replicator } from '../ops/replication/replicator.js';
+
+export async function openReplication(options: { config: ServerConfig; env: Record<string, string | undefined>; storage: StartedStorage; localDrivePath: string | undefined; locker?: NamespaceLocker; logger: Logger }): Promise<Replicator | undefined> {
+  const { config, storage, locker, logger } = options;
+  const configured = options.env.SVC_REPLICATION_QUEUE_DIR?.trim();
+  const directory = configured || (options.localDrivePath === undefined ? undefined : join(options.localDrivePath, '.svc.sys', 'replication'));
+  if (directory === undefined) {
+    logger.warn({}, 'bucket replication is off on this node: it has no local drive on disk for its queues (set SVC_REPLICATION_QUEUE_DIR)');
+    return undefined;
+  }
+  const targets = new RemoteTargets({
+    store: new StateStore<ReplicationTargetsDocument>({ name: 'replication.bin', magic: 'SVRT', drives: () => storage.setDrives.flat(2), validate: validateTargetsDocument, quarantine: storage.quarantine }),
+    root: { accessKey: config.accessKey, secretKey: config.secretKey },
+    nowMs: () => Date.now(),
+    ...(locker ? { lock: () => locker.acquire('.svc.sys/replication.bin', 'write') } : {}),
+  });
+  return Replicator.open({ objects: storage.objects, targets, directory, timers: systemTimers, nowMs: () => Date.now(), logger });
+}

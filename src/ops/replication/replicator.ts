@@ -1,0 +1,337 @@
+/**
+ * A node's bucket replication (docs/replication.md). A change that a rule of its bucket matches
+ * becomes one task per destination, written to that remote target's queue on this node's drive
+ * (the bucket notifications' durable queue, src/ops/events/queue.ts: one file per task, fsynced
+ * before the request is answered, delivered oldest first with a capped backoff, kept across
+ * restarts) after the version is marked PENDING. Delivering a task reads the version as it is
+ * now and writes it on the target with the replica headers (the target keeps its version id and
+ * time and marks it REPLICA); the source version then reads COMPLETED, or FAILED while retries go on.
+ * A write that was itself a replica is never queued, so two deployments replicating to each other
+ * settle.
+ */
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { isSvcError, SvcError } from '../../errors/index.js';
+import type { ObjectInfo, ObjectLayer } from '../../object/index.js';
+import type { Timers } from '../../util/clock.js';
+import { limits } from '../../util/limits.js';
+import { EventQueue, type EventQueueStats } from '../events/queue.js';
+import type { NewTarget, RemoteTargets, ResolvedTarget, TargetInfo } from './remote-targets.js';
+import { destinationsOf, needsTags } from './rules.js';
+import { checkTarget, putReplica, putReplicaMarker, targetClient } from './target-client.js';
+import { replicationStatusKey, type ReplicationChange, type ReplicationSink, type ReplicationStatus, type ReplicationTask } from './types.js';
+import { ResyncRunner, type ResyncState } from './resync.js';
+
+export interface TargetReplicationStatus extends TargetInfo, EventQueueStats {
+  /** Versions and markers the target took since this node started. */
+  completed: number;
+  /** Bytes of version data the target took since this node started. */
+  sentBytes: number;
+  /** Versions that cannot be replicated (encrypted, or refused for good by the target), marked FAILED and not retried, since this node started. */
+  unsupported: number;
+}
+
+/** What the admin API asks of replication. */
+export interface ReplicationAdmin {
+  /** Checks the target (reachable, credentials, versioning) and stores it; the secret is never answered. */
+  addTarget(request: NewTarget): Promise<TargetInfo>;
+  listTargets(bucket?: string): Promise<TargetInfo[]>;
+  /** Refused while a rule of the bucket names it; its queue on this node goes with it. */
+  removeTarget(bucket: string, arn: string): Promise<TargetInfo>;
+  status(bucket?: string): Promise<{ targets: TargetReplicationStatus[]; resyncs: ResyncState[] }>;
+  resync(bucket: string, bucketArn?: string): Promise<ResyncState[]>;
+}
+
+export interface ReplicatorOptions {
+  objects: ObjectLayer;
+  targets: RemoteTargets;
+  /** `.svc.sys/replication` on this node's drive: one queue directory per target id, `quarantine/`, `resync/`. */
+  directory: string;
+  timers: Timers;
+  nowMs(): number;
+  logger: { warn(fields: Record<string, unknown>, message: string): void; info(fields: Record<string, unknown>, message: string): void };
+}
+
+const queueDirectoryName = /^[0-9a-f]{16}$/;
+
+interface TargetQueue {
+  queue: EventQueue;
+  completed: number;
+  sentBytes: number;
+  unsupported: number;
+}
+
+export class Replicator implements ReplicationSink, ReplicationAdmin {
+  private readonly queues = new Map<string, TargetQueue>();
+  private readonly opening = new Map<string, Promise<TargetQueue>>();
+  private readonly clients = new Map<string, { fingerprint: string; client: S3Client }>();
+  private readonly resyncs: ResyncRunner;
+  private closed = false;
+
+  private constructor(private readonly options: ReplicatorOptions) {
+    this.resyncs = new ResyncRunner({
+      objects: options.objects,
+      directory: join(options.directory, 'resync'),
+      nowMs: options.nowMs,
+      logger: options.logger,
+      enqueue: (task) => this.enqueue(task),
+      configuration: async (bucket) => (await options.objects.bucketRecord(bucket))?.replication,
+    });
+  }
+
+  async addTarget(request: NewTarget): Promise<TargetInfo> {
+    const record = await this.options.objects.requireBucket(request.sourceBucket);
+    if (record.versioning !== 'enabled') throw new SvcError('InvalidRequest', `versioning is not enabled on bucket ${request.sourceBucket}: replication needs it on both sides`, { bucket: request.sourceBucket });
+    await checkTarget({ ...request, region: request.region ?? 'us-east-1' });
+    return this.options.targets.add(request);
+  }
+
+  listTargets(bucket?: string): Promise<TargetInfo[]> {
+    return this.options.targets.list(bucket);
+  }
+
+  async removeTarget(bucket: string, arn: string): Promise<TargetInfo> {
+    const rules = (await this.options.objects.requireBucket(bucket)).replication?.rules ?? [];
+    const removed = await this.options.targets.remove(bucket, arn, (target) => rules.some((rule) => rule.destination.bucketArn === target.arn || rule.destination.bucketArn === `arn:aws:s3:::${target.targetBucket}`));
+    await this.forget(removed);
+    return removed;
+  }
+
+  /** Opens the queues found on the drive (they deliver what they hold) and resumes unfinished resyncs. */
+  static async open(options: ReplicatorOptions): Promise<Replicator> {
+    const replicator = new Replicator(options);
+    await mkdir(options.directory, { recursive: true });
+    await options.targets.reload();
+    for (const name of await readdir(options.directory)) if (queueDirectoryName.test(name)) await replicator.queueOf(name);
+    await replicator.resyncs.resume();
+    return replicator;
+  }
+
+  async destinations(bucket: string): Promise<Set<string>> {
+    const targets = await this.options.targets.list(bucket);
+    return new Set(targets.flatMap((target) => [target.arn, `arn:aws:s3:::${target.targetBucket}`]));
+  }
+
+  async queue(changes: ReplicationChange[]): Promise<void> {
+    for (const change of changes) await this.queueOne(change);
+  }
+
+  private async queueOne(change: ReplicationChange): Promise<void> {
+    const configuration = (await this.options.objects.bucketRecord(change.bucket))?.replication;
+    if (!configuration) return;
+    let info: ObjectInfo | undefined;
+    if (change.kind === 'version') {
+      info = await this.options.objects.headObject(change.bucket, change.key, change.versionId).catch(() => undefined);
+      if (!info) return;
+    }
+    const tags = info && needsTags(configuration) ? [...new URLSearchParams(info.systemMetadata['x-amz-tagging'] ?? '')] : undefined;
+    const destinations = [];
+    for (const destination of destinationsOf(configuration, change.key, tags, change.kind)) {
+      if (await this.options.targets.resolve(change.bucket, destination.bucketArn)) destinations.push(destination);
+    }
+    if (destinations.length === 0) return;
+    // Marked before it is queued: a delivery that completes at once is not overwritten by PENDING.
+    if (info && info.systemMetadata[replicationStatusKey] !== 'REPLICA') await this.mark(change, 'PENDING');
+    for (const destination of destinations) {
+      await this.enqueue({ bucket: change.bucket, key: change.key, versionId: change.versionId, kind: change.kind, bucketArn: destination.bucketArn, ...(destination.storageClass !== undefined ? { storageClass: destination.storageClass } : {}) });
+    }
+  }
+
+  /** Writes a task to its target's queue (a destination no target serves any more is skipped). */
+  private async enqueue(task: ReplicationTask): Promise<boolean> {
+    const target = await this.options.targets.resolve(task.bucket, task.bucketArn);
+    if (!target) return false;
+    await (await this.queueOf(target.id)).queue.enqueue(task);
+    return true;
+  }
+
+  async configured(bucket: string): Promise<void> {
+    const configuration = (await this.options.objects.bucketRecord(bucket))?.replication;
+    const existing = configuration?.rules.filter((rule) => rule.enabled && rule.existingObjectReplication) ?? [];
+    for (const arn of new Set(existing.map((rule) => rule.destination.bucketArn))) await this.resyncs.start(bucket, arn);
+  }
+
+  async resync(bucket: string, bucketArn?: string): Promise<ResyncState[]> {
+    const configuration = (await this.options.objects.requireBucket(bucket)).replication;
+    if (!configuration) throw new SvcError('ReplicationConfigurationNotFoundError', `bucket ${bucket} has no replication configuration`, { bucket });
+    const arns = [...new Set(configuration.rules.filter((rule) => rule.enabled).map((rule) => rule.destination.bucketArn))];
+    const chosen = bucketArn === undefined ? arns : arns.filter((arn) => arn === bucketArn || (bucketArn.startsWith('arn:svc:') && arn === `arn:aws:s3:::${bucketArn.split(':').pop()}`));
+    if (chosen.length === 0) throw new SvcError('NoSuchRemoteTarget', `no enabled rule of ${bucket} names ${bucketArn ?? 'a destination'}`, { bucket });
+    const states: ResyncState[] = [];
+    for (const arn of chosen) states.push(await this.resyncs.start(bucket, arn));
+    return states;
+  }
+
+  async status(bucket?: string): Promise<{ targets: TargetReplicationStatus[]; resyncs: ResyncState[] }> {
+    const targets = await this.options.targets.list(bucket);
+    const answer: TargetReplicationStatus[] = [];
+    for (const target of targets) {
+      const open = this.queues.get(target.id);
+      const stats = open?.queue.stats() ?? { depth: 0, sent: 0, failed: 0, dropped: 0, quarantined: 0 };
+      answer.push({ ...target, ...stats, completed: open?.completed ?? 0, sentBytes: open?.sentBytes ?? 0, unsupported: open?.unsupported ?? 0 });
+    }
+    return { targets: answer, resyncs: this.resyncs.states(bucket) };
+  }
+
+  /** Every open queue's statistics by target id (metrics). */
+  queueStats(): { target: string; stats: EventQueueStats; completed: number; sentBytes: number }[] {
+    return [...this.queues.entries()].map(([id, open]) => ({ target: id, stats: open.queue.stats(), completed: open.completed, sentBytes: open.sentBytes }));
+  }
+
+  /** Forgets a removed target's queue and its files. */
+  private async forget(target: TargetInfo): Promise<void> {
+    const open = this.queues.get(target.id);
+    this.queues.delete(target.id);
+    await open?.queue.close();
+    this.clients.get(target.arn)?.client.destroy();
+    this.clients.delete(target.arn);
+    await rm(join(this.options.directory, target.id), { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.resyncs.close();
+    await Promise.all([...this.queues.values()].map((open) => open.queue.close()));
+    for (const { client } of this.clients.values()) client.destroy();
+  }
+
+  private queueOf(id: string): Promise<TargetQueue> {
+    const open = this.queues.get(id);
+    if (open) return Promise.resolve(open);
+    let opening = this.opening.get(id);
+    if (!opening) {
+      opening = this.openQueue(id).finally(() => this.opening.delete(id));
+      this.opening.set(id, opening);
+    }
+    return opening;
+  }
+
+  private async openQueue(id: string): Promise<TargetQueue> {
+    const entry = { completed: 0, sentBytes: 0, unsupported: 0 } as TargetQueue;
+    entry.queue = await EventQueue.open({
+      directory: join(this.options.directory, id),
+      quarantineDirectory: join(this.options.directory, 'quarantine', id),
+      limitEntries: limits.replicationQueueLimit,
+      send: (payload, signal) => this.deliver(entry, payload as ReplicationTask, signal),
+      timers: this.options.timers,
+      nowMs: this.options.nowMs,
+      retryBaseMs: limits.replicationRetryBaseMs,
+      retryMaxMs: limits.replicationRetryMaxMs,
+      sendTimeoutMs: limits.replicationSendTimeoutMs,
+      dropWarningIntervalMs: limits.eventDropWarningIntervalMs,
+      logger: this.options.logger,
+    });
+    if (this.closed) await entry.queue.close();
+    this.queues.set(id, entry);
+    return entry;
+  }
+
+  /** Sends one task; resolves when the target has it (or there is nothing left to send), throws to be retried. */
+  private async deliver(entry: TargetQueue, task: ReplicationTask, signal: AbortSignal): Promise<void> {
+    const target = await this.options.targets.resolve(task.bucket, task.bucketArn);
+    if (!target) return; // the target was removed: its tasks are dropped
+    const client = this.clientOf(target);
+    const source = await this.readSource(task);
+    if (source.kind === 'gone') return;
+    if (source.kind === 'marker') {
+      await putReplicaMarker(client, target.targetBucket, task.key, task.versionId, source.modTimeMs, signal);
+      entry.completed += 1;
+      return;
+    }
+    const { info } = source;
+    if (info.encryption) {
+      // Sealed versions are not sent: their keys belong to this deployment's KMS.
+      await source.body.return();
+      entry.unsupported += 1;
+      await this.mark(task, 'FAILED');
+      return;
+    }
+    try {
+      await putReplica(client, target.targetBucket, info, await source.body.payload(), task.storageClass, signal);
+    } catch (error) {
+      await source.body.return();
+      if (info.systemMetadata[replicationStatusKey] !== 'FAILED') await this.mark(task, 'FAILED');
+      if (!refusedForGood(error)) throw error;
+      // Retrying cannot help (the target refuses this version as it is): it stays FAILED and is counted, and the queue goes on.
+      entry.unsupported += 1;
+      this.options.logger.warn({ bucket: task.bucket, key: task.key, versionId: task.versionId, target: target.arn, error: error instanceof Error ? error.message : String(error) }, 'the replication target refused a version for good: it stays FAILED');
+      return;
+    }
+    entry.completed += 1;
+    entry.sentBytes += info.sizeBytes;
+    await this.mark(task, 'COMPLETED');
+  }
+
+  /** The source of a task as it is now: a version with its bytes, a delete marker, or nothing (removed since). */
+  private async readSource(task: ReplicationTask): Promise<{ kind: 'gone' } | { kind: 'marker'; modTimeMs: number } | { kind: 'version'; info: ObjectInfo; body: SourceBody }> {
+    try {
+      const reader = await this.options.objects.getObject(task.bucket, task.key, { versionId: task.versionId });
+      return { kind: 'version', info: reader.info, body: sourceBody(reader) };
+    } catch (error) {
+      if (isSvcError(error) && error.details.deleteMarker === true && typeof error.details.modTimeMs === 'number') return { kind: 'marker', modTimeMs: error.details.modTimeMs };
+      if (isSvcError(error, 'NoSuchKey') || isSvcError(error, 'NoSuchVersion')) return { kind: 'gone' };
+      throw error;
+    }
+  }
+
+  private clientOf(target: ResolvedTarget): S3Client {
+    const fingerprint = `${target.endpoint}\n${target.region}\n${target.accessKey}\n${target.secretKey}`;
+    const cached = this.clients.get(target.arn);
+    if (cached?.fingerprint === fingerprint) return cached.client;
+    cached?.client.destroy();
+    const client = targetClient(target);
+    this.clients.set(target.arn, { fingerprint, client });
+    return client;
+  }
+
+  /** Records a version's replication status (a REPLICA keeps its status; a version removed since is left alone). */
+  private async mark(change: Pick<ReplicationChange, 'bucket' | 'key' | 'versionId'>, status: ReplicationStatus): Promise<void> {
+    await this.options.objects
+      .updateVersionMetadata(change.bucket, change.key, change.versionId, (version) => {
+        const current = version.systemMetadata[replicationStatusKey];
+        return { systemMetadata: current === 'REPLICA' ? version.systemMetadata : { ...version.systemMetadata, [replicationStatusKey]: status } };
+      })
+      .catch((error: unknown) => {
+        if (!isSvcError(error, 'NoSuchKey') && !isSvcError(error, 'NoSuchVersion') && !isSvcError(error, 'MethodNotAllowed')) throw error;
+      });
+  }
+}
+
+/**
+ * An answer that a retry cannot change: a 4xx about the request itself. Refused credentials (403),
+ * a missing bucket (404), timeouts (408) and throttling (429) may change, so they are retried.
+ */
+function refusedForGood(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return status !== undefined && status >= 400 && status < 500 && ![403, 404, 408, 429].includes(status);
+}
+
+interface SourceBody {
+  /** The whole body in memory up to the in-memory limit, a stream beyond. */
+  payload(): Promise<Uint8Array | Readable>;
+  /** Ends the read (releases its lock) when the body is not sent. */
+  return(): Promise<void>;
+}
+
+function sourceBody(reader: { info: ObjectInfo; body: AsyncIterable<Uint8Array>; release(chunk: Uint8Array): void }): SourceBody {
+  const copies = async function* (): AsyncGenerator<Uint8Array> {
+    for await (const chunk of reader.body) {
+      const copy = Buffer.from(chunk);
+      reader.release(chunk);
+      yield copy;
+    }
+  };
+  return {
+    payload: async () => {
+      if (reader.info.sizeBytes > limits.replicationInMemoryMaxBytes) return Readable.from(copies());
+      const parts: Uint8Array[] = [];
+      for await (const part of copies()) parts.push(part);
+      return Buffer.concat(parts);
+    },
+    return: async () => {
+      await reader.body[Symbol.asyncIterator]().return?.();
+    },
+  };
+}

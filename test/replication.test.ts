@@ -1,0 +1,275 @@
+/**
+ * Bucket replication between two svc deployments (real processes, AWS SDK and boto3 as clients):
+ * remote targets checked at add (wrong credentials, no versioning: refused by name; the secret
+ * never answered); every version, its metadata, content type, tags, retention and legal hold, and
+ * delete markers arrive with the source's version ids and times (version lists compared); statuses
+ * COMPLETED on the source and REPLICA on the target; a refused request replicates nothing; the
+ * target stopped (and the source restarted meanwhile): failures are counted and the backlog
+ * drains when it is back; a resync copies what existed before the rule; two deployments
+ * replicating to each other settle with no loop.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, GetObjectTaggingCommand,
+  HeadObjectCommand, ListObjectVersionsCommand, PutBucketReplicationCommand, PutBucketVersioningCommand, PutObjectCommand, PutObjectLegalHoldCommand,
+  PutObjectTaggingCommand, UploadPartCommand, type S3Client,
+} from '@aws-sdk/client-s3';
+import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
+import { admin } from './helpers/admin-client.js';
+import { sdkErrorOf } from './helpers/codes.js';
+import { waitFor } from './helpers/poll.js';
+import { rcIn } from './helpers/rc-process.js';
+import { parseExposition, sampleValue } from './helpers/metrics.js';
+
+let rootA: string;
+let rootB: string;
+let a: SvcProcess;
+let b: SvcProcess;
+const { ok, rc } = rcIn(() => rootA);
+const env = { SVC_PROMETHEUS_AUTH_TYPE: 'public' };
+
+const startA = (port?: number) => startSvc({ args: [join(rootA, 'd{1...4}')], env, ...(port !== undefined ? { port } : {}) });
+const startB = (port?: number) => startSvc({ args: [join(rootB, 'd{1...4}')], env, ...(port !== undefined ? { port } : {}) });
+
+/** Every version of a bucket: key, id, time, latest, and ETag and size or "marker", in key then newest-first order. */
+async function versionList(s3: S3Client, bucket: string): Promise<string[]> {
+  const page = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
+  const lines = [
+    ...(page.Versions ?? []).map((version) => ({ key: version.Key!, time: version.LastModified!.getTime(), line: `${version.Key} ${version.VersionId} ${version.LastModified!.toISOString()} ${version.IsLatest} ${version.ETag} ${version.Size}` })),
+    ...(page.DeleteMarkers ?? []).map((marker) => ({ key: marker.Key!, time: marker.LastModified!.getTime(), line: `${marker.Key} ${marker.VersionId} ${marker.LastModified!.toISOString()} ${marker.IsLatest} marker` })),
+  ];
+  return lines.sort((x, y) => (x.key === y.key ? y.time - x.time : x.key < y.key ? -1 : 1)).map((entry) => entry.line);
+}
+
+async function sameVersions(sourceBucket: string, targetBucket: string, timeoutMs = 30_000): Promise<string[]> {
+  let source: string[] = [];
+  await waitFor(`${targetBucket} on the target holds every version of ${sourceBucket}`, async () => {
+    source = await versionList(s3ClientFor(a.url), sourceBucket);
+    const target = await versionList(s3ClientFor(b.url), targetBucket);
+    return source.length > 0 && JSON.stringify(source) === JSON.stringify(target);
+  }, { timeoutMs, intervalMs: 100 });
+  return source;
+}
+
+/** The AWS error name a call fails with; 'no error' when it succeeds. */
+const codeOf = async (work: Promise<unknown>): Promise<string> => (await sdkErrorOf(work)).name ?? 'no error';
+
+async function addTarget(on: SvcProcess, bucket: string, remote: SvcProcess, targetBucket: string, credentials = testCredentials) {
+  const body = JSON.stringify({ bucket, endpoint: remote.url, targetBucket, accessKey: credentials.accessKeyId, secretKey: credentials.secretAccessKey });
+  return admin(on.url, 'POST', '/svc/admin/v4/replication/target/add', '', { body });
+}
+
+async function replicate(on: SvcProcess, bucket: string, targetBucket: string, existing = false): Promise<void> {
+  await s3ClientFor(on.url).send(new PutBucketReplicationCommand({
+    Bucket: bucket,
+    ReplicationConfiguration: {
+      Role: '',
+      Rules: [{ ID: 'all', Priority: 1, Status: 'Enabled', Filter: { Prefix: '' }, DeleteMarkerReplication: { Status: 'Enabled' }, ExistingObjectReplication: { Status: existing ? 'Enabled' : 'Disabled' }, Destination: { Bucket: `arn:aws:s3:::${targetBucket}` } }],
+    },
+  }));
+}
+
+async function versionedBucket(on: SvcProcess, bucket: string, objectLock = false): Promise<void> {
+  const s3 = s3ClientFor(on.url);
+  await s3.send(new CreateBucketCommand({ Bucket: bucket, ...(objectLock ? { ObjectLockEnabledForBucket: true } : {}) }));
+  if (!objectLock) await s3.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+}
+
+async function replicationStatus(on: SvcProcess, bucket: string): Promise<Record<string, any>> {
+  const answer = await admin(on.url, 'GET', '/svc/admin/v4/replication/status', `bucket=${bucket}`);
+  expect(answer.status).toBe(200);
+  return answer.body;
+}
+
+beforeAll(async () => {
+  rootA = await mkdtemp(join(tmpdir(), 'svc-replication-a-'));
+  rootB = await mkdtemp(join(tmpdir(), 'svc-replication-b-'));
+  [a, b] = await Promise.all([startA(), startB()]);
+  await versionedBucket(a, 'src', true);
+  await versionedBucket(b, 'dst', true);
+  await s3ClientFor(b.url).send(new CreateBucketCommand({ Bucket: 'unversioned' }));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  for (const root of [rootA, rootB]) if (root) await rm(root, { recursive: true, force: true });
+}, 30_000);
+
+describe('remote targets', () => {
+  it('refuses wrong credentials and a target bucket without versioning by name; stores a good one without answering its secret', async () => {
+    const wrong = await addTarget(a, 'src', b, 'dst', { accessKeyId: testCredentials.accessKeyId, secretAccessKey: 'not-the-secret' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.Code).toBe('RemoteTargetCredentialsRefused');
+    const unversioned = await addTarget(a, 'src', b, 'unversioned');
+    expect(unversioned.body.Code).toBe('RemoteTargetNotVersioned');
+
+    const added = await addTarget(a, 'src', b, 'dst');
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    expect(added.body.target).toMatchObject({ sourceBucket: 'src', endpoint: b.url, targetBucket: 'dst', accessKey: testCredentials.accessKeyId });
+    await ok('alias', 'set', 'a', a.url, testCredentials.accessKeyId, testCredentials.secretAccessKey);
+    const listing = await ok('admin', 'replicate', 'ls', 'a/src');
+    expect(listing).toContain(added.body.target.arn);
+    const json = await ok('admin', 'replicate', 'ls', 'a', '--json');
+    expect(json).not.toContain(testCredentials.secretAccessKey);
+    const again = await rc('admin', 'replicate', 'add', 'a/src', '--remote-bucket', `${b.url.replace('://', `://${testCredentials.accessKeyId}:${testCredentials.secretAccessKey}@`)}/dst`);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('RemoteTargetExists');
+    await replicate(a, 'src', 'dst');
+  });
+});
+
+describe('replicating', () => {
+  it('every version, its metadata, tags, retention, legal hold and delete markers arrive with their ids and times; statuses COMPLETED and REPLICA', async () => {
+    const s3 = s3ClientFor(a.url);
+    const until = new Date(Date.now() + 86_400_000);
+    const first = await s3.send(new PutObjectCommand({ Bucket: 'src', Key: 'doc.txt', Body: 'one', ContentType: 'text/plain', Metadata: { owner: 'ann' }, Tagging: 'a=1', CacheControl: 'max-age=60' }));
+    const second = await s3.send(new PutObjectCommand({ Bucket: 'src', Key: 'doc.txt', Body: 'two', ObjectLockMode: 'GOVERNANCE', ObjectLockRetainUntilDate: until }));
+    await s3.send(new PutObjectTaggingCommand({ Bucket: 'src', Key: 'doc.txt', VersionId: first.VersionId, Tagging: { TagSet: [{ Key: 'a', Value: '2' }] } }));
+    await s3.send(new PutObjectLegalHoldCommand({ Bucket: 'src', Key: 'doc.txt', VersionId: second.VersionId, LegalHold: { Status: 'ON' } }));
+    const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'src', Key: 'parts.bin', ContentType: 'application/x-parts' }));
+    const part = await s3.send(new UploadPartCommand({ Bucket: 'src', Key: 'parts.bin', UploadId: upload.UploadId, PartNumber: 1, Body: 'x'.repeat(1000) }));
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'src', Key: 'parts.bin', UploadId: upload.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }));
+    await s3.send(new CopyObjectCommand({ Bucket: 'src', Key: 'copy.txt', CopySource: `src/doc.txt?versionId=${first.VersionId}` }));
+    await s3.send(new PutObjectCommand({ Bucket: 'src', Key: 'gone.txt', Body: 'soon deleted' }));
+    const marker = await s3.send(new DeleteObjectCommand({ Bucket: 'src', Key: 'gone.txt' }));
+    expect(marker.DeleteMarker).toBe(true);
+
+    const versions = await sameVersions('src', 'dst');
+    expect(versions.filter((line) => line.endsWith('marker'))).toHaveLength(1);
+    const target = s3ClientFor(b.url);
+    const replicaFirst = await target.send(new HeadObjectCommand({ Bucket: 'dst', Key: 'doc.txt', VersionId: first.VersionId }));
+    expect(replicaFirst).toMatchObject({ ContentType: 'text/plain', Metadata: { owner: 'ann' }, CacheControl: 'max-age=60', ReplicationStatus: 'REPLICA' });
+    expect((await target.send(new GetObjectTaggingCommand({ Bucket: 'dst', Key: 'doc.txt', VersionId: first.VersionId }))).TagSet).toEqual([{ Key: 'a', Value: '2' }]);
+    const replicaSecond = await target.send(new HeadObjectCommand({ Bucket: 'dst', Key: 'doc.txt', VersionId: second.VersionId }));
+    expect(replicaSecond).toMatchObject({ ObjectLockMode: 'GOVERNANCE', ObjectLockLegalHoldStatus: 'ON', ReplicationStatus: 'REPLICA' });
+    const sourceSecond = await s3.send(new HeadObjectCommand({ Bucket: 'src', Key: 'doc.txt', VersionId: second.VersionId }));
+    expect(replicaSecond.ObjectLockRetainUntilDate?.toISOString()).toBe(sourceSecond.ObjectLockRetainUntilDate?.toISOString());
+    expect(await (await target.send(new GetObjectCommand({ Bucket: 'dst', Key: 'parts.bin' }))).Body!.transformToString()).toBe('x'.repeat(1000));
+    for (const version of [first.VersionId, second.VersionId]) {
+      await waitFor(`doc.txt ${version} reads COMPLETED on the source`, async () => (await s3.send(new HeadObjectCommand({ Bucket: 'src', Key: 'doc.txt', VersionId: version }))).ReplicationStatus === 'COMPLETED');
+    }
+    const boto = await python(`
+import boto3
+s3 = boto3.client('s3', endpoint_url='${b.url}', aws_access_key_id='${testCredentials.accessKeyId}', aws_secret_access_key='${testCredentials.secretAccessKey}', region_name='us-east-1')
+print(s3.head_object(Bucket='dst', Key='copy.txt')['ReplicationStatus'])
+`);
+    expect(boto).toBe('REPLICA');
+    const metrics = parseExposition(await (await fetch(`${a.url}/svc/metrics/node`)).text());
+    const id = (await replicationStatus(a, 'src')).targets[0].arn.split(':')[4];
+    expect(sampleValue(metrics, 'svc_replication_completed_total', { target: id })).toBeGreaterThanOrEqual(versions.length);
+    expect(sampleValue(metrics, 'svc_replication_pending_tasks', { target: id })).toBe(0);
+  });
+
+  it('a refused request replicates nothing; replica headers need s3:ReplicateObject', async () => {
+    await admin(a.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: 'reader', secretKey: 'reader-secret-1', policies: ['readonly'] }) });
+    const reader = s3ClientFor(a.url, { credentials: { accessKeyId: 'reader', secretAccessKey: 'reader-secret-1' } });
+    expect(await codeOf(reader.send(new PutObjectCommand({ Bucket: 'src', Key: 'refused.txt', Body: 'no' })))).toBe('AccessDenied');
+    const before = (await replicationStatus(a, 'src')).targets[0].completed;
+
+    await admin(b.url, 'POST', '/svc/admin/v4/iam/policy/create', 'name=put-only', { body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::dst/*'] }] }) });
+    await admin(b.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: 'writer', secretKey: 'writer-secret-1', policies: ['put-only'] }) });
+    const writer = s3ClientFor(b.url, { credentials: { accessKeyId: 'writer', secretAccessKey: 'writer-secret-1' } });
+    const forged = new PutObjectCommand({ Bucket: 'dst', Key: 'forged.txt', Body: 'forged' });
+    forged.middlewareStack.add((next) => async (args) => {
+      Object.assign((args.request as { headers: Record<string, string> }).headers, { 'x-svc-replica-version-id': '00000000-0000-0000-0000-000000000001', 'x-svc-replica-mtime-ms': '1000' });
+      return next(args);
+    }, { step: 'build' });
+    expect(await codeOf(writer.send(forged))).toBe('AccessDenied');
+    const plain = await writer.send(new PutObjectCommand({ Bucket: 'dst', Key: 'plain.txt', Body: 'allowed' }));
+    expect(await codeOf(s3ClientFor(b.url).send(new HeadObjectCommand({ Bucket: 'dst', Key: 'forged.txt' })))).toBe('NotFound');
+    expect(await codeOf(s3ClientFor(b.url).send(new HeadObjectCommand({ Bucket: 'dst', Key: 'refused.txt' })))).toBe('NotFound');
+    expect((await replicationStatus(a, 'src')).targets[0].completed).toBe(before);
+    // The allowed write is removed for good, so that the target's bucket lists only replicas again.
+    await s3ClientFor(b.url).send(new DeleteObjectCommand({ Bucket: 'dst', Key: 'plain.txt', VersionId: plain.VersionId }));
+  });
+
+  it('the target stopped and the source restarted meanwhile: failures are counted, FAILED shows, and the backlog drains when it is back', async () => {
+    const s3 = s3ClientFor(a.url);
+    const portB = b.port;
+    await b.stop();
+    const written = [];
+    for (let index = 0; index < 5; index += 1) written.push(await s3.send(new PutObjectCommand({ Bucket: 'src', Key: `backlog/${index}`, Body: `value ${index}` })));
+    const waiting = await waitFor('a failed attempt is counted', async () => {
+      const target = (await replicationStatus(a, 'src')).targets[0];
+      return target.failed > 0 && target.queued > 0 ? target : undefined;
+    }, { timeoutMs: 20_000 });
+    expect(typeof waiting.lastError).toBe('string');
+    await waitFor('the first waiting version reads FAILED', async () => (await s3.send(new HeadObjectCommand({ Bucket: 'src', Key: 'backlog/0' }))).ReplicationStatus === 'FAILED', { timeoutMs: 20_000 });
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'src', Key: 'backlog/4' }))).ReplicationStatus).toMatch(/^(PENDING|FAILED)$/);
+    const status = await ok('admin', 'replicate', 'status', 'a/src');
+    expect(status).toContain('last attempt failed');
+
+    // The source restarts while the target is down: the queue is on its drive.
+    const portA = a.port;
+    await a.stop();
+    a = await startA(portA);
+    expect((await replicationStatus(a, 'src')).targets[0].queued).toBe(5);
+    b = await startB(portB);
+    await sameVersions('src', 'dst', 45_000);
+    for (const version of written) expect(version.VersionId).toBeDefined();
+    await waitFor('the backlog reads COMPLETED', async () => (await s3ClientFor(a.url).send(new HeadObjectCommand({ Bucket: 'src', Key: 'backlog/4' }))).ReplicationStatus === 'COMPLETED', { timeoutMs: 20_000 });
+    const drained = await waitFor('the queue drained', async () => {
+      const target = (await replicationStatus(a, 'src')).targets[0];
+      return target.queued === 0 ? target : undefined;
+    });
+    expect(drained.lastError).toBeNull();
+  }, 90_000);
+
+  it('a resync copies what the bucket held before its rule, with progress', async () => {
+    await versionedBucket(a, 'old');
+    await versionedBucket(b, 'old-copy');
+    const s3 = s3ClientFor(a.url);
+    for (let index = 0; index < 6; index += 1) await s3.send(new PutObjectCommand({ Bucket: 'old', Key: `before/${index}`, Body: `before ${index}` }));
+    await s3.send(new DeleteObjectCommand({ Bucket: 'old', Key: 'before/5' }));
+    expect((await addTarget(a, 'old', b, 'old-copy')).status).toBe(200);
+    await replicate(a, 'old', 'old-copy');
+    expect(await versionList(s3ClientFor(b.url), 'old-copy')).toEqual([]);
+    const output = await ok('admin', 'replicate', 'resync', 'a/old', '--watch');
+    expect(output).toContain('completed');
+    await sameVersions('old', 'old-copy');
+    const resync = (await replicationStatus(a, 'old')).resyncs[0];
+    expect(resync).toMatchObject({ bucket: 'old', bucketArn: 'arn:aws:s3:::old-copy', status: 'completed', keys: 6, queued: 7 });
+  }, 60_000);
+});
+
+describe('two-way replication', () => {
+  it('two deployments replicating to each other settle with no loop', async () => {
+    await Promise.all([versionedBucket(a, 'both'), versionedBucket(b, 'both')]);
+    expect((await addTarget(a, 'both', b, 'both')).status).toBe(200);
+    expect((await addTarget(b, 'both', a, 'both')).status).toBe(200);
+    await Promise.all([replicate(a, 'both', 'both'), replicate(b, 'both', 'both')]);
+    const fromA = await s3ClientFor(a.url).send(new PutObjectCommand({ Bucket: 'both', Key: 'from-a', Body: 'a' }));
+    const fromB = await s3ClientFor(b.url).send(new PutObjectCommand({ Bucket: 'both', Key: 'from-b', Body: 'b' }));
+    await waitFor('from-a reached the other side', () => codeOf(s3ClientFor(b.url).send(new HeadObjectCommand({ Bucket: 'both', Key: 'from-a', VersionId: fromA.VersionId }))).then((code) => code === 'no error'));
+    await s3ClientFor(b.url).send(new PutObjectTaggingCommand({ Bucket: 'both', Key: 'from-a', VersionId: fromA.VersionId, Tagging: { TagSet: [{ Key: 'seen', Value: 'b' }] } }));
+    const settled = await waitFor('both sides hold both keys, once each, and their queues are empty', async () => {
+      const [onA, onB] = await Promise.all([versionList(s3ClientFor(a.url), 'both'), versionList(s3ClientFor(b.url), 'both')]);
+      const [statusA, statusB] = await Promise.all([replicationStatus(a, 'both'), replicationStatus(b, 'both')]);
+      const idle = statusA.targets[0].queued === 0 && statusB.targets[0].queued === 0;
+      return idle && onA.length === 2 && JSON.stringify(onA) === JSON.stringify(onB) ? { onA, statusA, statusB } : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    expect(settled.onA.map((line) => line.split(' ').slice(0, 2).join(' '))).toEqual([`from-a ${fromA.VersionId}`, `from-b ${fromB.VersionId}`]);
+    expect((await s3ClientFor(a.url).send(new GetObjectTaggingCommand({ Bucket: 'both', Key: 'from-a' }))).TagSet).toEqual([{ Key: 'seen', Value: 'b' }]);
+    // Settled: ten status reads in a row find both queues empty and nothing more completed (a loop keeps them busy).
+    const completed = settled.statusA.targets[0].completed + settled.statusB.targets[0].completed;
+    expect(completed).toBe(3);
+    for (let read = 0; read < 10; read += 1) {
+      const [laterA, laterB] = await Promise.all([replicationStatus(a, 'both'), replicationStatus(b, 'both')]);
+      expect(laterA.targets[0].completed + laterB.targets[0].completed).toBe(completed);
+      expect(laterA.targets[0].queued + laterB.targets[0].queued).toBe(0);
+    }
+    expect(await versionList(s3ClientFor(a.url), 'both')).toHaveLength(2);
+    expect((await s3ClientFor(a.url).send(new HeadObjectCommand({ Bucket: 'both', Key: 'from-b' }))).ReplicationStatus).toBe('REPLICA');
+    expect((await s3ClientFor(b.url).send(new HeadObjectCommand({ Bucket: 'both', Key: 'from-b' }))).ReplicationStatus).toBe('COMPLETED');
+  });
+});
+
+async function python(script: string): Promise<string> {
+  const { stdout } = await promisify(execFile)('python3', ['-c', script]);
+  return stdout.trim();
+}
