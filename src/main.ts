@@ -76,8 +76,8 @@ export interface RunningServer {
   logger: Logger;
   /** Every audited request of this node (SIGHUP reopens its file). */
   audit: AuditLog;
-  /** Bucket notifications: this node's event targets and their queues. */
-  events?: EventNotifier;
+  /** Bucket notifications: this node's event targets, their queues and live listeners. */
+  events: EventNotifier;
   stop(): Promise<void>;
 }
 
@@ -116,7 +116,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   });
-  if (events) registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
+  registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport, onCall: (peer, seconds, failed) => observability.metrics.observeInternodeCall(peer, seconds, failed) }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -129,7 +129,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     },
     region: 'us-east-1',
     nowMs: () => Date.now(),
-    ...(events ? { events } : {}),
+    events,
     encryption: { kms: () => kms, allowInsecureSsec: config.kms.allowInsecureSsec },
     ownerId: config.accessKey,
   };
@@ -189,12 +189,12 @@ export async function startServer(args: string[], env: Record<string, string | u
       onPeerCall: observability.observePeerCall,
       locker,
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
-      ...(events ? { events } : {}),
+      events,
     });
     storage = ready;
   } catch (error) {
     await s3.close();
-    await events?.close();
+    await events.close();
     await accessLog?.close();
     await audit.close();
     await coding.close();
@@ -221,13 +221,13 @@ export async function startServer(args: string[], env: Record<string, string | u
     ...(consoleApp ? { console: consoleApp } : {}),
     logger: log,
     audit,
-    ...(events ? { events } : {}),
+    events,
     stop: async () => {
       stopping = true;
       started.stop();
       await admin?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
-      await events?.close();
+      await events.close();
       await accessLog?.close();
       await audit.close();
       await started.markShutdownClean();
@@ -398,6 +398,8 @@ const startingPeerHandlers: Omit<PeerHandlerTable, 'metrics'> = {
   'decommission-clear': stillStarting,
   'decommission-status': stillStarting,
   'iam-changed': stillStarting,
+  'event-listen': stillStarting,
+  'event-targets-changed': stillStarting,
   'buckets-changed': stillStarting,
   'pool-meta-changed': stillStarting,
 };

@@ -47,6 +47,11 @@ const examples: { [Op in PeerOperation]: { request: PeerRequest<Op>; answer: Pee
   'iam-changed': { request: {}, answer: { reloaded: true } },
   'buckets-changed': { request: { bucket: 'photos' }, answer: { invalidated: true } },
   'pool-meta-changed': { request: {}, answer: { reloaded: true } },
+  'event-listen': {
+    request: { listener: 'l-1', bucket: 'photos', prefix: 'logs/', suffix: '.log', events: ['s3:ObjectCreated:*'], waitMs: 5_000 },
+    answer: { messages: [{ EventName: 's3:ObjectCreated:Put', Key: 'photos/logs/a.log', Records: [{ eventVersion: '2.1', eventSource: 'aws:s3' }] } as never], cutOff: 'more than 10000 events waited for the listener' },
+  },
+  'event-targets-changed': { request: {}, answer: { reloaded: true } },
   metrics: { request: {}, answer: { text: 'svc_up 1\n' } },
 };
 
@@ -64,6 +69,8 @@ const malformedRequests: { [Op in PeerOperation]: unknown[] } = {
   'iam-changed': [{ user: 'x' }],
   'buckets-changed': [{ bucket: 3 }],
   'pool-meta-changed': [7],
+  'event-listen': [{ listener: 'l', bucket: 'b' }, { listener: 'l', bucket: 'b', waitMs: -1 }, { listener: 'l', bucket: 'b', waitMs: 1, extra: true }, { listener: 'l', bucket: 'b', waitMs: 1, events: 's3:ObjectCreated:*' }],
+  'event-targets-changed': [{ arn: 'arn:svc:sqs::1:webhook' }],
   metrics: [{ format: 'json' }],
 };
 

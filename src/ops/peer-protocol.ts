@@ -31,6 +31,7 @@ import { callPeer, type Peer, type PeerCallOptions } from '../cluster/peer-clien
 import type { DecommissionStatus } from './decommission.js';
 import type { HealPath, HealSequenceStatus } from './heal.js';
 import type { RebalanceStatus } from './rebalance.js';
+import type { ListenPollAnswer } from './events/listen.js';
 
 /** Reads a value off the wire as a T, or throws MalformedPeerMessage naming where (`at`) it went wrong. */
 export type Decoder<T> = (value: unknown, at: string) => T;
@@ -124,6 +125,13 @@ export const peerOperations = {
   'iam-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
   'buckets-changed': { request: request({ bucket: optional(text) }), answer: answer({ invalidated: exactly(true) }) },
   'pool-meta-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
+  /** A live listener on another node polls this one for its bucket's events (ops/events/listen.ts). */
+  'event-listen': {
+    request: request({ listener: text, bucket: text, prefix: optional(text), suffix: optional(text), events: optional(listOf(text)), waitMs: whole, stop: optional(flag) }),
+    answer: answer({ messages: listOf(answer({ EventName: text, Key: text, Records: listOf(answer({})) })), cutOff: optional(text) }) as Decoder<unknown> as Decoder<ListenPollAnswer>,
+  },
+  /** Event targets were added or removed through the admin API: the peer rereads event-targets.bin and applies it. */
+  'event-targets-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
   /** The peer's own metrics in the Prometheus text format (a cluster-wide scrape). */
   metrics: { request: request({}), answer: answer({ text }) },
 } as const satisfies Record<string, { request: Decoder<unknown>; answer: Decoder<unknown> }>;

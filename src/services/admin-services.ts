@@ -22,7 +22,7 @@ import type { NamespaceLocker } from '../object/locks.js';
 import type { AdminContext } from '../api/admin/context.js';
 import type { Kms } from '../ops/kms/kms.js';
 import type { Clock } from '../util/clock.js';
-import type { EventSink } from '../ops/events/types.js';
+import type { EventNotifier } from '../ops/events/notifier.js';
 import { createPeerLinks } from './peer-links.js';
 import { createDecommissionService, type DecommissionService } from './decommission-service.js';
 import { createRebalanceService, type RebalanceService } from './rebalance-service.js';
@@ -31,6 +31,7 @@ import { createIamService } from './iam-service.js';
 import { createBucketNotices } from './bucket-notices.js';
 import { createLifecycleService } from './lifecycle-service.js';
 import { createPoolStatus } from './pool-status.js';
+import { createEventsService } from './events-service.js';
 
 export interface AdminServices {
   context: AdminContext;
@@ -64,8 +65,8 @@ export interface AdminServicesOptions {
   faults?: AdminContext['faults'];
   /** The KMS, when SVC_KMS_SECRET_KEY is set. */
   kms?: Kms;
-  /** This node's event targets (bucket notifications), when any is configured. */
-  events?: AdminContext['events'] & EventSink;
+  /** This node's bucket notifications: its event targets and live listeners. */
+  events: EventNotifier;
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -80,9 +81,10 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const heal = await createHealService({ config, storage, links, logger, quarantine });
   const buckets = createBucketNotices({ storage, links });
   const iam = await createIamService({ config, storage, links, logger, quarantine, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
-  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, ...(options.events ? { events: options.events } : {}) });
+  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, events: options.events });
+  const events = await createEventsService({ notifier: options.events, storage, links, logger, quarantine, ...(options.locker ? { locker: options.locker } : {}) });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
-  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
+  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...events.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
   const { setViews, ...poolStatus } = pools;
   const context: AdminContext = {
     ...poolStatus,
@@ -100,7 +102,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     lifecycle,
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.kms ? { kms: options.kms } : {}),
-    ...(options.events ? { events: options.events } : {}),
+    events: events.context,
   };
   const started = rebalance;
   return {
@@ -113,7 +115,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     lifecycle,
     close: async () => {
       await iam.close();
-      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close()]);
+      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close(), events.close()]);
     },
   };
 }
