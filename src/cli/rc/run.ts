@@ -12,6 +12,7 @@ import { lifecycle } from './admin-lifecycle.js';
 import { kmsKey } from './admin-kms.js';
 import { addEventTarget, eventTargets, removeEventTarget } from './admin-events.js';
 import { watch as watchBucket } from './watch.js';
+import { mirror } from './mirror.js';
 
 const rebalanceSummaries: Record<string, string> = { start: 'start the rebalance', status: "show the rebalance's progress", stop: 'stop the rebalance' };
 import * as objects from './objects.js';
@@ -207,6 +208,13 @@ const commands: Record<string, Command> = {
         ...(values.suffix !== undefined ? { suffix: values.suffix as string } : {}),
         ...(values.events !== undefined ? { events: values.events as string } : {}),
       }),
+  },
+  mirror: {
+    usage: 'rc mirror <source> <target> [--watch] [--remove] [--dry-run]',
+    summary: 'copy a bucket, prefix or directory to another (every version, oldest first, where both keep versions); resumable',
+    options: { watch: { type: 'boolean' }, remove: { type: 'boolean' }, 'dry-run': { type: 'boolean' } },
+    positionals: [2, 2],
+    run: (context, [from, to], values) => mirror(context, from!, to!, { watch: values.watch === true, remove: values.remove === true, dryRun: values['dry-run'] === true }),
   },
   'admin event target ls': {
     usage: 'rc admin event target ls <alias>',
