@@ -29,7 +29,8 @@
  *
  *   npm run bench [-- --quick] [-- --rounds=N] [-- --client=http|sdk]
  *
- * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts).
+ * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts),
+ * and `npm run bench -- --notify` 4 KiB PUTs with and without a notification rule (bench/notify.ts).
  */
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -427,4 +428,5 @@ function passThrough(...names: string[]): Record<string, string> {
 }
 
 if (process.argv.includes('--cluster')) await (await import('./cluster.js')).runClusterBench(process.argv.slice(2));
+else if (process.argv.includes('--notify')) await (await import('./notify.js')).runNotifyBench(process.argv.slice(2));
 else await main();

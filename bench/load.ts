@@ -202,11 +202,13 @@ async function main(): Promise<void> {
   if (threads > 1 && target.startsWith('in-process-s3rver:')) throw new Error('an in-process s3rver shares the load\'s one thread: threads must be 1');
   const resolved = await Promise.all(target.split(',').map(resolveEndpoint));
   const options: ClientOptions[] = resolved.map(({ url }) => ({ endpoint: url, accessKeyId, secretAccessKey }));
-  const bucket = `bench-${randomUUID().slice(0, 8)}`;
+  // BENCH_BUCKET names a bucket made beforehand (with a notification rule: bench/notify.ts).
+  const given = process.env.BENCH_BUCKET;
+  const bucket = given ?? `bench-${randomUUID().slice(0, 8)}`;
   const setup = await Promise.all(options.map((each) => createLoadClient(clientText, each)));
   let runner: LoadRunner | undefined;
   try {
-    await setup[0]!.createBucket(bucket);
+    if (given === undefined) await setup[0]!.createBucket(bucket);
     if (threads === 1) {
       const loader = new Loader(setup, bucket);
       runner = { run: (task) => loader.run(task, 0, 1), close: async () => undefined };

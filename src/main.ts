@@ -79,8 +79,8 @@ export interface RunningServer {
   logger: Logger;
   /** Every audited request of this node (SIGHUP reopens its file). */
   audit: AuditLog;
-  /** Bucket notifications: this node's event targets and their queues. */
-  events?: EventNotifier;
+  /** Bucket notifications: this node's event targets, their queues and live listeners. */
+  events: EventNotifier;
   stop(): Promise<void>;
 }
 
@@ -120,7 +120,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     await Promise.all(locks.map((lock) => lock.release()));
     throw error;
   });
-  if (events) registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
+  registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
   registerReplicationMetrics(observability.metrics.registry, () => replicator?.queueStats() ?? []);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport, onCall: (peer, seconds, failed) => observability.metrics.observeInternodeCall(peer, seconds, failed) }, log);
@@ -134,7 +134,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     },
     region: 'us-east-1',
     nowMs: () => Date.now(),
-    ...(events ? { events } : {}),
+    events,
     encryption: { kms: () => kms, allowInsecureSsec: config.kms.allowInsecureSsec },
     compression: config.compression,
     ownerId: config.accessKey,
@@ -197,14 +197,14 @@ export async function startServer(args: string[], env: Record<string, string | u
       onPeerCall: observability.observePeerCall,
       locker,
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
-      ...(events ? { events } : {}),
+      events,
       ...(replicator ? { replication: replicator } : {}),
     });
     storage = ready;
   } catch (error) {
     await s3.close();
     await replicator?.close();
-    await events?.close();
+    await events.close();
     await accessLog?.close();
     await audit.close();
     await coding.close();
@@ -231,14 +231,14 @@ export async function startServer(args: string[], env: Record<string, string | u
     ...(consoleApp ? { console: consoleApp } : {}),
     logger: log,
     audit,
-    ...(events ? { events } : {}),
+    events,
     stop: async () => {
       stopping = true;
       started.stop();
       await admin?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
       await replicator?.close();
-      await events?.close();
+      await events.close();
       await accessLog?.close();
       await audit.close();
       await started.markShutdownClean();
@@ -409,6 +409,8 @@ const startingPeerHandlers: Omit<PeerHandlerTable, 'metrics'> = {
   'decommission-clear': stillStarting,
   'decommission-status': stillStarting,
   'iam-changed': stillStarting,
+  'event-listen': stillStarting,
+  'event-targets-changed': stillStarting,
   'buckets-changed': stillStarting,
   'pool-meta-changed': stillStarting,
   'kms-changed': stillStarting,

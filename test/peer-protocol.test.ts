@@ -53,6 +53,11 @@ const examples: { [Op in PeerOperation]: { request: PeerRequest<Op>; answer: Pee
   'kms-changed': { request: {}, answer: { reloaded: true } },
   'kms-rotate': { request: { keyId: 'backups' }, answer: { key: kmsKey, rewrap: kmsRewrap } },
   'kms-rewrap-status': { request: {}, answer: kmsRewrap },
+  'event-listen': {
+    request: { listener: 'l-1', bucket: 'photos', prefix: 'logs/', suffix: '.log', events: ['s3:ObjectCreated:*'], waitMs: 5_000 },
+    answer: { messages: [{ EventName: 's3:ObjectCreated:Put', Key: 'photos/logs/a.log', Records: [{ eventVersion: '2.1', eventSource: 'aws:s3' }] } as never], cutOff: 'more than 10000 events waited for the listener' },
+  },
+  'event-targets-changed': { request: {}, answer: { reloaded: true } },
   metrics: { request: {}, answer: { text: 'svc_up 1\n' } },
 };
 
@@ -73,6 +78,8 @@ const malformedRequests: { [Op in PeerOperation]: unknown[] } = {
   'kms-changed': [{ keyId: 'k' }],
   'kms-rotate': [{}, { keyId: 7 }, { keyId: 'k', force: true }],
   'kms-rewrap-status': [{ id: 'r' }],
+  'event-listen': [{ listener: 'l', bucket: 'b' }, { listener: 'l', bucket: 'b', waitMs: -1 }, { listener: 'l', bucket: 'b', waitMs: 1, extra: true }, { listener: 'l', bucket: 'b', waitMs: 1, events: 's3:ObjectCreated:*' }],
+  'event-targets-changed': [{ arn: 'arn:svc:sqs::1:webhook' }],
   metrics: [{ format: 'json' }],
 };
 

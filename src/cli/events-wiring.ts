@@ -1,7 +1,8 @@
 /**
  * Bucket notifications for the composition root: the targets from the environment and their
  * queues under `.svc.sys/events` on this node's first local drive (or SVC_NOTIFY_QUEUE_DIR).
- * No target configured: no notifier, and a rule can name no target.
+ * The notifier always exists: live listeners (`rc watch`) need no target, and targets added
+ * through the admin API join it at run time.
  */
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -14,13 +15,16 @@ import { nodeName } from '../observability.js';
 import { EventNotifier } from '../ops/events/notifier.js';
 import { readTargetConfigs } from '../ops/events/target-config.js';
 
-export async function openEvents(config: ServerConfig, env: Record<string, string | undefined>, isOwn: OwnEndpointTest, log: Logger, storage: () => StartedStorage | undefined): Promise<EventNotifier | undefined> {
+export async function openEvents(config: ServerConfig, env: Record<string, string | undefined>, isOwn: OwnEndpointTest, log: Logger, storage: () => StartedStorage | undefined): Promise<EventNotifier> {
   const targets = readTargetConfigs(env);
-  if (targets.length === 0) return undefined;
-  const directory = env.SVC_NOTIFY_QUEUE_DIR?.trim() || defaultEventsDirectory(config, isOwn);
+  const directory = env.SVC_NOTIFY_QUEUE_DIR?.trim() || eventsDirectoryOf(config, isOwn);
+  // Targets need a directory for their queues; without one, only live listeners work.
+  if (targets.length > 0 && directory === undefined) {
+    throw new SvcError('InvalidConfiguration', 'SVC_NOTIFY_QUEUE_DIR must be set: this node has no local drive on disk to keep the event queues on', { variable: 'SVC_NOTIFY_QUEUE_DIR' });
+  }
   const notifier = await EventNotifier.open({
     targets,
-    directory,
+    ...(directory !== undefined ? { directory } : {}),
     bucketRecord: async (bucket) => storage()?.objects.bucketRecord(bucket),
     region: 'us-east-1',
     node: nodeName(config),
@@ -28,14 +32,13 @@ export async function openEvents(config: ServerConfig, env: Record<string, strin
     timers: systemTimers,
     logger: log,
   });
-  log.info({ targets: notifier.status().map(({ arn, settings, queueLimit, depth }) => ({ arn, settings, queueLimit, depth })), directory }, 'event targets');
+  if (targets.length > 0) log.info({ targets: notifier.status().map(({ arn, settings, queueLimit, depth }) => ({ arn, settings, queueLimit, depth })), directory }, 'event targets');
   return notifier;
 }
 
-function defaultEventsDirectory(config: ServerConfig, isOwn: OwnEndpointTest): string {
+/** `.svc.sys/events` on this node's first local drive on disk; undefined when it has none (memfs, or only remote drives). */
+function eventsDirectoryOf(config: ServerConfig, isOwn: OwnEndpointTest): string | undefined {
   const first = config.layout.pools.flatMap((pool) => pool.endpoints).find((endpoint) => endpoint.kind === 'local' || isOwn(endpoint));
-  if (!first || config.driveBackend === 'memfs') {
-    throw new SvcError('InvalidConfiguration', 'SVC_NOTIFY_QUEUE_DIR must be set: this node has no local drive on disk to keep the event queues on', { variable: 'SVC_NOTIFY_QUEUE_DIR' });
-  }
+  if (!first || config.driveBackend === 'memfs') return undefined;
   return join(config.driveRoot ? join(config.driveRoot, first.path) : first.path, '.svc.sys', 'events');
 }

@@ -134,6 +134,9 @@ export const errorCatalogue = {
   GroupNotEmpty: { httpStatus: 409, message: 'The group still has members: remove them first.' },
   NoSuchServiceAccount: { httpStatus: 404, message: 'The service account does not exist.' },
   InvalidUserCredentials: { httpStatus: 400, message: 'The access key must be 3 to 128 characters of letters, digits and -_.=@, the secret key 8 to 128 characters, and neither may be the root access key.' },
+  NoSuchEventTarget: { httpStatus: 404, message: 'No event target has this ARN.' },
+  EventTargetInUse: { httpStatus: 409, message: "A bucket's notification rule names the event target: change the rule first." },
+  EventTargetReadOnly: { httpStatus: 409, message: 'The event target is configured by the environment (SVC_NOTIFY_*): change it there.' },
 
   // Console API (same JSON shape as the admin API)
   ConsoleSignInRequired: { httpStatus: 401, message: 'Sign in to the console first (no valid session cookie).' },

@@ -55,6 +55,12 @@ export const s3Actions = [
   'UpdateBucketMetadataJournalTableConfiguration', 'UpdateJobPriority', 'UpdateJobStatus', 'UpdateObjectEncryption', 'UpdateStorageLensGroup',
 ].map((name) => `s3:${name}`);
 
+/**
+ * S3 actions this server has beyond AWS's list, named as MinIO names them so policies written for
+ * it keep working: listening to a bucket's events live (`rc watch`).
+ */
+export const s3ExtensionActions = ['s3:ListenBucketNotification'];
+
 /** The admin actions by a constant name, for route tables: `adminAction.createUser`. */
 export const adminAction = {
   heal: 'admin:Heal',
@@ -134,7 +140,7 @@ export const kmsAction = {
 /** The services whose actions a policy may name. */
 export const actionServices = ['s3', 'admin', 'sts', 'kms'] as const;
 
-export const knownActions: readonly string[] = [...s3Actions, ...Object.values(adminAction), ...Object.values(stsAction), ...Object.values(kmsAction)];
+export const knownActions: readonly string[] = [...s3Actions, ...s3ExtensionActions, ...Object.values(adminAction), ...Object.values(stsAction), ...Object.values(kmsAction)];
 
 const knownLowerCase = new Set(knownActions.map((name) => name.toLowerCase()));
 

@@ -33,6 +33,7 @@ import type { HealPath, HealSequenceStatus } from './heal.js';
 import type { RebalanceStatus } from './rebalance.js';
 import type { KmsKeyStatus } from './kms/kms.js';
 import type { KmsRewrapStatus } from '../contracts/kms.js';
+import type { ListenPollAnswer } from './events/listen.js';
 
 /** Reads a value off the wire as a T, or throws MalformedPeerMessage naming where (`at`) it went wrong. */
 export type Decoder<T> = (value: unknown, at: string) => T;
@@ -132,6 +133,13 @@ export const peerOperations = {
   'kms-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
   'kms-rotate': { request: request({ keyId: text }), answer: answer({ key: kmsKeyStatus, rewrap: kmsRewrapStatus }) },
   'kms-rewrap-status': { request: request({}), answer: kmsRewrapStatus },
+  /** A live listener on another node polls this one for its bucket's events (ops/events/listen.ts). */
+  'event-listen': {
+    request: request({ listener: text, bucket: text, prefix: optional(text), suffix: optional(text), events: optional(listOf(text)), waitMs: whole, stop: optional(flag) }),
+    answer: answer({ messages: listOf(answer({ EventName: text, Key: text, Records: listOf(answer({})) })), cutOff: optional(text) }) as Decoder<unknown> as Decoder<ListenPollAnswer>,
+  },
+  /** Event targets were added or removed through the admin API: the peer rereads event-targets.bin and applies it. */
+  'event-targets-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
   /** The peer's own metrics in the Prometheus text format (a cluster-wide scrape). */
   metrics: { request: request({}), answer: answer({ text }) },
 } as const satisfies Record<string, { request: Decoder<unknown>; answer: Decoder<unknown> }>;

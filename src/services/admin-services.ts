@@ -22,7 +22,7 @@ import type { NamespaceLocker } from '../object/locks.js';
 import type { AdminContext } from '../api/admin/context.js';
 import type { Kms } from '../ops/kms/kms.js';
 import type { Clock } from '../util/clock.js';
-import type { EventSink } from '../ops/events/types.js';
+import type { EventNotifier } from '../ops/events/notifier.js';
 import { createPeerLinks } from './peer-links.js';
 import { createDecommissionService, type DecommissionService } from './decommission-service.js';
 import { createRebalanceService, type RebalanceService } from './rebalance-service.js';
@@ -32,6 +32,7 @@ import { createBucketNotices } from './bucket-notices.js';
 import { createLifecycleService } from './lifecycle-service.js';
 import { createPoolStatus } from './pool-status.js';
 import { createKmsKeysService } from './kms-keys-service.js';
+import { createEventsService } from './events-service.js';
 
 export interface AdminServices {
   context: AdminContext;
@@ -65,8 +66,8 @@ export interface AdminServicesOptions {
   faults?: AdminContext['faults'];
   /** The KMS, when SVC_KMS_SECRET_KEY is set. */
   kms?: Kms;
-  /** This node's event targets (bucket notifications), when any is configured. */
-  events?: AdminContext['events'] & EventSink;
+  /** This node's bucket notifications: its event targets and live listeners. */
+  events: EventNotifier;
   /** Bucket replication of this node. */
   replication?: AdminContext['replication'];
 }
@@ -83,10 +84,11 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const heal = await createHealService({ config, storage, links, logger, quarantine });
   const buckets = createBucketNotices({ storage, links });
   const iam = await createIamService({ config, storage, links, logger, quarantine, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
-  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, ...(options.events ? { events: options.events } : {}) });
+  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, events: options.events });
   const kmsKeys = await createKmsKeysService({ config, storage, links, logger, kms: options.kms });
+  const events = await createEventsService({ notifier: options.events, storage, links, logger, quarantine, ...(options.locker ? { locker: options.locker } : {}) });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
-  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
+  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
   const { setViews, ...poolStatus } = pools;
   const context: AdminContext = {
     ...poolStatus,
@@ -105,7 +107,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.kms ? { kms: options.kms } : {}),
     ...(kmsKeys.control ? { kmsKeys: kmsKeys.control } : {}),
-    ...(options.events ? { events: options.events } : {}),
+    events: events.context,
     ...(options.replication ? { replication: options.replication } : {}),
   };
   const started = rebalance;
@@ -119,7 +121,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     lifecycle,
     close: async () => {
       await iam.close();
-      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close(), kmsKeys.close()]);
+      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close(), kmsKeys.close(), events.close()]);
     },
   };
 }

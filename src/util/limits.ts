@@ -365,6 +365,22 @@ export const limits = {
   eventDropWarningIntervalMs: 60_000,
   /** Live listeners of a node's events at most. */
   eventWatchersMax: 64,
+  /**
+   * Live listeners across the cluster (`rc watch`, ops/events/listen.ts): bytes of events a
+   * listener's stream holds for its reader, and events a peer holds for a listener between two
+   * polls, before the listener is cut off; events one poll answers at most; how long a poll waits
+   * for a first event; how long a peer keeps a subscription nobody polls; how soon a peer that did
+   * not answer is polled again; how often an idle stream sends a blank line.
+   */
+  eventListenBufferBytes: 1 * MiB,
+  eventListenRelayEvents: 10_000,
+  eventListenPollBatch: 1_000,
+  eventListenPollWaitMs: 5_000,
+  eventListenLeaseMs: 30_000,
+  eventListenRetryMs: 1_000,
+  eventListenKeepAliveMs: 15_000,
+  /** Every node rereads event-targets.bin (targets added through the admin API) this often, in case a change notice was lost. */
+  eventTargetsReloadIntervalMs: 10_000,
   /** Server access logs: a node writes a log object per source bucket when its batch holds this many records, */
   accessLogFlushRecords: 10_000,
   /** ... or this many bytes of journal, */

@@ -11,6 +11,7 @@
  * signature: it describes shapes, never this deployment, and tools fetch it without root keys.
  */
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { SvcError, isSvcError, type ErrorCode } from '../../errors/index.js';
@@ -97,7 +98,11 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       url: route.path,
       schema: fastifySchema(documentedSchema(route), tagOf(route.path)),
       config: { bodyErrorCode: route.schema.bodyErrorCode, route } satisfies AdminRouteConfig,
-      handler: async (request, reply) => reply.code(200).send((await route.handle(options.context(), adminRequestOf(request), stateOf(request).caller!.principal!)) ?? {}),
+      handler: async (request, reply) => {
+        const answer = await route.handle(options.context(), adminRequestOf(request), stateOf(request).caller!.principal!);
+        if (answer instanceof Readable) return sendStream(reply, answer);
+        return reply.code(200).send(answer ?? {});
+      },
     });
   }
   app.get(openApiPath, { schema: { ...fastifySchema(openApiSchema, 'document'), security: [] }, config: { public: true } satisfies AdminRouteConfig }, async () => app.swagger());
@@ -165,6 +170,15 @@ async function readBody(request: FastifyRequest, state: AdminRequestState): Prom
   } catch {
     throw new SvcError(configOf(request).bodyErrorCode ?? 'InvalidArgument', 'the body is not valid JSON', { field: 'body' });
   }
+}
+
+/**
+ * A long-lived answer (a live listener's events): newline-delimited JSON, chunked, never buffered
+ * by a proxy; the stream is destroyed when the client goes away, which ends what feeds it.
+ */
+function sendStream(reply: FastifyReply, stream: Readable): FastifyReply {
+  reply.raw.on('close', () => stream.destroy());
+  return reply.code(200).header('content-type', 'application/x-ndjson').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(stream);
 }
 
 function refuseUnknown(request: FastifyRequest): never {

@@ -1,6 +1,8 @@
 /** What the admin handlers are given by the composition root. */
+import type { Readable } from 'node:stream';
 import type { TargetStatus } from '../../ops/events/notifier.js';
 import type { ReplicationAdmin } from '../../ops/replication/replicator.js';
+import type { ListenFilter, ListenStats } from '../../ops/events/listen.js';
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.js';
@@ -72,8 +74,17 @@ export interface AdminContext {
   kms?: Kms;
   /** Rotation, disabling and the re-wrap's status; undefined without a KMS. */
   kmsKeys?: KmsKeyControl;
-  /** This node's bucket notification targets and their queues; undefined when none is configured. */
-  events?: { status(): TargetStatus[] };
+  /** This node's bucket notification targets and their queues, and its live listeners. */
+  events?: {
+    status(): TargetStatus[];
+    /** A live listener's stream of newline-delimited JSON (ops/events/listen.ts); NoSuchBucket, InvalidArgument. */
+    listen?(filter: ListenFilter): Promise<Readable>;
+    listeners?(): ListenStats;
+    /** Adds (or changes) a target configured through the API, on every node; InvalidArgument, EventTargetReadOnly. */
+    addTarget?(input: { type: string; id: string; settings: Record<string, string>; queueLimit?: number }): Promise<TargetStatus>;
+    /** Removes a target configured through the API, on every node; NoSuchEventTarget, EventTargetInUse, EventTargetReadOnly. */
+    removeTarget?(arn: string): Promise<void>;
+  };
   /** Bucket replication: remote targets, this node's queues and resyncs. */
   replication?: ReplicationAdmin;
 }

@@ -10,8 +10,10 @@ import { prometheusGenerate } from './prometheus.js';
 import * as iamCommands from './admin-iam.js';
 import { lifecycle } from './admin-lifecycle.js';
 import { kmsKey, kmsKeyActions, kmsRewrapStatus } from './admin-kms.js';
-import { eventTargets } from './admin-events.js';
+import { addEventTarget, eventTargets, removeEventTarget } from './admin-events.js';
 import * as replicate from './admin-replicate.js';
+import { watch as watchBucket } from './watch.js';
+import { mirror } from './mirror.js';
 
 const rebalanceSummaries: Record<string, string> = { start: 'start the rebalance', status: "show the rebalance's progress", stop: 'stop the rebalance' };
 import * as objects from './objects.js';
@@ -211,9 +213,28 @@ const commands: Record<string, Command> = {
     positionals: [1, 1],
     run: (context, [alias], values) => kmsRewrapStatus(context, alias!, values.watch === true),
   },
+  watch: {
+    usage: 'rc watch <alias>/<bucket> [--prefix <p>] [--suffix <s>] [--events put,delete,tagging,ilm]',
+    summary: "a bucket's events as they happen on any node, one line each, until Ctrl-C",
+    options: { prefix: { type: 'string' }, suffix: { type: 'string' }, events: { type: 'string' } },
+    positionals: [1, 1],
+    run: (context, [target], values) =>
+      watchBucket(context, target!, {
+        ...(values.prefix !== undefined ? { prefix: values.prefix as string } : {}),
+        ...(values.suffix !== undefined ? { suffix: values.suffix as string } : {}),
+        ...(values.events !== undefined ? { events: values.events as string } : {}),
+      }),
+  },
+  mirror: {
+    usage: 'rc mirror <source> <target> [--watch] [--remove] [--dry-run]',
+    summary: 'copy a bucket, prefix or directory to another (every version, oldest first, where both keep versions); resumable',
+    options: { watch: { type: 'boolean' }, remove: { type: 'boolean' }, 'dry-run': { type: 'boolean' } },
+    positionals: [2, 2],
+    run: (context, [from, to], values) => mirror(context, from!, to!, { watch: values.watch === true, remove: values.remove === true, dryRun: values['dry-run'] === true }),
+  },
   'admin event target ls': {
     usage: 'rc admin event target ls <alias>',
-    summary: "the node's bucket notification targets and their queues (depth, oldest event, sent, failed, dropped)",
+    summary: "the bucket notification targets (environment or API) and the node's queues (depth, oldest event, sent, failed, dropped)",
     positionals: [1, 1],
     run: (context, [alias]) => eventTargets(context, alias!),
   },
@@ -241,6 +262,19 @@ const commands: Record<string, Command> = {
     options: { arn: { type: 'string' }, ...watch },
     positionals: [1, 1],
     run: (context, [target], values) => replicate.replicateResync(context, target!, values.arn as string | undefined, values.watch === true),
+  },
+  'admin event target add': {
+    usage: 'rc admin event target add <alias> <type> <id> SETTING=value... [--queue-limit <events>]',
+    summary: 'add (or change) a notification target on every node: webhook endpoint=URL [auth_token=T], nats address=H:P subject=S, ...',
+    options: { 'queue-limit': { type: 'string' } },
+    positionals: [3, 20],
+    run: (context, [alias, type, id, ...settings], values) => addEventTarget(context, alias!, type!, id!, settings, values['queue-limit'] as string | undefined),
+  },
+  'admin event target rm': {
+    usage: 'rc admin event target rm <alias> <arn>',
+    summary: 'remove a target added with add (refused while a bucket rule names it)',
+    positionals: [2, 2],
+    run: (context, [alias, arn]) => removeEventTarget(context, alias!, arn!),
   },
   'admin prometheus generate': {
     usage: 'rc admin prometheus generate <alias> [cluster|node]',

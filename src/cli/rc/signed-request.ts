@@ -28,6 +28,28 @@ export async function sendSigned(request: SignedRequest): Promise<{ status: numb
   const url = new URL(request.endpoint);
   const rawQuery = request.rawQuery ?? '';
   const body = request.body ?? '';
+  const sendHeaders = await signedHeaders(request, url, rawQuery, body);
+  if (request.bareQuestionMark && !rawQuery) return sendBareQuestionMark(url, request.method, `${request.path}?`, sendHeaders, body);
+  const response = await fetch(`${url.origin}${request.path}${rawQuery ? `?${rawQuery}` : ''}`, {
+    method: request.method,
+    headers: sendHeaders,
+    ...(body ? { body } : {}),
+    signal: AbortSignal.timeout(request.timeoutMs ?? 60_000),
+  });
+  const requestId = response.headers.get('x-amz-request-id');
+  return { status: response.status, text: await response.text(), ...(requestId === null ? {} : { requestId }) };
+}
+
+/** A signed GET whose answer is read as it comes (a live listener's events): the response, its body unread; `signal` ends it. */
+export async function openSigned(request: Omit<SignedRequest, 'method' | 'body' | 'timeoutMs' | 'bareQuestionMark'>, signal?: AbortSignal): Promise<Response> {
+  const url = new URL(request.endpoint);
+  const rawQuery = request.rawQuery ?? '';
+  const headers = await signedHeaders({ ...request, method: 'GET' }, url, rawQuery, '');
+  return fetch(`${url.origin}${request.path}${rawQuery ? `?${rawQuery}` : ''}`, { method: 'GET', headers, ...(signal ? { signal } : {}) });
+}
+
+/** The request's headers, signed (SigV4, service s3) unless it asks not to be; without `host`, which fetch sets. */
+async function signedHeaders(request: SignedRequest, url: URL, rawQuery: string, body: string): Promise<Record<string, string>> {
   const query: Record<string, string | string[]> = {};
   for (const [name, value] of new URLSearchParams(rawQuery)) {
     const existing = query[name];
@@ -40,15 +62,7 @@ export async function sendSigned(request: SignedRequest): Promise<{ status: numb
     headers = signed.headers as Record<string, string>;
   }
   const { host: _host, ...sendHeaders } = headers;
-  if (request.bareQuestionMark && !rawQuery) return sendBareQuestionMark(url, request.method, `${request.path}?`, sendHeaders, body);
-  const response = await fetch(`${url.origin}${request.path}${rawQuery ? `?${rawQuery}` : ''}`, {
-    method: request.method,
-    headers: sendHeaders,
-    ...(body ? { body } : {}),
-    signal: AbortSignal.timeout(request.timeoutMs ?? 60_000),
-  });
-  const requestId = response.headers.get('x-amz-request-id');
-  return { status: response.status, text: await response.text(), ...(requestId === null ? {} : { requestId }) };
+  return sendHeaders;
 }
 
 /** fetch drops an empty query's `?`; node:http sends the path as given. */

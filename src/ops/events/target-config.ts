@@ -58,25 +58,53 @@ export function readTargetConfigs(env: Record<string, string | undefined>): Targ
 }
 
 function targetConfig(type: TargetType, id: string, env: Record<string, string | undefined>): TargetConfig {
+  const limitName = variable(type, 'QUEUE_LIMIT', id);
   const settings: Record<string, string> = {};
-  const { required, optional } = settingsOf[type];
-  for (const setting of [...required, ...optional]) {
+  for (const setting of [...settingsOf[type].required, ...settingsOf[type].optional]) {
     const value = env[variable(type, setting, id)]?.trim();
     if (value !== undefined && value !== '') settings[setting] = value;
-    else if (required.includes(setting)) throw new SvcError('InvalidConfiguration', `${variable(type, setting, id)} must be set for the ${type} target ${id}`, { variable: variable(type, setting, id) });
   }
-  checkSettings(type, id, settings);
-  const limitName = variable(type, 'QUEUE_LIMIT', id);
-  const limitText = env[limitName]?.trim();
+  return checkedConfig(type, id, settings, env[limitName]?.trim(), { code: 'InvalidConfiguration', nameOf: (setting) => variable(type, setting, id) });
+}
+
+/** How a bad setting is named: the environment variable (at start) or the setting in an admin request. */
+interface SettingNames {
+  code: 'InvalidConfiguration' | 'InvalidArgument';
+  nameOf(setting: string): string;
+}
+
+function checkedConfig(type: TargetType, id: string, settings: Record<string, string>, limitText: string | undefined, names: SettingNames): TargetConfig {
+  const bad = (setting: string, expected: string): SvcError => new SvcError(names.code, `${names.nameOf(setting)} ${expected}`, names.code === 'InvalidConfiguration' ? { variable: names.nameOf(setting) } : { field: names.nameOf(setting) });
+  for (const setting of settingsOf[type].required) if (settings[setting] === undefined) throw bad(setting, `must be set for the ${type} target ${id}`);
+  checkSettings(type, settings, bad);
   const queueLimitEntries = limitText === undefined || limitText === '' ? limits.eventQueueLimitDefault : Number(limitText);
   if (!Number.isInteger(queueLimitEntries) || queueLimitEntries < 1 || queueLimitEntries > limits.eventQueueLimitMax) {
-    throw new SvcError('InvalidConfiguration', `${limitName} must be a whole number from 1 to ${limits.eventQueueLimitMax}`, { variable: limitName });
+    throw bad('QUEUE_LIMIT', `must be a whole number from 1 to ${limits.eventQueueLimitMax}`);
   }
   return { id, type, arn: targetArn(id, type), queueLimitEntries, settings };
 }
 
-function checkSettings(type: TargetType, id: string, settings: Record<string, string>): void {
-  const bad = (setting: string, expected: string): SvcError => new SvcError('InvalidConfiguration', `${variable(type, setting, id)} ${expected}`, { variable: variable(type, setting, id) });
+/**
+ * A target as the admin API adds it: its type, id and settings by their names (`ENDPOINT`,
+ * `AUTH_TOKEN`...), checked as the environment's are; a bad one is InvalidArgument naming the setting.
+ */
+export function apiTargetConfig(input: { type: string; id: string; settings: Record<string, string>; queueLimit?: number }): TargetConfig {
+  if (!(targetTypes as readonly string[]).includes(input.type)) throw new SvcError('InvalidArgument', `type must be one of ${targetTypes.join(', ')}, not '${input.type}'`, { field: 'type' });
+  const type = input.type as TargetType;
+  if (!idPattern.test(input.id)) throw new SvcError('InvalidArgument', `id: a target id is 1 to 64 letters, digits, '-' or '_', not '${input.id.slice(0, 80)}'`, { field: 'id' });
+  const known = [...settingsOf[type].required, ...settingsOf[type].optional];
+  const unknown = Object.keys(input.settings).filter((name) => !known.includes(name));
+  if (unknown.length > 0) throw new SvcError('InvalidArgument', `settings: a ${type} target has no setting ${unknown.join(', ')} (it takes ${known.join(', ')})`, { field: 'settings' });
+  const settings = Object.fromEntries(Object.entries(input.settings).map(([name, value]) => [name, value.trim()]).filter(([, value]) => value !== ''));
+  return checkedConfig(type, input.id, settings, input.queueLimit === undefined ? undefined : String(input.queueLimit), { code: 'InvalidArgument', nameOf: (setting) => (setting === 'QUEUE_LIMIT' ? 'queueLimit' : `settings.${setting}`) });
+}
+
+/** The settings each type takes, required ones first (what `rc admin event target add` lists). */
+export function settingsOfType(type: TargetType): { required: string[]; optional: string[] } {
+  return settingsOf[type];
+}
+
+function checkSettings(type: TargetType, settings: Record<string, string>, bad: (setting: string, expected: string) => SvcError): void {
   const url = (setting: string, protocols: string[]): void => {
     let parsed: URL;
     try {
