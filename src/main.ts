@@ -29,6 +29,7 @@ import { staticCredentials } from './api/s3/auth/sigv4.js';
 import type { S3Context } from './api/s3/context.js';
 import type { Kms } from './ops/kms/kms.js';
 import { createKms } from './services/kms-service.js';
+import { createTierService, type TierService } from './services/tier-service.js';
 import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
 import { rpcKeyFor } from './transport/rpc-token.js';
 import { Transport } from './transport/transport.js';
@@ -103,6 +104,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   let storage: StartedStorage | undefined;
   let admin: AdminServices | undefined;
   let kms: Kms | undefined;
+  let tiers: TierService | undefined;
   // Judges session, web identity and service account expiry; tests move it (fault-injection mode only).
   const identityClock = new OffsetClock();
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
@@ -131,6 +133,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     nowMs: () => Date.now(),
     ...(events ? { events } : {}),
     encryption: { kms: () => kms, allowInsecureSsec: config.kms.allowInsecureSsec },
+    tiers: () => tiers?.tiers,
     ownerId: config.accessKey,
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
@@ -176,6 +179,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   try {
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
     kms = await createKms({ config, storage: ready, locker });
+    tiers = await createTierService({ config, storage: ready, locker, logger: log });
     admin = await createAdminServices({
       config,
       ...(kms ? { kms } : {}),
@@ -190,6 +194,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       locker,
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
       ...(events ? { events } : {}),
+      tiers,
     });
     storage = ready;
   } catch (error) {
@@ -226,6 +231,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       stopping = true;
       started.stop();
       await admin?.close();
+      tiers?.tiers.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
       await events?.close();
       await accessLog?.close();

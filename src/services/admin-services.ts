@@ -31,6 +31,8 @@ import { createIamService } from './iam-service.js';
 import { createBucketNotices } from './bucket-notices.js';
 import { createLifecycleService } from './lifecycle-service.js';
 import { createPoolStatus } from './pool-status.js';
+import type { TierService } from './tier-service.js';
+import { tierUser } from '../ops/tier/transition.js';
 
 export interface AdminServices {
   context: AdminContext;
@@ -66,6 +68,8 @@ export interface AdminServicesOptions {
   kms?: Kms;
   /** This node's event targets (bucket notifications), when any is configured. */
   events?: AdminContext['events'] & EventSink;
+  /** The deployment's remote tiers and the transition the lifecycle scanner runs. */
+  tiers?: TierService;
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -80,7 +84,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const heal = await createHealService({ config, storage, links, logger, quarantine });
   const buckets = createBucketNotices({ storage, links });
   const iam = await createIamService({ config, storage, links, logger, quarantine, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
-  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, ...(options.events ? { events: options.events } : {}) });
+  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, ...(options.events ? { events: options.events } : {}), ...(options.tiers ? { transition: options.tiers.transition } : {}) });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
   const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
   const { setViews, ...poolStatus } = pools;
@@ -101,6 +105,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.kms ? { kms: options.kms } : {}),
     ...(options.events ? { events: options.events } : {}),
+    ...(options.tiers ? { tiers: tierAdmin(options.tiers, storage) } : {}),
   };
   const started = rebalance;
   return {
@@ -115,5 +120,19 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
       await iam.close();
       await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close()]);
     },
+  };
+}
+
+/** The tiers as the admin routes see them: removal looks for what still uses the tier. */
+function tierAdmin(service: TierService, storage: StartedStorage): NonNullable<AdminContext['tiers']> {
+  const { tiers } = service;
+  return {
+    list: async () => {
+      await tiers.load();
+      return tiers.list();
+    },
+    info: (name) => tiers.info(name),
+    add: (input) => tiers.add(input),
+    remove: (name) => tiers.remove(name, (tier) => tierUser(storage.objects, tier)),
   };
 }

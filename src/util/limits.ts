@@ -365,4 +365,14 @@ export const limits = {
   accessLogFlushIntervalMsDefault: 60_000,
   /** Journal bytes a node keeps waiting for delivery; records beyond are dropped and counted. */
   accessLogMaxPendingBytes: 256 * MiB,
+  /** Remote tiers (lifecycle transitions): at most this many tiers, */
+  maxTiers: 100,
+  /** ... a connection to a tier must open within this long, */
+  tierConnectTimeoutMs: 5_000,
+  /** ... and each request to it must answer within this long (a read-through GET's first bytes included). */
+  tierRequestTimeoutMs: 60_000,
+  /** A tier object whose version was deleted while the tier could not be reached is deleted again this often, */
+  tierReleaseRetryMs: 30_000,
+  /** ... and at most this many such objects wait per node (beyond, the oldest is forgotten and logged). */
+  tierReleaseQueueMax: 100_000,
 } as const;

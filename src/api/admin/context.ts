@@ -7,6 +7,8 @@ import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
 import type { LifecycleScanner } from '../../ops/lifecycle.js';
 import type { Kms } from '../../ops/kms/kms.js';
+import type { TierInfo } from '../../ops/tier/tier-document.js';
+import type { TierInput } from '../../ops/tier/tiers.js';
 import type { RouteSchema } from './route-schema.js';
 import type { Capabilities, ClusterSnapshot, PoolInfo, SlotInfo } from '../../contracts/cluster.js';
 import type { Permission, Principal } from '../../iam/index.js';
@@ -63,6 +65,14 @@ export interface AdminContext {
   kms?: Kms;
   /** This node's bucket notification targets and their queues; undefined when none is configured. */
   events?: { status(): TargetStatus[] };
+  /** The deployment's remote tiers (lifecycle transitions). */
+  tiers?: {
+    list(): Promise<TierInfo[]>;
+    info(name: string): Promise<TierInfo>;
+    add(input: TierInput): Promise<TierInfo>;
+    /** TierInUse while a lifecycle rule or a transitioned version names it. */
+    remove(name: string): Promise<void>;
+  };
 }
 
 /**

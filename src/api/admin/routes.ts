@@ -13,6 +13,7 @@ import { placementPermissions, placementQuery, simulateBody, simulatePermissions
 import { iamRoutes } from './iam.js';
 import { lifecycleRoutes } from './lifecycle.js';
 import { kmsRoutes } from './kms.js';
+import { tierRoutes } from './tiers.js';
 import { eventRoutes } from './events.js';
 import * as schema from './route-schema.js';
 import * as answers from './answer-schemas.js';
@@ -33,6 +34,7 @@ export const adminRoutes: AdminRoute[] = [
   ...iamRoutes,
   ...lifecycleRoutes,
   ...kmsRoutes,
+  ...tierRoutes,
   ...eventRoutes,
   ...healRoutes,
   {
