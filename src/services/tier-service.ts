@@ -27,6 +27,7 @@ export async function createTierService(options: { config: ServerConfig; storage
     ...(locker ? { lock: () => locker.acquire('.svc.sys/tiers.bin', 'write') } : {}),
   });
   await tiers.load();
+  await tiers.spread().catch((error: unknown) => options.logger.warn({ error: String(error) }, 'tiers.bin not written again on every drive: a pool added since keeps no copy yet'));
   storage.objects.setTierGateway(tiers);
   return { tiers, transition: transitionVersions({ objects: storage.objects, tiers, deploymentId: storage.deploymentId, nowMs: () => Date.now() }) };
 }

@@ -62,6 +62,23 @@ export class TierRegistry implements TierGateway {
     if (loaded && loaded.generation >= this.document.generation) this.adopt(loaded);
   }
 
+  /**
+   * Writes the newest tiers.bin again on every drive (under the lock): a pool added since the last
+   * change gets its copy, so the tiers outlive the decommission and removal of the pools that
+   * held them.
+   */
+  async spread(): Promise<void> {
+    const release = (await this.options.lock?.()) ?? (() => undefined);
+    try {
+      const loaded = await this.options.store.load();
+      if (!loaded) return;
+      await this.options.store.save(loaded);
+      this.adopt(loaded);
+    } finally {
+      release();
+    }
+  }
+
   list(): TierInfo[] {
     return this.document.tiers.map(tierInfo);
   }
