@@ -29,6 +29,7 @@ import { staticCredentials } from './api/s3/auth/sigv4.js';
 import type { S3Context } from './api/s3/context.js';
 import type { Kms } from './ops/kms/kms.js';
 import { createKms } from './services/kms-service.js';
+import { createTierService, type TierService } from './services/tier-service.js';
 import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
 import { rpcKeyFor } from './transport/rpc-token.js';
 import { Transport } from './transport/transport.js';
@@ -107,6 +108,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   let admin: AdminServices | undefined;
   let kms: Kms | undefined;
   let replicator: Replicator | undefined;
+  let tiers: TierService | undefined;
   // Judges session, web identity and service account expiry; tests move it (fault-injection mode only).
   const identityClock = new OffsetClock();
   const observability = createObservability({ config, isOwn, rpcKey, launchHash, storage: () => storage, admin: () => admin });
@@ -137,6 +139,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     events,
     encryption: { kms: () => kms, allowInsecureSsec: config.kms.allowInsecureSsec },
     compression: config.compression,
+    tiers: () => tiers?.tiers,
     ownerId: config.accessKey,
   };
   // The listener starts before format quorum: peers read this node's drives over RPC meanwhile.
@@ -184,6 +187,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     kms = await createKms({ config, storage: ready, locker });
     replicator = await openReplication({ config, env, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log });
     if (replicator) context.replication = replicator;
+    tiers = await createTierService({ config, storage: ready, locker, logger: log });
     admin = await createAdminServices({
       config,
       ...(kms ? { kms } : {}),
@@ -199,6 +203,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
       events,
       ...(replicator ? { replication: replicator } : {}),
+      tiers,
     });
     storage = ready;
   } catch (error) {
@@ -236,6 +241,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       stopping = true;
       started.stop();
       await admin?.close();
+      tiers?.tiers.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
       await replicator?.close();
       await events.close();

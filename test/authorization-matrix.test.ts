@@ -312,6 +312,7 @@ const s3Examples: Record<Exclude<S3Endpoint['kind'], 'NotImplemented'>, S3Exampl
   PutObjectRetention: { method: 'PUT', path: '/photos/cat.jpg', query: { retention: '' }, body: `${xml}<Retention><Mode>GOVERNANCE</Mode><RetainUntilDate>2030-01-01T00:00:00Z</RetainUntilDate></Retention>` },
   GetObjectLegalHold: { method: 'GET', path: '/photos/cat.jpg', query: { 'legal-hold': '' } },
   PutObjectLegalHold: { method: 'PUT', path: '/photos/cat.jpg', query: { 'legal-hold': '' }, body: `${xml}<LegalHold><Status>OFF</Status></LegalHold>` },
+  RestoreObject: { method: 'POST', path: '/photos/never-there.bin', query: { restore: '' }, body: `${xml}<RestoreRequest><Days>1</Days></RestoreRequest>` },
 };
 
 /** Sends an S3 request signed with these credentials. */

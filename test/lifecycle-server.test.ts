@@ -86,7 +86,7 @@ const bad: [string, string, string][] = [
   ['no action', '<LifecycleConfiguration><Rule><ID>a</ID><Status>Enabled</Status><Filter></Filter></Rule></LifecycleConfiguration>', 'InvalidRequest'],
   ['abort with tags', '<LifecycleConfiguration><Rule><ID>a</ID><Status>Enabled</Status><Filter><Tag><Key>k</Key><Value>v</Value></Tag></Filter><AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule></LifecycleConfiguration>', 'InvalidRequest'],
   ['duplicate tag keys', '<LifecycleConfiguration><Rule><ID>a</ID><Status>Enabled</Status><Filter><And><Tag><Key>k</Key><Value>1</Value></Tag><Tag><Key>k</Key><Value>2</Value></Tag></And></Filter><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>', 'InvalidRequest'],
-  ['a transition', '<LifecycleConfiguration><Rule><ID>a</ID><Status>Enabled</Status><Filter></Filter><Transition><Days>1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule></LifecycleConfiguration>', 'NotImplemented'],
+  ['a transition', '<LifecycleConfiguration><Rule><ID>a</ID><Status>Enabled</Status><Filter></Filter><Transition><Days>1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule></LifecycleConfiguration>', 'InvalidStorageClass'],
 ];
 
 describe('lifecycle configuration API', () => {

@@ -93,9 +93,25 @@ describe('server access log records', () => {
     const time = String.raw`\[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d \+0000\]`;
     const host = new URL(server.url).host;
     const put = lines.find((line) => line.includes('REST.PUT.OBJECT'));
-    expect(put).toMatch(new RegExp(String.raw`^${owner} source ${time} 127\.0\.0\.1 ${owner} \S+ REST\.PUT\.OBJECT a%20b\.txt "PUT /source/a%20b\.txt\S* HTTP/1\.1" 200 - - 5 \d+ - "-" "[^"]*" - \S+ SigV4 - AuthHeader ${host.replace(/\./g, '\\.')} - - -$`));
-    expect(lines.find((line) => line.includes('REST.GET.OBJECT') && line.includes(' 200 '))).toMatch(/ 200 - 5 5 \d+ - "-" /);
-    expect(lines.find((line) => line.includes(' 403 '))).toMatch(new RegExp(String.raw`^${owner} source ${time} 127\.0\.0\.1 - \S+ REST\.GET\.OBJECT a%20b\.txt "GET /source/a%20b\.txt HTTP/1\.1" 403 AccessDenied \S+ - \d+ - "-" "anonymous \\"reader\\"" - \S+ - - - `));
+    expect(put).toMatch(new RegExp(String.raw`^${owner} source ${time} 127\.0\.0\.1 ${owner} \S+ REST\.PUT\.OBJECT a%20b\.txt "PUT /source/a%20b\.txt\S* HTTP/1\.1" 200 - - 5 \d+ \d+ "-" "[^"]*" - \S+ SigV4 - AuthHeader ${host.replace(/\./g, '\\.')} - - -$`));
+    expect(lines.find((line) => line.includes('REST.GET.OBJECT') && line.includes(' 200 '))).toMatch(/ 200 - 5 5 \d+ \d+ "-" /);
+    expect(lines.find((line) => line.includes(' 403 '))).toMatch(new RegExp(String.raw`^${owner} source ${time} 127\.0\.0\.1 - \S+ REST\.GET\.OBJECT a%20b\.txt "GET /source/a%20b\.txt HTTP/1\.1" 403 AccessDenied \S+ - \d+ \d+ "-" "anonymous \\"reader\\"" - \S+ - - - `));
+  });
+
+  it('turn-around time is at most the total time; aclRequired is Yes only where an ACL grant alone allowed the request', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'acl-source', ObjectOwnership: 'ObjectWriter' }));
+    await putLogging('acl-source', { LoggingEnabled: { TargetBucket: 'logs', TargetPrefix: 'acl/' } });
+    await s3.send(new PutObjectCommand({ Bucket: 'acl-source', Key: 'public.txt', Body: 'for everyone', ACL: 'public-read' }));
+    expect((await fetch(`${server.url}/acl-source/public.txt`)).status).toBe(200);
+    const { lines } = await logLines('acl/', (seen) => seen.some((line) => line.includes('REST.GET.OBJECT')) && seen.some((line) => line.includes('REST.PUT.OBJECT')));
+    const fields = (line: string): string[] => line.replace(/"(?:[^"\\]|\\.)*"/g, 'Q').replace(/\[[^\]]*\]/g, 'T').split(' ');
+    for (const line of lines) {
+      const [total, turnAround] = [Number(fields(line)[13]), Number(fields(line)[14])];
+      expect(turnAround, line).toBeGreaterThanOrEqual(0);
+      expect(turnAround, line).toBeLessThanOrEqual(total);
+    }
+    expect(lines.find((line) => line.includes('REST.GET.OBJECT'))).toMatch(/ Yes$/);
+    expect(lines.find((line) => line.includes('REST.PUT.OBJECT'))).toMatch(/ -$/);
   });
 
   it('partitioned keys name the owner, region, source bucket and date', async () => {

@@ -148,6 +148,8 @@ export interface LifecycleCycle {
   objectsScanned: number;
   versionsScanned: number;
   expired: { currentVersions: number; noncurrentVersions: number; deleteMarkers: number; multipartUploads: number };
+  /** Versions whose data was moved to a remote tier (Transition, NoncurrentVersionTransition). */
+  transitioned: number;
   /** Versions a rule would have removed but object lock kept. */
   lockedVersionsKept: number;
   errors: number;

@@ -80,6 +80,24 @@ export interface PlainPart {
 /** The key half of an encryption record, known before any byte is stored (a multipart upload keeps it). */
 export type EncryptionKeyRecord = Omit<EncryptionInfo, 'plainSizeBytes' | 'plainParts'>;
 
+/**
+ * A version whose data was moved to a remote tier by a lifecycle transition: the tier holds one
+ * object with the version's stored bytes, and the drives keep only this metadata. A restored copy
+ * (RestoreObject) brings the bytes back onto the drives until `restoreExpiryMs`; `dataDir` or the
+ * inline data are then set again.
+ */
+export interface TransitionInfo {
+  /** The tier's name (as `rc admin tier add` gave it). */
+  tier: string;
+  /** The object's key in the tier's bucket (under the tier's prefix). */
+  remoteKey: string;
+  /** The version the tier's bucket gave the object, when it keeps versions. */
+  remoteVersionId?: string;
+  transitionedMs: number;
+  /** A restored copy is on the drives until this instant. */
+  restoreExpiryMs?: number;
+}
+
 export interface ObjectVersion {
   /** 'null' for the null version (unversioned or suspended buckets), else a UUID. */
   versionId: string;
@@ -104,6 +122,8 @@ export interface ObjectVersion {
   compression?: CompressionInfo;
   /** This drive's own shard file (bitrot-framed), when the object is inline. */
   inlineData?: Uint8Array;
+  /** Present when the data was moved to a remote tier (docs/lifecycle.md, "Tiers"). */
+  transition?: TransitionInfo;
 }
 
 export interface XlMeta {

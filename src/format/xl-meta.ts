@@ -10,7 +10,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { SvcError } from '../errors/index.js';
-import type { EncryptionInfo, ErasureInfo, ObjectPart, ObjectVersion, XlMeta } from './xl-meta-types.js';
+import type { EncryptionInfo, ErasureInfo, ObjectPart, ObjectVersion, TransitionInfo, XlMeta } from './xl-meta-types.js';
 import { canonicalCompression, validateCompression } from './xl-meta-compression.js';
 
 export const xlMetaMagic = 'XLSV';
@@ -135,6 +135,8 @@ function validateVersion(value: unknown, index: number): ObjectVersion {
   const parts = validateParts(v.parts, where);
   const encryption = v.encryption === undefined ? undefined : validateEncryption(v.encryption, where);
   const compression = v.compression === undefined ? undefined : validateCompression(v.compression, where, encryption?.plainSizeBytes ?? v.sizeBytes);
+  const transition = v.transition === undefined ? undefined : validateTransition(v.transition, where);
+  if (transition && v.deleteMarker) corrupt(`${where}: a delete marker has no transition`);
   const version: ObjectVersion = {
     versionId: v.versionId,
     modTimeMs: v.modTimeMs,
@@ -150,8 +152,36 @@ function validateVersion(value: unknown, index: number): ObjectVersion {
     parts,
     ...(encryption ? { encryption } : {}),
     ...(compression ? { compression } : {}),
+    ...(transition ? { transition } : {}),
   };
   return version;
+}
+
+const tierNamePattern = /^[A-Z0-9][A-Z0-9_-]{0,63}$/;
+
+/** The `transition` field: every member checked, anything unknown refused. */
+function validateTransition(value: unknown, where: string): TransitionInfo {
+  const at = `${where}.transition`;
+  if (!isObject(value)) corrupt(at);
+  const t = value;
+  const known = new Set(['tier', 'remoteKey', 'remoteVersionId', 'transitionedMs', 'restoreExpiryMs']);
+  for (const name of Object.keys(t)) if (!known.has(name)) corrupt(`${at}.${name} is unknown`);
+  if (typeof t.tier !== 'string' || !tierNamePattern.test(t.tier)) corrupt(`${at}.tier`);
+  if (typeof t.remoteKey !== 'string' || t.remoteKey === '' || t.remoteKey.length > 1024) corrupt(`${at}.remoteKey`);
+  if (t.remoteVersionId !== undefined && (typeof t.remoteVersionId !== 'string' || t.remoteVersionId === '')) corrupt(`${at}.remoteVersionId`);
+  if (!isCount(t.transitionedMs)) corrupt(`${at}.transitionedMs`);
+  if (t.restoreExpiryMs !== undefined && !isCount(t.restoreExpiryMs)) corrupt(`${at}.restoreExpiryMs`);
+  return canonicalTransition(t as unknown as TransitionInfo);
+}
+
+function canonicalTransition(t: TransitionInfo): TransitionInfo {
+  return {
+    tier: t.tier,
+    remoteKey: t.remoteKey,
+    ...(t.remoteVersionId !== undefined ? { remoteVersionId: t.remoteVersionId } : {}),
+    transitionedMs: t.transitionedMs,
+    ...(t.restoreExpiryMs !== undefined ? { restoreExpiryMs: t.restoreExpiryMs } : {}),
+  };
 }
 
 const encryptionKinds = new Set(['SSE-S3', 'SSE-KMS', 'SSE-C']);
@@ -280,6 +310,7 @@ function canonicalVersion(version: ObjectVersion): Omit<ObjectVersion, 'inlineDa
     parts: version.parts.map((part) => ({ number: part.number, sizeBytes: part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) })),
     ...(version.encryption ? { encryption: canonicalEncryption(version.encryption) } : {}),
     ...(version.compression ? { compression: canonicalCompression(version.compression) } : {}),
+    ...(version.transition ? { transition: canonicalTransition(version.transition) } : {}),
   };
 }
 
@@ -330,5 +361,6 @@ export function xlMetaSignature(version: ObjectVersion): string {
     version.parts.map((part) => `${part.number}/${part.sizeBytes}/${part.etag}`).join(','),
     ...(version.encryption ? [`sse:${version.encryption.kind}:${version.encryption.keyId}:${version.encryption.sealedKey}`] : []),
     ...(version.compression ? [`zip:${version.compression.algorithm}:${version.compression.plainSizeBytes}:${version.compression.storedSizeBytes}`] : []),
+    ...(version.transition ? [`tier:${version.transition.tier}:${version.transition.remoteKey}:${version.transition.restoreExpiryMs ?? '-'}`] : []),
   ].join('|');
 }

@@ -116,6 +116,8 @@ export const adminAction = {
   lifecycle: 'admin:Lifecycle',
   faults: 'admin:Faults',
   audit: 'admin:Audit',
+  setTier: 'admin:SetTier',
+  listTier: 'admin:ListTier',
 } as const;
 
 export type AdminActionName = (typeof adminAction)[keyof typeof adminAction];

@@ -134,6 +134,10 @@ export interface LifecycleRule {
   expiration?: { days?: number; dateMs?: number; expiredObjectDeleteMarker?: boolean };
   noncurrentVersionExpiration?: { noncurrentDays: number; newerNoncurrentVersions?: number };
   abortIncompleteMultipartUploadDays?: number;
+  /** Moves the current version's data to the tier named by `storageClass` (a tier's name, docs/lifecycle.md). */
+  transition?: { days?: number; dateMs?: number; storageClass: string };
+  /** Moves a noncurrent version's data to the tier `storageClass` once it has been noncurrent this many days. */
+  noncurrentVersionTransition?: { noncurrentDays: number; storageClass: string };
   /** How the filter was sent, to answer it back the same way: a rule-level `Prefix`, or `Filter` with `And` (absent: a plain `Filter`). */
   filterForm?: 'rulePrefix' | 'and';
 }
@@ -235,7 +239,10 @@ function isLifecycle(value: unknown): value is LifecycleRule[] {
     (rule.filter.tags === undefined || Array.isArray(rule.filter.tags)) && isCount(rule.filter.sizeGreaterThanBytes) && isCount(rule.filter.sizeLessThanBytes) &&
     (rule.expiration === undefined || (isCount(rule.expiration.days) && (rule.expiration.dateMs === undefined || typeof rule.expiration.dateMs === 'number'))) &&
     (rule.noncurrentVersionExpiration === undefined || (isCount(rule.noncurrentVersionExpiration.noncurrentDays) && isCount(rule.noncurrentVersionExpiration.newerNoncurrentVersions))) &&
-    isCount(rule.abortIncompleteMultipartUploadDays) && (rule.filterForm === undefined || rule.filterForm === 'rulePrefix' || rule.filterForm === 'and'));
+    isCount(rule.abortIncompleteMultipartUploadDays) &&
+    (rule.transition === undefined || (typeof rule.transition.storageClass === 'string' && isCount(rule.transition.days) && (rule.transition.dateMs === undefined || typeof rule.transition.dateMs === 'number'))) &&
+    (rule.noncurrentVersionTransition === undefined || (typeof rule.noncurrentVersionTransition.storageClass === 'string' && isCount(rule.noncurrentVersionTransition.noncurrentDays))) &&
+    (rule.filterForm === undefined || rule.filterForm === 'rulePrefix' || rule.filterForm === 'and'));
 }
 
 export function encodeBucketRecord(record: BucketRecord): Uint8Array {

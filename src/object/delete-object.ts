@@ -58,6 +58,8 @@ async function removeOneVersion(config: SetConfig, bucket: string, key: string, 
       const next = removeVersion(meta, versionId);
       return { meta: next.versions.length > 0 ? next : undefined, garbageDataDirs: existing.dataDir ? [existing.dataDir] : [] };
     },
+    // Data movement removes a source copy whose tier object the moved copy still names.
+    ...(removal.ignoreObjectLock ? { keepTierObjects: true } : {}),
   }, removal.quorum);
   return { versionId, deleteMarker: removedMarker };
 }

@@ -13,6 +13,8 @@ import { healObject, type HealObjectOptions, type HealObjectResult } from './hea
 import { placeObject, type ObjectPlacement } from './placement.js';
 import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import type { WalkOptions } from './walk-keys.js';
+import { dropRestoredCopy, restoreCopy, recordTransition, versionRecord, writeTransitionedCopy, type ExpectedVersion } from './transitioned.js';
+import type { ObjectVersion, TransitionInfo } from '../format/xl-meta-types.js';
 import type { DeleteObjectOptions, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions } from './types.js';
 
 export class ErasureSet {
@@ -36,6 +38,31 @@ export class ErasureSet {
 
   updateVersionMetadata(bucket: string, key: string, versionId: string | undefined, update: VersionUpdate): Promise<ObjectInfo> {
     return updateVersionMetadata(this.config, bucket, key, versionId, update);
+  }
+
+  /** The stored record of one version; the caller holds the object's lock (transitions, data movement). */
+  versionRecord(bucket: string, key: string, versionId: string): Promise<ObjectVersion> {
+    return versionRecord(this.config, bucket, key, versionId);
+  }
+
+  /** Records a version's data as moved to its tier (transitioned.ts); the caller holds the write lock. */
+  recordTransition(bucket: string, key: string, expected: ExpectedVersion, transition: TransitionInfo): Promise<ObjectInfo> {
+    return recordTransition(this.config, bucket, key, expected, transition);
+  }
+
+  /** Writes a transitioned version's metadata alone into this set (data movement); the caller holds the write lock. */
+  writeTransitionedCopy(bucket: string, key: string, version: ObjectVersion): Promise<void> {
+    return writeTransitionedCopy(this.config, bucket, key, version);
+  }
+
+  /** RestoreObject: a transitioned version's bytes back on the drives until `expiryMs`; the caller holds the write lock. */
+  restoreCopy(bucket: string, key: string, versionId: string | undefined, expiryMs: number): Promise<{ restoredNow: boolean; info: ObjectInfo }> {
+    return restoreCopy(this.config, bucket, key, versionId, expiryMs);
+  }
+
+  /** Ends a version's restored copy (its local bytes go); the caller holds the write lock. */
+  dropRestoredCopy(bucket: string, key: string, versionId: string): Promise<void> {
+    return dropRestoredCopy(this.config, bucket, key, versionId);
   }
 
   deleteObject(bucket: string, key: string, options: DeleteObjectOptions): Promise<DeleteObjectResult> {

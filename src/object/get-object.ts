@@ -19,6 +19,7 @@ import type { FileReader } from '../drive/index.js';
 import { limits } from '../util/limits.js';
 import type { GetObjectOptions, ObjectInfo } from './types.js';
 import { toObjectInfo } from './object-info.js';
+import { hasLocalData } from './tier-gateway.js';
 
 export async function headObject(config: SetConfig, bucket: string, key: string, versionId?: string): Promise<ObjectInfo> {
   const resolved = await resolveForRead(config, bucket, key, versionId);
@@ -85,7 +86,7 @@ async function resolveInlineWithoutLock(config: SetConfig, bucket: string, key: 
   } catch {
     return undefined;
   }
-  if (resolved.version.deleteMarker || resolved.version.dataDir !== undefined || resolved.outdated.some(online)) return undefined;
+  if (resolved.version.deleteMarker || resolved.version.dataDir !== undefined || resolved.version.transition !== undefined || resolved.outdated.some(online)) return undefined;
   return { ...resolved, dir };
 }
 
@@ -106,13 +107,31 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
     if (range.offset < 0 || range.length < 0 || range.offset + range.length > storedSizeBytes) {
       throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: storedSizeBytes });
     }
-    const stored = streamRange(config, bucket, key, resolved, range, release);
-    if (inflating) return { info, body: decompressStream(stored, info.compression!, inflating, (chunk) => readBuffers.release(chunk)), release: () => undefined };
-    return { info, body: stored, release: (chunk) => readBuffers.release(chunk) };
+    const local = hasLocalData(resolved.version);
+    const stored = local ? streamRange(config, bucket, key, resolved, range, release) : await readFromTier(config, resolved.version, range, release);
+    const releaseChunk = local ? (chunk: Uint8Array) => readBuffers.release(chunk) : () => undefined;
+    if (inflating) return { info, body: decompressStream(stored, info.compression!, inflating, releaseChunk), release: () => undefined };
+    return { info, body: stored, release: releaseChunk };
   } catch (error) {
     release();
     throw error;
   }
+}
+
+/**
+ * A transitioned version's bytes, read through from its tier under the read lock (held until the
+ * stream ends, so a delete cannot free the tier's object under a reader).
+ */
+async function readFromTier(config: SetConfig, version: ObjectVersion, range: { offset: number; length: number }, release: () => void): Promise<AsyncIterable<Uint8Array>> {
+  if (!config.tiers) throw new SvcError('TierUnreachable', `the version's data is on tier ${version.transition!.tier}, which this node cannot reach`, { tier: version.transition!.tier });
+  const remote = range.length === 0 ? [] : await config.tiers.open(version.transition!, range);
+  return (async function* () {
+    try {
+      yield* remote;
+    } finally {
+      release();
+    }
+  })();
 }
 
 /** One part of one version being read: the shard files opened for it, and the slots found bad. */

@@ -27,6 +27,7 @@ import { readObjectMeta, removeDataDir } from './meta-io.js';
 import { partPathIn, xlMetaPathIn } from './paths.js';
 import { resolveVersion, type DriveMetaAnswer } from './quorum.js';
 import type { SetConfig } from './set-context.js';
+import { hasLocalData } from './tier-gateway.js';
 
 export type SlotHealth = 'ok' | 'missing' | 'corrupt' | 'outdated' | 'offline';
 
@@ -161,6 +162,8 @@ async function assess(config: SetConfig, bucket: string, key: string, scanMode: 
 
 /** Are this drive's shards of a version there (normal) and sound (deep)? */
 async function shardsIntact(config: SetConfig, dir: string, version: ObjectVersion, copy: ObjectVersion, slot: number, scanMode: 'normal' | 'deep'): Promise<boolean> {
+  // A transitioned version's bytes are on its tier: the drives own only its metadata.
+  if (!hasLocalData(version)) return true;
   const erasure = version.erasure!;
   const drive = config.drives[slot]!;
   try {
@@ -281,7 +284,8 @@ function ownCopy(version: ObjectVersion, slot: number): ObjectVersion {
 async function rebuildVersion(config: SetConfig, bucket: string, key: string, plan: VersionPlan, slots: number[], dir: string): Promise<Map<number, ObjectVersion>> {
   const copies = new Map<number, ObjectVersion>();
   const version = plan.version;
-  if (!version.erasure) {
+  // A delete marker, or a transitioned version (its bytes are the tier's): metadata alone.
+  if (!version.erasure || !hasLocalData(version)) {
     for (const slot of slots) copies.set(slot, ownCopy(version, slot));
     return copies;
   }

@@ -3,7 +3,7 @@
  * quorum and rollback: the one place where metadata reaches drives.
  */
 import { isSvcError, SvcError } from '../errors/index.js';
-import type { XlMeta } from '../format/xl-meta-types.js';
+import type { TransitionInfo, XlMeta } from '../format/xl-meta-types.js';
 import { decodeXlMeta, encodeXlMeta } from '../format/xl-meta.js';
 import type { Drive } from '../drive/index.js';
 import type { DriveMetaAnswer } from './quorum.js';
@@ -127,6 +127,11 @@ export interface MetaChange {
   apply(meta: XlMeta, slot: number, dir: string): { meta: XlMeta | undefined; beforePublish?: (drive: Drive) => Promise<void>; garbageDataDirs?: string[] };
   /** Undo of beforePublish on a drive where the change is rolled back (`dir`: the object's directory). */
   undoBeforePublish?: (drive: Drive, dir: string) => Promise<void>;
+  /**
+   * A tier object that a committed change leaves no version naming is freed (config.tiers), as a
+   * data dir is; data movement sets this when it removes a source copy whose moved copy names it.
+   */
+  keepTierObjects?: boolean;
 }
 
 export interface MetaChangeResult {
@@ -154,6 +159,7 @@ export async function changeMeta(
   change.check?.(snapshots.flatMap((snapshot) => (snapshot ? [snapshot.meta] : [])));
   change.prepare?.(Math.max(-1, ...snapshots.flatMap((snapshot) => snapshot?.meta.versions.map((version) => version.modTimeMs) ?? [])));
   const garbage = new Map<number, string[]>();
+  const after = new Map<number, XlMeta | undefined>();
   const outcomes = await Promise.all(
     snapshots.map(async (snapshot) => {
       if (!snapshot) return false;
@@ -169,6 +175,7 @@ export async function changeMeta(
         if (xlMeta) await Promise.all([beforePublish ? undefined : made, snapshot.drive.writeFileAtomic(path, xlMeta)]);
         else await removeMetaFile(snapshot.drive, path);
         garbage.set(snapshot.slot, garbageDataDirs ?? []);
+        after.set(snapshot.slot, meta);
         return true;
       } catch (error) {
         config.logger?.warn({ slot: snapshot.slot, bucket, key, error: String(error) }, 'metadata change failed on a drive');
@@ -192,7 +199,20 @@ export async function changeMeta(
       for (const dataDir of garbage.get(slot) ?? []) await removeDataDir(drive, `${dir}/${dataDir}`).catch(() => undefined);
     }),
   );
+  if (config.tiers && !change.keepTierObjects) for (const transition of releasedTierObjects(snapshots, committedSlots, after)) config.tiers.release(transition);
   return { committedSlots, failedSlots };
+}
+
+/** Tier objects some committed drive's copy named before the change and none names after it (a transitioned version deleted or overwritten). */
+function releasedTierObjects(snapshots: (Snapshot | undefined)[], committedSlots: number[], after: Map<number, XlMeta | undefined>): TransitionInfo[] {
+  const named = (meta: XlMeta | undefined): TransitionInfo[] => meta?.versions.flatMap((version) => (version.transition ? [version.transition] : [])) ?? [];
+  const kept = new Set(committedSlots.flatMap((slot) => named(after.get(slot)).map((transition) => transition.remoteKey)));
+  const released = new Map<string, TransitionInfo>();
+  for (const snapshot of snapshots) {
+    if (!snapshot || !committedSlots.includes(snapshot.slot)) continue;
+    for (const transition of named(snapshot.meta)) if (!kept.has(transition.remoteKey)) released.set(transition.remoteKey, transition);
+  }
+  return [...released.values()];
 }
 
 async function snapshotOf(config: SetConfig, slot: number, path: string): Promise<Snapshot | undefined> {

@@ -16,10 +16,11 @@ export function toObjectInfo(bucket: string, key: string, version: ObjectVersion
     systemMetadata: version.systemMetadata,
     storageClass: version.storageClass,
     parts: version.parts,
-    inline: !version.deleteMarker && version.dataDir === undefined,
+    inline: !version.deleteMarker && version.dataDir === undefined && version.transition === undefined,
     dataShards: version.erasure?.dataShards ?? 0,
     parityShards: version.erasure?.parityShards ?? 0,
     ...(version.encryption ? encryptedSizes(version) : {}),
+    ...(version.transition ? { transition: version.transition } : {}),
     ...(version.compression ? compressedSizes(version) : {}),
   };
 }

@@ -25,6 +25,9 @@ import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, MultipartC
 import type { DigestAlgorithm } from './coding/digests.js';
 import { withBucketLock, type BucketObjectLock } from './object-lock.js';
 import type { EncryptionKeyRecord } from '../format/xl-meta-types.js';
+import type { TierGateway } from './tier-gateway.js';
+import type { ExpectedVersion } from './transitioned.js';
+import type { TransitionInfo } from '../format/xl-meta-types.js';
 
 export interface PoolSets {
   index: number;
@@ -320,6 +323,43 @@ export class ObjectLayer {
     if (this.options.pools.length === 1) return this.setFor(this.options.pools[0]!.index, key).getObject(bucket, key, options);
     const { poolIndex } = await this.locate(bucket, key, options.versionId);
     return this.setFor(poolIndex, key).getObject(bucket, key, options);
+  }
+
+  /** Remote tiers for every set: reads of transitioned versions, and their tier objects freed on delete. */
+  setTierGateway(gateway: TierGateway): void {
+    for (const set of this.allSets()) set.config.tiers = gateway;
+  }
+
+  /**
+   * Records that a version's stored bytes are now on a tier (they were uploaded by the caller,
+   * which holds the object's write lock); its local shards are freed. InvalidObjectState when the
+   * version changed meanwhile.
+   */
+  async recordTransition(bucket: string, key: string, expected: ExpectedVersion, transition: TransitionInfo): Promise<ObjectInfo> {
+    const { poolIndex } = await this.locate(bucket, key, expected.versionId);
+    return this.setFor(poolIndex, key).recordTransition(bucket, key, expected, transition);
+  }
+
+  /**
+   * RestoreObject: a copy of a transitioned version's bytes on the drives until `expiryMs`, made
+   * under the object's write lock. ObjectAlreadyInActiveTierError for a version never transitioned.
+   */
+  async restoreObject(bucket: string, key: string, versionId: string | undefined, expiryMs: number): Promise<{ restoredNow: boolean; info: ObjectInfo }> {
+    checkObjectKey(key);
+    await this.requireBucket(bucket);
+    const release = await this.lockObject(bucket, key, 'write');
+    try {
+      const { poolIndex } = await this.locate(bucket, key, versionId);
+      return await this.setFor(poolIndex, key).restoreCopy(bucket, key, versionId, expiryMs);
+    } finally {
+      release();
+    }
+  }
+
+  /** Ends a restored copy whose time is up (the lifecycle scanner, under the object's write lock). */
+  async dropRestoredCopy(bucket: string, key: string, versionId: string): Promise<void> {
+    const { poolIndex } = await this.locate(bucket, key, versionId);
+    await this.setFor(poolIndex, key).dropRestoredCopy(bucket, key, versionId);
   }
 
   /** Changes the stored metadata (tags) of one version in place, data untouched. */

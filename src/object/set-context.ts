@@ -9,6 +9,7 @@ import { SvcError } from '../errors/index.js';
 import { writeQuorum, readQuorum, deleteQuorum } from '../erasure/geometry.js';
 import type { NamespaceLocker } from './locks.js';
 import type { BlockCoding } from './coding/coding.js';
+import type { TierGateway } from './tier-gateway.js';
 
 export interface SetLogger {
   warn(fields: Record<string, unknown>, message: string): void;
@@ -43,6 +44,8 @@ export interface SetConfig {
   listQuorum: ListQuorumMode;
   logger?: SetLogger;
   onRepairNeeded?: (request: RepairRequest) => void;
+  /** Remote tiers (lifecycle transitions); without it a transitioned version cannot be read. */
+  tiers?: TierGateway;
 }
 
 export interface Geometry {

@@ -1,4 +1,4 @@
-import type { CompressionInfo, EncryptionInfo, ObjectPart, StorageClass } from '../format/xl-meta-types.js';
+import type { CompressionInfo, EncryptionInfo, ObjectPart, StorageClass, TransitionInfo } from '../format/xl-meta-types.js';
 import type { DigestAlgorithm, DigestValues } from './coding/digests.js';
 
 /** What a writer learns about the body it sent once all of it is stored in tmp. */
@@ -50,6 +50,8 @@ export interface ObjectInfo {
   compression?: CompressionInfo;
   /** Encrypted versions: the parts as the drives hold them (sealed sizes). */
   storedParts?: ObjectPart[];
+  /** Set when the data was moved to a remote tier (a restored copy may be on the drives too). */
+  transition?: TransitionInfo;
 }
 
 export interface PutObjectOptions {
@@ -139,7 +141,8 @@ export interface DeleteObjectOptions {
   bypassGovernance?: boolean;
   /**
    * Data movement only (rebalance, decommission): the version was copied to another pool and
-   * this removes the source copy, so object lock does not refuse it. Never set for a user's delete.
+   * this removes the source copy, so object lock does not refuse it, and a transitioned
+   * version's tier object stays (the copy names it). Never set for a user's delete.
    */
   ignoreObjectLock?: boolean;
 }

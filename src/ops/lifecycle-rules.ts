@@ -31,8 +31,19 @@ export interface LifecycleAction {
   removes: boolean;
 }
 
+/** A version whose data a Transition or NoncurrentVersionTransition moves to a tier now. */
+export interface TransitionAction {
+  versionId: string;
+  tier: string;
+  ruleId: string;
+}
+
 export interface KeyPlan {
   actions: LifecycleAction[];
+  /** Versions to move to a tier (never one an action above removes, never one already moved). */
+  transitions: TransitionAction[];
+  /** Versions whose restored copy (RestoreObject) is past its expiry: the local bytes go, the tier's stay. */
+  restoresEnded: string[];
   /** Versions a rule would have removed but object lock kept. */
   lockedKept: number;
 }
@@ -62,10 +73,12 @@ export function filterMatches(filter: LifecycleFilter, key: string, version: Pic
 
 /** The actions due for one key, its versions newest first. */
 export function planKey(rules: LifecycleRule[], key: string, versions: ObjectInfo[], versioning: BucketVersioning, nowMs: number): KeyPlan {
-  const plan: KeyPlan = { actions: [], lockedKept: 0 };
+  const plan: KeyPlan = { actions: [], transitions: [], restoresEnded: [], lockedKept: 0 };
   const enabled = rules.filter((rule) => rule.enabled);
   const current = versions[0];
+  plan.restoresEnded = versions.filter((version) => version.transition?.restoreExpiryMs !== undefined && nowMs >= version.transition.restoreExpiryMs).map((version) => version.versionId);
   if (!current || enabled.length === 0) return plan;
+  const ended = plan.restoresEnded;
   const add = (action: LifecycleAction, version: ObjectInfo): void => {
     if (action.removes && isVersionLocked(version, nowMs)) plan.lockedKept += 1;
     else plan.actions.push(action);
@@ -91,7 +104,45 @@ export function planKey(rules: LifecycleRule[], key: string, versions: ObjectInf
     const rule = enabled.find((candidate) => markerExpires(candidate, key, current, nowMs));
     if (rule) plan.actions.push({ kind: 'deleteMarker', versionId: current.versionId, ruleId: rule.id, removes: true });
   }
+  plan.transitions = transitionsDue(enabled, key, versions, plan.actions, nowMs);
+  const removed = new Set(plan.actions.filter((action) => action.removes).map((action) => action.versionId));
+  plan.restoresEnded = ended.filter((versionId) => !removed.has(versionId));
   return plan;
+}
+
+/**
+ * The versions a transition rule moves now: the current version (not a delete marker) `Days`
+ * after it was written or from `Date` on, a noncurrent one `NoncurrentDays` after it became
+ * noncurrent. A version already moved, or one this plan removes or expires, is left alone.
+ */
+function transitionsDue(rules: LifecycleRule[], key: string, versions: ObjectInfo[], actions: LifecycleAction[], nowMs: number): TransitionAction[] {
+  const touched = new Set(actions.map((action) => action.versionId));
+  const due: TransitionAction[] = [];
+  versions.forEach((version, index) => {
+    if (version.deleteMarker || version.transition || touched.has(version.versionId)) return;
+    const rule = rules.find((candidate) => (index === 0 ? currentTransitionDue(candidate, key, version, nowMs) : noncurrentTransitionDue(candidate, key, version, versions[index - 1]!.modTimeMs, nowMs)));
+    if (!rule) return;
+    const tier = index === 0 ? rule.transition!.storageClass : rule.noncurrentVersionTransition!.storageClass;
+    due.push({ versionId: version.versionId, tier, ruleId: rule.id });
+  });
+  return due;
+}
+
+function currentTransitionDue(rule: LifecycleRule, key: string, version: ObjectInfo, nowMs: number): boolean {
+  const transition = rule.transition;
+  if (!transition || !filterMatches(rule.filter, key, version)) return false;
+  const dueMs = transition.days !== undefined ? dueAfterDays(version.modTimeMs, transition.days) : transition.dateMs;
+  return dueMs !== undefined && nowMs >= dueMs;
+}
+
+function noncurrentTransitionDue(rule: LifecycleRule, key: string, version: ObjectInfo, noncurrentSinceMs: number, nowMs: number): boolean {
+  const transition = rule.noncurrentVersionTransition;
+  return transition !== undefined && filterMatches(rule.filter, key, version) && nowMs >= dueAfterDays(noncurrentSinceMs, transition.noncurrentDays);
+}
+
+/** The tiers a bucket's rules name (a tier is in use while any rule names it). */
+export function tiersNamed(rules: LifecycleRule[] | undefined): string[] {
+  return [...new Set((rules ?? []).flatMap((rule) => [rule.transition?.storageClass, rule.noncurrentVersionTransition?.storageClass].filter((tier): tier is string => tier !== undefined)))];
 }
 
 function currentExpires(rule: LifecycleRule, key: string, version: ObjectInfo, nowMs: number): boolean {

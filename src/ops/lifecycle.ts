@@ -16,7 +16,7 @@ import { removalEvent, type ObjectEvent } from './events/types.js';
 import { isSvcError, SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import type { BucketRecord, LifecycleRule, ObjectInfo, ObjectLayer } from '../object/index.js';
-import { activeRules, planKey, uploadAbortRule, type LifecycleAction, type LifecycleActionKind } from './lifecycle-rules.js';
+import { activeRules, planKey, uploadAbortRule, type LifecycleAction, type LifecycleActionKind, type TransitionAction } from './lifecycle-rules.js';
 
 export type { LifecycleCycle, LifecycleStatus } from '../contracts/operations.js';
 import type { LifecycleCycle, LifecycleStatus } from '../contracts/operations.js';
@@ -35,6 +35,11 @@ export interface LifecycleScannerOptions {
   logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
   /** Told of every expiry (bucket notifications: s3:LifecycleExpiration:*); resolves once it is queued. */
   onExpired?: (event: ObjectEvent) => Promise<void>;
+  /**
+   * Moves one version's data to a tier (src/ops/tier/transition.ts); the scanner holds the
+   * object's write lock. Without it, transition rules wait (nothing is moved).
+   */
+  transition?: (bucket: string, key: string, version: ObjectInfo, tier: string) => Promise<void>;
 }
 
 const kindCounter: Record<LifecycleActionKind, keyof LifecycleCycle['expired']> = { current: 'currentVersions', noncurrent: 'noncurrentVersions', deleteMarker: 'deleteMarkers' };
@@ -142,7 +147,7 @@ export class LifecycleScanner {
       cycle.objectsScanned += 1;
       cycle.versionsScanned += entry.versions.length;
       const plan = planKey(rules, entry.key, entry.versions, record.versioning, nowMs);
-      if (plan.actions.length > 0) await this.applyToKey(cycle, record, rules, entry.key, nowMs);
+      if (plan.actions.length > 0 || plan.restoresEnded.length > 0 || (plan.transitions.length > 0 && this.options.transition)) await this.applyToKey(cycle, record, rules, entry.key, nowMs);
       else cycle.lockedVersionsKept += plan.lockedKept;
       await pace();
     }
@@ -159,6 +164,8 @@ export class LifecycleScanner {
       const plan = planKey(rules, key, versions, record.versioning, nowMs);
       cycle.lockedVersionsKept += plan.lockedKept;
       for (const action of plan.actions) await this.apply(cycle, record.name, key, action);
+      await this.transitionVersions(cycle, record.name, key, versions, plan.transitions);
+      for (const versionId of plan.restoresEnded) await objects.dropRestoredCopy(record.name, key, versionId);
     } catch (error) {
       noteError(cycle, `${record.name}/${key}: ${String(error)}`);
     } finally {
@@ -173,6 +180,21 @@ export class LifecycleScanner {
     const result = await this.options.objects.deleteObject(bucket, key, versionId, { lockHeld: true });
     cycle.expired[kindCounter[action.kind]] += 1;
     await this.options.onExpired?.(removalEvent(bucket, key, result, versionId !== undefined, 'LifecycleExpiration'));
+  }
+
+  /** Each due transition in turn; one that fails (its tier down, say) is noted and tried again next cycle. */
+  private async transitionVersions(cycle: LifecycleCycle, bucket: string, key: string, versions: ObjectInfo[], due: TransitionAction[]): Promise<void> {
+    const transition = this.options.transition;
+    if (!transition) return;
+    for (const action of due) {
+      const version = versions.find((candidate) => candidate.versionId === action.versionId)!;
+      try {
+        await transition(bucket, key, version, action.tier);
+        cycle.transitioned += 1;
+      } catch (error) {
+        noteError(cycle, `${bucket}/${key} version ${action.versionId} to tier ${action.tier}: ${String(error)}`);
+      }
+    }
   }
 
   private async abortUploads(cycle: LifecycleCycle, bucket: string, rules: LifecycleRule[], nowMs: number, pace: () => Promise<void>): Promise<void> {
@@ -230,6 +252,7 @@ function newCycle(trigger: LifecycleCycle['trigger'], judgedMs: number): Lifecyc
     objectsScanned: 0,
     versionsScanned: 0,
     expired: { currentVersions: 0, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 },
+    transitioned: 0,
     lockedVersionsKept: 0,
     errors: 0,
     recentErrors: [],

@@ -35,6 +35,11 @@ export async function moveObject(objects: ObjectLayer, bucket: string, key: stri
         await target.deleteObject(bucket, key, { versioning: record.versioning, marker: { versionId: version.versionId, modTimeMs: version.modTimeMs }, lockHeld: true });
         continue;
       }
+      // A transitioned version's bytes stay on its tier: only its metadata moves (a restored copy is not carried over).
+      if (version.transition) {
+        await target.writeTransitionedCopy(bucket, key, await source.versionRecord(bucket, key, version.versionId));
+        continue;
+      }
       // An encrypted or compressed version moves as it is stored: sealed packages and sealed key, compressed blocks and their index.
       const reader = await source.getObject(bucket, key, { versionId: version.versionId, lockHeld: true, sealed: true });
       await target.putObject(bucket, key, reader.body, {
@@ -83,7 +88,8 @@ export async function rewriteWithCurrentParity(objects: ObjectLayer, pool: numbe
   const set = objects.setFor(pool, key);
   let rewritten = 0;
   for (const version of [...(await versionsIn(objects, pool, bucket, key))].reverse()) {
-    if (version.deleteMarker) continue;
+    // A transitioned version has no local shards to rewrite.
+    if (version.deleteMarker || version.transition) continue;
     const wanted = version.storageClass === 'REDUCED_REDUNDANCY' ? set.config.rrsParity : set.config.standardParity;
     if (version.parityShards === wanted) continue;
     const reader = await set.getObject(bucket, key, { versionId: version.versionId, lockHeld: true, sealed: true });

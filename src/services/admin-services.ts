@@ -33,6 +33,8 @@ import { createLifecycleService } from './lifecycle-service.js';
 import { createPoolStatus } from './pool-status.js';
 import { createKmsKeysService } from './kms-keys-service.js';
 import { createEventsService } from './events-service.js';
+import type { TierService } from './tier-service.js';
+import { tierUser } from '../ops/tier/transition.js';
 
 export interface AdminServices {
   context: AdminContext;
@@ -70,6 +72,8 @@ export interface AdminServicesOptions {
   events: EventNotifier;
   /** Bucket replication of this node. */
   replication?: AdminContext['replication'];
+  /** The deployment's remote tiers and the transition the lifecycle scanner runs. */
+  tiers?: TierService;
 }
 
 export async function createAdminServices(options: AdminServicesOptions): Promise<AdminServices> {
@@ -84,7 +88,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const heal = await createHealService({ config, storage, links, logger, quarantine });
   const buckets = createBucketNotices({ storage, links });
   const iam = await createIamService({ config, storage, links, logger, quarantine, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
-  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, events: options.events });
+  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, events: options.events, ...(options.tiers ? { transition: options.tiers.transition } : {}) });
   const kmsKeys = await createKmsKeysService({ config, storage, links, logger, kms: options.kms });
   const events = await createEventsService({ notifier: options.events, storage, links, logger, quarantine, ...(options.locker ? { locker: options.locker } : {}) });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
@@ -109,6 +113,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     ...(kmsKeys.control ? { kmsKeys: kmsKeys.control } : {}),
     events: events.context,
     ...(options.replication ? { replication: options.replication } : {}),
+    ...(options.tiers ? { tiers: tierAdmin(options.tiers, storage) } : {}),
   };
   const started = rebalance;
   return {
@@ -123,5 +128,19 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
       await iam.close();
       await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close(), kmsKeys.close(), events.close()]);
     },
+  };
+}
+
+/** The tiers as the admin routes see them: removal looks for what still uses the tier. */
+function tierAdmin(service: TierService, storage: StartedStorage): NonNullable<AdminContext['tiers']> {
+  const { tiers } = service;
+  return {
+    list: async () => {
+      await tiers.load();
+      return tiers.list();
+    },
+    info: (name) => tiers.info(name),
+    add: (input) => tiers.add(input),
+    remove: (name) => tiers.remove(name, (tier) => tierUser(storage.objects, tier)),
   };
 }

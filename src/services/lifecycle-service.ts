@@ -11,8 +11,9 @@ import type { OwnEndpointTest } from '../cluster/own-endpoints.js';
 import { LifecycleScanner } from '../ops/lifecycle.js';
 import { limits } from '../util/limits.js';
 import type { EventSink, ObjectEvent } from '../ops/events/types.js';
+import type { TransitionVersion } from '../ops/tier/transition.js';
 
-export function createLifecycleService(options: { config: ServerConfig; storage: StartedStorage; isOwn: OwnEndpointTest; logger: Logger; events?: EventSink }): LifecycleScanner {
+export function createLifecycleService(options: { config: ServerConfig; storage: StartedStorage; isOwn: OwnEndpointTest; logger: Logger; events?: EventSink; transition?: TransitionVersion }): LifecycleScanner {
   const { config, storage, isOwn, logger } = options;
   const nodes = [...new Set(config.layout.pools.flatMap((pool) => pool.endpoints).flatMap((endpoint) => (endpoint.kind === 'url' ? [`${endpoint.host}:${endpoint.port}`] : [])))].sort();
   const own = config.layout.pools.flatMap((pool) => pool.endpoints).find((endpoint) => endpoint.kind === 'url' && isOwn(endpoint));
@@ -33,6 +34,7 @@ export function createLifecycleService(options: { config: ServerConfig; storage:
       }),
     logger,
     ...(options.events ? { onExpired: lifecycleEvents(options.events) } : {}),
+    ...(options.transition ? { transition: options.transition } : {}),
   });
   if (config.lifecycleClockOffsetMs > 0) logger.warn({ offsetMs: config.lifecycleClockOffsetMs }, 'SVC_LIFECYCLE_CLOCK_OFFSET is set: lifecycle rules are judged ahead of the wall clock (a test harness setting)');
   scanner.start();

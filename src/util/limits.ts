@@ -410,4 +410,14 @@ export const limits = {
   replicationInMemoryMaxBytes: 16 * MiB,
   /** A resync lists this many versions per page and saves its progress after each. */
   replicationResyncPageSize: 500,
+  /** Remote tiers (lifecycle transitions): at most this many tiers, */
+  maxTiers: 100,
+  /** ... a connection to a tier must open within this long, */
+  tierConnectTimeoutMs: 5_000,
+  /** ... and each request to it must answer within this long (a read-through GET's first bytes included). */
+  tierRequestTimeoutMs: 60_000,
+  /** A tier object whose version was deleted while the tier could not be reached is deleted again this often, */
+  tierReleaseRetryMs: 30_000,
+  /** ... and at most this many such objects wait per node (beyond, the oldest is forgotten and logged). */
+  tierReleaseQueueMax: 100_000,
 } as const;

@@ -11,6 +11,8 @@ import type { IamStore } from '../../ops/iam-store.js';
 import type { LifecycleScanner } from '../../ops/lifecycle.js';
 import type { Kms, KmsKeyStatus } from '../../ops/kms/kms.js';
 import type { KmsRewrapStatus } from '../../contracts/kms.js';
+import type { TierInfo } from '../../ops/tier/tier-document.js';
+import type { TierInput } from '../../ops/tier/tiers.js';
 import type { RouteSchema } from './route-schema.js';
 import type { Capabilities, ClusterSnapshot, PoolInfo, SlotInfo } from '../../contracts/cluster.js';
 import type { Permission, Principal } from '../../iam/index.js';
@@ -87,6 +89,14 @@ export interface AdminContext {
   };
   /** Bucket replication: remote targets, this node's queues and resyncs. */
   replication?: ReplicationAdmin;
+  /** The deployment's remote tiers (lifecycle transitions). */
+  tiers?: {
+    list(): Promise<TierInfo[]>;
+    info(name: string): Promise<TierInfo>;
+    add(input: TierInput): Promise<TierInfo>;
+    /** TierInUse while a lifecycle rule or a transitioned version names it. */
+    remove(name: string): Promise<void>;
+  };
 }
 
 /**

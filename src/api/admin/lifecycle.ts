@@ -32,6 +32,7 @@ export const lifecycleCycleSchema = closed(
       deleteMarkers: count('expired object delete markers removed'),
       multipartUploads: count('incomplete multipart uploads aborted'),
     }),
+    transitioned: count("versions whose data was moved to a remote tier (Transition, NoncurrentVersionTransition)"),
     lockedVersionsKept: count('versions a rule would have removed but object lock kept'),
     errors: count('keys or buckets that failed'),
     recentErrors: schema.list(schema.text('a failure'), 'the last 10 failures, in words'),
@@ -54,7 +55,7 @@ export const lifecycleStatusSchema = closed(
 const exampleCycle = {
   trigger: 'manual', startedAt: '2026-11-25T06:26:01.000Z', finishedAt: '2026-11-25T06:26:01.412Z', judgedAt: '2026-11-25T06:26:01.000Z', currentBucket: null,
   bucketsScanned: 1, bucketsSkipped: 0, objectsScanned: 2, versionsScanned: 2,
-  expired: { currentVersions: 2, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 }, lockedVersionsKept: 0, errors: 0, recentErrors: [],
+  expired: { currentVersions: 2, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 }, transitioned: 0, lockedVersionsKept: 0, errors: 0, recentErrors: [],
 };
 
 export const lifecycleRoutes: AdminRoute[] = [

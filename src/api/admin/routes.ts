@@ -13,6 +13,7 @@ import { placementPermissions, placementQuery, simulateBody, simulatePermissions
 import { iamRoutes } from './iam.js';
 import { lifecycleRoutes } from './lifecycle.js';
 import { kmsRoutes } from './kms.js';
+import { tierRoutes } from './tiers.js';
 import { eventRoutes } from './events.js';
 import { replicationRoutes } from './replication.js';
 import * as schema from './route-schema.js';
@@ -34,6 +35,7 @@ export const adminRoutes: AdminRoute[] = [
   ...iamRoutes,
   ...lifecycleRoutes,
   ...kmsRoutes,
+  ...tierRoutes,
   ...eventRoutes,
   ...replicationRoutes,
   ...healRoutes,

@@ -24,10 +24,28 @@ export interface AccessLogHookOptions {
 }
 
 const startedMs = new WeakMap<FastifyRequest, number>();
+/** When the request's last byte was received (its body's end; absent: no body was read, its headers were the last bytes). */
+const receivedMs = new WeakMap<FastifyRequest, number>();
+/** When the answer's first byte went out (its headers). */
+const answeredMs = new WeakMap<FastifyRequest, number>();
+const aclRequired = new WeakSet<FastifyRequest>();
+
+/** The request was allowed by an ACL grant that no policy gave (the record's `aclRequired`). */
+export function markAclRequired(request: FastifyRequest): void {
+  aclRequired.add(request);
+}
 
 export function installAccessLog(app: FastifyInstance, options: AccessLogHookOptions): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     startedMs.set(request, Date.now());
+    request.raw.once('end', () => receivedMs.set(request, Date.now()));
+    // The answer's headers are its first bytes, whether fastify sends them or a streamed body writes them itself.
+    const raw = reply.raw;
+    const writeHead = raw.writeHead;
+    raw.writeHead = function (this: typeof raw, ...args: Parameters<typeof raw.writeHead>) {
+      if (!answeredMs.has(request)) answeredMs.set(request, Date.now());
+      return writeHead.apply(this, args);
+    } as typeof raw.writeHead;
   });
   app.addHook('onResponse', async (request, reply) => {
     const facts = auditFactsOf(request);
@@ -72,6 +90,8 @@ export function installAccessLog(app: FastifyInstance, options: AccessLogHookOpt
       ...(request.method === 'HEAD' || sent === undefined ? {} : { bytesSent: sent }),
       ...(reply.statusCode < 300 ? objectSizeOf(request.method, address.key !== undefined, header('content-length'), sent) : {}),
       totalTimeMs: Math.max(0, Math.round(reply.elapsedTime)),
+      ...turnAroundOf(request, nowMs),
+      ...(aclRequired.has(request) ? { aclRequired: true } : {}),
       ...(header('referer') === undefined ? {} : { referer: header('referer') }),
       ...(header('user-agent') === undefined ? {} : { userAgent: header('user-agent') }),
       ...versionOf(reply.getHeader('x-amz-version-id'), query),
@@ -80,6 +100,16 @@ export function installAccessLog(app: FastifyInstance, options: AccessLogHookOpt
       ...(header('host') === undefined ? {} : { hostHeader: header('host') }),
     }, logging);
   });
+}
+
+/**
+ * Turn-around time as AWS defines it: from the request's last byte received to the answer's
+ * first byte sent (for a request without a body, its headers are its last bytes).
+ */
+function turnAroundOf(request: FastifyRequest, nowMs: number): Pick<AccessLogRecord, 'turnAroundTimeMs'> {
+  const received = receivedMs.get(request) ?? startedMs.get(request);
+  const answered = answeredMs.get(request) ?? nowMs;
+  return received === undefined ? {} : { turnAroundTimeMs: Math.max(0, answered - received) };
 }
 
 function signatureOf(authorization: string | undefined, query: URLSearchParams): Pick<AccessLogRecord, 'signatureVersion' | 'authType'> {

@@ -101,6 +101,7 @@ const objectActions: Record<ObjectKind, string> = {
   PutObjectRetention: 's3:PutObjectRetention',
   GetObjectLegalHold: 's3:GetObjectLegalHold',
   PutObjectLegalHold: 's3:PutObjectLegalHold',
+  RestoreObject: 's3:RestoreObject',
 };
 
 const bucketActions: Record<BucketKind, string> = {
@@ -180,10 +181,14 @@ export function resourceOf(permission: Permission): string {
   return `${s3ResourcePrefix}${permission.bucket}${permission.key === undefined ? '' : `/${permission.key}`}`;
 }
 
-/** Throws AccessDenied unless the caller holds every permission. */
-export async function authorize(context: AccessContext, caller: Caller, permissions: Permission[]): Promise<void> {
+/**
+ * Throws AccessDenied unless the caller holds every permission. `aclRequired`: some permission
+ * was allowed by an ACL grant alone (the access log's `aclRequired` field).
+ */
+export async function authorize(context: AccessContext, caller: Caller, permissions: Permission[]): Promise<{ aclRequired: boolean }> {
   const principal = caller.principal;
-  if (principal?.kind === 'root') return;
+  let aclRequired = false;
+  if (principal?.kind === 'root') return { aclRequired };
   if (principal === undefined && permissions.length === 0) deny(caller, undefined);
   for (const permission of permissions) {
     const bucketPolicy = permission.bucket === undefined ? undefined : await bucketPolicyOf(context, permission.bucket, principal === undefined);
@@ -195,9 +200,13 @@ export async function authorize(context: AccessContext, caller: Caller, permissi
     };
     const decision = decide(principal, bucketPolicy, request);
     // Where no policy allows or denies, an ACL grant may allow (src/api/s3/acl-access.ts).
-    if (decision === 'NoMatch' && (await aclAllowsPermission(context, caller, permission, request))) continue;
+    if (decision === 'NoMatch' && (await aclAllowsPermission(context, caller, permission, request))) {
+      aclRequired = true;
+      continue;
+    }
     if (decision !== 'Allow') deny(caller, permission);
   }
+  return { aclRequired };
 }
 
 /** Whether the caller holds every permission (authorize's answer without the error). */

@@ -62,6 +62,8 @@ export interface S3Context {
   compression?: CompressionSettings;
   /** The canonical id of the account that owns every bucket (the root credentials' access key); absent: the caller's. */
   ownerId?: string;
+  /** The remote tiers lifecycle transitions name (undefined until storage is up). */
+  tiers?: () => { has(name: string): Promise<boolean> } | undefined;
 }
 
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

@@ -1,7 +1,8 @@
 /**
  * Bucket lifecycle configuration: the XML of Put/GetBucketLifecycleConfiguration, validated as
  * AWS validates it. A malformed document is MalformedXML, a value out of range InvalidArgument,
- * a combination AWS refuses InvalidRequest; transitions (other storage tiers) are NotImplemented.
+ * a combination AWS refuses InvalidRequest. A transition's StorageClass names a remote tier (the
+ * handler checks that the tier exists).
  * What the rules do is src/ops/lifecycle-rules.ts.
  */
 import { randomBytes } from 'node:crypto';
@@ -32,9 +33,6 @@ export function parseLifecycleConfiguration(body: Uint8Array): LifecycleRule[] {
 function parseRule(rule: Element): LifecycleRule {
   const unknown = Object.keys(rule).find((name) => !ruleElements.has(name));
   if (unknown !== undefined) malformed(`A Rule has no element ${unknown}.`);
-  if (rule.Transition !== undefined || rule.NoncurrentVersionTransition !== undefined) {
-    throw new SvcError('NotImplemented', 'Transition and NoncurrentVersionTransition are not supported: this server has one storage tier.');
-  }
   const id = rule.ID === undefined ? randomBytes(24).toString('base64url').slice(0, 32) : text(rule.ID, 'ID');
   if (id.length > limits.maxLifecycleRuleIdChars) throw new SvcError('InvalidArgument', `ID length should not exceed allowed limit of ${limits.maxLifecycleRuleIdChars}`, { errorFields: { ArgumentName: 'ID' } });
   if (rule.Status !== 'Enabled' && rule.Status !== 'Disabled') malformed('Status must be Enabled or Disabled.');
@@ -42,7 +40,9 @@ function parseRule(rule: Element): LifecycleRule {
   const expiration = rule.Expiration === undefined ? undefined : expirationOf(rule.Expiration);
   const noncurrent = rule.NoncurrentVersionExpiration === undefined ? undefined : noncurrentOf(rule.NoncurrentVersionExpiration);
   const abortDays = rule.AbortIncompleteMultipartUpload === undefined ? undefined : abortDaysOf(rule.AbortIncompleteMultipartUpload);
-  if (!expiration && !noncurrent && abortDays === undefined) throw new SvcError('InvalidRequest', 'At least one action needs to be specified in a rule.');
+  const transition = rule.Transition === undefined ? undefined : transitionOf(rule.Transition);
+  const noncurrentTransition = rule.NoncurrentVersionTransition === undefined ? undefined : noncurrentTransitionOf(rule.NoncurrentVersionTransition);
+  if (!expiration && !noncurrent && abortDays === undefined && !transition && !noncurrentTransition) throw new SvcError('InvalidRequest', 'At least one action needs to be specified in a rule.');
   const tagged = (filter.tags?.length ?? 0) > 0;
   if (tagged && expiration?.expiredObjectDeleteMarker !== undefined) throw new SvcError('InvalidRequest', 'ExpiredObjectDeleteMarker cannot be specified with tags.');
   if (tagged && abortDays !== undefined) throw new SvcError('InvalidRequest', 'AbortIncompleteMultipartUpload cannot be specified with tags.');
@@ -54,7 +54,38 @@ function parseRule(rule: Element): LifecycleRule {
     ...(expiration ? { expiration } : {}),
     ...(noncurrent ? { noncurrentVersionExpiration: noncurrent } : {}),
     ...(abortDays !== undefined ? { abortIncompleteMultipartUploadDays: abortDays } : {}),
+    ...(transition ? { transition } : {}),
+    ...(noncurrentTransition ? { noncurrentVersionTransition: noncurrentTransition } : {}),
   };
+}
+
+/** `Transition`: Days (0 or more) or Date, and the StorageClass (a tier's name). One per rule. */
+function transitionOf(value: unknown): NonNullable<LifecycleRule['transition']> {
+  if (Array.isArray(value)) throw new SvcError('NotImplemented', 'A rule with more than one Transition is not supported: use one rule per tier.');
+  const element = isElement(value) ? value : malformed('Transition needs Days or Date, and StorageClass.');
+  const unknown = Object.keys(element).find((name) => !['Days', 'Date', 'StorageClass'].includes(name));
+  if (unknown !== undefined) malformed(`Transition has no element ${unknown}.`);
+  if ((element.Days === undefined) === (element.Date === undefined)) malformed('Transition takes exactly one of Days and Date.');
+  const storageClass = storageClassOf(element.StorageClass);
+  if (element.Days !== undefined) return { days: wholeNumber(element.Days, 'Days', 0), storageClass };
+  return { dateMs: midnightOf(text(element.Date, 'Date')), storageClass };
+}
+
+function noncurrentTransitionOf(value: unknown): NonNullable<LifecycleRule['noncurrentVersionTransition']> {
+  if (Array.isArray(value)) throw new SvcError('NotImplemented', 'A rule with more than one NoncurrentVersionTransition is not supported: use one rule per tier.');
+  const element = isElement(value) ? value : malformed('NoncurrentVersionTransition needs NoncurrentDays and StorageClass.');
+  if (element.NewerNoncurrentVersions !== undefined) throw new SvcError('NotImplemented', 'NewerNoncurrentVersions in a NoncurrentVersionTransition is not supported.');
+  const unknown = Object.keys(element).find((name) => !['NoncurrentDays', 'StorageClass'].includes(name));
+  if (unknown !== undefined) malformed(`NoncurrentVersionTransition has no element ${unknown}.`);
+  if (element.NoncurrentDays === undefined) malformed('NoncurrentVersionTransition needs NoncurrentDays.');
+  return { noncurrentDays: wholeNumber(element.NoncurrentDays, 'NoncurrentDays', 0), storageClass: storageClassOf(element.StorageClass) };
+}
+
+function storageClassOf(value: unknown): string {
+  if (value === undefined) malformed('A transition needs a StorageClass.');
+  const storageClass = text(value, 'StorageClass');
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(storageClass)) throw new SvcError('InvalidStorageClass', `The storage class '${storageClass}' is not a tier of this server.`, { storageClass });
+  return storageClass.toUpperCase();
 }
 
 /**
@@ -191,6 +222,8 @@ function ruleXml(rule: LifecycleRule): Element {
       : {}),
     ...(noncurrent ? { NoncurrentVersionExpiration: { NoncurrentDays: noncurrent.noncurrentDays, ...(noncurrent.newerNoncurrentVersions !== undefined ? { NewerNoncurrentVersions: noncurrent.newerNoncurrentVersions } : {}) } } : {}),
     ...(rule.abortIncompleteMultipartUploadDays !== undefined ? { AbortIncompleteMultipartUpload: { DaysAfterInitiation: rule.abortIncompleteMultipartUploadDays } } : {}),
+    ...(rule.transition ? { Transition: { ...(rule.transition.days !== undefined ? { Days: rule.transition.days } : { Date: new Date(rule.transition.dateMs!).toISOString() }), StorageClass: rule.transition.storageClass } } : {}),
+    ...(rule.noncurrentVersionTransition ? { NoncurrentVersionTransition: { NoncurrentDays: rule.noncurrentVersionTransition.noncurrentDays, StorageClass: rule.noncurrentVersionTransition.storageClass } } : {}),
   };
 }
 

@@ -57,6 +57,7 @@ export type S3Endpoint =
   | { kind: 'PutObjectRetention'; bucket: string; key: string }
   | { kind: 'GetObjectLegalHold'; bucket: string; key: string }
   | { kind: 'PutObjectLegalHold'; bucket: string; key: string }
+  | { kind: 'RestoreObject'; bucket: string; key: string }
   | { kind: 'GetBucketLifecycleConfiguration'; bucket: string }
   | { kind: 'PutBucketLifecycleConfiguration'; bucket: string }
   | { kind: 'DeleteBucketLifecycle'; bucket: string }
@@ -149,6 +150,7 @@ function routeObject(method: string, bucket: string, key: string, request: Routa
   if (request.query.has('acl')) return method === 'GET' ? { kind: 'GetObjectAcl', bucket, key } : method === 'PUT' ? { kind: 'PutObjectAcl', bucket, key } : notAllowed();
   if (request.query.has('retention')) return method === 'GET' ? { kind: 'GetObjectRetention', bucket, key } : method === 'PUT' ? { kind: 'PutObjectRetention', bucket, key } : notAllowed();
   if (request.query.has('legal-hold')) return method === 'GET' ? { kind: 'GetObjectLegalHold', bucket, key } : method === 'PUT' ? { kind: 'PutObjectLegalHold', bucket, key } : notAllowed();
+  if (request.query.has('restore')) return method === 'POST' ? { kind: 'RestoreObject', bucket, key } : notAllowed();
   const sub = objectSubresources.find((name) => request.query.has(name));
   if (sub) return { kind: 'NotImplemented', bucket, key, what: `object ?${sub}` };
   switch (method) {

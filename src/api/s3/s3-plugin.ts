@@ -22,6 +22,7 @@ import { deleteObjects } from './handlers/delete-objects.js';
 import * as multipart from './handlers/multipart.js';
 import * as acl from './handlers/acl.js';
 import * as tagging from './handlers/tagging.js';
+import { restoreObject } from './handlers/restore.js';
 import { getObjectAttributes } from './handlers/attributes.js';
 import * as bucketCors from './handlers/bucket-cors.js';
 import { isEncryptionField, postObject } from './handlers/post-object.js';
@@ -37,6 +38,7 @@ import * as ownershipControls from './handlers/ownership-controls.js';
 import * as bucketEncryption from './handlers/bucket-encryption.js';
 import * as bucketLogging from './handlers/bucket-logging.js';
 import * as bucketReplication from './handlers/bucket-replication.js';
+import { markAclRequired } from './access-log-hook.js';
 import { anonymousAuth, authorize, isUnsigned, permissionsOf, principalOf, type AccessPolicies, type Caller } from './access.js';
 import { auditFactsOf, auditPrincipalOf, setAuditFacts } from '../audit-facts.js';
 import { s3CallerFacts, s3EndpointFacts, s3UnroutedFacts } from './s3-audit.js';
@@ -151,7 +153,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     const caller: Caller = { principal, sourceIp: request.ip, query, headers: request.headers, secureTransport: request.protocol === 'https' };
     const needed = permissionsOf(endpoint, query);
     setAuditFacts(request, { ...s3EndpointFacts(endpoint, needed), ...(caller.principal ? { principal: auditPrincipalOf(caller.principal) } : {}) });
-    if (access && needed !== 'per-key') await authorize(options.context, caller, needed);
+    if (access && needed !== 'per-key' && (await authorize(options.context, caller, needed)).aclRequired) markAclRequired(request);
     checkExpectedOwner(endpoint, request.headers);
     let body: AsyncIterable<Uint8Array> = requestBody;
     let trailers: Map<string, string> | undefined;
@@ -162,7 +164,7 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
       trailers = chunked.trailers;
     }
     const s3Request: S3Request = { method: request.method, query, headers: request.headers, rawHeaders: request.headers, body, auth, secureTransport: caller.secureTransport === true, ...(trailers ? { trailers } : {}) };
-    if (access) s3Request.authorize = (action, bucket, key) => authorize(options.context, caller, [{ action, bucket, ...(key === undefined ? {} : { key }) }]);
+    if (access) s3Request.authorize = async (action, bucket, key) => void (await authorize(options.context, caller, [{ action, bucket, ...(key === undefined ? {} : { key }) }]));
     const response = await dispatch(options.context, s3Request, endpoint);
     await queueEvents(options.context, response, { principalId: anonymous ? 'anonymous' : auth.accessKeyId, sourceIp: request.ip, requestId });
     await send(reply, response, request.method === 'HEAD');
@@ -260,6 +262,7 @@ function dispatch(context: S3Context, request: S3Request, endpoint: S3Endpoint):
     case 'PutObjectTagging': return tagging.putObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'DeleteObjectTagging': return tagging.deleteObjectTagging(context, request, endpoint.bucket, endpoint.key);
     case 'GetObjectAttributes': return getObjectAttributes(context, request, endpoint.bucket, endpoint.key);
+    case 'RestoreObject': return restoreObject(context, request, endpoint.bucket, endpoint.key);
     case 'GetBucketCors': return bucketCors.getBucketCors(context, request, endpoint.bucket);
     case 'GetPublicAccessBlock': return publicAccessBlock.getPublicAccessBlock(context, request, endpoint.bucket);
     case 'PutPublicAccessBlock': return publicAccessBlock.putPublicAccessBlock(context, request, endpoint.bucket);

@@ -14,6 +14,7 @@ import { addEventTarget, eventTargets, removeEventTarget } from './admin-events.
 import * as replicate from './admin-replicate.js';
 import { watch as watchBucket } from './watch.js';
 import { mirror } from './mirror.js';
+import { tierAdd, tierInfo, tierList, tierRemove } from './admin-tier.js';
 
 const rebalanceSummaries: Record<string, string> = { start: 'start the rebalance', status: "show the rebalance's progress", stop: 'stop the rebalance' };
 import * as objects from './objects.js';
@@ -232,6 +233,20 @@ const commands: Record<string, Command> = {
     positionals: [2, 2],
     run: (context, [from, to], values) => mirror(context, from!, to!, { watch: values.watch === true, remove: values.remove === true, dryRun: values['dry-run'] === true }),
   },
+  'admin tier add': {
+    usage: 'rc admin tier add <alias> <tier-name> --endpoint <url> --bucket <bucket> --access-key <key> --secret-key <secret> [--prefix <prefix/>] [--region <region>]',
+    summary: 'add a remote tier (an S3 endpoint) lifecycle transitions can move data to; it is checked first',
+    options: { endpoint: { type: 'string' }, bucket: { type: 'string' }, prefix: { type: 'string' }, region: { type: 'string' }, 'access-key': { type: 'string' }, 'secret-key': { type: 'string' } },
+    positionals: [2, 2],
+    run: (context, [alias, name], values) => {
+      const text = (option: string) => values[option] as string | undefined;
+      const options = { endpoint: text('endpoint'), bucket: text('bucket'), prefix: text('prefix'), region: text('region'), accessKey: text('access-key'), secretKey: text('secret-key') };
+      return tierAdd(context, alias!, name!, Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)));
+    },
+  },
+  'admin tier ls': { usage: 'rc admin tier ls <alias>', summary: 'the remote tiers of the deployment', positionals: [1, 1], run: (context, [alias]) => tierList(context, alias!) },
+  'admin tier info': { usage: 'rc admin tier info <alias> <tier-name>', summary: 'one remote tier (never its secret key)', positionals: [2, 2], run: (context, [alias, name]) => tierInfo(context, alias!, name!) },
+  'admin tier rm': { usage: 'rc admin tier rm <alias> <tier-name>', summary: 'remove a remote tier (refused while a lifecycle rule or an object uses it)', positionals: [2, 2], run: (context, [alias, name]) => tierRemove(context, alias!, name!) },
   'admin event target ls': {
     usage: 'rc admin event target ls <alias>',
     summary: "the bucket notification targets (environment or API) and the node's queues (depth, oldest event, sent, failed, dropped)",

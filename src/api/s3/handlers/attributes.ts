@@ -3,6 +3,7 @@
  * ObjectParts, StorageClass, ObjectSize) of one version, without its body. Parts are listed for
  * multipart objects only, paged with x-amz-max-parts and x-amz-part-number-marker.
  */
+import { shownStorageClass } from '../tier-headers.js';
 import { SvcError } from '../../../errors/index.js';
 import type { ObjectInfo } from '../../../object/index.js';
 import { limits } from '../../../util/limits.js';
@@ -25,7 +26,7 @@ export async function getObjectAttributes(context: S3Context, request: S3Request
     if (Object.keys(checksum).length > 0) content.Checksum = checksum;
   }
   if (wanted.has('ObjectParts') && /-\d+$/.test(info.etag)) content.ObjectParts = partsOf(request, info);
-  if (wanted.has('StorageClass')) content.StorageClass = info.storageClass;
+  if (wanted.has('StorageClass')) content.StorageClass = shownStorageClass(info);
   if (wanted.has('ObjectSize')) content.ObjectSize = info.sizeBytes;
   const headers: Record<string, string> = { 'content-type': 'application/xml', 'last-modified': new Date(info.modTimeMs).toUTCString() };
   if (info.versionId !== 'null') headers['x-amz-version-id'] = info.versionId;

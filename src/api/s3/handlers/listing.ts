@@ -1,4 +1,5 @@
 /** ListObjects (v1), ListObjectsV2 and ListObjectVersions, paged over the merged object layer listing. */
+import { shownStorageClass } from '../tier-headers.js';
 import { SvcError } from '../../../errors/index.js';
 import type { ObjectInfo, ListEntry } from '../../../object/index.js';
 import { limits } from '../../../util/limits.js';
@@ -62,7 +63,7 @@ function contents(info: ObjectInfo, params: ListParams, owner?: string): Record<
     LastModified: new Date(info.modTimeMs).toISOString(),
     ETag: `"${info.etag}"`,
     Size: info.sizeBytes,
-    StorageClass: info.storageClass,
+    StorageClass: shownStorageClass(info),
     ...(owner ? { Owner: { ID: owner, DisplayName: owner } } : {}),
   };
 }
@@ -163,7 +164,7 @@ export async function listObjectVersions(context: S3Context, request: S3Request,
   }
   const item = (info: ObjectInfo) => ({
     Key: params.encode(info.key), VersionId: info.versionId, IsLatest: info.isLatest, LastModified: new Date(info.modTimeMs).toISOString(),
-    ...(info.deleteMarker ? {} : { ETag: `"${info.etag}"`, Size: info.sizeBytes, StorageClass: info.storageClass }),
+    ...(info.deleteMarker ? {} : { ETag: `"${info.etag}"`, Size: info.sizeBytes, StorageClass: shownStorageClass(info) }),
     Owner: { ID: request.auth.accessKeyId, DisplayName: request.auth.accessKeyId },
   });
   return xmlResponse('ListVersionsResult', {

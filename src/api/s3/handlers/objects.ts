@@ -1,4 +1,5 @@
 /** Object operations: PUT, GET, HEAD, DELETE, COPY. */
+import { restoreHeader, shownStorageClass } from '../tier-headers.js';
 import { SvcError, isSvcError } from '../../../errors/index.js';
 import type { BucketEncryption, ObjectInfo, ReceivedBody, WritePrecondition } from '../../../object/index.js';
 import type { SseRequest } from '../../../ops/sse/object-keys.js';
@@ -193,7 +194,8 @@ export function objectHeaders(info: ObjectInfo): Record<string, string | number>
     'last-modified': new Date(info.modTimeMs).toUTCString(),
     'accept-ranges': 'bytes',
     'content-type': info.contentType ?? 'application/octet-stream',
-    'x-amz-storage-class': info.storageClass,
+    'x-amz-storage-class': shownStorageClass(info),
+    ...restoreHeader(info),
     ...versionHeader(info),
   };
   for (const [name, value] of Object.entries(info.systemMetadata)) if (!name.startsWith('x-amz-checksum-') && name !== tagsMetadataKey && name !== objectAclKey) headers[name] = value;

@@ -1,0 +1,126 @@
+/**
+ * Remote tiers for lifecycle transitions (docs/lifecycle.md, "Tiers"): add one (checked before it
+ * is kept), list them, one tier's details, remove one. The admin actions are MinIO's:
+ * `admin:SetTier` changes tiers, `admin:ListTier` reads them. A tier's secret key is never
+ * returned.
+ */
+import { adminAction as admin } from '../../iam/index.js';
+import { SvcError } from '../../errors/index.js';
+import type { AdminContext, AdminRoute } from './context.js';
+import { jsonBody, mutationQuery, statusQuery } from './query.js';
+import * as schema from './route-schema.js';
+
+const tierPath = '/svc/admin/v4/tier';
+
+export const tierSchema = schema.object(
+  {
+    name: schema.text('the tier name (upper case): the StorageClass lifecycle transitions name'),
+    endpoint: schema.text('the S3 endpoint of the tier'),
+    bucket: schema.text("the tier's bucket"),
+    prefix: schema.text('prepended to every object key the tier is given (may be empty)'),
+    region: schema.text("the tier's region"),
+    accessKey: schema.text('the access key used with the tier'),
+    createdAt: schema.text('when the tier was added', { format: 'date-time' }),
+  },
+  { description: 'One remote tier (its secret key is never shown).' },
+);
+
+const exampleTier = { name: 'WARM', endpoint: 'http://127.0.0.1:9100', bucket: 'warm', prefix: 'svc/', region: 'us-east-1', accessKey: 'tier-user', createdAt: '2026-11-29T07:00:00.000Z' };
+
+function tiersOf(context: AdminContext): NonNullable<AdminContext['tiers']> {
+  if (!context.tiers) throw new SvcError('NotImplemented', 'this server has no remote tiers');
+  return context.tiers;
+}
+
+const tierQuery = schema.statusQuery({ tier: schema.text('the tier name (any case)') }, ['tier']);
+
+function tierParameter(rawQuery: string, mutation: boolean): string {
+  const query = mutation ? mutationQuery(rawQuery, ['tier']) : statusQuery(rawQuery);
+  const name = query.get('tier');
+  if (!name) throw new SvcError('InvalidArgument', 'the query needs tier=<name>');
+  return name;
+}
+
+/** The add body, each field checked as text (the registry checks the values). */
+function tierBody(body: unknown): { name: string; endpoint: string; bucket: string; prefix?: string; region?: string; accessKey: string; secretKey: string } {
+  const fields = body as Record<string, unknown>;
+  const usage = 'the body must be {"name", "endpoint", "bucket", "accessKey", "secretKey", "prefix"?, "region"?} (all text)';
+  for (const name of ['name', 'endpoint', 'bucket', 'accessKey', 'secretKey']) if (typeof fields[name] !== 'string') throw new SvcError('InvalidArgument', `${usage}: ${name} is missing`);
+  for (const name of ['prefix', 'region']) if (fields[name] !== undefined && typeof fields[name] !== 'string') throw new SvcError('InvalidArgument', `${usage}: ${name} is not text`);
+  return fields as ReturnType<typeof tierBody>;
+}
+
+export const tierRoutes: AdminRoute[] = [
+  {
+    method: 'POST',
+    path: `${tierPath}/add`,
+    schema: {
+      summary: 'Add a remote tier',
+      description:
+        "Adds an S3 endpoint (another svc, or any S3) as a tier lifecycle transitions can move data to. Before it is kept, the tier's bucket must exist and take, read back and delete a probe object with the credentials given. Refusals: `InvalidArgument` (a field out of its rules, named), `TierAlreadyExists`, `TierUnreachable`, `TierInvalidCredentials`, `TierBucketNotFound`.",
+      querystring: schema.noQuery(),
+      body: schema.object(
+        {
+          name: schema.text('1 to 64 letters, digits, _ and -; kept in upper case'),
+          endpoint: schema.text('http(s)://host:port'),
+          bucket: schema.text("the tier's bucket (it must exist)"),
+          prefix: schema.text("prepended to every object key (empty, or ending in '/')"),
+          region: schema.text('default us-east-1'),
+          accessKey: schema.text('access key on the tier'),
+          secretKey: schema.text('secret key on the tier (stored sealed, never returned)'),
+        },
+        { optional: ['prefix', 'region'] },
+      ),
+      response: schema.object({ tier: tierSchema }),
+      example: { body: { name: 'warm', endpoint: 'http://127.0.0.1:9100', bucket: 'warm', prefix: 'svc/', accessKey: 'tier-user', secretKey: 'tier-user-secret' }, response: { tier: exampleTier } },
+    },
+    access: { actions: [admin.setTier] },
+    handle: async (context, request) => {
+      mutationQuery(request.rawQuery, []);
+      return { tier: await tiersOf(context).add(tierBody(jsonBody(request, 'the tier'))) };
+    },
+  },
+  {
+    method: 'GET',
+    path: `${tierPath}/list`,
+    schema: {
+      summary: 'List remote tiers',
+      description: 'Every tier of the deployment, by name. Unknown query parameters are ignored.',
+      querystring: schema.statusQuery({}),
+      response: schema.object({ tiers: schema.list(tierSchema, 'the tiers') }),
+      example: { response: { tiers: [exampleTier] } },
+    },
+    access: { actions: [admin.listTier] },
+    handle: async (context) => ({ tiers: await tiersOf(context).list() }),
+  },
+  {
+    method: 'GET',
+    path: `${tierPath}/info`,
+    schema: {
+      summary: 'One remote tier',
+      description: 'The tier of this name (`TierNotFound` when none).',
+      querystring: tierQuery,
+      response: schema.object({ tier: tierSchema }),
+      example: { query: 'tier=WARM', response: { tier: exampleTier } },
+    },
+    access: { actions: [admin.listTier] },
+    handle: async (context, request) => ({ tier: await tiersOf(context).info(tierParameter(request.rawQuery, false)) }),
+  },
+  {
+    method: 'POST',
+    path: `${tierPath}/remove`,
+    schema: {
+      summary: 'Remove a remote tier',
+      description: 'Removes the tier. Refused with `TierInUse` while a lifecycle rule or a transitioned object version names it (every bucket is looked through); `TierNotFound` when there is none.',
+      querystring: schema.mutationQuery({ tier: schema.text('the tier name (any case)') }, ['tier']),
+      response: schema.object({ removed: schema.text('the name of the tier removed') }),
+      example: { query: 'tier=WARM', response: { removed: 'WARM' } },
+    },
+    access: { actions: [admin.setTier] },
+    handle: async (context, request) => {
+      const name = tierParameter(request.rawQuery, true).toUpperCase();
+      await tiersOf(context).remove(name);
+      return { removed: name };
+    },
+  },
+];

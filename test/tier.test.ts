@@ -1,0 +1,196 @@
+/**
+ * Lifecycle transitions to a remote tier, end to end on real processes: a second svc deployment
+ * is the tier. Through the admin API, `rc` and the AWS SDK:
+ *
+ * - `rc admin tier add` checks the tier first (named errors for a wrong secret, a missing bucket,
+ *   an endpoint nobody answers, a bad name, a taken name), needs admin:SetTier, never shows the
+ *   secret; rm is refused while a rule or an object uses the tier;
+ * - a Transition rule (StorageClass = the tier's name; an unknown one is InvalidStorageClass)
+ *   moves objects' data to the tier: HEAD and listings show the tier's name, GET reads through
+ *   (whole and ranged), the local shard files are gone;
+ * - with the tier's server down, GET fails with TierUnreachable, a due transition waits (its
+ *   object stays local and readable), and once the tier is back both work: nothing is lost;
+ * - RestoreObject brings a copy back (readable with the tier down), with `x-amz-restore`; the
+ *   scanner ends it at its expiry; a restore of an object never moved is
+ *   ObjectAlreadyInActiveTierError; deleting a transitioned version deletes the tier's object.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketLifecycleConfigurationCommand,
+  GetBucketLifecycleConfigurationCommand, PutBucketVersioningCommand, PutObjectCommand, RestoreObjectCommand, type S3Client,
+} from '@aws-sdk/client-s3';
+import { freePort, s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
+import { admin } from './helpers/admin-client.js';
+import { rcIn } from './helpers/rc-process.js';
+import { waitFor } from './helpers/poll.js';
+
+let root: string;
+let home: string;
+let main: SvcProcess;
+let tier: SvcProcess;
+let tierPort: number;
+let s3: S3Client;
+let remote: S3Client;
+const env = { SVC_CONSOLE_ENABLE: 'false' };
+const tierUser = { accessKeyId: 'tier-writer', secretAccessKey: 'tier-writer-secret' };
+const big = randomBytes(3 * 1024 * 1024 + 12_345);
+const small = Buffer.from('a small object, kept inline before it moved');
+
+const startTier = async (): Promise<SvcProcess> => startSvc({ args: [join(root, 'tier', 'd{1...4}')], env, port: tierPort });
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'svc-tier-'));
+  home = await mkdtemp(join(tmpdir(), 'svc-tier-home-'));
+  tierPort = await freePort();
+  tier = await startTier();
+  main = await startSvc({ args: [join(root, 'main', 'd{1...4}')], env: { ...env, SVC_LIFECYCLE_CLOCK_OFFSET: '2d' } });
+  s3 = s3ClientFor(main.url);
+  remote = s3ClientFor(tier.url);
+  await remote.send(new CreateBucketCommand({ Bucket: 'warm' }));
+  expect((await admin(tier.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: tierUser.accessKeyId, secretKey: tierUser.secretAccessKey, policies: ['readwrite'] }) })).status).toBe(200);
+}, 90_000);
+
+afterAll(async () => {
+  await main?.kill();
+  await tier?.kill();
+  await rm(root, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true });
+});
+
+const tierBody = (fields: Record<string, string> = {}) => JSON.stringify({ name: 'warm', endpoint: tier.url, bucket: 'warm', prefix: 'from-main/', accessKey: tierUser.accessKeyId, secretKey: tierUser.secretAccessKey, ...fields });
+const addTier = (fields: Record<string, string> = {}, credentials?: { accessKeyId: string; secretAccessKey: string }) =>
+  admin(main.url, 'POST', '/svc/admin/v4/tier/add', '', { body: tierBody(fields), ...(credentials ? { credentials } : {}) });
+
+async function failure(promise: Promise<unknown>): Promise<{ name: string; status: number | undefined }> {
+  try {
+    await promise;
+  } catch (error) {
+    const caught = error as { name: string; $metadata?: { httpStatusCode?: number } };
+    return { name: caught.name, status: caught.$metadata?.httpStatusCode };
+  }
+  throw new Error('expected a failure');
+}
+
+async function runLifecycle(): Promise<Record<string, any>> {
+  const started = await admin(main.url, 'POST', '/svc/admin/v4/lifecycle/run');
+  expect(started.status).toBe(200);
+  return waitFor('the lifecycle cycle to end', async () => {
+    const status = (await admin(main.url, 'GET', '/svc/admin/v4/lifecycle/status')).body;
+    return !status.running && status.last?.startedAt === started.body.started.startedAt ? status.last : undefined;
+  }, { timeoutMs: 30_000 });
+}
+
+const read = async (key: string, range?: string): Promise<Buffer> => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: key, ...(range ? { Range: range } : {}) }))).Body!.transformToByteArray());
+const storageClass = async (key: string): Promise<string | undefined> => (await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: key }))).StorageClass;
+
+/** Files under the object's directory on the first drive of the main deployment. */
+const localFiles = async (key: string): Promise<string[]> => (await readdir(join(root, 'main', 'd1', 'photos', key), { recursive: true })).map(String).sort();
+
+describe('tiers', () => {
+  it('are checked before they are kept, with named errors', async () => {
+    expect((await addTier({ secretKey: 'not-the-secret' })).body.Code).toBe('TierInvalidCredentials');
+    expect((await addTier({ bucket: 'no-such-bucket' })).body.Code).toBe('TierBucketNotFound');
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const unreachable = await addTier({ endpoint: nobody });
+    expect([unreachable.status, unreachable.body.Code]).toEqual([503, 'TierUnreachable']);
+    expect((await addTier({ name: 'STANDARD' })).body.Code).toBe('InvalidArgument');
+    expect((await addTier({ name: 'no spaces' })).body.Code).toBe('InvalidArgument');
+    expect((await admin(main.url, 'GET', '/svc/admin/v4/tier/list')).body).toEqual({ tiers: [] });
+  });
+
+  it('need admin:SetTier to be added; the secret is never shown', async () => {
+    expect((await admin(main.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: 'reader', secretKey: 'reader-secret-1', policies: ['readonly'] }) })).status).toBe(200);
+    const refused = await addTier({}, { accessKeyId: 'reader', secretAccessKey: 'reader-secret-1' });
+    expect([refused.status, refused.body.Code]).toEqual([403, 'AccessDenied']);
+    const { ok, rc } = rcIn(() => home);
+    await ok('alias', 'set', 'main', main.url, testCredentials.accessKeyId, testCredentials.secretAccessKey);
+    const added = await ok('admin', 'tier', 'add', 'main', 'warm', '--endpoint', tier.url, '--bucket', 'warm', '--prefix', 'from-main/', '--access-key', tierUser.accessKeyId, '--secret-key', tierUser.secretAccessKey);
+    expect(added).toContain("added tier 'WARM'");
+    expect((await addTier()).body.Code).toBe('TierAlreadyExists');
+    const listed = await ok('admin', 'tier', 'ls', 'main');
+    expect(listed).toContain('WARM');
+    const info = JSON.parse(await ok('admin', 'tier', 'info', 'main', 'warm', '--json'));
+    expect(info.tier).toMatchObject({ name: 'WARM', endpoint: tier.url, bucket: 'warm', prefix: 'from-main/', accessKey: tierUser.accessKeyId });
+    expect(JSON.stringify(info)).not.toContain(tierUser.secretAccessKey);
+    expect(JSON.stringify((await admin(main.url, 'GET', '/svc/admin/v4/tier/list')).body)).not.toContain(tierUser.secretAccessKey);
+    const missing = await rc('admin', 'tier', 'info', 'main', 'cold');
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('TierNotFound');
+  });
+
+  it('are named by transition rules (an unknown one is InvalidStorageClass)', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
+    await s3.send(new PutBucketVersioningCommand({ Bucket: 'photos', VersioningConfiguration: { Status: 'Enabled' } }));
+    const unknown = await failure(s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'photos', LifecycleConfiguration: { Rules: [{ ID: 'cold', Status: 'Enabled', Filter: {}, Transitions: [{ Days: 0, StorageClass: 'COLD' as never }] }] } })));
+    expect(unknown).toEqual({ name: 'InvalidStorageClass', status: 400 });
+    await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'photos', LifecycleConfiguration: { Rules: [{ ID: 'warm', Status: 'Enabled', Filter: { Prefix: 'move/' }, Transitions: [{ Days: 1, StorageClass: 'WARM' as never }] }] } }));
+    const stored = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'photos' }));
+    expect(stored.Rules?.[0]?.Transitions).toEqual([{ Days: 1, StorageClass: 'WARM' }]);
+  });
+
+  it('take a transitioned object: HEAD shows the tier, GET reads through, local shards are gone', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'move/big.bin', Body: big }));
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'move/small.txt', Body: small }));
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'stay/here.txt', Body: small }));
+    expect((await localFiles('move/big.bin')).some((name) => name.endsWith('part.1'))).toBe(true);
+    const cycle = await runLifecycle();
+    expect(cycle.transitioned).toBe(2);
+    expect(await storageClass('move/big.bin')).toBe('WARM');
+    expect(await storageClass('move/small.txt')).toBe('WARM');
+    expect(await storageClass('stay/here.txt')).toBe('STANDARD');
+    expect((await read('move/big.bin')).equals(big)).toBe(true);
+    expect((await read('move/big.bin', 'bytes=1048570-2097200')).equals(big.subarray(1048570, 2097201))).toBe(true);
+    expect((await read('move/small.txt')).equals(small)).toBe(true);
+    expect(await localFiles('move/big.bin')).toEqual(['xl.meta']);
+    const listing = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'move/' }));
+    expect(listing.Contents?.map((item) => item.StorageClass)).toEqual(['WARM', 'WARM']);
+    const onTier = await remote.send(new ListObjectsV2Command({ Bucket: 'warm', Prefix: 'from-main/' }));
+    expect(onTier.Contents?.map((item) => item.Size).sort((a, b) => a! - b!)).toEqual([small.length, big.length]);
+    const inUse = await admin(main.url, 'POST', '/svc/admin/v4/tier/remove', 'tier=WARM');
+    expect([inUse.status, inUse.body.Code]).toEqual([409, 'TierInUse']);
+  });
+
+  it('with the tier down: GET is TierUnreachable, a due transition waits, nothing is lost', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'move/later.bin', Body: big.subarray(0, 500_000) }));
+    await tier.kill();
+    expect(await failure(read('move/big.bin'))).toEqual({ name: 'TierUnreachable', status: 503 });
+    const cycle = await runLifecycle();
+    expect(cycle.transitioned).toBe(0);
+    expect(cycle.errors).toBeGreaterThan(0);
+    expect(await storageClass('move/later.bin')).toBe('STANDARD');
+    expect((await read('move/later.bin')).equals(big.subarray(0, 500_000))).toBe(true);
+    tier = await startTier();
+    expect((await read('move/big.bin')).equals(big)).toBe(true);
+    expect((await runLifecycle()).transitioned).toBe(1);
+    expect(await storageClass('move/later.bin')).toBe('WARM');
+    expect((await read('move/later.bin')).equals(big.subarray(0, 500_000))).toBe(true);
+  }, 60_000);
+
+  it('RestoreObject brings a copy back for a while; delete frees the tier object', async () => {
+    const notMoved = await failure(s3.send(new RestoreObjectCommand({ Bucket: 'photos', Key: 'stay/here.txt', RestoreRequest: { Days: 1 } })));
+    expect(notMoved).toEqual({ name: 'ObjectAlreadyInActiveTierError', status: 403 });
+    await s3.send(new RestoreObjectCommand({ Bucket: 'photos', Key: 'move/big.bin', RestoreRequest: { Days: 1 } }));
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'move/big.bin' }));
+    expect(head.StorageClass).toBe('WARM');
+    expect(head.Restore).toMatch(/^ongoing-request="false", expiry-date="[^"]+ GMT"$/);
+    await tier.kill();
+    expect((await read('move/big.bin', 'bytes=5-100004')).equals(big.subarray(5, 100_005))).toBe(true);
+    tier = await startTier();
+    // The lifecycle clock runs two days ahead: the one-day restore has expired for it.
+    await runLifecycle();
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'move/big.bin' }))).Restore).toBeUndefined();
+    expect(await localFiles('move/big.bin')).toEqual(['xl.meta']);
+    expect((await read('move/big.bin')).equals(big)).toBe(true);
+
+    const version = (await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'move/small.txt' }))).VersionId;
+    await s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'move/small.txt', VersionId: version }));
+    await waitFor('the tier object of the deleted version to go', async () => {
+      const left = await remote.send(new ListObjectsV2Command({ Bucket: 'warm', Prefix: 'from-main/' }));
+      return left.Contents?.every((item) => item.Size !== small.length) ? true : undefined;
+    });
+  }, 60_000);
+});
