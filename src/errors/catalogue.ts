@@ -113,6 +113,7 @@ export const errorCatalogue = {
   HealAlreadyRunning: { httpStatus: 409, message: 'A heal of this path is already running.' },
   NoSuchHealSequence: { httpStatus: 404, message: 'No heal with this client token is known.' },
   LifecycleScanRunning: { httpStatus: 409, message: 'A lifecycle scan is already running on this node; wait for it to finish (GET /svc/admin/v4/lifecycle/status).' },
+  DataUsageScanRunning: { httpStatus: 409, message: 'A data-usage scan is already running (on this node or another); wait for it to finish (GET /svc/admin/v4/data-usage).' },
   RebalancePropagationFailed: { httpStatus: 503, message: 'Rebalance start did not reach every node; it was rolled back.' },
   UnknownPeerOperation: { httpStatus: 400, message: 'No internode peer operation has this name.' },
   MalformedPeerMessage: { httpStatus: 400, message: 'An internode peer request or answer is not the shape its operation defines.' },
@@ -128,6 +129,7 @@ export const errorCatalogue = {
   InvalidUserCredentials: { httpStatus: 400, message: 'The access key must be 3 to 128 characters of letters, digits and -_.=@, the secret key 8 to 128 characters, and neither may be the root access key.' },
 
   // Console API (same JSON shape as the admin API)
+  PreviewUnavailable: { httpStatus: 415, message: 'The console does not preview this version (its type, size or encryption); download it instead.' },
   ConsoleSignInRequired: { httpStatus: 401, message: 'Sign in to the console first (no valid session cookie).' },
   ConsoleSignInFailed: { httpStatus: 401, message: 'The access key or secret key is wrong.' },
   InvalidCsrfToken: { httpStatus: 403, message: 'The request lacks the session\'s CSRF token (x-csrf-token header); nothing was changed.' },

@@ -6,6 +6,8 @@ import type { HealManager, HealPath, HealSequenceStatus } from '../../ops/heal.j
 import type { Explorer } from '../../ops/explorer.js';
 import type { IamStore } from '../../ops/iam-store.js';
 import type { LifecycleScanner } from '../../ops/lifecycle.js';
+import type { UsageScanner } from '../../ops/usage-scanner.js';
+import type { MetricsHistory } from '../../contracts/metrics-history.js';
 import type { Kms } from '../../ops/kms/kms.js';
 import type { RouteSchema } from './route-schema.js';
 import type { Capabilities, ClusterSnapshot, PoolInfo, SlotInfo } from '../../contracts/cluster.js';
@@ -41,6 +43,10 @@ export interface AdminContext {
   healSequence(clientToken: string, path: HealPath, stop: boolean): Promise<HealSequenceStatus>;
   /** This node's lifecycle scanner. */
   lifecycle: Pick<LifecycleScanner, 'status' | 'runNow'>;
+  /** The last hour of metrics, this node's or the cluster's; undefined on a server built without them. */
+  metricsHistory?(scope: 'node' | 'cluster'): Promise<MetricsHistory>;
+  /** The data-usage scanner: the last result (from any node) and a scan started here. */
+  usage: Pick<UsageScanner, 'status' | 'runNow'>;
   /** Set count of each pool. */
   setCounts: number[];
   snapshot(): Promise<ClusterSnapshot>;

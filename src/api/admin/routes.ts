@@ -14,6 +14,8 @@ import { iamRoutes } from './iam.js';
 import { lifecycleRoutes } from './lifecycle.js';
 import { kmsRoutes } from './kms.js';
 import { eventRoutes } from './events.js';
+import { usageRoutes } from './usage.js';
+import { metricsHistoryRoutes } from './metrics-history.js';
 import * as schema from './route-schema.js';
 import * as answers from './answer-schemas.js';
 import * as examples from './answer-examples.js';
@@ -34,6 +36,8 @@ export const adminRoutes: AdminRoute[] = [
   ...lifecycleRoutes,
   ...kmsRoutes,
   ...eventRoutes,
+  ...usageRoutes,
+  ...metricsHistoryRoutes,
   ...healRoutes,
   {
     method: 'POST',
