@@ -89,7 +89,7 @@ export function LineChart(props: { id: string; title: string; times: number[]; e
 
 const perSecond = (value: number) => `${value < 10 ? value.toFixed(2) : value.toFixed(0)}/s`;
 const milliseconds = (value: number) => (value < 1000 ? `${value.toFixed(value < 10 ? 1 : 0)} ms` : `${(value / 1000).toFixed(1)} s`);
-const bytesPerSecond = (value: number) => `${bytes(value)}/s`;
+const bytesPerSecond = (value: number) => `${bytes(value < 1024 ? Math.round(value) : value)}/s`;
 
 /** The graphs of one scope, in a card. */
 export function MetricsGraphs(props: { scope: 'cluster' | 'node'; title?: string }) {

@@ -99,7 +99,7 @@ export function UsageStats() {
   return (
     <>
       <Stat label="Buckets" value={total ? total.buckets.toLocaleString() : '–'} hint={age} />
-      <Stat label="Objects" value={total ? total.objects.toLocaleString() : '–'} hint={total ? `${total.versions.toLocaleString()} versions · ${total.deleteMarkers.toLocaleString()} delete markers` : age} />
+      <Stat label="Objects" value={total ? total.objects.toLocaleString() : '–'} hint={total ? `${total.versions.toLocaleString()} versions · ${total.deleteMarkers.toLocaleString()} delete marker${total.deleteMarkers === 1 ? '' : 's'}` : age} />
       <Stat label="Stored data" value={total ? bytes(total.sizeBytes) : '–'} hint={total ? `${bytes(total.currentSizeBytes)} in current versions · ${age}` : age} />
     </>
   );
