@@ -53,6 +53,9 @@ const violations = seriousViolations;
 
 async function open(page: Page, key: string): Promise<ReturnType<Page['getByRole']>> {
   await page.goto(`${running.consoleUrl}/svc/console/#/browse/media/`);
+  // On a phone the open details cover the list: close them first.
+  const close = page.getByRole('button', { name: 'Close details' });
+  if ((await close.count()) > 0) await close.click();
   await page.getByRole('button', { name: key, exact: true }).click();
   const details = page.getByRole('complementary', { name: 'Object details' });
   await details.getByTestId('object-preview').waitFor();
