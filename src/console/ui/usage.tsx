@@ -51,28 +51,28 @@ export function UsageHead(props: { shown: boolean }) {
   if (!props.shown) return null;
   return (
     <>
-      <th class="num">Objects</th>
-      <th class="num">Size</th>
+      <th class="num hide-narrow">Objects</th>
+      <th class="num hide-narrow">Size</th>
     </>
   );
 }
 
-/** A bucket's usage cells: its objects (versions and delete markers beside), its current and all-version bytes. */
+/** A bucket's usage cells: its objects (versions and delete markers beside), its current and all-version bytes (not on a phone, where the row keeps its actions in view: Overview has the totals). */
 export function UsageCells(props: { shown: boolean; usage: BucketUsage | undefined }) {
   if (!props.shown) return null;
   const row = props.usage;
   if (!row) {
     return (
       <>
-        <td class="num muted" title="Not in the last scan (a newer bucket?)">–</td>
-        <td class="num muted">–</td>
+        <td class="num muted hide-narrow" title="Not in the last scan (a newer bucket?)">–</td>
+        <td class="num muted hide-narrow">–</td>
       </>
     );
   }
   const older = row.versions - row.objects;
   return (
     <>
-      <td class="num nowrap">
+      <td class="num nowrap hide-narrow">
         {row.objects.toLocaleString()}
         {older > 0 || row.deleteMarkers > 0 ? (
           <span class="muted small block">
@@ -82,7 +82,7 @@ export function UsageCells(props: { shown: boolean; usage: BucketUsage | undefin
           </span>
         ) : null}
       </td>
-      <td class="num nowrap">
+      <td class="num nowrap hide-narrow">
         {bytes(row.currentSizeBytes)}
         {row.sizeBytes > row.currentSizeBytes ? <span class="muted small block">{bytes(row.sizeBytes)} with versions</span> : null}
       </td>
