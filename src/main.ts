@@ -33,7 +33,7 @@ import { createTierService, type TierService } from './services/tier-service.js'
 import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
 import { rpcKeyFor } from './transport/rpc-token.js';
 import { Transport } from './transport/transport.js';
-import type { PeerHandlerTable } from './ops/peer-protocol.js';
+import type { ObservabilityOperation, PeerHandlerTable } from './ops/peer-protocol.js';
 import { SvcError } from './errors/index.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { answerS3FrameworkError, s3ClientErrorHandler, s3Plugin } from './api/s3/s3-plugin.js';
@@ -199,6 +199,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       launchHash,
       logger: log,
       onPeerCall: observability.observePeerCall,
+      metricsHistory: observability.metricsHistory,
       locker,
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
       events,
@@ -250,6 +251,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       await started.markShutdownClean();
       await coding.close();
       await Promise.all(drives.flat().map((drive) => drive?.close()));
+      observability.close();
       transport.close();
       await Promise.all(locks.map((lock) => lock.release()));
       log.info({}, 'stopped cleanly');
@@ -404,7 +406,7 @@ const stillStarting = async (): Promise<never> => {
 };
 
 /** The admin services' peer operations until storage is up: each answers SlowDown. */
-const startingPeerHandlers: Omit<PeerHandlerTable, 'metrics'> = {
+const startingPeerHandlers: Omit<PeerHandlerTable, ObservabilityOperation> = {
   'heal-sequence': stillStarting,
   'rebalance-event': stillStarting,
   'rebalance-start': stillStarting,

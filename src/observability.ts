@@ -20,9 +20,12 @@ import type { PeerCallObserver } from './cluster/peer-client.js';
 import { hostOfEndpoint, peersOf } from './services/peer-links.js';
 import type { AdminServices } from './services/admin-services.js';
 import { NodeMetrics } from './api/metrics/node-metrics.js';
+import { latencyBucketsSeconds } from './api/metrics/families.js';
+import { MetricsHistoryRecorder, mergeHistories } from './api/metrics/history.js';
+import type { MetricsHistory } from './contracts/metrics-history.js';
 import type { SlotView } from './api/metrics/state.js';
 import type { MetricsPluginOptions } from './api/metrics/metrics-plugin.js';
-import { askPeer, type PeerHandlerTable } from './ops/peer-protocol.js';
+import { askPeer, type ObservabilityOperation, type PeerHandlerTable } from './ops/peer-protocol.js';
 import { metricsKeyFor } from './util/metrics-token.js';
 import { holdsAction } from './iam/index.js';
 import { SvcError } from './errors/index.js';
@@ -59,8 +62,11 @@ export interface Observability {
   pluginOptions: MetricsPluginOptions;
   /** Peer RPC calls (admin forwarding, notices, the cluster view) feed the internode families. */
   observePeerCall: PeerCallObserver;
-  /** This node's part of the peer handler table: its metrics. */
-  peerHandlers: Pick<PeerHandlerTable, 'metrics'>;
+  /** This node's part of the peer handler table: its metrics and their recent history. */
+  peerHandlers: Pick<PeerHandlerTable, ObservabilityOperation>;
+  /** The last hour of this node's metrics, or the cluster's (every peer's added up). */
+  metricsHistory(scope: 'node' | 'cluster'): Promise<MetricsHistory>;
+  close(): void;
 }
 
 export function createObservability(options: {
@@ -80,10 +86,14 @@ export function createObservability(options: {
     heal: () => options.admin()?.heal,
     rebalance: () => options.admin()?.rebalance.status(),
     decommission: () => options.admin()?.decommission.status(),
+    usage: () => options.admin()?.usage,
     startedAtMs,
     version: packageVersion(),
   });
   const peers = peersOf(config, options.isOwn);
+  const historyShape = { intervalMs: limits.metricsHistoryIntervalMs, latencyBoundsSeconds: latencyBucketsSeconds, capacity: limits.metricsHistorySamples };
+  const history = new MetricsHistoryRecorder({ ...historyShape, families: metrics.families, heal: () => options.admin()?.heal, nowMs: () => Date.now(), node: nodeName(config) });
+  history.start();
   const observePeerCall: PeerCallObserver = (peer, durationSeconds, failed) => metrics.observeInternodeCall(peer, durationSeconds, failed);
   const rpc = { rpcKey: options.rpcKey, launchHash: options.launchHash, timeoutMs: limits.metricsPeerTimeoutMs, onCall: observePeerCall };
   return {
@@ -104,7 +114,13 @@ export function createObservability(options: {
           }),
         ),
     },
-    peerHandlers: { metrics: async () => ({ text: await metrics.render() }) },
+    peerHandlers: { metrics: async () => ({ text: await metrics.render() }), 'metrics-history': async () => history.history() },
+    metricsHistory: async (scope) => {
+      if (scope === 'node' || peers.length === 0) return history.history();
+      const answers = await Promise.all(peers.map(async (peer) => ({ node: `${peer.host}:${peer.port}`, history: await askPeer(peer, 'metrics-history', {}, rpc).catch(() => undefined) })));
+      return mergeHistories([{ node: nodeName(config), history: history.history() }, ...answers], historyShape);
+    },
+    close: () => history.close(),
   };
 }
 

@@ -166,6 +166,7 @@ const consoleExamples: Record<string, { path: string; body?: unknown; raw?: stri
   'GET buckets/:bucket/objects': { path: 'buckets/photos/objects', skip: ['s3:ListBucketVersions'] },
   'GET buckets/:bucket/object': { path: 'buckets/photos/object?key=cat.jpg', skip: ['s3:ListBucketVersions'] },
   'GET buckets/:bucket/download': { path: 'buckets/photos/download?key=cat.jpg', skip: ['s3:GetObjectVersion'] },
+  'GET buckets/:bucket/preview': { path: 'buckets/photos/preview?key=cat.jpg', skip: ['s3:GetObjectVersion'] },
   'POST buckets/:bucket/delete': { path: 'buckets/photos/delete', body: { objects: [{ key: '2026/dog.jpg' }] }, skip: ['s3:DeleteObjectVersion'] },
   'POST buckets/:bucket/share': { path: 'buckets/photos/share', body: { key: 'cat.jpg', expiresSeconds: 60 }, skip: ['s3:GetObjectVersion'] },
   'POST plan': { path: 'plan', body: { patterns: ['/plan/d{1...4}'] } },

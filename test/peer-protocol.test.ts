@@ -59,6 +59,10 @@ const examples: { [Op in PeerOperation]: { request: PeerRequest<Op>; answer: Pee
   },
   'event-targets-changed': { request: {}, answer: { reloaded: true } },
   metrics: { request: {}, answer: { text: 'svc_up 1\n' } },
+  'metrics-history': {
+    request: {},
+    answer: { intervalMs: 10_000, latencyBoundsSeconds: [0.001, 0.01], nodes: ['127.0.0.1:9000'], unreachable: [], samples: [{ atMs: 1_764_393_600_000, requests: 3, clientErrors: 1, serverErrors: 0, latencyCounts: [1, 2, 0], receivedBytes: 10, sentBytes: 20, driveOperations: 8, driveErrors: 0, healScannedObjects: 0, healedObjects: 0, readRepairs: 0 }] },
+  },
 };
 
 /** Requests each operation must refuse (a missing, mistyped or unknown field). */
@@ -81,6 +85,7 @@ const malformedRequests: { [Op in PeerOperation]: unknown[] } = {
   'event-listen': [{ listener: 'l', bucket: 'b' }, { listener: 'l', bucket: 'b', waitMs: -1 }, { listener: 'l', bucket: 'b', waitMs: 1, extra: true }, { listener: 'l', bucket: 'b', waitMs: 1, events: 's3:ObjectCreated:*' }],
   'event-targets-changed': [{ arn: 'arn:svc:sqs::1:webhook' }],
   metrics: [{ format: 'json' }],
+  'metrics-history': [{ scope: 'node' }, 'all'],
 };
 
 const codeOfCall = async (promise: Promise<unknown>): Promise<string> =>

@@ -105,7 +105,8 @@ const objectRow = object({
   headers: { type: 'object', description: 'stored headers a GET answers with (cache-control, content-encoding, content-disposition, content-language, expires)', additionalProperties: { type: 'string' } },
   lock: object({ legalHold: boolean('under legal hold'), mode: oneOfValues(['GOVERNANCE', 'COMPLIANCE'], 'retention mode'), retainUntil: text('retained until (ISO 8601)') }, { optional: ['mode', 'retainUntil'], description: 'object lock on this version' }),
   compression: object({ algorithm: text('block format (zstd-1m-v1)'), storedSizeBytes: integer('compressed size (before any encryption)') }, { description: 'present when the version is stored compressed (docs/compression.md)' }),
-}, { optional: ['compression'] });
+  encryption: object({ type: oneOfValues(['SSE-S3', 'SSE-KMS', 'SSE-C'], 'server-side encryption, as HEAD answers it (x-amz-server-side-encryption AES256 or aws:kms; SSE-C by its customer-key headers)'), kmsKeyId: text('SSE-KMS: the KMS key (x-amz-server-side-encryption-aws-kms-key-id)') }, { optional: ['kmsKeyId'], description: 'how the version is encrypted at rest (absent when it is not)' }),
+}, { optional: ['compression', 'encryption'] });
 const objectExample = { key: 'cat.jpg', versionId: 'null', isLatest: true, deleteMarker: false, sizeBytes: 5, etag: '5d41402abc4b2a76b9719d911017c592', lastModified: '2026-11-25T06:01:03.864Z', storageClass: 'STANDARD', contentType: 'image/jpeg', userMetadata: {}, tags: [], headers: {}, lock: { legalHold: false } };
 const keyQuery = (extra: Record<string, JsonSchema> = {}) => statusQuery({ key: text('object key'), ...extra }, ['key']);
 

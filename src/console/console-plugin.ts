@@ -26,6 +26,7 @@ import { clusterRoutes } from './routes-cluster.js';
 import { planRoutes } from './routes-plan.js';
 import { userRoutes } from './routes-users.js';
 import { healthRoutes } from './routes-health.js';
+import { previewRoutes } from './routes-preview.js';
 import type { ConsoleAssets } from './assets.js';
 import swagger from '@fastify/swagger';
 import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
@@ -38,7 +39,7 @@ export const consolePrefix = '/svc/console/';
 const apiPrefix = '/svc/console/api';
 
 /** No inline script or style, nothing from elsewhere, no framing. */
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
  * Object bytes users stored, served from the console's origin (routes with `config.userContent`):
@@ -149,6 +150,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(userRoutes, { context });
   await app.register(auditRoutes, { context });
   await app.register(healthRoutes, { context });
+  await app.register(previewRoutes, { context });
 }
 
 /** The console API's own OpenAPI document (GET /svc/console/api/openapi.json), from its route schemas. */

@@ -26,6 +26,7 @@ const deploymentActions: ActionRule[] = [
   ['rebalance', () => ({ action: 'admin:Rebalance' })],
   ['decommission', () => ({ action: 'admin:Decommission' })],
   ['listUsers', () => ({ action: adminActions.listUsers })],
+  ['dataUsageInfo', () => ({ action: 'admin:DataUsageInfo' })],
 ];
 
 const bucketActions: ActionRule[] = [

@@ -152,6 +152,7 @@ function extrasOf(info: ObjectInfo) {
     tags: [...new URLSearchParams(info.systemMetadata['x-amz-tagging'] ?? '')].map(([key, value]) => ({ key, value })),
     headers,
     lock: { legalHold: lock.legalHold, ...(lock.retention ? { mode: lock.retention.mode, retainUntil: new Date(lock.retention.retainUntilMs).toISOString() } : {}) },
+    ...(info.encryption ? { encryption: { type: info.encryption.kind, ...(info.encryption.kind === 'SSE-KMS' ? { kmsKeyId: info.encryption.keyId } : {}) } } : {}),
   };
 }
 

@@ -124,6 +124,7 @@ export const errorCatalogue = {
   TierObjectNotFound: { httpStatus: 500, message: "The remote tier lacks the object that holds this version's data." },
   InvalidObjectState: { httpStatus: 403, message: 'The operation is not valid for the object\'s storage class or state.' },
   ObjectAlreadyInActiveTierError: { httpStatus: 403, message: 'This operation is not allowed against this storage tier: the object is not transitioned.' },
+  DataUsageScanRunning: { httpStatus: 409, message: 'A data-usage scan is already running (on this node or another); wait for it to finish (GET /svc/admin/v4/data-usage).' },
   RebalancePropagationFailed: { httpStatus: 503, message: 'Rebalance start did not reach every node; it was rolled back.' },
   UnknownPeerOperation: { httpStatus: 400, message: 'No internode peer operation has this name.' },
   MalformedPeerMessage: { httpStatus: 400, message: 'An internode peer request or answer is not the shape its operation defines.' },
@@ -148,6 +149,7 @@ export const errorCatalogue = {
   EventTargetReadOnly: { httpStatus: 409, message: 'The event target is configured by the environment (SVC_NOTIFY_*): change it there.' },
 
   // Console API (same JSON shape as the admin API)
+  PreviewUnavailable: { httpStatus: 415, message: 'The console does not preview this version (its type, size or encryption); download it instead.' },
   ConsoleSignInRequired: { httpStatus: 401, message: 'Sign in to the console first (no valid session cookie).' },
   ConsoleSignInFailed: { httpStatus: 401, message: 'The access key or secret key is wrong.' },
   InvalidCsrfToken: { httpStatus: 403, message: 'The request lacks the session\'s CSRF token (x-csrf-token header); nothing was changed.' },

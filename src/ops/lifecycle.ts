@@ -230,7 +230,7 @@ function commonPrefix(rules: LifecycleRule[]): string {
 }
 
 /** Sleeps as needed so that calls come at most `perSecond` a second on average. */
-function pacer(perSecond: number): () => Promise<void> {
+export function pacer(perSecond: number): () => Promise<void> {
   const startedMs = performance.now();
   let count = 0;
   return async () => {

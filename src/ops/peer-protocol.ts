@@ -34,6 +34,7 @@ import type { RebalanceStatus } from './rebalance.js';
 import type { KmsKeyStatus } from './kms/kms.js';
 import type { KmsRewrapStatus } from '../contracts/kms.js';
 import type { ListenPollAnswer } from './events/listen.js';
+import type { MetricsHistory } from '../contracts/metrics-history.js';
 
 /** Reads a value off the wire as a T, or throws MalformedPeerMessage naming where (`at`) it went wrong. */
 export type Decoder<T> = (value: unknown, at: string) => T;
@@ -52,6 +53,10 @@ const flag: Decoder<boolean> = (value, at) => {
 };
 const whole: Decoder<number> = (value, at) => {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw malformed(at, 'a whole number');
+  return value;
+};
+const finite: Decoder<number> = (value, at) => {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw malformed(at, 'a finite number');
   return value;
 };
 const oneOf = <const T extends readonly string[]>(...choices: T): Decoder<T[number]> => (value, at) => {
@@ -142,9 +147,13 @@ export const peerOperations = {
   'event-targets-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
   /** The peer's own metrics in the Prometheus text format (a cluster-wide scrape). */
   metrics: { request: request({}), answer: answer({ text }) },
+  /** The peer's own recent metrics history (the console's cluster graphs). */
+  'metrics-history': { request: request({}), answer: answer({ intervalMs: whole, latencyBoundsSeconds: listOf(finite), samples: listOf(answer({ atMs: whole })) }) as Decoder<unknown> as Decoder<MetricsHistory> },
 } as const satisfies Record<string, { request: Decoder<unknown>; answer: Decoder<unknown> }>;
 
 export type PeerOperation = keyof typeof peerOperations;
+/** The operations the observability side of a node answers (the others are the admin services'). */
+export type ObservabilityOperation = 'metrics' | 'metrics-history';
 export type PeerRequest<Op extends PeerOperation> = ReturnType<(typeof peerOperations)[Op]['request']>;
 export type PeerAnswer<Op extends PeerOperation> = ReturnType<(typeof peerOperations)[Op]['answer']>;
 

@@ -17,7 +17,7 @@ import type { HealManager } from '../ops/heal.js';
 import type { IamStore } from '../ops/iam-store.js';
 import type { LifecycleScanner } from '../ops/lifecycle.js';
 import { createExplorer } from '../ops/explorer.js';
-import type { PeerHandlerTable } from '../ops/peer-protocol.js';
+import type { ObservabilityOperation, PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { NamespaceLocker } from '../object/locks.js';
 import type { AdminContext } from '../api/admin/context.js';
 import type { Kms } from '../ops/kms/kms.js';
@@ -35,17 +35,21 @@ import { createKmsKeysService } from './kms-keys-service.js';
 import { createEventsService } from './events-service.js';
 import type { TierService } from './tier-service.js';
 import { tierUser } from '../ops/tier/transition.js';
+import { createUsageService } from './usage-service.js';
+import type { UsageScanner } from '../ops/usage-scanner.js';
 
 export interface AdminServices {
   context: AdminContext;
   /** This node's part of the peer handler table: every operation but metrics. */
-  peerHandlers: Omit<PeerHandlerTable, 'metrics'>;
+  peerHandlers: Omit<PeerHandlerTable, ObservabilityOperation>;
   decommission: DecommissionManager;
   rebalance: RebalanceManager;
   heal: HealManager;
   /** Users and policies, the same on every node. */
   iam: IamStore;
   lifecycle: LifecycleScanner;
+  /** The data-usage scanner (scheduled on the leader; every node reads its result). */
+  usage: UsageScanner;
   close(): Promise<void>;
 }
 
@@ -60,6 +64,8 @@ export interface AdminServicesOptions {
   logger: Logger;
   /** Told of every peer call (metrics). */
   onPeerCall?: PeerCallObserver;
+  /** The node's or the cluster's recent metrics (observability.ts). */
+  metricsHistory?: AdminContext['metricsHistory'];
   /** The cluster-wide namespace locker (users and policies change under it). */
   locker?: NamespaceLocker;
   /** The clock of session, web identity and service account expiry. */
@@ -91,8 +97,9 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const lifecycle = createLifecycleService({ config, storage, isOwn, logger, events: options.events, ...(options.tiers ? { transition: options.tiers.transition } : {}) });
   const kmsKeys = await createKmsKeysService({ config, storage, links, logger, kms: options.kms });
   const events = await createEventsService({ notifier: options.events, storage, links, logger, quarantine, ...(options.locker ? { locker: options.locker } : {}) });
+  const usage = createUsageService({ storage, leader: options.leader, logger });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
-  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers } satisfies Omit<PeerHandlerTable, 'metrics'>;
+  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers } satisfies Omit<PeerHandlerTable, ObservabilityOperation>;
   const { setViews, ...poolStatus } = pools;
   const context: AdminContext = {
     ...poolStatus,
@@ -108,6 +115,8 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     healSequence: heal.sequence,
     iam: iam.iam,
     lifecycle,
+    usage,
+    ...(options.metricsHistory ? { metricsHistory: options.metricsHistory } : {}),
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.kms ? { kms: options.kms } : {}),
     ...(kmsKeys.control ? { kmsKeys: kmsKeys.control } : {}),
@@ -124,9 +133,10 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     heal: heal.manager,
     iam: iam.iam,
     lifecycle,
+    usage,
     close: async () => {
       await iam.close();
-      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close(), kmsKeys.close(), events.close()]);
+      await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close(), kmsKeys.close(), events.close(), usage.close()]);
     },
   };
 }

@@ -89,6 +89,24 @@ export const limits = {
   lifecycleBucketLockTimeoutMs: 1_000,
   /** Errors a cycle's status keeps (the count goes on). */
   lifecycleErrorsKept: 10,
+  /**
+   * The data-usage scanner: keys a second it walks at most, the time from the end of a scheduled
+   * scan to the start of the next, the wait after start before the first one (when no scan has
+   * finished yet or one was left unfinished), and how often its checkpoint is saved (after this
+   * many keys, or this long after the last save, whichever comes first).
+   */
+  usageScanObjectsPerSecond: 2_000,
+  usageScanIntervalMs: 10 * 60 * 1000,
+  usageScanFirstDelayMs: 5_000,
+  usageCheckpointEveryKeys: 1_000,
+  usageCheckpointIntervalMs: 5_000,
+  /** How long a scan waits for the cluster-wide scan lock before leaving the scan to its holder. */
+  usageScanLockTimeoutMs: 1_000,
+  /** The in-process metrics history (the console's graphs): a sample every 10 s, an hour of them. */
+  metricsHistoryIntervalMs: 10_000,
+  metricsHistorySamples: 360,
+  /** Buckets the usage metrics name one by one (the largest by bytes); the totals count every bucket. */
+  usageMetricsBucketsMax: 100,
   /** Element nesting of an XML request body (S3's own documents nest a handful deep). */
   maxXmlDepth: 32,
   /**

@@ -13,6 +13,8 @@ import type { Kms, KmsKeyStatus } from '../../ops/kms/kms.js';
 import type { KmsRewrapStatus } from '../../contracts/kms.js';
 import type { TierInfo } from '../../ops/tier/tier-document.js';
 import type { TierInput } from '../../ops/tier/tiers.js';
+import type { UsageScanner } from '../../ops/usage-scanner.js';
+import type { MetricsHistory } from '../../contracts/metrics-history.js';
 import type { RouteSchema } from './route-schema.js';
 import type { Capabilities, ClusterSnapshot, PoolInfo, SlotInfo } from '../../contracts/cluster.js';
 import type { Permission, Principal } from '../../iam/index.js';
@@ -54,6 +56,10 @@ export interface AdminContext {
   healSequence(clientToken: string, path: HealPath, stop: boolean): Promise<HealSequenceStatus>;
   /** This node's lifecycle scanner. */
   lifecycle: Pick<LifecycleScanner, 'status' | 'runNow'>;
+  /** The last hour of metrics, this node's or the cluster's; undefined on a server built without them. */
+  metricsHistory?(scope: 'node' | 'cluster'): Promise<MetricsHistory>;
+  /** The data-usage scanner: the last result (from any node) and a scan started here. */
+  usage: Pick<UsageScanner, 'status' | 'runNow'>;
   /** Set count of each pool. */
   setCounts: number[];
   snapshot(): Promise<ClusterSnapshot>;

@@ -16,6 +16,8 @@ import { kmsRoutes } from './kms.js';
 import { tierRoutes } from './tiers.js';
 import { eventRoutes } from './events.js';
 import { replicationRoutes } from './replication.js';
+import { usageRoutes } from './usage.js';
+import { metricsHistoryRoutes } from './metrics-history.js';
 import * as schema from './route-schema.js';
 import * as answers from './answer-schemas.js';
 import * as examples from './answer-examples.js';
@@ -38,6 +40,8 @@ export const adminRoutes: AdminRoute[] = [
   ...tierRoutes,
   ...eventRoutes,
   ...replicationRoutes,
+  ...usageRoutes,
+  ...metricsHistoryRoutes,
   ...healRoutes,
   {
     method: 'POST',

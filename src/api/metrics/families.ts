@@ -1,8 +1,8 @@
 /**
  * The metric families one node exposes (Prometheus text format, from prom-client). Every name
  * starts with `svc_` and ends with its unit; labels are bounded by the deployment's shape (API
- * names, status classes, drives, pools, sets, peers, fixed state names), never by an object key,
- * a bucket or a client. Counters and histograms are fed as things happen (S3 requests, drive
+ * names, status classes, drives, pools, sets, peers, fixed state names), never by an object key
+ * or a client; the data-usage families name at most limits.usageMetricsBucketsMax buckets (usage-metrics.ts). Counters and histograms are fed as things happen (S3 requests, drive
  * operations, internode calls); the rest is read from the node's state when scraped (state.ts).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -10,7 +10,7 @@ import { limits } from '../../util/limits.js';
 
 export const metricsPrefix = 'svc_';
 
-const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+export const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Drive operations are many (per drive and operation): fewer, coarser buckets keep their series few. */
 const driveBucketsSeconds = [0.0005, 0.002, 0.01, 0.05, 0.25, 1, 5];
 
@@ -71,6 +71,17 @@ export function createFamilies(registry: Registry) {
     rpcErrors: counter('rpc_errors_total', 'Internode calls to a peer that failed (unreachable, timed out, or a failed answer).', ['peer']),
     rpcDuration: histogram('rpc_call_duration_seconds', 'Internode call latency, by peer.', ['peer'], driveBucketsSeconds),
     rpcReceived: counter('rpc_received_requests_total', 'Internode requests and stream frames this node answered, by service (drive, lock, peer): each one a network round trip.', ['service']),
+
+    usageBucketObjects: gauge('usage_bucket_objects', 'Objects (keys whose current version is not a delete marker) in a bucket, by the last data-usage scan; the largest buckets by bytes only.', ['bucket']),
+    usageBucketVersions: gauge('usage_bucket_versions', 'Stored versions (delete markers apart) in a bucket, by the last data-usage scan.', ['bucket']),
+    usageBucketDeleteMarkers: gauge('usage_bucket_delete_markers', 'Delete markers in a bucket, by the last data-usage scan.', ['bucket']),
+    usageBucketBytes: gauge('usage_bucket_bytes', 'Bytes of every stored version in a bucket (client sizes), by the last data-usage scan.', ['bucket']),
+    usageBuckets: gauge('usage_buckets', 'Buckets counted by the last data-usage scan.'),
+    usageObjects: gauge('usage_objects', 'Objects in every bucket, by the last data-usage scan.'),
+    usageVersions: gauge('usage_versions', 'Stored versions (delete markers apart) in every bucket, by the last data-usage scan.'),
+    usageDeleteMarkers: gauge('usage_delete_markers', 'Delete markers in every bucket, by the last data-usage scan.'),
+    usageBytes: gauge('usage_bytes', 'Bytes of every stored version in every bucket, by the last data-usage scan.'),
+    usageScanAge: gauge('usage_scan_age_seconds', 'Seconds since the last data-usage scan finished.'),
 
     nodeUptime: gauge('node_uptime_seconds', 'Seconds since this node started.'),
     nodeInfo: gauge('node_info', 'Always 1; the labels carry the version.', ['version']),

@@ -12,6 +12,7 @@ import type { RebalanceStatus } from '../../ops/rebalance.js';
 import type { DecommissionStatus } from '../../ops/decommission.js';
 import { limits } from '../../util/limits.js';
 import type { MetricFamilies } from './families.js';
+import { readUsage, setUsageGauges, type UsageSource } from './usage-metrics.js';
 
 export interface SlotView {
   pool: number;
@@ -37,6 +38,8 @@ export interface StateSources {
   heal(): HealView | undefined;
   rebalance(): RebalanceStatus | undefined;
   decommission(): DecommissionStatus[] | undefined;
+  /** The data-usage scanner (its last result); undefined before the admin services start. */
+  usage?(): UsageSource | undefined;
   startedAtMs: number;
   version: string;
 }
@@ -71,12 +74,13 @@ export class StateCollector {
 
   async refresh(): Promise<void> {
     const slots = this.sources.slots();
-    const infos = await Promise.all(slots.map((slot) => askDrive(slot.drive)));
+    const [infos, usage] = await Promise.all([Promise.all(slots.map((slot) => askDrive(slot.drive))), readUsage(this.sources.usage?.())]);
     const healing = this.healingDrives();
     this.setDrives(slots, infos, healing);
     this.setSetsAndPools(slots, infos);
     this.setOperations();
     this.setHeal();
+    setUsageGauges(this.families, usage);
     this.families.nodeUptime.set((Date.now() - this.sources.startedAtMs) / 1000);
     this.families.nodeInfo.set({ version: this.sources.version }, 1);
   }

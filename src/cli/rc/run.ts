@@ -15,6 +15,7 @@ import * as replicate from './admin-replicate.js';
 import { watch as watchBucket } from './watch.js';
 import { mirror } from './mirror.js';
 import { tierAdd, tierInfo, tierList, tierRemove } from './admin-tier.js';
+import { du } from './du.js';
 
 const rebalanceSummaries: Record<string, string> = { start: 'start the rebalance', status: "show the rebalance's progress", stop: 'stop the rebalance' };
 import * as objects from './objects.js';
@@ -126,6 +127,13 @@ const commands: Record<string, Command> = {
     run: (context, [target], values) => objects.rm(context, target!, { recursive: values.recursive === true, versions: values.versions === true, ...(values['version-id'] ? { versionId: values['version-id'] as string } : {}) }),
   },
   stat: { usage: 'rc stat <alias>/<bucket>/<key> [--version-id <id>]', summary: 'show an object\'s size, ETag, class, version and metadata', options: { 'version-id': { type: 'string' } }, positionals: [1, 1], run: (context, [target], values) => objects.stat(context, target!, values['version-id'] as string | undefined) },
+  du: {
+    usage: 'rc du <alias>[/<bucket>] [--scan]',
+    summary: 'objects, versions, delete markers and bytes per bucket from the last data-usage scan, with its age (--scan: scan now and wait)',
+    options: { scan: { type: 'boolean' } },
+    positionals: [1, 1],
+    run: (context, [target], values) => du(context, target!, values.scan === true),
+  },
   'admin pool list': { usage: 'rc admin pool list <alias>', summary: 'pools with capacity and decommission state', positionals: [1, 1], run: (context, [alias]) => adminCommands.poolList(context, alias!) },
   'admin pool status': { usage: 'rc admin pool status <alias> <pool> [--by-id]', summary: 'one pool: sets, drives, local/remote, UUIDs, state', options: byId, positionals: [2, 2], run: (context, [alias, pool], values) => adminCommands.poolStatus(context, alias!, pool!, values['by-id'] === true) },
   ...Object.fromEntries(

@@ -4,6 +4,7 @@ import { api, ApiError } from './api';
 import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll, ActionsHead } from './components';
 import { may, permissionReason, useBucketPermissions, useDeploymentPermissions } from './permissions';
 import { when } from './format';
+import { bucketUsageOf, UsageAge, UsageCells, UsageHead, useUsage } from './usage';
 
 export interface BucketRow {
   name: string;
@@ -79,6 +80,7 @@ export function BucketsPage() {
   const { data, error, reload } = usePoll(() => api<{ buckets: BucketRow[] }>('GET', 'buckets'), 10_000);
   const [deleting, setDeleting] = useState<BucketRow | undefined>(undefined);
   const [actionError, setActionError] = useState<unknown>(undefined);
+  const { usage, refused } = useUsage();
   const setVersioning = async (bucket: BucketRow, status: 'enabled' | 'suspended') => {
     try {
       await api('PUT', `buckets/${encodeURIComponent(bucket.name)}/versioning`, { body: { status } });
@@ -103,6 +105,7 @@ export function BucketsPage() {
                 <th>Name</th>
                 <th class="hide-narrow">Created</th>
                 <th>Versioning</th>
+                <UsageHead shown={usage !== undefined} />
                 <ActionsHead />
               </tr>
             </thead>
@@ -123,6 +126,7 @@ export function BucketsPage() {
                       </span>
                     ) : null}
                   </td>
+                  <UsageCells shown={usage !== undefined} usage={bucketUsageOf(usage, bucket.name)} />
                   <td class="actions-col">
                     <BucketActions bucket={bucket} onVersioning={(status) => setVersioning(bucket, status)} onDelete={() => setDeleting(bucket)} />
                   </td>
@@ -131,6 +135,7 @@ export function BucketsPage() {
             </tbody>
           </table>
         ) : null}
+        {data && data.buckets.length > 0 ? <UsageAge usage={usage} refused={refused} /> : null}
       </Card>
       {deleting ? <DeleteBucket bucket={deleting} onDone={() => { setDeleting(undefined); reload(); }} /> : null}
     </div>

@@ -4,6 +4,7 @@ import { Badge, Card, ErrorNotice, ProgressBar, usePoll } from './components';
 import { bytes, percent } from './format';
 import { driveState, type Snapshot } from './cluster-types';
 import { snapshotIntervalMs } from './page-overview';
+import { MetricsGraphs } from './charts';
 
 export function ClusterPage() {
   const { data, error } = usePoll(() => api<Snapshot>('GET', 'overview'), snapshotIntervalMs);
@@ -37,6 +38,8 @@ export function ClusterPage() {
               </tbody>
             </table>
           </Card>
+          <MetricsGraphs scope="cluster" title="Last hour (every node, added up)" />
+          <MetricsGraphs scope="node" title={`Last hour (${data.thisNode})`} />
           {data.pools.map((pool) => (
             <Card key={pool.id} title={`Pool ${pool.id}`} actions={<span class="muted small mono">{pool.cmdline}</span>}>
               <p class="muted small">

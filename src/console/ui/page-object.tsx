@@ -5,6 +5,8 @@ import { may, useBucketPermissions } from './permissions';
 import { Badge, ConfirmDialog, ErrorNotice, usePoll } from './components';
 import { bytes, when } from './format';
 import { explorerHash } from './page-explorer';
+import { CopyButton } from './copy';
+import { Preview } from './preview';
 
 export interface ObjectVersion {
   key: string;
@@ -20,6 +22,7 @@ export interface ObjectVersion {
   tags: { key: string; value: string }[];
   headers: Record<string, string>;
   lock: { legalHold: boolean; mode?: 'GOVERNANCE' | 'COMPLIANCE'; retainUntil?: string };
+  encryption?: { type: 'SSE-S3' | 'SSE-KMS' | 'SSE-C'; kmsKeyId?: string };
 }
 
 /** A version's object lock in words, or undefined when it has none. */
@@ -28,6 +31,14 @@ export function lockText(lock: ObjectVersion['lock']): string | undefined {
   if (lock.mode && lock.retainUntil) parts.push(`${lock.mode} retention until ${when(lock.retainUntil)}`);
   if (lock.legalHold) parts.push('legal hold');
   return parts.length > 0 ? parts.join(' · ') : undefined;
+}
+
+/** A version's server-side encryption in words (what HEAD's x-amz-server-side-encryption headers say). */
+export function encryptionText(encryption: ObjectVersion['encryption']): string {
+  if (!encryption) return 'none';
+  if (encryption.type === 'SSE-KMS') return `SSE-KMS (aws:kms), key ${encryption.kmsKeyId ?? 'default'}`;
+  if (encryption.type === 'SSE-S3') return 'SSE-S3 (AES256)';
+  return 'SSE-C (customer-provided key)';
 }
 
 interface Details {
@@ -90,13 +101,17 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
       {data ? (
         <>
           <dl class="facts">
-            <dt>Key</dt>
+            <dt>
+              Key <CopyButton value={data.key} what="key" />
+            </dt>
             <dd class="mono break">{data.key}</dd>
             {latest ? (
               <>
                 <dt>Size</dt>
                 <dd>{bytes(latest.sizeBytes)}</dd>
-                <dt>ETag</dt>
+                <dt>
+                  ETag <CopyButton value={latest.etag} what="ETag" />
+                </dt>
                 <dd class="mono break">{latest.etag}</dd>
                 <dt>Last modified</dt>
                 <dd>{when(latest.lastModified)}</dd>
@@ -104,6 +119,8 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
                 <dd>{latest.storageClass}</dd>
                 <dt>Content type</dt>
                 <dd>{latest.contentType ?? '–'}</dd>
+                <dt>Encryption</dt>
+                <dd data-testid="object-encryption">{encryptionText(latest.encryption)}</dd>
               </>
             ) : (
               <>
@@ -165,6 +182,7 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
               </a>
             </p>
           ) : null}
+          {latest ? <Preview bucket={props.bucket} objectKey={props.objectKey} version={latest} /> : null}
           {latest ? <Share bucket={props.bucket} objectKey={props.objectKey} /> : null}
           <h3>Versions ({data.versions.length})</h3>
           <ul class="versions">

@@ -3,6 +3,8 @@ import { api } from './api';
 import { Badge, Card, ErrorNotice, ProgressBar, Stat, usePoll } from './components';
 import { bytes, duration, percent } from './format';
 import { useHealth } from './health';
+import { UsageStats } from './usage';
+import { MetricsGraphs } from './charts';
 import { driveState, healTokenKey, type Capabilities, type HealSequence, type Snapshot } from './cluster-types';
 
 export const snapshotIntervalMs = 3000;
@@ -41,6 +43,7 @@ export function OverviewPage() {
         <Stat label="Drives online" value={`${count('online')} / ${drives.length}`} hint={`${count('offline')} offline · ${count('healing')} healing`} tone={tone} />
         <Stat label="Raw capacity" value={bytes(raw)} hint={count('offline') > 0 ? `${bytes(used)} used; ${plural(count('offline'), 'offline drive')} not counted` : `${bytes(used)} used`} tone={count('offline') > 0 ? 'warn' : undefined} />
         <Stat label="Usable capacity" value={Number.isFinite(usable) ? bytes(usable) : '–'} hint="raw × K / N (STANDARD parity)" />
+        <UsageStats />
       </div>
       <Card title="Capacity">
         <ProgressBar value={percent(used, raw)} label="Raw capacity used" tone={used / raw > 0.85 ? 'warn' : undefined} />
@@ -48,6 +51,7 @@ export function OverviewPage() {
           {bytes(used)} of {bytes(raw)} raw used ({percent(used, raw).toFixed(1)} %)
         </p>
       </Card>
+      <MetricsGraphs scope="cluster" title="Last hour (every node)" />
       <Card title="Running operations">
         <RunningOperations snapshot={data} heal={heal.data} />
       </Card>
