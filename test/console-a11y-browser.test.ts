@@ -202,6 +202,8 @@ describe.skipIf(!haveChromium)('console accessibility', () => {
     await tabTo(() => focused("element?.getAttribute('aria-label') === 'Settings of photos'"), 'the Settings link of photos');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Settings of photos' }).waitFor();
+    await page.getByRole('region', { name: 'Tags', exact: true }).getByText('No tags.').waitFor();
+    await expect.poll(() => page.getByRole('button', { name: 'Add tag' }).isEnabled()).toBe(true);
     await tabTo(() => focused("element?.textContent === 'Add tag'"), 'Add tag');
     await page.keyboard.press('Enter');
     // The new tag's key field takes the focus.

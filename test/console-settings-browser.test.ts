@@ -48,7 +48,7 @@ async function openPage(viewport: { width: number; height: number }, credentials
     await page.getByLabel('Access key').fill(credentials.accessKey);
     await page.getByLabel('Secret key').fill(credentials.secretKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Buckets' }).waitFor();
+    await page.getByRole('heading', { name: 'Buckets', exact: true }).waitFor();
   } else {
     await signInOnPage(page, running.consoleUrl);
   }
@@ -156,7 +156,7 @@ describe.skipIf(!haveChromium)("a bucket's settings page", () => {
 
       const encryption = section(page, 'Default encryption');
       await encryption.getByLabel('New objects are encrypted with').selectOption('aws:kms');
-      await encryption.getByLabel('KMS key').selectOption('svc-root');
+      await encryption.locator('select[name="kms-key"]').selectOption('svc-root');
       await encryption.getByRole('button', { name: 'Save encryption' }).click();
       await encryption.getByRole('status').waitFor();
       const sse = await s3.send(new GetBucketEncryptionCommand({ Bucket: bucket }));
@@ -175,11 +175,11 @@ describe.skipIf(!haveChromium)("a bucket's settings page", () => {
     const page = await openPage(widths[0]!);
     await openSettings(page, 'vault');
     const lock = section(page, 'Object lock');
-    await lock.getByLabel('Default retention mode').selectOption('GOVERNANCE');
-    await lock.getByLabel('Days').fill('0');
+    await lock.locator('select[name="retention-mode"]').selectOption('GOVERNANCE');
+    await lock.locator('input[name="retention-days"]').fill('0');
     await lock.getByRole('button', { name: 'Save retention' }).click();
-    await expect.poll(() => lock.getByRole('alert').textContent()).toContain('InvalidRetentionPeriod');
-    await lock.getByLabel('Days').fill('5');
+    await expect.poll(() => lock.getByRole('alert').textContent(), { timeout: 15_000 }).toContain('InvalidRetentionPeriod');
+    await lock.locator('input[name="retention-days"]').fill('5');
     await lock.getByRole('button', { name: 'Save retention' }).click();
     await lock.getByRole('status').waitFor();
     const stored = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: 'vault' }));
@@ -188,7 +188,7 @@ describe.skipIf(!haveChromium)("a bucket's settings page", () => {
     await section(page, 'Versioning').getByText('Object lock keeps versioning enabled').waitFor();
     await lock.screenshot({ path: join(shots, 'settings-object-lock-wide.png') });
     await page.context().close();
-  });
+  }, 120_000);
 
   for (const viewport of widths) {
     it(`offers a readonly user no change, with the reason, and the server refuses its calls (${viewport.name})`, async () => {

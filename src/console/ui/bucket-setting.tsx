@@ -82,7 +82,7 @@ export function SaveOutcome(props: { id: string; state: SettingState }) {
  * A document editor (XML or JSON) with Save and Remove: the text is the stored document, or
  * `template` for a setting not set yet.
  */
-export function DocumentEditor(props: { id: string; label: string; state: SettingState; template: string; putReason: string | undefined; removeReason?: string | undefined; removable: boolean; draft?: string | undefined }) {
+export function DocumentEditor(props: { id: string; label: string; state: SettingState; template: string; putReason: string | undefined; removeReason?: string | undefined; removable: boolean; draft?: string | undefined; outcomeHidden?: boolean }) {
   const { state } = props;
   const [text, setText] = useState('');
   useEffect(() => {
@@ -104,15 +104,15 @@ export function DocumentEditor(props: { id: string; label: string; state: Settin
           value={text}
           spellcheck={false}
           readOnly={props.putReason !== undefined}
-          aria-invalid={state.saveError ? 'true' : 'false'}
-          aria-describedby={state.saveError ? errorId : props.putReason !== undefined ? `${props.id}-save-why` : undefined}
+          aria-invalid={state.saveError && !props.outcomeHidden ? 'true' : 'false'}
+          aria-describedby={state.saveError && !props.outcomeHidden ? errorId : props.putReason !== undefined ? `${props.id}-save-why` : undefined}
           onInput={(event) => setText((event.target as HTMLTextAreaElement).value)}
         />
       </label>
-      <SaveOutcome id={errorId} state={state} />
+      {props.outcomeHidden ? null : <SaveOutcome id={errorId} state={state} />}
       <div class="setting-actions">
         <span class="guarded">
-          <button class="button primary" type="button" disabled={state.busy || props.putReason !== undefined || text.trim() === ''} aria-describedby={props.putReason ? `${props.id}-save-why` : undefined} onClick={() => void state.save(text)}>
+          <button class="button primary" type="button" disabled={state.busy || state.document === undefined || props.putReason !== undefined || text.trim() === ''} aria-describedby={props.putReason ? `${props.id}-save-why` : undefined} onClick={() => void state.save(text)}>
             Save
           </button>
           {props.putReason ? (

@@ -104,6 +104,8 @@ function RetentionForm(props: { bucket: string; permissions: Permissions | undef
   const storedDays = xml ? childText(xml, 'Days') ?? (childText(xml, 'Years') ? String(Number(childText(xml, 'Years')) * 365) : '') : '';
   const [mode, setMode] = useState('');
   const [days, setDays] = useState('');
+  // Nothing is chosen before the stored setting arrives (it would replace the choice).
+  const loading = state.document === undefined;
   useEffect(() => {
     setMode(storedMode);
     setDays(storedDays);
@@ -118,10 +120,10 @@ function RetentionForm(props: { bucket: string; permissions: Permissions | undef
       <p>
         Object lock is <Badge state="enabled" />. New versions get the default retention below unless their upload names one.
       </p>
-      <form class="setting-form inline-form" onSubmit={save} aria-label="Default retention">
+      <form class="setting-form inline-form" onSubmit={save} aria-label="Default retention" noValidate>
         <label class="field compact">
           <span>Default retention mode</span>
-          <select name="retention-mode" value={mode} onChange={(event) => setMode((event.target as HTMLSelectElement).value)}>
+          <select name="retention-mode" value={mode} disabled={loading} onChange={(event) => setMode((event.target as HTMLSelectElement).value)}>
             <option value="">None</option>
             <option value="GOVERNANCE">GOVERNANCE</option>
             <option value="COMPLIANCE">COMPLIANCE</option>
@@ -132,7 +134,7 @@ function RetentionForm(props: { bucket: string; permissions: Permissions | undef
           <input name="retention-days" type="number" min={1} value={days} disabled={mode === ''} onInput={(event) => setDays((event.target as HTMLInputElement).value)} />
         </label>
         <span class="guarded">
-          <button class="button primary" type="submit" disabled={state.busy || putReason !== undefined} aria-describedby={putReason ? 'retention-why' : undefined}>
+          <button class="button primary" type="submit" disabled={state.busy || loading || putReason !== undefined} aria-describedby={putReason ? 'retention-why' : undefined}>
             Save retention
           </button>
           {putReason ? (
@@ -203,7 +205,7 @@ function TagsSection(props: { bucket: string; permissions: Permissions | undefin
           </div>
         ))}
         <div class="setting-actions">
-          <button class="button" type="button" disabled={putReason !== undefined} onClick={() => {
+          <button class="button" type="button" disabled={putReason !== undefined || state.document === undefined} onClick={() => {
               added.current = true;
               setRows([...rows, { key: '', value: '' }]);
             }}>
@@ -257,7 +259,7 @@ function EncryptionSection(props: { bucket: string; permissions: Permissions | u
       <form class="setting-form inline-form" onSubmit={save} aria-label="Default encryption">
         <label class="field compact">
           <span>New objects are encrypted with</span>
-          <select name="sse-algorithm" value={algorithm} onChange={(event) => setAlgorithm((event.target as HTMLSelectElement).value)}>
+          <select name="sse-algorithm" value={algorithm} disabled={state.document === undefined} onChange={(event) => setAlgorithm((event.target as HTMLSelectElement).value)}>
             <option value="">Nothing (no default)</option>
             <option value="AES256">SSE-S3 (AES256)</option>
             <option value="aws:kms" disabled={kmsReason !== undefined}>

@@ -76,9 +76,12 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
       )}
     </label>
   );
+  // The outcome of a save is shown by what made it: the form, or the XML editor.
+  const [fromForm, setFromForm] = useState(false);
   const noAction = form.expireDays === '' && form.noncurrentDays === '' && form.abortDays === '';
   const add = async (event: Event) => {
     event.preventDefault();
+    setFromForm(true);
     if (await state.save(withRule(state.document, ruleXml(form)))) setForm({ id: '', prefix: '', expireDays: '', noncurrentDays: '', abortDays: '' });
   };
   const removeRule = (index: number) => {
@@ -120,7 +123,7 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
           </tbody>
         </table>
       ) : null}
-      <form class="setting-form" onSubmit={add} aria-label="Add a lifecycle rule">
+      <form class="setting-form" onSubmit={add} aria-label="Add a lifecycle rule" noValidate>
         <h3>Add a rule</h3>
         <div class="form-row">
           {field('id', 'Rule name')}
@@ -139,11 +142,11 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
             </span>
           ) : null}
         </span>
-        <SaveOutcome id="lifecycle-form-error" state={state} />
+        {fromForm ? <SaveOutcome id="lifecycle-form-error" state={state} /> : null}
       </form>
-      <details class="setting-xml">
+      <details class="setting-xml" onFocusCapture={() => setFromForm(false)}>
         <summary>Edit the lifecycle XML (every rule S3 accepts)</summary>
-        <DocumentEditor id="lifecycle-xml" label="LifecycleConfiguration" state={state} template={lifecycleTemplate} putReason={putReason} removeReason={putReason} removable />
+        <DocumentEditor id="lifecycle-xml" label="LifecycleConfiguration" state={state} template={lifecycleTemplate} putReason={putReason} removeReason={putReason} removable outcomeHidden={fromForm} />
       </details>
     </Card>
   );
@@ -171,10 +174,14 @@ const policyTemplate = (bucket: string) => JSON.stringify({ Version: '2012-10-17
 
 export function PolicySection(props: { bucket: string; permissions: Permissions | undefined }) {
   const status = usePoll(() => api<{ isPublic: boolean }>('GET', `buckets/${encodeURIComponent(props.bucket)}/policy-status`), 0, [props.bucket]);
-  const state = useSetting(props.bucket, 'policy', status.reload);
+  const [draft, setDraft] = useState<string | undefined>(undefined);
+  // Once saved, the draft is the policy: its status is asked again and the "not saved" note goes.
+  const state = useSetting(props.bucket, 'policy', () => {
+    status.reload();
+    setDraft(undefined);
+  });
   const putReason = settingReason(props.permissions, 'policy', 'put');
   const [prefix, setPrefix] = useState('');
-  const [draft, setDraft] = useState<string | undefined>(undefined);
   return (
     <Card title="Bucket policy">
       {status.data?.isPublic ? (
