@@ -20,7 +20,8 @@ const below = {
   // judges a session's permissions with the S3 API's own access check (api/s3/access.ts), reads
   // request bodies as the S3 API does (api/s3/request-body.ts: the idle timeout, the drain); its
   // requests feed the audit log through api/audit-facts.ts and carry ids from api/request-line.ts.
-  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin', 'api/s3/access.ts', 'api/s3/request-body.ts', 'api/audit-facts.ts', 'api/request-line.ts'],
+  // Bucket settings run the S3 API's own handlers (api/s3/handlers, with api/s3/context.ts's request shape).
+  'console': ['iam', 'ops', 'cluster', 'object', 'format', 'drive', 'errors', 'util', 'console', 'api/admin', 'api/s3/access.ts', 'api/s3/request-body.ts', 'api/audit-facts.ts', 'api/request-line.ts', 'api/s3/handlers', 'api/s3/context.ts'],
   'ops': ['iam', 'ops', 'cluster', 'object', 'erasure', 'format', 'drive', 'transport', 'errors', 'util'],
   'cluster': ['iam', 'cluster', 'object', 'erasure', 'format', 'drive', 'transport', 'errors', 'util'],
   'object': ['iam', 'object', 'erasure', 'format', 'drive', 'errors', 'util'],

@@ -225,7 +225,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     ? await listen(config.consoleAddress, config.requestTimeouts, consoleListenerAnswers, async (app) => {
         installAudit(app, audit, 'console');
         await app.register(consoleHealthPlugin, { state });
-        await app.register(consolePlugin, consoleOptions(config, env, { storage: started, admin: () => admin!, audit }, log));
+        await app.register(consolePlugin, consoleOptions(config, env, { storage: started, admin: () => admin!, audit, s3: context }, log));
       })
     : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
@@ -296,7 +296,7 @@ function stsService(config: ServerConfig, identityClock: OffsetClock, iam: () =>
 }
 
 /** The web console: the same object layer and admin services as the S3 and admin APIs. */
-function consoleOptions(config: ServerConfig, env: Record<string, string | undefined>, services: { storage: StartedStorage; admin: () => AdminServices; audit: AuditLog }, log: Logger): Parameters<typeof consolePlugin>[1] {
+function consoleOptions(config: ServerConfig, env: Record<string, string | undefined>, services: { storage: StartedStorage; admin: () => AdminServices; audit: AuditLog; s3: S3Context }, log: Logger): Parameters<typeof consolePlugin>[1] {
   const { storage, admin } = services;
   const credentials = { accessKey: config.accessKey, secretKey: config.secretKey };
   const assets = loadConsoleAssets();
@@ -314,6 +314,7 @@ function consoleOptions(config: ServerConfig, env: Record<string, string | undef
       launchEnv: env,
       audit: services.audit,
       nowMs: () => Date.now(),
+      s3: () => services.s3,
       logger: log,
     },
     assets,

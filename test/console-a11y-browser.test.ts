@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { repoRoot, s3ClientFor } from './helpers/server-process.js';
-import { startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
+import { signIn, startConsoleServer, type ConsoleServer } from './helpers/console-client.js';
 import { chromiumPresent, launchChromium, signInOnPage } from './helpers/chromium.js';
 
 const haveChromium = chromiumPresent('the console accessibility test');
@@ -69,6 +69,22 @@ const views: [name: string, open: () => Promise<void>][] = [
   ['operations', () => go('operations')],
   ['explorer', () => go('explorer/photos/cat.jpg')],
   ['users', () => go('users')],
+  ['users new policy dialog', async () => {
+    await go('users');
+    await page.getByRole('button', { name: 'New policy' }).click();
+    await page.getByRole('dialog').waitFor();
+  }],
+  ['users remove user dialog', async () => {
+    await go('users');
+    await page.getByRole('button', { name: 'Remove user pat' }).click();
+    await page.getByRole('dialog').waitFor();
+  }],
+  ['bucket settings', async () => {
+    await go('settings/photos');
+    await page.getByRole('region', { name: 'Lifecycle rules' }).getByText('No lifecycle rules').waitFor();
+  }],
+  ['groups', () => go('groups')],
+  ['service accounts', () => go('service-accounts')],
 ];
 
 describe.skipIf(!haveChromium)('console accessibility', () => {
@@ -79,6 +95,8 @@ describe.skipIf(!haveChromium)('console accessibility', () => {
     const s3 = s3ClientFor(running.server.url);
     for (const bucket of ['photos', 'spare']) await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'cat.jpg', Body: 'meow' }));
+    const added = await (await signIn(running.consoleUrl)).call('POST', 'users', { body: { accessKey: 'pat', secretKey: 'pat-secret-123', policies: ['readonly'] } });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
     browser = await launchChromium();
     page = await (await browser.newContext({ viewport: widths[0]! })).newPage();
   }, 120_000);
@@ -168,5 +186,31 @@ describe.skipIf(!haveChromium)('console accessibility', () => {
     expect(await focused("element?.closest('dialog') !== null")).toBe(true);
     await page.keyboard.press('Escape');
     await expect.poll(() => dialog.count()).toBe(0);
+  });
+
+  it("opens a bucket's settings and adds a tag from the keyboard alone", async () => {
+    await page.setViewportSize(widths[0]!);
+    await go('buckets');
+    const focused = (expression: string) => page.evaluate(`(() => { const element = document.activeElement; return ${expression}; })()`) as Promise<boolean>;
+    const tabTo = async (matches: () => Promise<boolean>, what: string) => {
+      for (let step = 0; step < 80; step += 1) {
+        await page.keyboard.press('Tab');
+        if (await matches()) return;
+      }
+      throw new Error(`${what} is not reached with Tab`);
+    };
+    await tabTo(() => focused("element?.getAttribute('aria-label') === 'Settings of photos'"), 'the Settings link of photos');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Settings of photos' }).waitFor();
+    await page.getByRole('region', { name: 'Tags', exact: true }).getByText('No tags.').waitFor();
+    await expect.poll(() => page.getByRole('button', { name: 'Add tag' }).isEnabled()).toBe(true);
+    await tabTo(() => focused("element?.textContent === 'Add tag'"), 'Add tag');
+    await page.keyboard.press('Enter');
+    // The new tag's key field takes the focus.
+    await expect.poll(() => focused("element?.getAttribute('name') === 'tag-key-0'")).toBe(true);
+    await page.keyboard.type('owner');
+    await tabTo(() => focused("element?.textContent === 'Save tags'"), 'Save tags');
+    await page.keyboard.press('Enter');
+    await page.getByRole('region', { name: 'Tags', exact: true }).getByRole('status').waitFor();
   });
 });

@@ -44,6 +44,13 @@ async function setOffline(drive: string, offline: boolean): Promise<void> {
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
 }
 
+/** Serious and critical WCAG 2 A/AA violations on the page as it is now (the banner showing). */
+async function violations(): Promise<string[]> {
+  const { AxeBuilder } = await import('@axe-core/playwright');
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  return result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).slice(0, 3).join(', ')}`);
+}
+
 const banner = () => page.getByRole('region', { name: 'Deployment health' });
 // Runs in the page: the browser's getComputedStyle, reached through globalThis (the test compiles without the DOM types).
 const bannerColour = () => banner().evaluate((element) => (globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string } }).getComputedStyle(element).backgroundColor);
@@ -115,21 +122,21 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
       await Promise.all(Array.from({ length: 30 }, (_, index) => s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `many/item-${String(start + index).padStart(3, '0')}.txt`, Body: 'x' }))));
     }
     await go('browse/photos/many/');
-    const pager = page.locator('.pager');
+    const pager = page.locator('.pager-below');
     await expect.poll(() => pager.textContent()).toContain('Items 1–100');
-    await page.getByLabel('Page size').selectOption('50');
+    await page.getByLabel('Page size').first().selectOption('50');
     await expect.poll(() => pager.textContent()).toContain('Items 1–50');
-    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('button', { name: 'Next page' }).first().click();
     await expect.poll(() => pager.textContent()).toContain('Items 51–100');
     const address = new URL(page.url());
     expect(address.hash).toBe(`#/browse/photos/many/?after=${encodeURIComponent('many/item-049.txt')}&page=2&size=50`);
     await page.reload();
     await expect.poll(() => pager.textContent()).toContain('Items 51–100');
     await page.getByRole('button', { name: 'item-050.txt', exact: true }).waitFor();
-    expect(await page.getByLabel('Page size').inputValue()).toBe('50');
-    await page.getByRole('button', { name: 'Next page' }).click();
+    expect(await page.getByLabel('Page size').first().inputValue()).toBe('50');
+    await page.getByRole('button', { name: 'Next page' }).first().click();
     await expect.poll(() => pager.textContent()).toContain('Items 101–120');
-    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByRole('button', { name: 'Previous page' }).first().click();
     await expect.poll(() => pager.textContent()).toContain('Items 51–100');
     await page.getByRole('button', { name: 'item-050.txt', exact: true }).waitFor();
   });
@@ -137,7 +144,7 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
   it('says so when a folder cannot be listed, and offers no upload there', async () => {
     await go('browse/nosuchbucket/');
     await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('NoSuchBucket');
-    await expect.poll(() => page.locator('.pager').textContent()).toContain('the listing failed');
+    await expect.poll(() => page.locator('.pager-below').textContent()).toContain('the listing failed');
     expect(await page.getByText('Loading…').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Upload files' }).isDisabled()).toBe(true);
     expect(await page.locator('#upload-files-why').textContent()).toBe('This folder could not be listed.');
@@ -172,6 +179,7 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
       // The cards follow the cluster snapshot, polled on its own (every 3 s).
       await expect.poll(() => page.locator('.stat', { hasText: 'Nodes' }).textContent(), { timeout: 10_000 }).toContain('with a drive offline');
       await shot('health-degraded');
+      expect(await violations()).toEqual([]);
       for (const hash of ['buckets', 'browse/photos/', 'cluster', 'operations']) {
         await go(hash);
         await expect.poll(() => banner().getAttribute('data-status')).toBe('degraded');
@@ -185,10 +193,12 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
       expect(await banner().textContent()).toContain('pool 0 set 0 lost write quorum (some objects cannot be read)');
       expect(await navMark('Overview').getAttribute('data-status')).toBe('critical');
       await shot('health-critical');
+      expect(await violations()).toEqual([]);
       await page.setViewportSize({ width: 390, height: 844 });
       await page.evaluate('window.scrollTo(0, 0)');
       expect((await page.evaluate('document.documentElement.scrollWidth')) as number).toBeLessThanOrEqual(390);
       await shot('health-critical-narrow');
+      expect(await violations()).toEqual([]);
       await page.setViewportSize({ width: 1440, height: 900 });
     } finally {
       await setOffline('d4', false);

@@ -79,7 +79,7 @@ describe('sign-in with SSO', () => {
     expect(session.status).toBe(200);
     expect(session.body.accessKey).toBe('sso:alice');
     // Without a policy claim configured, an admitted account administers the deployment.
-    expect(session.body).toMatchObject({ kind: 'sso', policies: ['consoleAdmin'], pages: ['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users'] });
+    expect(session.body).toMatchObject({ kind: 'sso', policies: ['consoleAdmin'], pages: ['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users', 'groups', 'service-accounts'] });
     const buckets = await consoleCall(consoleUrl, 'GET', 'buckets', { cookie: `svc_console_session=${jar.get(consoleUrl, 'svc_console_session')}` });
     expect(buckets.status).toBe(200);
 
@@ -179,7 +179,7 @@ describe('policies from the policy claim (SVC_IDENTITY_OPENID_CLAIM_POLICY) with
     const signed = await signInAs('dave');
     expect(signed.status).toBe(302);
     const me = await consoleCall(target.consoleUrl, 'GET', 'session', { cookie: signed.cookie! });
-    expect(me.body).toMatchObject({ policies: ['consoleAdmin'], pages: ['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users'] });
+    expect(me.body).toMatchObject({ policies: ['consoleAdmin'], pages: ['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users', 'groups', 'service-accounts'] });
     const created = await consoleCall(target.consoleUrl, 'POST', 'buckets', { cookie: signed.cookie!, csrfToken: String(me.body.csrfToken), body: { name: 'daves-bucket' } });
     expect(created.status).toBe(200);
     expect((await consoleCall(target.consoleUrl, 'GET', 'users', { cookie: signed.cookie! })).status).toBe(200);

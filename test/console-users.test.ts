@@ -163,7 +163,7 @@ describe('the admin API', () => {
 describe('a consoleAdmin user', () => {
   it('is offered every page and manages users and policies', async () => {
     const session = await signIn(running.consoleUrl, operator);
-    expect((await session.call('GET', 'session')).body.pages).toEqual(['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users']);
+    expect((await session.call('GET', 'session')).body.pages).toEqual(['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users', 'groups', 'service-accounts']);
     expect((await session.call('GET', 'overview')).status).toBe(200);
     const added = await session.call('POST', 'users', { body: { accessKey: 'temp', secretKey: 'temp-secret-1', policies: ['writeonly'] } });
     expect(added.body.user).toMatchObject({ accessKey: 'temp', enabled: true, policies: ['writeonly'] });

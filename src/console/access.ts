@@ -27,6 +27,8 @@ const pageActions: [page: string, action: string | undefined][] = [
   ['operations', adminActions.serverInfo],
   ['explorer', adminActions.serverInfo],
   ['users', adminActions.listUsers],
+  ['groups', adminActions.listGroups],
+  ['service-accounts', adminActions.listServiceAccounts],
 ];
 
 export class ConsoleAccess {

@@ -20,7 +20,7 @@ const sessionAnswer = object({
   idleExpiresAt: text('the session ends if unused until then (ISO 8601)'),
   expiresAt: text('the session ends then at the latest (ISO 8601)'),
 });
-const sessionExample = { accessKey: 'svcadmin', kind: 'root', policies: [], pages: ['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users'], csrfToken: 'q3JxZ0h2', idleExpiresAt: '2026-11-25T07:00:00.000Z', expiresAt: '2026-11-25T18:00:00.000Z' };
+const sessionExample = { accessKey: 'svcadmin', kind: 'root', policies: [], pages: ['overview', 'buckets', 'cluster', 'operations', 'explorer', 'users', 'groups', 'service-accounts'], csrfToken: 'q3JxZ0h2', idleExpiresAt: '2026-11-25T07:00:00.000Z', expiresAt: '2026-11-25T18:00:00.000Z' };
 
 export const sessionSchemas = {
   signIn: consoleSchema('session', {
@@ -67,9 +67,9 @@ export const bucketSchemas = {
     summary: 'Create a bucket',
     description: "S3's bucket naming rules, each with its own message (`InvalidBucketName`); `BucketAlreadyOwnedByYou` when it exists.",
     querystring: statusQuery({}),
-    body: object({ name: text('bucket name') }),
-    response: object({ name: text('bucket name') }),
-    example: { body: { name: 'photos' }, response: { name: 'photos' } },
+    body: object({ name: text('bucket name'), objectLock: boolean('turn object lock on (versioning stays enabled; needs s3:PutBucketObjectLockConfiguration and s3:PutBucketVersioning too)') }, { optional: ['objectLock'] }),
+    response: object({ name: text('bucket name'), objectLock: boolean('object lock is on') }),
+    example: { body: { name: 'photos' }, response: { name: 'photos', objectLock: false } },
   }),
   versioning: consoleSchema('buckets', {
     summary: 'Set versioning',
@@ -85,8 +85,8 @@ export const bucketSchemas = {
     description: "A bucket that holds objects needs force=true and its name typed again (confirm); then every version and unfinished upload goes first (`ConfirmationRequired` otherwise).",
     querystring: statusQuery({ force: text('true: delete the contents too (true or false, else InvalidArgument)'), confirm: text("the bucket's name, typed again") }),
     params: bucketParams,
-    response: object({ deleted: text('bucket') }),
-    example: { params: { bucket: 'photos' }, query: 'force=true&confirm=photos', response: { deleted: 'photos' } },
+    response: object({ deleted: text('bucket'), versionsRemoved: integer('versions and delete markers removed first'), uploadsAborted: integer('unfinished uploads aborted first') }),
+    example: { params: { bucket: 'photos' }, query: 'force=true&confirm=photos', response: { deleted: 'photos', versionsRemoved: 3, uploadsAborted: 0 } },
   }),
 };
 
@@ -114,10 +114,29 @@ export const objectSchemas = {
   list: consoleSchema('objects', {
     summary: 'A page of keys and folders',
     description: 'Under a prefix, folders first; keys whose newest version is a delete marker are left out unless deleted=true.',
-    querystring: statusQuery({ prefix: text('prefix'), after: text('continue after this key (next of the last page)'), limit: text('1 to the page limit (default 200)'), deleted: text('true: show deleted keys (true or false, else InvalidArgument)') }),
+    querystring: statusQuery({
+      prefix: text('prefix'),
+      after: text('continue after this key (next of the last page; name order only)'),
+      limit: text('1 to the page limit (default 200)'),
+      deleted: text('true: show deleted keys (true or false, else InvalidArgument)'),
+      sort: text('name (default), size or modified; size and modified for folders of at most 10,000 entries'),
+      order: text('asc (default) or desc'),
+      offset: text('entries skipped before the page (every order but name ascending)'),
+    }),
     params: bucketParams,
-    response: object({ prefix: text('prefix'), folders: list(text('folder prefix'), 'folders'), objects: list(objectRow, 'newest version of each key'), next: text('pass as after for the next page; absent on the last') }, { optional: ['next'] }),
-    example: { params: { bucket: 'photos' }, query: 'prefix=2026/&limit=2', response: { prefix: '2026/', folders: ['2026/11/'], objects: [{ ...objectExample, key: '2026/cat.jpg' }], next: '2026/cat.jpg' } },
+    response: object(
+      {
+        prefix: text('prefix'),
+        folders: list(text('folder prefix'), 'folders'),
+        objects: list(objectRow, 'newest version of each key'),
+        next: text('pass as after for the next page; absent on the last'),
+        nextOffset: integer('pass as offset for the next page of a sorted view; absent on the last'),
+        total: integer('entries the folder shows (folders and keys), counted up to 10,000'),
+        totalCapped: boolean('the folder holds more entries than the total counted'),
+      },
+      { optional: ['next', 'nextOffset'] },
+    ),
+    example: { params: { bucket: 'photos' }, query: 'prefix=2026/&limit=2', response: { prefix: '2026/', folders: ['2026/11/'], objects: [{ ...objectExample, key: '2026/cat.jpg' }], next: '2026/cat.jpg', total: 7, totalCapped: false } },
   }),
   details: consoleSchema('objects', {
     summary: "One object's versions",

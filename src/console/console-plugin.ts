@@ -27,6 +27,7 @@ import { planRoutes } from './routes-plan.js';
 import { userRoutes } from './routes-users.js';
 import { healthRoutes } from './routes-health.js';
 import { previewRoutes } from './routes-preview.js';
+import { bucketSettingsRoutes } from './routes-bucket-settings.js';
 import type { ConsoleAssets } from './assets.js';
 import swagger from '@fastify/swagger';
 import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
@@ -151,6 +152,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(auditRoutes, { context });
   await app.register(healthRoutes, { context });
   await app.register(previewRoutes, { context });
+  await app.register(bucketSettingsRoutes, { context });
 }
 
 /** The console API's own OpenAPI document (GET /svc/console/api/openapi.json), from its route schemas. */

@@ -6,6 +6,7 @@ import type { ClientOrigin } from './client-origin.js';
 import type { OpenIdSignIn } from './openid.js';
 import type { IamStore } from '../ops/iam-store.js';
 import type { AuditLog } from '../ops/audit.js';
+import type { S3Context } from '../api/s3/context.js';
 
 /** The users and policies the console signs in, judges and manages (the IAM store every node shares). */
 export type ConsoleIam = IamStore;
@@ -31,6 +32,8 @@ export interface ConsoleContext {
   /** This node's recent audit entries (the Users page's audit section). */
   audit: Pick<AuditLog, 'recent' | 'stats'>;
   nowMs(): number;
+  /** The S3 API's context: bucket settings run its own handlers (s3-bridge.ts); absent, the settings routes answer NotImplemented. */
+  s3?: () => S3Context;
   logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
 }
 

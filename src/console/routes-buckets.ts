@@ -11,6 +11,7 @@ import type { ConsoleContext } from './context.js';
 import { bodyRecord, bucketParam } from './input.js';
 import { requestAccess } from './request-state.js';
 import { bucketSchemas } from './api-schemas.js';
+import { bucketNameProblem } from '../contracts/bucket-name.js';
 
 export async function bucketRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
@@ -22,13 +23,16 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     for (const record of records) if (all || (await access.allows([{ action: 's3:ListBucket', bucket: record.name }]))) shown.push(record);
     return { buckets: shown.map((record) => ({ name: record.name, createdAt: new Date(record.createdMs).toISOString(), versioning: record.versioning, objectLock: record.objectLock?.enabled === true })) };
   });
-  app.post('/buckets', { schema: bucketSchemas.create, config: { access: { actions: ['s3:CreateBucket'], on: 'bucket' } } }, async (request) => {
+  app.post('/buckets', { schema: bucketSchemas.create, config: { access: { actions: ['s3:CreateBucket'], on: 'bucket', conditional: { actions: ['s3:PutBucketObjectLockConfiguration', 's3:PutBucketVersioning'], when: 'with objectLock: true' } } } }, async (request) => {
     const body = bodyRecord(request.body);
     const name = typeof body.name === 'string' ? body.name : '';
     checkNewBucketName(name);
-    await requestAccess(request).require([{ action: 's3:CreateBucket', bucket: name }]);
-    await context.objects().makeBucket(name);
-    return { name };
+    const objectLock = body.objectLock === true;
+    // Object lock at creation needs what S3's CreateBucket with x-amz-bucket-object-lock-enabled needs.
+    const lockPermissions = objectLock ? [{ action: 's3:PutBucketObjectLockConfiguration', bucket: name }, { action: 's3:PutBucketVersioning', bucket: name }] : [];
+    await requestAccess(request).require([{ action: 's3:CreateBucket', bucket: name }, ...lockPermissions]);
+    await context.objects().makeBucket(name, objectLock ? { objectLock } : {});
+    return { name, objectLock };
   });
   app.put('/buckets/:bucket/versioning', { schema: bucketSchemas.versioning, config: { access: { actions: ['s3:PutBucketVersioning'], on: 'bucket' } } }, async (request) => {
     const bucket = bucketParam(request.params);
@@ -47,18 +51,19 @@ export async function bucketRoutes(app: FastifyInstance, options: { context: Con
     // The permission before the bucket's existence: a caller without it learns nothing.
     await requestAccess(request).require([{ action: 's3:DeleteBucket', bucket }, ...emptying]);
     await objects.requireBucket(bucket);
+    let removed = { versions: 0, uploads: 0 };
     if (query.force === 'true') {
       if (query.confirm !== bucket) throw new SvcError('ConfirmationRequired', `type the bucket's name '${bucket}' to delete it with everything in it`, { bucket });
-      const removed = await emptyBucket(objects, bucket);
-      context.logger.info({ bucket, versionsRemoved: removed }, 'console deleted a bucket and its objects');
+      removed = await emptyBucket(objects, bucket);
+      context.logger.info({ bucket, versionsRemoved: removed.versions, uploadsAborted: removed.uploads }, 'console deleted a bucket and its objects');
     }
     await objects.deleteBucket(bucket);
-    return { deleted: bucket };
+    return { deleted: bucket, versionsRemoved: removed.versions, uploadsAborted: removed.uploads };
   });
 }
 
 /** Removes every version, delete marker and unfinished upload of the bucket. */
-async function emptyBucket(objects: ObjectLayer, bucket: string): Promise<number> {
+async function emptyBucket(objects: ObjectLayer, bucket: string): Promise<{ versions: number; uploads: number }> {
   let removed = 0;
   for (;;) {
     const batch: { key: string; versionId: string }[] = [];
@@ -70,19 +75,13 @@ async function emptyBucket(objects: ObjectLayer, bucket: string): Promise<number
     for (const item of batch) await objects.deleteObject(bucket, item.key, item.versionId);
     removed += batch.length;
   }
-  for (const upload of await objects.listMultipartUploads(bucket)) await objects.abortMultipartUpload(bucket, upload.key, upload.uploadId);
-  return removed;
+  const uploads = await objects.listMultipartUploads(bucket);
+  for (const upload of uploads) await objects.abortMultipartUpload(bucket, upload.key, upload.uploadId);
+  return { versions: removed, uploads: uploads.length };
 }
 
-/** S3's bucket naming rules, each with its own message (shown next to the name field). */
+/** S3's bucket naming rule (src/contracts/bucket-name.ts, which the browser shows as the name is typed), each broken rule with its own message. */
 export function checkNewBucketName(name: string): void {
-  const refuse = (reason: string) => {
-    throw new SvcError('InvalidBucketName', `Bucket names ${reason}.`, { bucket: name, field: 'name' });
-  };
-  if (name.length < 3 || name.length > 63) refuse('are 3 to 63 characters long');
-  if (!/^[a-z0-9.-]+$/.test(name)) refuse('use only lowercase letters, digits, dots and hyphens');
-  if (!/^[a-z0-9]/.test(name) || !/[a-z0-9]$/.test(name)) refuse('begin and end with a letter or digit');
-  if (name.includes('..')) refuse('have no two dots in a row');
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(name)) refuse('are not formatted as an IP address');
-  if (name.startsWith('xn--') || name.endsWith('-s3alias')) refuse("do not begin with 'xn--' or end with '-s3alias'");
+  const problem = bucketNameProblem(name);
+  if (problem !== undefined) throw new SvcError('InvalidBucketName', problem, { bucket: name, field: 'name' });
 }

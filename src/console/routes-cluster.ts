@@ -18,8 +18,13 @@ import { adminActions } from './access.js';
 import { documentedSchema, requireRouteAccess } from '../api/admin/route-access.js';
 import { requestAccess } from './request-state.js';
 
-/** Admin routes the console does not offer (fault injection is a test tool, not a console page). */
-const withheld = (path: string) => path === '/svc/admin/v4/faults' || path.startsWith('/svc/admin/v4/iam/');
+/**
+ * Admin routes the console does not offer (fault injection is a test tool, not a console page;
+ * users and policies have the console's own routes). The Groups and Service accounts pages use the
+ * admin API's group, service account and policy attachment routes.
+ */
+const offeredIam = /^\/svc\/admin\/v4\/iam\/(groups|group\/[a-z]+|svcacct\/[a-z]+|policy\/(attach|detach))$/;
+const withheld = (path: string) => path === '/svc/admin/v4/faults' || (path.startsWith('/svc/admin/v4/iam/') && !offeredIam.test(path));
 
 const overviewSchema: RouteSchema = {
   ...adminRoutes.find((route) => route.path === '/svc/admin/v4/cluster/snapshot')!.schema,

@@ -15,6 +15,7 @@ import { queryOf } from './input.js';
 import { healthModel, type SnapshotView, type StorageClassView } from './health.js';
 import { healthSchema, permissionsSchema } from './schemas-health.js';
 import type { Permission } from '../api/s3/access.js';
+import { bucketSettings } from './routes-bucket-settings.js';
 
 /** A console action: what the console calls it, and the permission the same request would need. */
 type ActionRule = [name: string, permission: (bucket: string, prefix: string) => Permission];
@@ -39,7 +40,18 @@ const bucketActions: ActionRule[] = [
   ['abortUpload', (bucket, prefix) => ({ action: 's3:AbortMultipartUpload', bucket, key: `${prefix}*` })],
   ['putBucketVersioning', (bucket) => ({ action: 's3:PutBucketVersioning', bucket })],
   ['deleteBucket', (bucket) => ({ action: 's3:DeleteBucket', bucket })],
+  ...settingActions(),
 ];
+
+/** The bucket settings page's actions: `<setting>.get`, `<setting>.put`, `<setting>.remove` (routes-bucket-settings.ts). */
+function settingActions(): ActionRule[] {
+  return bucketSettings.flatMap((setting) =>
+    (['get', 'put', 'remove'] as const).flatMap((verb): ActionRule[] => {
+      const action = setting[verb]?.action;
+      return action === undefined ? [] : [[`${setting.name}.${verb}`, (bucket) => ({ action, bucket })]];
+    }),
+  );
+}
 
 export async function healthRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;

@@ -15,6 +15,7 @@ import { presignGet, shareBaseUrl } from './presign.js';
 import { requestAccess, requestOrigin } from './request-state.js';
 import type { Session } from './session.js';
 import { objectSchemas } from './api-schemas.js';
+import { countEntries, isKeyOrder, listViewOf, sortedPage } from './list-view.js';
 
 export async function objectRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
@@ -25,8 +26,15 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const prefix = query.prefix ?? '';
     const after = query.after === '' ? undefined : query.after;
     if (query.deleted !== undefined && query.deleted !== 'true' && query.deleted !== 'false') throw new SvcError('InvalidArgument', 'deleted must be true or false', { field: 'deleted' });
+    const view = listViewOf(query);
     await requestAccess(request).require([{ action: query.deleted === 'true' ? 's3:ListBucketVersions' : 's3:ListBucket', bucket }], { prefix, delimiter: '/' });
-    return listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: query.deleted === 'true' });
+    const walk = { prefix, withDeleted: query.deleted === 'true' };
+    if (!isKeyOrder(view)) {
+      const sorted = await sortedPage(context.objects(), bucket, walk, view, limit);
+      return { prefix, folders: sorted.folders, objects: sorted.objects.map(describe), total: sorted.total, totalCapped: false, ...(sorted.more ? { nextOffset: view.offset + limit } : {}) };
+    }
+    const [page, count] = await Promise.all([listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: walk.withDeleted }), countEntries(context.objects(), bucket, walk)]);
+    return { ...page, total: count.total, totalCapped: count.capped };
   });
   app.get('/buckets/:bucket/object', { schema: objectSchemas.details, config: { access: { actions: ['s3:GetObject'], on: 'object', conditional: { actions: ['s3:ListBucketVersions'], when: 'to be shown the older versions too' } } } }, async (request) => {
     const bucket = bucketParam(request.params);

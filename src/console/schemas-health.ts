@@ -72,7 +72,7 @@ const judgement = object({ allowed: boolean('the evaluator allows it'), reason: 
 export const permissionsSchema = consoleSchema('session', {
   summary: 'What the session may do',
   description:
-    'Each console action with whether the signed-in principal may take it, judged by the evaluator S3 and admin requests get (bucket policy included) and, when refused, why. Without `bucket`: the deployment actions (createBucket, serverInfo, heal, rebalance, decommission, listUsers, dataUsageInfo); with `bucket` (and `prefix`) also listObjects, listVersions, getObject, putObject, deleteObject, deleteObjectVersion, abortUpload, putBucketVersioning, deleteBucket on it.',
+    'Each console action with whether the signed-in principal may take it, judged by the evaluator S3 and admin requests get (bucket policy included) and, when refused, why. Without `bucket`: the deployment actions (createBucket, serverInfo, heal, rebalance, decommission, listUsers, dataUsageInfo); with `bucket` (and `prefix`) also listObjects, listVersions, getObject, putObject, deleteObject, deleteObjectVersion, abortUpload, putBucketVersioning, deleteBucket on it, and for the settings page `<setting>.get`, `<setting>.put` and `<setting>.remove` for policy, lifecycle, cors, tagging, encryption, object-lock, public-access-block and notification (each the S3 action of its Get, Put or Delete request).',
   querystring: statusQuery({ bucket: text('a bucket'), prefix: text('a key prefix in it') }),
   response: object(
     {

@@ -167,6 +167,8 @@ export const limits = {
   consoleJsonBodyMaxBytes: 1 * MiB,
   /** Console object listing: entries per page at most. */
   consoleListPageMax: 1000,
+  /** Console object listing: a folder's entries counted for its total, and sorted by size or date, at most. */
+  consoleListSortMax: 10_000,
   /** Console batch delete: keys per request at most. */
   consoleDeleteBatchMax: 1000,
   /** Console layout planner: launch patterns per request, and characters per pattern, at most. */

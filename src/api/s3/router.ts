@@ -5,6 +5,7 @@
 import { SvcError } from '../../errors/index.js';
 import { limits } from '../../util/limits.js';
 import { checkObjectKey } from '../../object/paths.js';
+import { bucketNameProblem } from '../../contracts/bucket-name.js';
 
 export type S3Endpoint =
   | { kind: 'ListBuckets' }
@@ -257,13 +258,5 @@ export function parseCopySource(value: string): CopySource {
 
 /** AWS bucket naming rules. */
 export function isValidBucketName(name: string): boolean {
-  return (
-    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) &&
-    !name.includes('..') &&
-    !/^\d+\.\d+\.\d+\.\d+$/.test(name) &&
-    !name.startsWith('xn--') &&
-    !name.endsWith('-s3alias') &&
-    !name.includes('.-') &&
-    !name.includes('-.')
-  );
+  return bucketNameProblem(name) === undefined;
 }

@@ -12,6 +12,9 @@ import { ClusterPage } from './page-cluster';
 import { OperationsPage } from './page-operations';
 import { ExplorerPage } from './page-explorer';
 import { UsersPage } from './page-users';
+import { BucketSettingsPage } from './page-bucket-settings';
+import { GroupsPage } from './page-groups';
+import { ServiceAccountsPage } from './page-service-accounts';
 
 interface SessionInfo {
   accessKey: string;
@@ -127,18 +130,20 @@ const pages: { id: string; label: string }[] = [
   { id: 'operations', label: 'Operations' },
   { id: 'explorer', label: 'Explorer' },
   { id: 'users', label: 'Users' },
+  { id: 'groups', label: 'Groups' },
+  { id: 'service-accounts', label: 'Service accounts' },
 ];
 
 function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
   const open = pages.filter((entry) => props.session.pages.includes(entry.id));
   const route = useRoute(open[0]?.id ?? 'buckets');
   const [menuOpen, setMenuOpen] = useState(false);
-  const page = route[0] === 'browse' ? 'buckets' : route[0];
+  const page = route[0] === 'browse' || route[0] === 'settings' ? 'buckets' : route[0];
   const health = useHealthPoll(props.session.pages.includes('cluster'));
   const permissions = usePoll(() => api<Permissions>('GET', 'permissions'), 0).data;
   useEffect(() => {
     setMenuOpen(false);
-    const label = route[0] === 'browse' ? route[1] : pages.find((entry) => entry.id === page)?.label;
+    const label = route[0] === 'browse' || route[0] === 'settings' ? route[1] : pages.find((entry) => entry.id === page)?.label;
     document.title = `${label ?? 'Overview'} · svc console`;
   }, [route.join('/')]);
   return (
@@ -214,6 +219,8 @@ function pageFor(route: string[]) {
       return <BucketsPage />;
     case 'browse':
       return <BrowserPage bucket={route[1] ?? ''} prefix={folderOf(route.slice(2))} />;
+    case 'settings':
+      return <BucketSettingsPage bucket={route[1] ?? ''} />;
     case 'cluster':
       return <ClusterPage />;
     case 'operations':
@@ -222,6 +229,10 @@ function pageFor(route: string[]) {
       return <ExplorerPage bucket={route[1] ?? ''} objectKey={route.slice(2).join('/')} />;
     case 'users':
       return <UsersPage />;
+    case 'groups':
+      return <GroupsPage />;
+    case 'service-accounts':
+      return <ServiceAccountsPage />;
     default:
       return <OverviewPage />;
   }

@@ -11,26 +11,16 @@ import { bytes, duration, percent, when } from './format';
 import { bucketHref } from './page-buckets';
 import { droppedFiles, pace, startUpload, type UploadTask } from './upload';
 import { ObjectDetails, type ObjectVersion } from './page-object';
+import { isKeyOrder, listHash, Pager, readListAddress, SortHeader, useHashQuery, type ListAddress } from './browser-paging';
 
 interface ListPage {
   prefix: string;
   folders: string[];
   objects: ObjectVersion[];
   next?: string;
-}
-
-const pageSizes = [50, 100, 200];
-
-/** The page's settings after the `?` of the address (`after`, `page`, `size`), so a reload keeps the page. */
-function useHashQuery(): URLSearchParams {
-  const read = () => new URLSearchParams(location.hash.split('?')[1] ?? '');
-  const [query, setQuery] = useState(read);
-  useEffect(() => {
-    const changed = () => setQuery(read());
-    addEventListener('hashchange', changed);
-    return () => removeEventListener('hashchange', changed);
-  }, []);
-  return query;
+  nextOffset?: number;
+  total: number;
+  totalCapped: boolean;
 }
 
 function Breadcrumbs(props: { bucket: string; prefix: string }) {
@@ -54,21 +44,24 @@ type FileToUpload = { path: string; file: File };
 
 export function BrowserPage(props: { bucket: string; prefix: string }) {
   const { bucket, prefix } = props;
-  const [filter, setFilter] = useState('');
   const [showDeleted, setShowDeleted] = useState(false);
-  const query = useHashQuery();
-  const pageSize = pageSizes.includes(Number(query.get('size'))) ? Number(query.get('size')) : 100;
-  const after = query.get('after') ?? undefined;
-  const pageNumber = after === undefined ? 1 : Math.max(2, Number(query.get('page')) || 2);
+  const address = readListAddress(useHashQuery());
+  const [filter, setFilterText] = useState(address.filter);
+  const pageSize = address.size;
+  const keyOrder = isKeyOrder(address);
+  const after = keyOrder ? address.after : undefined;
+  const pageNumber = keyOrder ? (after === undefined ? 1 : Math.max(2, address.page)) : address.page;
   /** The cursors of the pages before this one, as far as this visit knows them. */
   const [cursors, setCursors] = useState<(string | undefined)[]>([]);
-  const goTo = (next: { after?: string | undefined; page?: number; size?: number }) => {
-    const settings = new URLSearchParams();
-    if (next.after !== undefined) settings.set('after', next.after);
-    if (next.page !== undefined && next.page > 1) settings.set('page', String(next.page));
-    if ((next.size ?? pageSize) !== 100) settings.set('size', String(next.size ?? pageSize));
-    const text = settings.toString();
-    location.hash = `${bucketHref(bucket, prefix).slice(1)}${text ? `?${text}` : ''}`;
+  const base = bucketHref(bucket, prefix).slice(1);
+  /** Another view of this folder: its size, order and filter stay unless changed; the page is the first unless named. */
+  const goTo = (next: Partial<ListAddress>) => {
+    location.hash = listHash(base, { size: pageSize, sort: address.sort, order: address.order, filter, page: 1, ...next });
+  };
+  const setFilter = (value: string) => {
+    setFilterText(value);
+    // Typing keeps one history entry: the address follows the filter without a page change per key.
+    history.replaceState(null, '', `#${listHash(base, { ...address, after: undefined, page: 1, filter: value })}`);
   };
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [details, setDetails] = useState<string | undefined>(undefined);
@@ -78,9 +71,12 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
   const [actionError, setActionError] = useState<unknown>(undefined);
   const listPrefix = `${prefix}${filter}`;
   const { data, error, reload } = usePoll(
-    () => api<ListPage>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, { query: { prefix: listPrefix, after, limit: String(pageSize), deleted: showDeleted ? 'true' : undefined } }),
+    () => {
+      const view = keyOrder ? { after } : { sort: address.sort, order: address.order, offset: String((pageNumber - 1) * pageSize) };
+      return api<ListPage>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, { query: { prefix: listPrefix, limit: String(pageSize), deleted: showDeleted ? 'true' : undefined, ...view } });
+    },
     15_000,
-    [bucket, listPrefix, after, pageSize, showDeleted],
+    [bucket, listPrefix, after, pageSize, showDeleted, address.sort, address.order, pageNumber],
   );
   const permissions = useBucketPermissions(bucket, prefix);
   // A folder that cannot be listed (no such bucket, no permission) offers nothing to do in it.
@@ -93,9 +89,9 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
     setSelected(new Set());
     setDetails(undefined);
     // Another filter or view starts at its first page (the address's page counts only on arrival).
-    if (!firstRun.current && after !== undefined) goTo({});
+    if (!firstRun.current && pageNumber > 1) goTo({});
     firstRun.current = false;
-  }, [bucket, prefix, filter, showDeleted]);
+  }, [bucket, prefix, filter, showDeleted, address.sort, address.order, pageSize]);
 
   const upload = (files: FileToUpload[]) => {
     let finished = 0;
@@ -120,6 +116,37 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
     }
   };
 
+  const sortReason = data?.totalCapped ? 'This folder holds more than 10,000 entries: only name order is offered.' : undefined;
+  const pagerProps = {
+    first: (pageNumber - 1) * pageSize + 1,
+    count: data ? data.folders.length + data.objects.length : undefined,
+    total: data ? { count: data.total, capped: data.totalCapped } : undefined,
+    failed: unlisted !== undefined,
+    address: { ...address, filter },
+    sortReason,
+    onView: goTo,
+    onPrevious:
+      pageNumber <= 1
+        ? undefined
+        : !keyOrder
+          ? () => goTo({ page: pageNumber - 1 })
+          : () => {
+              // Back one page when this visit knows its cursor, else to the first page.
+              const known = cursors.length > 0 ? cursors[cursors.length - 1] : undefined;
+              setCursors(cursors.slice(0, -1));
+              goTo(cursors.length > 0 ? { after: known, page: pageNumber - 1 } : {});
+            },
+    onNext: !keyOrder
+      ? data?.nextOffset !== undefined
+        ? () => goTo({ page: pageNumber + 1 })
+        : undefined
+      : data?.next
+        ? () => {
+            setCursors([...cursors, after]);
+            goTo({ after: data.next, page: pageNumber + 1 });
+          }
+        : undefined,
+  };
   return (
     <div class="page">
       <Breadcrumbs bucket={bucket} prefix={prefix} />
@@ -138,32 +165,9 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
             </label>
           }
         >
-          {data ? <ObjectTable bucket={bucket} prefix={prefix} page={data} filtered={filter !== ''} selected={selected} onSelect={setSelected} details={details} onDetails={setDetails} /> : null}
-          <Pager
-            first={(pageNumber - 1) * pageSize + 1}
-            count={data ? data.folders.length + data.objects.length : undefined}
-            failed={unlisted !== undefined}
-            pageSize={pageSize}
-            onPageSize={(size) => goTo({ size })}
-            onPrevious={
-              pageNumber > 1
-                ? () => {
-                    // Back one page when this visit knows its cursor, else to the first page.
-                    const known = cursors.length > 0 ? cursors[cursors.length - 1] : undefined;
-                    setCursors(cursors.slice(0, -1));
-                    goTo(cursors.length > 0 ? { after: known, page: pageNumber - 1 } : {});
-                  }
-                : undefined
-            }
-            onNext={
-              data?.next
-                ? () => {
-                    setCursors([...cursors, after]);
-                    goTo({ after: data.next, page: pageNumber + 1 });
-                  }
-                : undefined
-            }
-          />
+          <Pager place="above" {...pagerProps} />
+          {data ? <ObjectTable bucket={bucket} prefix={prefix} page={data} filtered={filter !== ''} selected={selected} onSelect={setSelected} details={details} onDetails={setDetails} address={address} sortable={sortReason === undefined} onView={goTo} /> : null}
+          <Pager place="below" {...pagerProps} />
         </Card>
         {details ? <ObjectDetails bucket={bucket} objectKey={details} onClose={() => setDetails(undefined)} onChanged={reload} /> : null}
       </div>
@@ -242,7 +246,7 @@ function Toolbar(props: { filter: string; onFilter: (value: string) => void; sto
 }
 
 /** One page of folders and objects, with selection and a details button per object. */
-function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; filtered: boolean; selected: Set<string>; onSelect: (keys: Set<string>) => void; details: string | undefined; onDetails: (key: string) => void }) {
+function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; filtered: boolean; selected: Set<string>; onSelect: (keys: Set<string>) => void; details: string | undefined; onDetails: (key: string) => void; address: ListAddress; sortable: boolean; onView: (next: Partial<ListAddress>) => void }) {
   const { bucket, prefix, page, selected } = props;
   const objects = page.objects;
   if (page.folders.length === 0 && objects.length === 0) return <Empty>{props.filtered ? 'Nothing matches this filter.' : 'This folder is empty. Upload files or drop them here.'}</Empty>;
@@ -260,9 +264,9 @@ function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; fi
           <th class="check-col">
             <input type="checkbox" aria-label="Select all on this page" checked={allSelected} onChange={() => props.onSelect(allSelected ? new Set() : new Set(objects.map((object) => object.key)))} />
           </th>
-          <th>Name</th>
-          <th class="num">Size</th>
-          <th class="hide-narrow">Last modified</th>
+          <SortHeader field="name" address={props.address} onView={props.onView} />
+          <SortHeader field="size" class="num" address={props.address} disabled={!props.sortable} onView={props.onView} />
+          <SortHeader field="modified" class="hide-narrow" address={props.address} disabled={!props.sortable} onView={props.onView} />
           <th class="hide-narrow class-col">Class</th>
           <ActionsHead />
         </tr>
@@ -304,30 +308,6 @@ function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; fi
         ))}
       </tbody>
     </table>
-  );
-}
-
-function Pager(props: { first: number; count: number | undefined; failed: boolean; pageSize: number; onPageSize: (size: number) => void; onPrevious: (() => void) | undefined; onNext: (() => void) | undefined }) {
-  return (
-    <div class="pager">
-      <label class="field compact inline">
-        <span>Page size</span>
-        <select value={String(props.pageSize)} onChange={(event) => props.onPageSize(Number((event.target as HTMLSelectElement).value))}>
-          {pageSizes.map((size) => (
-            <option key={size} value={String(size)}>
-              {size}
-            </option>
-          ))}
-        </select>
-      </label>
-      <span class="muted small">{props.failed ? 'Nothing to show: the listing failed (see above).' : props.count === undefined ? 'Loading…' : props.count === 0 ? 'No items' : `Items ${props.first}–${props.first + props.count - 1}`}</span>
-      <button class="button small" type="button" disabled={!props.onPrevious} onClick={props.onPrevious}>
-        Previous page
-      </button>
-      <button class="button small" type="button" disabled={!props.onNext} onClick={props.onNext}>
-        Next page
-      </button>
-    </div>
   );
 }
 

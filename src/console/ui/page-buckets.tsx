@@ -1,10 +1,12 @@
 /** Buckets: list, create (name errors shown by the field), versioning, delete (with confirmation). */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ApiError } from './api';
 import { Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll, ActionsHead } from './components';
 import { may, permissionReason, useBucketPermissions, useDeploymentPermissions } from './permissions';
 import { when } from './format';
 import { bucketUsageOf, UsageAge, UsageCells, UsageHead, useUsage } from './usage';
+import { bucketNameProblem } from '../../contracts/bucket-name';
+import { BucketDeleteSummary, useBucketContents } from './bucket-contents';
 
 export interface BucketRow {
   name: string;
@@ -12,6 +14,8 @@ export interface BucketRow {
   versioning: 'unversioned' | 'enabled' | 'suspended';
   objectLock: boolean;
 }
+
+export const settingsHref = (bucket: string) => `#/settings/${encodeURIComponent(bucket)}`;
 
 export const bucketHref = (bucket: string, prefix = '') => `#/browse/${encodeURIComponent(bucket)}${prefix ? `/${prefix.split('/').map(encodeURIComponent).join('/')}` : ''}`;
 
@@ -26,14 +30,20 @@ function CreateBucket(props: { onCreated: () => void }) {
   const permissions = useDeploymentPermissions();
   const refused = permissionReason(permissions, 'createBucket');
   const [name, setName] = useState('');
+  const [objectLock, setObjectLock] = useState(false);
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const [busy, setBusy] = useState(false);
+  // The server's own naming rule, judged as the name is typed (the server judges it again).
+  const nameProblem = name === '' ? undefined : bucketNameProblem(name);
+  const shownError = nameProblem !== undefined ? new ApiError(400, 'InvalidBucketName', nameProblem) : error;
   const submit = async (event: Event) => {
     event.preventDefault();
+    if (nameProblem !== undefined) return;
     setBusy(true);
     try {
-      await api('POST', 'buckets', { body: { name } });
+      await api('POST', 'buckets', { body: { name, ...(objectLock ? { objectLock } : {}) } });
       setName('');
+      setObjectLock(false);
       setError(undefined);
       props.onCreated();
     } catch (caught) {
@@ -50,20 +60,26 @@ function CreateBucket(props: { onCreated: () => void }) {
           name="bucket"
           value={name}
           placeholder="e.g. photos-2026"
-          aria-invalid={error ? 'true' : 'false'}
-          aria-describedby={error ? 'bucket-error' : undefined}
-          onInput={(event) => setName((event.target as HTMLInputElement).value)}
+          aria-invalid={shownError ? 'true' : 'false'}
+          aria-describedby={shownError ? 'bucket-error' : undefined}
+          onInput={(event) => {
+            setName((event.target as HTMLInputElement).value);
+            setError(undefined);
+          }}
           autocomplete="off"
           spellcheck={false}
         />
-        {error ? (
-          <span class="field-error" id="bucket-error" role="alert">
-            {error.message}
+        {shownError ? (
+          <span class="field-error" id="bucket-error" role={nameProblem !== undefined ? undefined : 'alert'} aria-live="polite">
+            {shownError.message}
           </span>
         ) : null}
       </label>
+      <label class="check">
+        <input type="checkbox" checked={objectLock} onChange={() => setObjectLock(!objectLock)} /> Object lock
+      </label>
       <span class="guarded">
-        <button class="button primary" type="submit" disabled={busy || name === '' || refused !== undefined} aria-describedby={refused ? 'create-bucket-why' : undefined}>
+        <button class="button primary" type="submit" disabled={busy || name === '' || nameProblem !== undefined || refused !== undefined} aria-describedby={refused ? 'create-bucket-why' : nameProblem !== undefined ? 'bucket-error' : undefined}>
           Create bucket
         </button>
         {refused ? (
@@ -148,9 +164,11 @@ function BucketActions(props: { bucket: BucketRow; onVersioning: (status: 'enabl
   const { bucket } = props;
   const versioning = may(permissions, 'putBucketVersioning').allowed;
   const deletable = may(permissions, 'deleteBucket').allowed;
-  if (permissions && !versioning && !deletable) return <span class="muted small">read only</span>;
+  const settings = <a class="button small" href={settingsHref(bucket.name)} aria-label={`Settings of ${bucket.name}`}>Settings</a>;
+  if (permissions && !versioning && !deletable) return <>{settings} <span class="muted small">read only</span></>;
   return (
     <>
+      {settings}
       {versioning && bucket.versioning === 'enabled' && !bucket.objectLock ? (
         <button class="button small" type="button" onClick={() => props.onVersioning('suspended')}>
           Suspend versioning
@@ -170,19 +188,17 @@ function BucketActions(props: { bucket: BucketRow; onVersioning: (status: 'enabl
   );
 }
 
-/** Tries a plain delete; a bucket that still holds objects asks for its name to delete them too. */
+/**
+ * One confirmed step: what the bucket holds is counted first (objects, versions, delete markers,
+ * unfinished uploads); a bucket holding anything asks for its name and the server empties it,
+ * then deletes it.
+ */
 function DeleteBucket(props: { bucket: BucketRow; onDone: () => void }) {
-  const [notEmpty, setNotEmpty] = useState(false);
-  const [busy, setBusy] = useState(true);
-  // One dialog: a bucket seen to hold objects asks for its name at once (one that holds only
-  // older versions or uploads learns it from the refused plain delete, in the same dialog).
-  useEffect(() => {
-    api<{ folders: string[]; objects: unknown[] }>('GET', `buckets/${encodeURIComponent(props.bucket.name)}/objects`, { query: { limit: '1' } }).then(
-      (page) => setNotEmpty(page.folders.length + page.objects.length > 0),
-      () => undefined,
-    ).finally(() => setBusy(false));
-  }, [props.bucket.name]);
+  const contents = useBucketContents(props.bucket.name);
+  const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
+  const [forced, setForced] = useState(false);
+  const notEmpty = forced || contents.holdsAnything;
   const confirm = async () => {
     setBusy(true);
     setError(undefined);
@@ -190,7 +206,8 @@ function DeleteBucket(props: { bucket: BucketRow; onDone: () => void }) {
       await api('DELETE', `buckets/${encodeURIComponent(props.bucket.name)}`, { query: notEmpty ? { force: 'true', confirm: props.bucket.name } : {} });
       props.onDone();
     } catch (caught) {
-      if ((caught as ApiError).code === 'BucketNotEmpty') setNotEmpty(true);
+      // Something was written since the count (or it could not be counted): the name is asked for.
+      if ((caught as ApiError).code === 'BucketNotEmpty') setForced(true);
       else setError(caught);
     } finally {
       setBusy(false);
@@ -199,21 +216,24 @@ function DeleteBucket(props: { bucket: BucketRow; onDone: () => void }) {
   return (
     <ConfirmDialog
       title={notEmpty ? 'Delete the bucket and everything in it?' : 'Delete this bucket?'}
-      confirmLabel={notEmpty ? 'Delete bucket and objects' : 'Delete bucket'}
+      confirmLabel={notEmpty ? 'Delete bucket and contents' : 'Delete bucket'}
       danger
-      busy={busy}
+      busy={busy || contents.loading}
       error={error}
       {...(notEmpty ? { typeToConfirm: props.bucket.name } : {})}
       onConfirm={confirm}
       onCancel={props.onDone}
     >
       {notEmpty ? (
-        <p>
-          <strong>{props.bucket.name}</strong> is not empty. Every object, every version and every unfinished upload in it will be deleted first. This cannot be undone.
-        </p>
+        <>
+          <p>
+            <strong>{props.bucket.name}</strong> is not empty. Everything in it is deleted first, then the bucket. This cannot be undone.
+          </p>
+          <BucketDeleteSummary contents={contents} />
+        </>
       ) : (
         <p>
-          Delete the bucket <strong>{props.bucket.name}</strong>?
+          Delete the bucket <strong>{props.bucket.name}</strong>?{contents.loading ? ' Counting what it holds…' : ' It is empty.'}
         </p>
       )}
     </ConfirmDialog>
