@@ -22,7 +22,7 @@ import { consolePlugin } from '../src/console/console-plugin.js';
 import type { ConsoleContext } from '../src/console/context.js';
 import type { ConsoleAssets } from '../src/console/assets.js';
 import { adminOpenApiDocument, referencePath, renderAdminReference } from '../scripts/admin-reference.js';
-import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
+import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 
 type Json = Record<string, any>;
@@ -152,6 +152,9 @@ describe('answers of a running server fit the OpenAPI document', () => {
     await admin(server.url, 'POST', `${iam}/policy/create`, 'name=photos-read', { body: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::photos/*'] }] }) });
     await admin(server.url, 'POST', `${iam}/group/add`, 'group=staff', { body: JSON.stringify({ members: ['alice'] }) });
     await admin(server.url, 'POST', `${iam}/svcacct/add`, '', { body: JSON.stringify({ parent: 'alice', accessKey: 'Q3AM3UQ867SPQQA43P2F', name: 'backup' }) });
+    // The tier routes' examples name tier WARM: here the deployment is its own tier (bucket photos).
+    const tier = await admin(server.url, 'POST', '/svc/admin/v4/tier/add', '', { body: JSON.stringify({ name: 'warm', endpoint: server.url, bucket: 'photos', prefix: 'svc/', accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey }) });
+    expect(tier.status, JSON.stringify(tier.body)).toBe(200);
     document = (await (await fetch(`${server.url}${adminPrefix}openapi.json`)).json()) as Json;
   }, 60_000);
 

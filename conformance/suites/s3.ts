@@ -31,6 +31,7 @@ import { objectLockChecks } from './s3/object-lock.js';
 import { lifecycleChecks } from './s3/lifecycle.js';
 import { awsApiPage, withSources } from './s3/sources.js';
 import { recentChecks } from './s3/recent.js';
+import { aclLoggingChecks } from './s3/acl-logging.js';
 import { overTimeChecks } from './s3/over-time.js';
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('hex');
@@ -241,4 +242,4 @@ const coreChecks: Check[] = [
   },
 ];
 
-export const s3Checks: Check[] = withSources([...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks, ...recentChecks, ...overTimeChecks]);
+export const s3Checks: Check[] = withSources([...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks, ...recentChecks, ...aclLoggingChecks, ...overTimeChecks]);
