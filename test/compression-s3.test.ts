@@ -167,4 +167,20 @@ describe('compressed objects over S3', () => {
     const multi = await body(new GetObjectCommand({ Bucket: 'zip', Key: 'multi.log' }));
     expect(multi.bytes.equals(Buffer.concat(parts))).toBe(true);
   });
+
+  it('compressed objects read back after a restart with compression off; a setting it does not understand stops the start', async () => {
+    const before = await body(new GetObjectCommand({ Bucket: 'zip', Key: 'copy-again.json' }));
+    await server.stop();
+    server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_KMS_ALLOW_INSECURE_SSEC: 'on', SVC_CONSOLE_ENABLE: 'false' } });
+    s3 = s3ClientFor(server.url);
+    const after = await body(new GetObjectCommand({ Bucket: 'zip', Key: 'copy-again.json' }));
+    expect([after.length, after.etag, after.bytes.equals(before.bytes)]).toEqual([before.length, before.etag, true]);
+    const sealed = await body(new GetObjectCommand({ Bucket: 'zip', Key: 'sealed/c.json', Range: 'bytes=5-99', ...ssec }));
+    expect(sealed.bytes.length).toBe(95);
+    await s3.send(new PutObjectCommand({ Bucket: 'zip', Key: 'off.log', Body: logLines(300_000, 'off') }));
+    expect((await storedVersion('off.log')).compression).toBeUndefined();
+    const refused = await startSvc({ args: [join(root, 'other', 'd{1...4}')], env: { SVC_COMPRESSION_ENABLE: 'on', SVC_COMPRESSION_EXTENSIONS: '.log,.zip' }, waitReady: false });
+    expect(await refused.exited).not.toBe(0);
+    expect(refused.logs()).toContain("SVC_COMPRESSION_EXTENSIONS: '.zip' names data that is compressed already");
+  });
 });
