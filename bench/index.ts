@@ -31,6 +31,7 @@
  *
  * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts),
  * and `npm run bench -- --notify` 4 KiB PUTs with and without a notification rule (bench/notify.ts).
+ * After the rounds, the compression case (bench/compression.ts) runs; `--compression` runs it alone.
  */
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -42,6 +43,7 @@ import { startSvc, freePort, repoRoot, testCredentials } from '../conformance/ha
 import { openDirectWriter } from '../backends/fs/direct-io.js';
 import type { ClientKind } from './clients.js';
 import { median, processCpuMs, runBenchScript, spawnBenchScript } from './shared.js';
+import { runCompressionBench } from './compression.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -399,6 +401,7 @@ async function main(): Promise<void> {
       all.push(round);
     }
     printSummary(all);
+    await runCompressionBench(root, { quick, client });
   } finally {
     await rm(root, { recursive: true, force: true });
     await writeFile(lastRunMarker, String(Date.now()));
@@ -429,4 +432,15 @@ function passThrough(...names: string[]): Record<string, string> {
 
 if (process.argv.includes('--cluster')) await (await import('./cluster.js')).runClusterBench(process.argv.slice(2));
 else if (process.argv.includes('--notify')) await (await import('./notify.js')).runNotifyBench(process.argv.slice(2));
+else if (process.argv.includes('--compression')) await compressionOnly();
 else await main();
+
+/** `--compression`: the compression case alone. */
+async function compressionOnly(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'svc-bench-'));
+  try {
+    await runCompressionBench(root, { quick, client });
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}

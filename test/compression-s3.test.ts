@@ -3,7 +3,8 @@
  * PUT, GET, HEAD, ranges, partNumber, listings and CopyObject answer the client's bytes, sizes and
  * ETag while the drives hold the compressed stream; HEAD says nothing more than for a plain
  * object; compressed then sealed with SSE-S3 and SSE-C; what is never compressed (compressed
- * types, a content-encoded body, multipart uploads).
+ * types, a content-encoded body, multipart uploads); a restart with compression off; the
+ * console's object details and download.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { sdkErrorOf } from './helpers/codes.js';
+import { signIn, startConsoleServer } from './helpers/console-client.js';
 import { decodeXlMeta } from '../src/format/xl-meta.js';
 import type { ObjectVersion } from '../src/format/xl-meta-types.js';
 
@@ -166,5 +168,30 @@ describe('compressed objects over S3', () => {
     for (const key of ['archive.log.gz', 'encoded.log', 'typed', 'random.txt', 'multi.log']) expect((await storedVersion(key)).compression, key).toBeUndefined();
     const multi = await body(new GetObjectCommand({ Bucket: 'zip', Key: 'multi.log' }));
     expect(multi.bytes.equals(Buffer.concat(parts))).toBe(true);
+  });
+
+  it('compressed objects read back after a restart with compression off; a setting it does not understand stops the start', async () => {
+    const before = await body(new GetObjectCommand({ Bucket: 'zip', Key: 'copy-again.json' }));
+    await server.stop();
+    const restarted = await startConsoleServer([join(root, 'd{1...4}')], { SVC_KMS_ALLOW_INSECURE_SSEC: 'on' });
+    server = restarted.server;
+    s3 = s3ClientFor(server.url);
+    // The console's object details name the compression; its download is the client's bytes.
+    const session = await signIn(restarted.consoleUrl);
+    const details = await session.call('GET', 'buckets/zip/object?key=copy-again.json');
+    expect(details.body.versions[0]).toMatchObject({ sizeBytes: before.length, compression: { algorithm: 'zstd-1m-v1' } });
+    expect(details.body.versions[0].compression.storedSizeBytes).toBeLessThan(before.length! / 4);
+    expect((await session.call('GET', 'buckets/zip/object?key=copy.bin')).body.versions[0].compression).toBeUndefined();
+    const download = await fetch(`${restarted.consoleUrl}/svc/console/api/buckets/zip/download?key=copy-again.json`, { headers: { cookie: session.cookie } });
+    expect(Buffer.from(await download.arrayBuffer()).equals(before.bytes)).toBe(true);
+    const after = await body(new GetObjectCommand({ Bucket: 'zip', Key: 'copy-again.json' }));
+    expect([after.length, after.etag, after.bytes.equals(before.bytes)]).toEqual([before.length, before.etag, true]);
+    const sealed = await body(new GetObjectCommand({ Bucket: 'zip', Key: 'sealed/c.json', Range: 'bytes=5-99', ...ssec }));
+    expect(sealed.bytes.length).toBe(95);
+    await s3.send(new PutObjectCommand({ Bucket: 'zip', Key: 'off.log', Body: logLines(300_000, 'off') }));
+    expect((await storedVersion('off.log')).compression).toBeUndefined();
+    const refused = await startSvc({ args: [join(root, 'other', 'd{1...4}')], env: { SVC_COMPRESSION_ENABLE: 'on', SVC_COMPRESSION_EXTENSIONS: '.log,.zip' }, waitReady: false });
+    expect(await refused.exited).not.toBe(0);
+    expect(refused.logs()).toContain("SVC_COMPRESSION_EXTENSIONS: '.zip' names data that is compressed already");
   });
 });

@@ -22,6 +22,9 @@ export const compressionAlgorithm = 'zstd-1m-v1';
 /** zstd's fastest regular level: text-like data at several hundred MB/s per core (docs/compression.md). */
 export const zstdLevel = 1;
 
+/** Blocks a read decompresses at once: the one being handed on and the next. */
+const decompressAheadBlocks = 2;
+
 const compressOptions: ZstdOptions = { params: { [constants.ZSTD_c_compressionLevel]: zstdLevel, [constants.ZSTD_c_checksumFlag]: 1 } };
 
 /** Whether this Node.js has zstd in `node:zlib` (22.15 and later). */
@@ -176,21 +179,31 @@ export async function* decompressStream(source: AsyncIterable<Uint8Array>, info:
   };
   let skip = read.skipBytes;
   let left = read.lengthBytes;
+  // The next block is read and decompressing (on the thread pool) while this one is handed on.
+  const working: Promise<Buffer>[] = [];
+  let nextBlock = read.firstBlock;
+  const endBlock = read.firstBlock + read.blockCount;
+  const startNext = async (): Promise<void> => {
+    const block = nextBlock++;
+    const plainLength = blockPlainLength(info.plainSizeBytes, block);
+    const stored = await take(info.blocks[block]!, block);
+    const plain = stored.length === plainLength ? Promise.resolve(stored) : decompressBlock(stored, plainLength).then(
+      (out) => (out.length === plainLength ? out : corruptBlock(block, `decompresses to ${out.length} bytes, not ${plainLength}`)),
+      () => corruptBlock(block, 'does not decompress'),
+    );
+    plain.catch(() => undefined); // observed when awaited
+    working.push(plain);
+  };
   try {
-    for (let block = read.firstBlock; block < read.firstBlock + read.blockCount && left > 0; block += 1) {
-      const plainLength = blockPlainLength(info.plainSizeBytes, block);
-      const stored = await take(info.blocks[block]!, block);
-      let plain = stored;
-      if (stored.length < plainLength) {
-        plain = await decompressBlock(stored, plainLength).catch(() => corruptBlock(block, 'does not decompress'));
-        if (plain.length !== plainLength) corruptBlock(block, `decompresses to ${plain.length} bytes, not ${plainLength}`);
-      }
+    while ((working.length > 0 || nextBlock < endBlock) && left > 0) {
+      while (working.length < decompressAheadBlocks && nextBlock < endBlock) await startNext();
+      const plain = await working.shift()!;
       const piece = plain.subarray(skip, Math.min(plain.length, skip + left));
       skip = 0;
       left -= piece.length;
       if (piece.length > 0) yield piece;
     }
-    if (left > 0) corruptBlock(read.firstBlock + read.blockCount, 'is missing');
+    if (left > 0) corruptBlock(endBlock, 'is missing');
   } finally {
     if (pending) done(pending);
     pending = undefined;
