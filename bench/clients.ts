@@ -38,6 +38,8 @@ export interface ClientOptions {
   endpoint: string;
   accessKeyId: string;
   secretAccessKey: string;
+  /** Ask for SSE-S3 on every PUT (`x-amz-server-side-encryption: AES256`). */
+  sse?: boolean;
 }
 
 export function payloadOf(bytes: Buffer): Payload {
@@ -93,7 +95,7 @@ class SignedHttpClient implements LoadClient {
   private readonly signer: SignatureV4;
   private readonly agent = new Agent({ keepAlive: true, maxSockets });
 
-  constructor(options: ClientOptions) {
+  constructor(private readonly options: ClientOptions) {
     this.url = new URL(options.endpoint);
     this.signer = new SignatureV4({
       service: 's3',
@@ -120,6 +122,7 @@ class SignedHttpClient implements LoadClient {
         'x-amz-content-sha256': payload.sha256Hex,
         'x-amz-checksum-crc32': payload.crc32Base64,
         'x-amz-sdk-checksum-algorithm': 'CRC32',
+        ...(this.options.sse ? { 'x-amz-server-side-encryption': 'AES256' } : {}),
       },
       payload.bytes,
     );

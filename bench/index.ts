@@ -29,6 +29,10 @@
  *
  *   npm run bench [-- --quick] [-- --rounds=N] [-- --client=http|sdk]
  *
+ * svc runs twice a round, on fresh drives each time, with the same KMS root key: plain, and with
+ * every PUT asking for SSE-S3 (`svc SSE-S3`); the SSE figures are judged against the plain ones of
+ * the same round (goal: 64 MiB PUT and GET at 0.85 x plain or better).
+ *
  * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts),
  * and `npm run bench -- --notify` 4 KiB PUTs with and without a notification rule (bench/notify.ts).
  * After the rounds, the compression case (bench/compression.ts) runs; `--compression` runs it alone.
@@ -37,6 +41,7 @@ import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { startSvc, freePort, repoRoot, testCredentials } from '../conformance/harness/server-process.js';
@@ -72,7 +77,7 @@ type Phase = 'smallPut' | 'smallGet' | 'largePut' | 'largeGet';
  * Runs bench/load.ts in its own process against `endpoint`; resolves with its figures. Given the
  * server's pid, the server's CPU time is read at each phase's start and end line.
  */
-async function runLoad(endpoint: string, credentials: Credentials, group: LoadGroup, serverPid?: number): Promise<Partial<S3Figures>> {
+async function runLoad(endpoint: string, credentials: Credentials, group: LoadGroup, serverPid?: number, env?: NodeJS.ProcessEnv): Promise<Partial<S3Figures>> {
   const server: Partial<Record<Phase, number>> = {};
   const started = new Map<string, number>();
   const markPhase = (line: string): void => {
@@ -84,7 +89,7 @@ async function runLoad(endpoint: string, credentials: Credentials, group: LoadGr
     else server[name as Phase] = (cpuMs - started.get(name!)!) / Math.max(1, Number(done));
   };
   const args = [endpoint, credentials.accessKeyId, credentials.secretAccessKey, String(smallOps), String(largeObjects), group.phases.join(','), client, String(group.threads)];
-  const lastLine = await runBenchScript(`the load generator against ${endpoint}`, 'load.ts', args, { onLine: markPhase });
+  const lastLine = await runBenchScript(`the load generator against ${endpoint}`, 'load.ts', args, { onLine: markPhase, ...(env ? { env } : {}) });
   const figures = JSON.parse(lastLine) as Omit<S3Figures, 'cpu'> & { cpu: Partial<Record<Phase, number>> };
   return { ...figures, cpu: { client: figures.cpu, ...(serverPid !== undefined ? { server } : {}) } };
 }
@@ -127,10 +132,10 @@ const largePhases: LoadGroup = { phases: ['large-put', 'large-get'], threads: 2 
  * Runs each group of phases in a load process of its own against the endpoint `endpointOf` gives
  * for it, and merges the figures.
  */
-async function runLoadGroups(endpointOf: (group: number) => string, credentials: Credentials, groups: LoadGroup[], serverPid?: number): Promise<Partial<S3Figures>> {
+async function runLoadGroups(endpointOf: (group: number) => string, credentials: Credentials, groups: LoadGroup[], serverPid?: number, env?: NodeJS.ProcessEnv): Promise<Partial<S3Figures>> {
   const merged: Partial<S3Figures> = { cpu: { client: {}, ...(serverPid !== undefined ? { server: {} } : {}) } };
   for (const [index, group] of groups.entries()) {
-    const { cpu, ...figures } = await runLoad(endpointOf(index), credentials, group, serverPid);
+    const { cpu, ...figures } = await runLoad(endpointOf(index), credentials, group, serverPid, env);
     Object.assign(merged, figures);
     Object.assign(merged.cpu!.client, cpu?.client);
     if (cpu?.server) Object.assign(merged.cpu!.server!, cpu.server);
@@ -235,8 +240,10 @@ async function warnIfRecent(): Promise<void> {
   if (minutes < settleMinutes) console.log(`note: the last run ended ${minutes.toFixed(1)} minutes ago; small-object figures read low for about ${settleMinutes} minutes after a run deletes its files\n`);
 }
 
-type Target = 'bare' | 's3rver' | 's3rverInLoad' | 'svc';
-const targetOrder: Target[] = ['bare', 's3rver', 's3rverInLoad', 'svc'];
+type Target = 'bare' | 's3rver' | 's3rverInLoad' | 'svc' | 'svcSse';
+const targetOrder: Target[] = ['bare', 's3rver', 's3rverInLoad', 'svc', 'svcSse'];
+/** The KMS root key of both svc targets (the plain one has it too, so only the SSE header differs). */
+const benchKmsKey = `bench-root:${randomBytes(32).toString('base64')}`;
 
 /** One round: the limits, then every target, in an order that moves one step each round. */
 interface Round {
@@ -272,9 +279,9 @@ async function measureTarget(target: Target, dir: string): Promise<Partial<S3Fig
     // s3rver shares the load's thread here, so the load has just the one.
     return runLoadGroups((group) => `in-process-s3rver:${join(dir, `s3rver-in-load-${group}`)}`, peerCredentials, [smallPhases, { ...largePhases, threads: 1 }]);
   }
-  const server = await startSvc({ entry: 'build', args: [join(dir, `svc{1...${drives}}`)], env: { SVC_OBS_LOGGER_LEVEL: 'warn', ...passThrough('UV_THREADPOOL_SIZE', 'SVC_CODING_THREADS') } });
+  const server = await startSvc({ entry: 'build', args: [join(dir, `${target}{1...${drives}}`)], env: { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_KMS_SECRET_KEY: benchKmsKey, ...passThrough('UV_THREADPOOL_SIZE', 'SVC_CODING_THREADS') } });
   try {
-    return await runLoadGroups(() => server.url, testCredentials, [smallPhases, largePhases], server.child.pid);
+    return await runLoadGroups(() => server.url, testCredentials, [smallPhases, largePhases], server.child.pid, target === 'svcSse' ? { ...process.env, BENCH_SSE: 'AES256' } : undefined);
   } finally {
     await server.stop();
   }
@@ -288,6 +295,7 @@ const svcOf = (phase: Phase): Pick => (round) => round.figures.svc[phase];
 const s3rverOf = (phase: Phase): Pick => (round) => round.figures.s3rver[phase];
 const s3rverInLoadOf = (phase: Phase): Pick => (round) => round.figures.s3rverInLoad[phase];
 const bareOf = (phase: Phase): Pick => (round) => round.figures.bare[phase];
+const svcSseOf = (phase: Phase): Pick => (round) => round.figures.svcSse[phase];
 
 interface Line {
   what: string;
@@ -326,7 +334,12 @@ const goals: Goal[] = [
   { what: 'large GET', value: svcOf('largeGet'), target: s3rverOf('largeGet'), targetText: 's3rver' },
   { what: 'large GET', value: svcOf('largeGet'), target: s3rverInLoadOf('largeGet'), targetText: 's3rver in load process', reference: true },
   { what: 'large GET', value: svcOf('largeGet'), target: (round) => 0.5 * round.rawRead, targetText: '0.50 x uncached read' },
+  { what: 'SSE PUT', value: svcSseOf('largePut'), target: (round) => 0.85 * svcOf('largePut')(round), targetText: '0.85 x plain 64 MiB PUT' },
+  { what: 'SSE GET', value: svcSseOf('largeGet'), target: (round) => 0.85 * svcOf('largeGet')(round), targetText: '0.85 x plain 64 MiB GET' },
 ];
+
+/** svc with SSE-S3 against svc plain, phase by phase: `[what, phase, unit]`. */
+const sseLines: [string, Phase, string][] = [['SSE-S3 PUT (4 KiB)', 'smallPut', 'op/s'], ['SSE-S3 GET (4 KiB)', 'smallGet', 'op/s'], ['SSE-S3 PUT (64 MiB)', 'largePut', 'MB/s'], ['SSE-S3 GET (64 MiB)', 'largeGet', 'MB/s']];
 
 function printRound(round: Round, index: number): void {
   console.log(`round ${index + 1} of ${rounds}: fsync'd write ${round.rawWrite.toFixed(0)} MB/s, uncached read ${round.rawRead.toFixed(0)} MB/s, durable 4 KiB creates ${round.creates.toFixed(0)}/s`);
@@ -334,6 +347,7 @@ function printRound(round: Round, index: number): void {
     const value = svcOf(line.phase)(round);
     console.log(`  ${row(line.what, value, line.unit, line.references.map(([name, pick]) => [name, pick(round), value / pick(round)]))}`);
   }
+  for (const [what, phase, unit] of sseLines) console.log(`  ${row(what, svcSseOf(phase)(round), unit, [['plain', svcOf(phase)(round), svcSseOf(phase)(round) / svcOf(phase)(round)]])}`);
 }
 
 /** Medians over the rounds: each figure's, and each ratio's (taken within its round). */
@@ -345,8 +359,9 @@ function printSummary(all: Round[]): void {
     const value = svcOf(line.phase);
     console.log(row(line.what, of(value), line.unit, line.references.map(([name, pick]) => [name, of(pick), of((r) => value(r) / pick(r))])));
   }
+  for (const [what, phase, unit] of sseLines) console.log(row(what, of(svcSseOf(phase)), unit, [['plain', of(svcOf(phase)), of((r) => svcSseOf(phase)(r) / svcOf(phase)(r))]]));
   console.log(`\nCPU per operation (64 MiB phases: per MB), server process + load generator, and the share of the ${availableParallelism()} cores both kept busy (medians):`);
-  const cpuTargets: [string, Target][] = [['svc', 'svc'], ['s3rver', 's3rver'], ['s3rver in load', 's3rverInLoad'], ['bare http', 'bare']];
+  const cpuTargets: [string, Target][] = [['svc', 'svc'], ['svc SSE-S3', 'svcSse'], ['s3rver', 's3rver'], ['s3rver in load', 's3rverInLoad'], ['bare http', 'bare']];
   for (const [what, phase, unitsPerOp] of [['small PUT', 'smallPut', 1], ['small GET', 'smallGet', 1], ['large PUT', 'largePut', (64 * MiB) / 1e6], ['large GET', 'largeGet', (64 * MiB) / 1e6]] as const) {
     console.log(cpuRow(what, phase, unitsPerOp, cpuTargets.map(([name, target]) => [name, medianFigures(all.map((round) => round.figures[target]))])));
   }

@@ -16,7 +16,8 @@
  *
  *   node --import tsx bench/load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs] [small-warm-up-seconds]
  *
- * `phases` is a comma-separated subset of small-put, small-get, large-put, large-get.
+ * `phases` is a comma-separated subset of small-put, small-get, large-put, large-get. With
+ * `BENCH_SSE=AES256` in its environment every PUT asks for SSE-S3.
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -201,7 +202,8 @@ async function main(): Promise<void> {
   if (!Number.isInteger(threads) || threads < 1 || threads > maxThreads) throw new Error(`threads ${threadsText}: a whole number from 1 to ${maxThreads}; ${usage}`);
   if (threads > 1 && target.startsWith('in-process-s3rver:')) throw new Error('an in-process s3rver shares the load\'s one thread: threads must be 1');
   const resolved = await Promise.all(target.split(',').map(resolveEndpoint));
-  const options: ClientOptions[] = resolved.map(({ url }) => ({ endpoint: url, accessKeyId, secretAccessKey }));
+  const sse = process.env.BENCH_SSE === 'AES256';
+  const options: ClientOptions[] = resolved.map(({ url }) => ({ endpoint: url, accessKeyId, secretAccessKey, ...(sse ? { sse } : {}) }));
   // BENCH_BUCKET names a bucket made beforehand (with a notification rule: bench/notify.ts).
   const given = process.env.BENCH_BUCKET;
   const bucket = given ?? `bench-${randomUUID().slice(0, 8)}`;

@@ -9,8 +9,10 @@ import { maxSockets, type ClientOptions, type LoadClient, type Payload } from '.
 
 export class SdkClient implements LoadClient {
   private readonly s3: S3Client;
+  private readonly sse: boolean;
 
   constructor(options: ClientOptions) {
+    this.sse = options.sse === true;
     this.s3 = new S3Client({
       endpoint: options.endpoint,
       region: 'us-east-1',
@@ -26,7 +28,7 @@ export class SdkClient implements LoadClient {
   }
 
   async put(bucket: string, key: string, payload: Payload): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: payload.bytes }));
+    await this.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: payload.bytes, ...(this.sse ? { ServerSideEncryption: 'AES256' as const } : {}) }));
   }
 
   async get(bucket: string, key: string): Promise<number> {
