@@ -182,7 +182,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
     kms = await createKms({ config, storage: ready, locker });
     replicator = await openReplication({ config, env, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log });
-    if (replicator) context.replication = replicator;
+    context.replication = replicator;
     admin = await createAdminServices({
       config,
       ...(kms ? { kms } : {}),
@@ -197,7 +197,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       locker,
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
       ...(events ? { events } : {}),
-      ...(replicator ? { replication: replicator } : {}),
+      replication: replicator,
     });
     storage = ready;
   } catch (error) {

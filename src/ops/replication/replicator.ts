@@ -49,6 +49,8 @@ export interface ReplicatorOptions {
   targets: RemoteTargets;
   /** `.svc.sys/replication` on this node's drive: one queue directory per target id, `quarantine/`, `resync/`. */
   directory: string;
+  /** The directory is temporary (drives in memory): removed when the replicator closes. */
+  removeOnClose?: boolean;
   timers: Timers;
   nowMs(): number;
   logger: { warn(fields: Record<string, unknown>, message: string): void; info(fields: Record<string, unknown>, message: string): void };
@@ -195,6 +197,7 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     await this.resyncs.close();
     await Promise.all([...this.queues.values()].map((open) => open.queue.close()));
     for (const { client } of this.clients.values()) client.destroy();
+    if (this.options.removeOnClose === true) await rm(this.options.directory, { recursive: true, force: true });
   }
 
   private queueOf(id: string): Promise<TargetQueue> {
