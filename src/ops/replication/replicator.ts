@@ -239,7 +239,9 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     const source = await this.readSource(task);
     if (source.kind === 'gone') return;
     if (source.kind === 'marker') {
-      await putReplicaMarker(client, target.targetBucket, task.key, task.versionId, source.modTimeMs, signal);
+      await putReplicaMarker(client, target.targetBucket, task.key, task.versionId, source.modTimeMs, signal).catch((error: unknown) => {
+        throw new Error(failureOf(error), { cause: error });
+      });
       entry.completed += 1;
       return;
     }
@@ -256,7 +258,7 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     } catch (error) {
       await source.body.return();
       if (info.systemMetadata[replicationStatusKey] !== 'FAILED') await this.mark(task, 'FAILED');
-      if (!refusedForGood(error)) throw error;
+      if (!refusedForGood(error)) throw new Error(failureOf(error), { cause: error });
       // Retrying cannot help (the target refuses this version as it is): it stays FAILED and is counted, and the queue goes on.
       entry.unsupported += 1;
       this.options.logger.warn({ bucket: task.bucket, key: task.key, versionId: task.versionId, target: target.arn, error: error instanceof Error ? error.message : String(error) }, 'the replication target refused a version for good: it stays FAILED');
@@ -309,6 +311,13 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
 function refusedForGood(error: unknown): boolean {
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   return status !== undefined && status >= 400 && status < 500 && ![403, 404, 408, 429].includes(status);
+}
+
+/** A failed attempt in words, with the target's error code and status when it answered. */
+function failureOf(error: unknown): string {
+  const answered = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = answered.$metadata?.httpStatusCode;
+  return status === undefined ? (answered.message ?? String(error)) : `${answered.name ?? 'Error'} (${status}): ${answered.message ?? ''}`;
 }
 
 interface SourceBody {
