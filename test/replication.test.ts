@@ -159,6 +159,18 @@ print(s3.head_object(Bucket='dst', Key='copy.txt')['ReplicationStatus'])
   }, 60_000);
 });
 
+describe('existing objects', () => {
+  it('a rule with ExistingObjectReplication enabled starts a resync by itself', async () => {
+    await versionedBucket(a, 'auto');
+    await versionedBucket(b, 'auto-copy');
+    for (let index = 0; index < 3; index += 1) await s3ClientFor(a.url).send(new PutObjectCommand({ Bucket: 'auto', Key: `early/${index}`, Body: `early ${index}` }));
+    expect((await addTarget(a, 'auto', b, 'auto-copy')).status).toBe(200);
+    await replicate(a, 'auto', 'auto-copy', true);
+    expect(await same('auto', 'auto-copy')).toHaveLength(3);
+    await waitFor('the resync reads completed', async () => (await replicationStatus(a, 'auto')).resyncs[0]?.status === 'completed');
+  });
+});
+
 describe('two-way replication', () => {
   it('two deployments replicating to each other settle with no loop', async () => {
     await Promise.all([versionedBucket(a, 'both'), versionedBucket(b, 'both')]);
