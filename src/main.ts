@@ -186,7 +186,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
     kms = await createKms({ config, storage: ready, locker });
     replicator = await openReplication({ config, env, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log });
-    if (replicator) context.replication = replicator;
+    context.replication = replicator;
     tiers = await createTierService({ config, storage: ready, locker, logger: log });
     admin = await createAdminServices({
       config,
@@ -203,7 +203,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       locker,
       ...(config.faultInjection ? { faults: faultControl(localByPath, identityClock) } : {}),
       events,
-      ...(replicator ? { replication: replicator } : {}),
+      replication: replicator,
       tiers,
     });
     storage = ready;

@@ -3,10 +3,9 @@
  * remote targets checked at add (wrong credentials, no versioning: refused by name; the secret
  * never answered); every version, its metadata, content type, tags, retention and legal hold, and
  * delete markers arrive with the source's version ids and times (version lists compared); statuses
- * COMPLETED on the source and REPLICA on the target; a refused request replicates nothing; the
- * target stopped (and the source restarted meanwhile): failures are counted and the backlog
- * drains when it is back; a resync copies what existed before the rule; two deployments
- * replicating to each other settle with no loop.
+ * COMPLETED on the source and REPLICA on the target; a refused request replicates nothing; a
+ * resync copies what existed before the rule; two deployments replicating to each other settle
+ * with no loop. Outages are in replication-outage.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
@@ -16,13 +15,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, GetObjectTaggingCommand,
-  HeadObjectCommand, ListObjectVersionsCommand, PutBucketReplicationCommand, PutBucketVersioningCommand, PutObjectCommand, PutObjectLegalHoldCommand,
-  PutObjectTaggingCommand, UploadPartCommand, type S3Client,
+  HeadObjectCommand, PutObjectCommand, PutObjectLegalHoldCommand, PutObjectTaggingCommand, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { sdkErrorOf } from './helpers/codes.js';
 import { waitFor } from './helpers/poll.js';
+import { addTarget, replicate, replicationStatus, sameVersions, versionedBucket, versionList } from './helpers/replication.js';
 import { rcIn } from './helpers/rc-process.js';
 import { parseExposition, sampleValue } from './helpers/metrics.js';
 
@@ -36,55 +35,10 @@ const env = { SVC_PROMETHEUS_AUTH_TYPE: 'public' };
 const startA = (port?: number) => startSvc({ args: [join(rootA, 'd{1...4}')], env, ...(port !== undefined ? { port } : {}) });
 const startB = (port?: number) => startSvc({ args: [join(rootB, 'd{1...4}')], env, ...(port !== undefined ? { port } : {}) });
 
-/** Every version of a bucket: key, id, time, latest, and ETag and size or "marker", in key then newest-first order. */
-async function versionList(s3: S3Client, bucket: string): Promise<string[]> {
-  const page = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket }));
-  const lines = [
-    ...(page.Versions ?? []).map((version) => ({ key: version.Key!, time: version.LastModified!.getTime(), line: `${version.Key} ${version.VersionId} ${version.LastModified!.toISOString()} ${version.IsLatest} ${version.ETag} ${version.Size}` })),
-    ...(page.DeleteMarkers ?? []).map((marker) => ({ key: marker.Key!, time: marker.LastModified!.getTime(), line: `${marker.Key} ${marker.VersionId} ${marker.LastModified!.toISOString()} ${marker.IsLatest} marker` })),
-  ];
-  return lines.sort((x, y) => (x.key === y.key ? y.time - x.time : x.key < y.key ? -1 : 1)).map((entry) => entry.line);
-}
-
-async function sameVersions(sourceBucket: string, targetBucket: string, timeoutMs = 30_000): Promise<string[]> {
-  let source: string[] = [];
-  await waitFor(`${targetBucket} on the target holds every version of ${sourceBucket}`, async () => {
-    source = await versionList(s3ClientFor(a.url), sourceBucket);
-    const target = await versionList(s3ClientFor(b.url), targetBucket);
-    return source.length > 0 && JSON.stringify(source) === JSON.stringify(target);
-  }, { timeoutMs, intervalMs: 100 });
-  return source;
-}
-
 /** The AWS error name a call fails with; 'no error' when it succeeds. */
 const codeOf = async (work: Promise<unknown>): Promise<string> => (await sdkErrorOf(work)).name ?? 'no error';
 
-async function addTarget(on: SvcProcess, bucket: string, remote: SvcProcess, targetBucket: string, credentials = testCredentials) {
-  const body = JSON.stringify({ bucket, endpoint: remote.url, targetBucket, accessKey: credentials.accessKeyId, secretKey: credentials.secretAccessKey });
-  return admin(on.url, 'POST', '/svc/admin/v4/replication/target/add', '', { body });
-}
-
-async function replicate(on: SvcProcess, bucket: string, targetBucket: string, existing = false): Promise<void> {
-  await s3ClientFor(on.url).send(new PutBucketReplicationCommand({
-    Bucket: bucket,
-    ReplicationConfiguration: {
-      Role: '',
-      Rules: [{ ID: 'all', Priority: 1, Status: 'Enabled', Filter: { Prefix: '' }, DeleteMarkerReplication: { Status: 'Enabled' }, ExistingObjectReplication: { Status: existing ? 'Enabled' : 'Disabled' }, Destination: { Bucket: `arn:aws:s3:::${targetBucket}` } }],
-    },
-  }));
-}
-
-async function versionedBucket(on: SvcProcess, bucket: string, objectLock = false): Promise<void> {
-  const s3 = s3ClientFor(on.url);
-  await s3.send(new CreateBucketCommand({ Bucket: bucket, ...(objectLock ? { ObjectLockEnabledForBucket: true } : {}) }));
-  if (!objectLock) await s3.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
-}
-
-async function replicationStatus(on: SvcProcess, bucket: string): Promise<Record<string, any>> {
-  const answer = await admin(on.url, 'GET', '/svc/admin/v4/replication/status', `bucket=${bucket}`);
-  expect(answer.status).toBe(200);
-  return answer.body;
-}
+const same = (sourceBucket: string, targetBucket: string, timeoutMs?: number) => sameVersions(() => a, sourceBucket, () => b, targetBucket, timeoutMs);
 
 beforeAll(async () => {
   rootA = await mkdtemp(join(tmpdir(), 'svc-replication-a-'));
@@ -139,7 +93,7 @@ describe('replicating', () => {
     const marker = await s3.send(new DeleteObjectCommand({ Bucket: 'src', Key: 'gone.txt' }));
     expect(marker.DeleteMarker).toBe(true);
 
-    const versions = await sameVersions('src', 'dst');
+    const versions = await same('src', 'dst');
     expect(versions.filter((line) => line.endsWith('marker'))).toHaveLength(1);
     const target = s3ClientFor(b.url);
     const replicaFirst = await target.send(new HeadObjectCommand({ Bucket: 'dst', Key: 'doc.txt', VersionId: first.VersionId }));
@@ -188,38 +142,6 @@ print(s3.head_object(Bucket='dst', Key='copy.txt')['ReplicationStatus'])
     await s3ClientFor(b.url).send(new DeleteObjectCommand({ Bucket: 'dst', Key: 'plain.txt', VersionId: plain.VersionId }));
   });
 
-  it('the target stopped and the source restarted meanwhile: failures are counted, FAILED shows, and the backlog drains when it is back', async () => {
-    const s3 = s3ClientFor(a.url);
-    const portB = b.port;
-    await b.stop();
-    const written = [];
-    for (let index = 0; index < 5; index += 1) written.push(await s3.send(new PutObjectCommand({ Bucket: 'src', Key: `backlog/${index}`, Body: `value ${index}` })));
-    const waiting = await waitFor('a failed attempt is counted', async () => {
-      const target = (await replicationStatus(a, 'src')).targets[0];
-      return target.failed > 0 && target.queued > 0 ? target : undefined;
-    }, { timeoutMs: 20_000 });
-    expect(typeof waiting.lastError).toBe('string');
-    await waitFor('the first waiting version reads FAILED', async () => (await s3.send(new HeadObjectCommand({ Bucket: 'src', Key: 'backlog/0' }))).ReplicationStatus === 'FAILED', { timeoutMs: 20_000 });
-    expect((await s3.send(new HeadObjectCommand({ Bucket: 'src', Key: 'backlog/4' }))).ReplicationStatus).toMatch(/^(PENDING|FAILED)$/);
-    const status = await ok('admin', 'replicate', 'status', 'a/src');
-    expect(status).toContain('last attempt failed');
-
-    // The source restarts while the target is down: the queue is on its drive.
-    const portA = a.port;
-    await a.stop();
-    a = await startA(portA);
-    expect((await replicationStatus(a, 'src')).targets[0].queued).toBe(5);
-    b = await startB(portB);
-    await sameVersions('src', 'dst', 45_000);
-    for (const version of written) expect(version.VersionId).toBeDefined();
-    await waitFor('the backlog reads COMPLETED', async () => (await s3ClientFor(a.url).send(new HeadObjectCommand({ Bucket: 'src', Key: 'backlog/4' }))).ReplicationStatus === 'COMPLETED', { timeoutMs: 20_000 });
-    const drained = await waitFor('the queue drained', async () => {
-      const target = (await replicationStatus(a, 'src')).targets[0];
-      return target.queued === 0 ? target : undefined;
-    });
-    expect(drained.lastError).toBeNull();
-  }, 90_000);
-
   it('a resync copies what the bucket held before its rule, with progress', async () => {
     await versionedBucket(a, 'old');
     await versionedBucket(b, 'old-copy');
@@ -231,10 +153,22 @@ print(s3.head_object(Bucket='dst', Key='copy.txt')['ReplicationStatus'])
     expect(await versionList(s3ClientFor(b.url), 'old-copy')).toEqual([]);
     const output = await ok('admin', 'replicate', 'resync', 'a/old', '--watch');
     expect(output).toContain('completed');
-    await sameVersions('old', 'old-copy');
+    await same('old', 'old-copy');
     const resync = (await replicationStatus(a, 'old')).resyncs[0];
     expect(resync).toMatchObject({ bucket: 'old', bucketArn: 'arn:aws:s3:::old-copy', status: 'completed', keys: 6, queued: 7 });
   }, 60_000);
+});
+
+describe('existing objects', () => {
+  it('a rule with ExistingObjectReplication enabled starts a resync by itself', async () => {
+    await versionedBucket(a, 'auto');
+    await versionedBucket(b, 'auto-copy');
+    for (let index = 0; index < 3; index += 1) await s3ClientFor(a.url).send(new PutObjectCommand({ Bucket: 'auto', Key: `early/${index}`, Body: `early ${index}` }));
+    expect((await addTarget(a, 'auto', b, 'auto-copy')).status).toBe(200);
+    await replicate(a, 'auto', 'auto-copy', true);
+    expect(await same('auto', 'auto-copy')).toHaveLength(3);
+    await waitFor('the resync reads completed', async () => (await replicationStatus(a, 'auto')).resyncs[0]?.status === 'completed');
+  });
 });
 
 describe('two-way replication', () => {

@@ -49,6 +49,8 @@ export interface ReplicatorOptions {
   targets: RemoteTargets;
   /** `.svc.sys/replication` on this node's drive: one queue directory per target id, `quarantine/`, `resync/`. */
   directory: string;
+  /** The directory is temporary (drives in memory): removed when the replicator closes. */
+  removeOnClose?: boolean;
   timers: Timers;
   nowMs(): number;
   logger: { warn(fields: Record<string, unknown>, message: string): void; info(fields: Record<string, unknown>, message: string): void };
@@ -195,6 +197,7 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     await this.resyncs.close();
     await Promise.all([...this.queues.values()].map((open) => open.queue.close()));
     for (const { client } of this.clients.values()) client.destroy();
+    if (this.options.removeOnClose === true) await rm(this.options.directory, { recursive: true, force: true });
   }
 
   private queueOf(id: string): Promise<TargetQueue> {
@@ -236,7 +239,9 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     const source = await this.readSource(task);
     if (source.kind === 'gone') return;
     if (source.kind === 'marker') {
-      await putReplicaMarker(client, target.targetBucket, task.key, task.versionId, source.modTimeMs, signal);
+      await putReplicaMarker(client, target.targetBucket, task.key, task.versionId, source.modTimeMs, signal).catch((error: unknown) => {
+        throw new Error(failureOf(error), { cause: error });
+      });
       entry.completed += 1;
       return;
     }
@@ -253,7 +258,7 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     } catch (error) {
       await source.body.return();
       if (info.systemMetadata[replicationStatusKey] !== 'FAILED') await this.mark(task, 'FAILED');
-      if (!refusedForGood(error)) throw error;
+      if (!refusedForGood(error)) throw new Error(failureOf(error), { cause: error });
       // Retrying cannot help (the target refuses this version as it is): it stays FAILED and is counted, and the queue goes on.
       entry.unsupported += 1;
       this.options.logger.warn({ bucket: task.bucket, key: task.key, versionId: task.versionId, target: target.arn, error: error instanceof Error ? error.message : String(error) }, 'the replication target refused a version for good: it stays FAILED');
@@ -306,6 +311,13 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
 function refusedForGood(error: unknown): boolean {
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   return status !== undefined && status >= 400 && status < 500 && ![403, 404, 408, 429].includes(status);
+}
+
+/** A failed attempt in words, with the target's error code and status when it answered. */
+function failureOf(error: unknown): string {
+  const answered = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = answered.$metadata?.httpStatusCode;
+  return status === undefined ? (answered.message ?? String(error)) : `${answered.name ?? 'Error'} (${status}): ${answered.message ?? ''}`;
 }
 
 interface SourceBody {
