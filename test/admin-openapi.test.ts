@@ -204,7 +204,8 @@ describe('answers of a running server fit the OpenAPI document', () => {
   });
 
   it('every GET route of the document, called with its example query, answers what its schema declares', async () => {
-    const gets = Object.entries(document.paths as Json).filter(([, methods]) => methods.get);
+    // A live listener's answer never ends: its lines are checked by test/event-watch.test.ts.
+    const gets = Object.entries(document.paths as Json).filter(([path, methods]) => methods.get && path !== '/svc/admin/v4/event/listen');
     expect(gets.length).toBeGreaterThan(10);
     for (const [path, methods] of gets) {
       const parameters = (methods.get.parameters ?? []) as Json[];

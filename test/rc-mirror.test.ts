@@ -4,7 +4,8 @@
  * buckets (every version in order, delete markers, tags, legal hold); a run killed mid-way and
  * run again (resumed from its checkpoint: no version copied twice, nothing missing); a source key
  * that lists but cannot be read (a listed failure, a non-zero exit, every other key copied and
- * the source unchanged); --dry-run and --remove. The number of objects of the interrupted run is
+ * the source unchanged); --dry-run and --remove; --watch following svc's live events and, from
+ * s3rver, a listing on a timer. The number of objects of the interrupted run is
  * SVC_TEST_MIRROR_OBJECTS (default 60).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -157,6 +158,31 @@ describe('rc mirror', () => {
     expect(await history(b, 'many')).toEqual(await history(a, 'many'));
     expect(await readdir(join(home, 'rc', 'mirror')).catch(() => [])).toEqual([]);
   }, 120_000);
+
+  it('--watch keeps copying: on svc\'s live events, and on a timer from another server', async () => {
+    await a.send(new CreateBucketCommand({ Bucket: 'live' }));
+    await b.send(new CreateBucketCommand({ Bucket: 'live' }));
+    await s.send(new CreateBucketCommand({ Bucket: 'livesrc' }));
+    await a.send(new CreateBucketCommand({ Bucket: 'froms3' }));
+    const watchers = [['one/live', 'two/live'], ['s3r/livesrc', 'one/froms3']].map(([from, to]) => {
+      const child = spawn(process.execPath, [...programArgs('rc'), 'mirror', from!, to!, '--watch'], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: home, RC_CONFIG_DIR: join(home, 'rc'), RC_WATCH_INTERVAL_MS: '200' } });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      return { child, stdout: () => stdout, exited: new Promise((resolve) => child.on('close', resolve)) };
+    });
+    try {
+      for (const watcher of watchers) await waitFor('the first run', () => watcher.stdout().includes('mirrored'), { timeoutMs: 30_000 });
+      await a.send(new PutObjectCommand({ Bucket: 'live', Key: 'later.txt', Body: 'after the first run' }));
+      await s.send(new PutObjectCommand({ Bucket: 'livesrc', Key: 'later.txt', Body: 'from s3rver' }));
+      await waitFor('later.txt copied from svc', async () => (await keys(b, 'live')).includes('later.txt'), { timeoutMs: 30_000 });
+      await waitFor('later.txt copied from s3rver', async () => (await keys(a, 'froms3')).includes('later.txt'), { timeoutMs: 30_000 });
+      expect(await body(b, 'live', 'later.txt')).toBe('after the first run');
+      expect(await body(a, 'froms3', 'later.txt')).toBe('from s3rver');
+    } finally {
+      for (const watcher of watchers) watcher.child.kill('SIGINT');
+      await Promise.all(watchers.map((watcher) => watcher.exited));
+    }
+  }, 90_000);
 
   it('lists a key it could not read, exits non-zero, and copies everything else', async () => {
     await a.send(new CreateBucketCommand({ Bucket: 'partial' }));
