@@ -88,11 +88,38 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
     if (range.offset < 0 || range.length < 0 || range.offset + range.length > storedSizeBytes) {
       throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: storedSizeBytes });
     }
-    return { info, body: streamRange(config, bucket, key, resolved, range, release), release: (chunk) => readBuffers.release(chunk) };
+    return { info, body: releasingBody((releaseOnce) => streamRange(config, bucket, key, resolved, range, releaseOnce), release), release: (chunk) => readBuffers.release(chunk) };
   } catch (error) {
     release();
     throw error;
   }
+}
+
+/**
+ * The body of a read, whose lock goes when it ends, fails, or is returned, even returned before
+ * its first chunk (a generator returned before it starts never runs its own `finally`): a reader
+ * that stops at once (an empty range, a refused key) must not keep the object locked.
+ */
+function releasingBody(streamOf: (releaseOnce: () => void) => AsyncGenerator<Uint8Array>, release: () => void): AsyncIterable<Uint8Array> {
+  let released = false;
+  const releaseOnce = (): void => {
+    if (released) return;
+    released = true;
+    release();
+  };
+  const stream = streamOf(releaseOnce);
+  const iterator: AsyncIterator<Uint8Array> = {
+    next: () => stream.next(),
+    return: async (value?: unknown) => {
+      try {
+        return await stream.return(value as undefined);
+      } finally {
+        releaseOnce();
+      }
+    },
+    throw: (error?: unknown) => stream.throw(error),
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
 }
 
 /** One part of one version being read: the shard files opened for it, and the slots found bad. */
