@@ -108,7 +108,7 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
       throw new SvcError('InvalidRange', undefined, { offset: range.offset, length: range.length, sizeBytes: storedSizeBytes });
     }
     const local = hasLocalData(resolved.version);
-    const stored = local ? streamRange(config, bucket, key, resolved, range, release) : await readFromTier(config, resolved.version, range, release);
+    const stored = local ? releasingBody((releaseOnce) => streamRange(config, bucket, key, resolved, range, releaseOnce), release) : await readFromTier(config, resolved.version, range, release);
     const releaseChunk = local ? (chunk: Uint8Array) => readBuffers.release(chunk) : () => undefined;
     if (inflating) return { info, body: decompressStream(stored, info.compression!, inflating, releaseChunk), release: () => undefined };
     return { info, body: stored, release: releaseChunk };
@@ -132,6 +132,33 @@ async function readFromTier(config: SetConfig, version: ObjectVersion, range: { 
       release();
     }
   })();
+}
+
+/**
+ * The body of a read, whose lock goes when it ends, fails, or is returned, even returned before
+ * its first chunk (a generator returned before it starts never runs its own `finally`): a reader
+ * that stops at once (an empty range, a refused key) must not keep the object locked.
+ */
+function releasingBody(streamOf: (releaseOnce: () => void) => AsyncGenerator<Uint8Array>, release: () => void): AsyncIterable<Uint8Array> {
+  let released = false;
+  const releaseOnce = (): void => {
+    if (released) return;
+    released = true;
+    release();
+  };
+  const stream = streamOf(releaseOnce);
+  const iterator: AsyncIterator<Uint8Array> = {
+    next: () => stream.next(),
+    return: async (value?: unknown) => {
+      try {
+        return await stream.return(value as undefined);
+      } finally {
+        releaseOnce();
+      }
+    },
+    throw: (error?: unknown) => stream.throw(error),
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
 }
 
 /** One part of one version being read: the shard files opened for it, and the slots found bad. */
