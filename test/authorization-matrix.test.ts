@@ -160,7 +160,7 @@ const consoleRoutes = consoleRouteAccess;
 
 /** A console request that exercises each route's access (admin routes run in-process use the admin examples). */
 const consoleExamples: Record<string, { path: string; body?: unknown; raw?: string; skip?: string[] }> = {
-  'POST buckets': { path: 'buckets', body: { name: 'matrix-made' } },
+  'POST buckets': { path: 'buckets', body: { name: 'matrix-made' }, skip: ['s3:PutBucketObjectLockConfiguration', 's3:PutBucketVersioning'] },
   'PUT buckets/:bucket/versioning': { path: 'buckets/photos/versioning', body: { status: 'enabled' } },
   'DELETE buckets/:bucket': { path: 'buckets/spare', skip: ['s3:DeleteObjectVersion', 's3:AbortMultipartUpload'] },
   'GET buckets/:bucket/objects': { path: 'buckets/photos/objects', skip: ['s3:ListBucketVersions'] },
@@ -187,6 +187,16 @@ const consoleExamples: Record<string, { path: string; body?: unknown; raw?: stri
   'GET overview': { path: 'overview' },
   'GET audit': { path: 'audit' },
   'GET health': { path: 'health' },
+  'GET buckets/:bucket/policy-status': { path: 'buckets/photos/policy-status' },
+  'GET buckets/:bucket/contents': { path: 'buckets/photos/contents', skip: ['s3:ListBucketMultipartUploads'] },
+  // Each bucket setting: read it, send a document S3's parser refuses (nothing is stored), remove it.
+  ...Object.fromEntries(
+    ['policy', 'lifecycle', 'cors', 'tagging', 'encryption', 'object-lock', 'public-access-block', 'notification'].flatMap((setting) => [
+      [`GET buckets/:bucket/settings/${setting}`, { path: `buckets/photos/settings/${setting}` }],
+      [`PUT buckets/:bucket/settings/${setting}`, { path: `buckets/photos/settings/${setting}`, body: { document: 'not a document' } }],
+      [`DELETE buckets/:bucket/settings/${setting}`, { path: `buckets/photos/settings/${setting}` }],
+    ]),
+  ),
 };
 
 /** The console's request for a route: its own example, or the admin route's example under admin/. */

@@ -69,10 +69,10 @@ const views: [name: string, open: () => Promise<void>][] = [
   ['operations', () => go('operations')],
   ['explorer', () => go('explorer/photos/cat.jpg')],
   ['users', () => go('users')],
-  ['users new policy dialog', async () => {
+  ['users policy editor', async () => {
     await go('users');
     await page.getByRole('button', { name: 'New policy' }).click();
-    await page.getByRole('dialog').waitFor();
+    await page.getByRole('form', { name: 'Policy editor' }).waitFor();
   }],
   ['users remove user dialog', async () => {
     await go('users');
@@ -130,7 +130,7 @@ describe.skipIf(!haveChromium)('console accessibility', () => {
       }
     }
     expect(found).toEqual([]);
-  }, 90_000);
+  }, 180_000);
 
   it('on a phone, opens an object\'s details over the list, in view, with the focus on them', async () => {
     await page.setViewportSize(widths[1]!);

@@ -131,7 +131,7 @@ describe.skipIf(!haveChromium)('the console shows what is wrong and offers what 
     const address = new URL(page.url());
     expect(address.hash).toBe(`#/browse/photos/many/?after=${encodeURIComponent('many/item-049.txt')}&page=2&size=50`);
     await page.reload();
-    await expect.poll(() => pager.textContent()).toContain('Items 51–100');
+    await expect.poll(() => pager.textContent(), { timeout: 10_000 }).toContain('Items 51–100');
     await page.getByRole('button', { name: 'item-050.txt', exact: true }).waitFor();
     expect(await page.getByLabel('Page size').first().inputValue()).toBe('50');
     await page.getByRole('button', { name: 'Next page' }).first().click();

@@ -42,7 +42,7 @@ async function openPage(viewport: { width: number; height: number }, hash: strin
   const page = await (await browser.newContext({ viewport })).newPage();
   await signInOnPage(page, running.consoleUrl);
   await page.goto(`${running.consoleUrl}/svc/console/#/${hash}`);
-  await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+  await page.getByRole('heading', { name: heading, exact: true, level: 1 }).waitFor();
   return page;
 }
 
