@@ -74,6 +74,12 @@ describe('power-cut scenario', () => {
     expect(result.timeline.filter((event) => event.includes('power cut at drive write'))).toHaveLength(3);
   }, 120_000);
 
+  it('passes with every write SSE-S3: sealed objects and their keys survive every cut', async () => {
+    const result = await runScenario('power-cut-sse', 1, 1);
+    expect(result.problems, `seed ${result.seed}\n${result.timeline.join('\n')}`).toEqual([]);
+    expect(result.acknowledged).toBeGreaterThan(50);
+  }, 120_000);
+
   it('a seed replays its cut points and victims', async () => {
     const schedule = async () => {
       const context = contextFor(31, 1);

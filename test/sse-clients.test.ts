@@ -1,7 +1,8 @@
 /**
  * Server-side encryption through the clients people use: boto3 (SSE-C, SSE-KMS with a key id,
- * bucket encryption, each success and refusal), the AWS CLI (`--sse AES256`, `--sse-c`) and rclone
- * (SSE-S3 round trip). A tool that is not installed is skipped with the reason.
+ * bucket encryption, each success and refusal; upload_file in parts), the AWS CLI (`--sse AES256`,
+ * `--sse-c`, in one piece and above its multipart threshold) and rclone (SSE-S3 round trip). A tool
+ * that is not installed is skipped with the reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
@@ -61,6 +62,28 @@ describe.skipIf(missing.boto3 !== undefined)('boto3', () => {
   });
 });
 
+describe.skipIf(missing.boto3 !== undefined)('boto3 multipart', () => {
+  it('upload_file in parts with SSE-KMS (a key id) and SSE-C, download_file back; parts refused without the upload\'s key', async () => {
+    const file = join(root, 'boto3-parts.bin');
+    const body = randomBytes(12 * 1024 * 1024 + 3);
+    await writeFile(file, body);
+    const script = join(import.meta.dirname, 'clients', 'boto3_sse_multipart.py');
+    const seen = JSON.parse(run('python3', [script, server.url, testCredentials.accessKeyId, testCredentials.secretAccessKey, 'boto3-sse-parts', 'clients', file]));
+    expect(seen).toEqual({
+      kms_head: ['aws:kms', 'clients', '3'],
+      kms_same: true,
+      kms_part_2: [5 * 1024 * 1024, 3],
+      ssec_head: ['AES256', '3'],
+      ssec_same: true,
+      ssec_no_key: { status: 400, code: 'InvalidRequest' },
+      ssec_wrong_key: { status: 403, code: 'AccessDenied' },
+      ssec_part_no_key: { status: 400, code: 'InvalidRequest' },
+      ssec_part_wrong_key: { status: 400, code: 'InvalidRequest' },
+      ssec_parts_stored: 0,
+    });
+  });
+});
+
 describe.skipIf(missing.aws !== undefined)('AWS CLI', () => {
   it('aws s3 cp --sse AES256 and --sse-c round trips; without the key the download is refused', async () => {
     const aws = (...args: string[]): string => run('aws', ['--endpoint-url', server.url, ...args], credentialsEnv());
@@ -79,6 +102,33 @@ describe.skipIf(missing.aws !== undefined)('AWS CLI', () => {
     aws('s3', 'cp', 's3://aws-sse/c.bin', join(dir, 'down-c.bin'), '--sse-c', 'AES256', '--sse-c-key', `fileb://${keyFile}`);
     expect((await readFile(join(dir, 'down-c.bin'))).equals(body)).toBe(true);
     expect(() => aws('s3', 'cp', 's3://aws-sse/c.bin', join(dir, 'refused.bin'))).toThrow(/400|Bad Request/);
+  });
+
+  it('aws s3 cp above the multipart threshold (5 MB parts) with --sse AES256 and --sse-c: parts, round trips and the refusal', async () => {
+    const dir = join(root, 'aws-parts');
+    await mkdir(dir, { recursive: true });
+    const config = join(dir, 'config');
+    await writeFile(config, '[default]\ns3 =\n  multipart_threshold = 8MB\n  multipart_chunksize = 5MB\n');
+    const aws = (...args: string[]): string => run('aws', ['--endpoint-url', server.url, ...args], { ...credentialsEnv(), AWS_CONFIG_FILE: config });
+    const body = randomBytes(20 * 1024 * 1024);
+    await writeFile(join(dir, 'up.bin'), body);
+    const keyFile = join(dir, 'key.bin');
+    await writeFile(keyFile, randomBytes(32));
+    const s3 = s3ClientFor(server.url);
+    aws('s3', 'mb', 's3://aws-sse-parts');
+    aws('s3', 'cp', join(dir, 'up.bin'), 's3://aws-sse-parts/s3.bin', '--sse', 'AES256');
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'aws-sse-parts', Key: 's3.bin' }));
+    expect([head.ServerSideEncryption, head.ETag?.endsWith('-4"'), head.ContentLength]).toEqual(['AES256', true, body.length]);
+    aws('s3', 'cp', 's3://aws-sse-parts/s3.bin', join(dir, 'down-s3.bin'));
+    expect((await readFile(join(dir, 'down-s3.bin'))).equals(body)).toBe(true);
+    const ssec = ['--sse-c', 'AES256', '--sse-c-key', `fileb://${keyFile}`];
+    aws('s3', 'cp', join(dir, 'up.bin'), 's3://aws-sse-parts/c.bin', ...ssec);
+    aws('s3', 'cp', 's3://aws-sse-parts/c.bin', join(dir, 'down-c.bin'), ...ssec);
+    expect((await readFile(join(dir, 'down-c.bin'))).equals(body)).toBe(true);
+    expect(() => aws('s3', 'cp', 's3://aws-sse-parts/c.bin', join(dir, 'refused.bin'))).toThrow(/400|Bad Request/);
+    const otherKey = join(dir, 'other.bin');
+    await writeFile(otherKey, randomBytes(32));
+    expect(() => aws('s3', 'cp', 's3://aws-sse-parts/c.bin', join(dir, 'refused.bin'), '--sse-c', 'AES256', '--sse-c-key', `fileb://${otherKey}`)).toThrow(/403|Forbidden/);
   });
 });
 

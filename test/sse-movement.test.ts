@@ -1,16 +1,18 @@
 /**
- * Encrypted objects through heal and decommission: a wiped drive is rebuilt and a pool is drained
- * while the data stays sealed (the drives never hold plaintext), and every object reads back with
- * its keys afterwards (SSE-S3, SSE-KMS with a named key, SSE-C).
+ * Encrypted objects through heal and decommission: a wiped drive is rebuilt and a pool
+ * is drained while the data stays sealed (the drives never hold plaintext), and every object reads
+ * back with its keys afterwards (SSE-S3, SSE-KMS with a named key, SSE-C), multipart objects with
+ * their part list (ranges across parts, `partNumber`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
+import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, UploadPartCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
+import { MiB } from '../src/util/limits.js';
 
 let root: string;
 let server: SvcProcess;
@@ -21,6 +23,8 @@ const customerKey = Buffer.alloc(32, 5);
 const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: customerKey.toString('base64'), SSECustomerKeyMD5: createHash('md5').update(customerKey).digest('base64') };
 const marker = `movement-marker-${randomBytes(6).toString('hex')}`;
 const written = new Map<string, { body: Buffer; read: Record<string, string> }>();
+/** Multipart objects among `written`, with their part sizes. */
+const multipart = new Map<string, number[]>();
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-sse-move-'));
@@ -41,6 +45,22 @@ beforeAll(async () => {
     await s3.send(new PutObjectCommand({ Bucket: 'moving', Key: `${kind}/${index}`, Body: body, ...put }));
     written.set(`${kind}/${index}`, { body, read });
   }
+  // A plain multipart object moves with its part list too (its bytes carry no marker: they are stored in the clear).
+  for (const [kind, put, read] of [...kinds, ['plain', {}, {}] as (typeof kinds)[number]]) {
+    const key = `multipart/${kind}`;
+    const sizes = [5 * MiB + 1234, 70_000];
+    const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'moving', Key: key, ...(put as object) }));
+    const stamp = kind === 'plain' ? 'in the clear' : marker;
+    const bodies = sizes.map((size, part) => Buffer.from(`${stamp}|${key}|${part}|`.repeat(Math.ceil(size / 10))).subarray(0, size));
+    const parts = [];
+    for (const [index, body] of bodies.entries()) {
+      const answer = await s3.send(new UploadPartCommand({ Bucket: 'moving', Key: key, UploadId: created.UploadId, PartNumber: index + 1, Body: body, ...read }));
+      parts.push({ PartNumber: index + 1, ETag: answer.ETag! });
+    }
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'moving', Key: key, UploadId: created.UploadId, MultipartUpload: { Parts: parts }, ...read }));
+    written.set(key, { body: Buffer.concat(bodies), read });
+    multipart.set(key, sizes);
+  }
 }, 120_000);
 afterAll(async () => {
   await server?.stop();
@@ -51,6 +71,22 @@ async function expectAllReadable(): Promise<void> {
   for (const [key, { body, read }] of written) {
     const object = await s3.send(new GetObjectCommand({ Bucket: 'moving', Key: key, ...read }));
     expect(Buffer.from(await object.Body!.transformToByteArray()).equals(body), key).toBe(true);
+  }
+}
+
+/** Multipart objects read by part number and across their part boundary. */
+async function expectPartsReadable(): Promise<void> {
+  for (const [key, sizes] of multipart) {
+    const { body, read } = written.get(key)!;
+    let offset = 0;
+    for (const [index, size] of sizes.entries()) {
+      const part = await s3.send(new GetObjectCommand({ Bucket: 'moving', Key: key, PartNumber: index + 1, ...read }));
+      expect([key, part.PartsCount, part.ContentLength]).toEqual([key, sizes.length, size]);
+      expect(Buffer.from(await part.Body!.transformToByteArray()).equals(body.subarray(offset, offset + size)), `${key} part ${index + 1}`).toBe(true);
+      offset += size;
+    }
+    const across = await s3.send(new GetObjectCommand({ Bucket: 'moving', Key: key, Range: `bytes=${sizes[0]! - 100}-${sizes[0]! + 100}`, ...read }));
+    expect(Buffer.from(await across.Body!.transformToByteArray()).equals(body.subarray(sizes[0]! - 100, sizes[0]! + 101)), key).toBe(true);
   }
 }
 
@@ -83,6 +119,7 @@ describe('encrypted objects moved by heal and decommission', () => {
     expect(done.status).toBe('finished');
     expect(done.counts.objectsHealed).toBe(written.size);
     await expectAllReadable();
+    await expectPartsReadable();
     expect(await filesWithMarker(root)).toEqual([]);
   });
 
@@ -96,6 +133,7 @@ describe('encrypted objects moved by heal and decommission', () => {
     expect(await metasIn('p0')).toEqual([]);
     expect((await metasIn('p1')).length).toBe(written.size);
     await expectAllReadable();
+    await expectPartsReadable();
     expect(await filesWithMarker(root)).toEqual([]);
   });
 });

@@ -23,7 +23,7 @@
  * The server, its disks and the workload live in power-cut-workload.ts, shared with
  * power-cut-cluster.ts, where part of a four-node cluster loses power while the rest serves on.
  */
-import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutBucketEncryptionCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Drive } from '../../src/drive/index.js';
 import { MiB } from '../../src/util/limits.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
@@ -38,15 +38,30 @@ export interface PowerCutOptions {
    * deliberately broken write ordering; a real run never does.
    */
   serverDrive?: (drive: Drive) => Drive;
+  /**
+   * Every write is SSE-S3: the server has a KMS root key (drawn from the seed) and the bucket's
+   * default encryption applies to each PUT and multipart upload of the workload.
+   */
+  sse?: boolean;
 }
 
 const poolPatterns = ['/power-cut/p0/d{1...4}', '/power-cut/p1/d{1...4}'];
+
+/** A KMS root key (base64 of 32 bytes) drawn from the seed, so a run replays. */
+function seededKey(seed: number): string {
+  const prng = createPrng((seed ^ 0x5e5) >>> 0);
+  return Buffer.from(Array.from({ length: 32 }, () => prng.int(256))).toString('base64');
+}
 
 /** One server on power-cut disks, restarted generation after generation over the same disks. */
 class PowerCutNode extends PowerCutServer {
   constructor(private readonly context: ChaosContext, options: PowerCutOptions) {
     // Small enough that pool 0's data is a visible fraction (the rebalance has work), large enough never to fill.
-    super({ address: '127.0.0.1:0', capacityBytes: 24 * MiB * context.size, idSeed: context.seed ^ 0x1d5, ...(options.serverDrive ? { serverDrive: options.serverDrive } : {}) });
+    super({
+      address: '127.0.0.1:0', capacityBytes: 24 * MiB * context.size, idSeed: context.seed ^ 0x1d5,
+      ...(options.serverDrive ? { serverDrive: options.serverDrive } : {}),
+      ...(options.sse ? { env: { SVC_KMS_SECRET_KEY: `chaos-root:${seededKey(context.seed)}` } } : {}),
+    });
   }
 
   async startPools(poolCount: number): Promise<Target> {
@@ -139,6 +154,7 @@ export function powerCut(options: PowerCutOptions = {}) {
     try {
       let target = await node.startPools(1);
       await target.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+      if (options.sse) await target.s3.send(new PutBucketEncryptionCommand({ Bucket: bucket, ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] } }));
       for (let generation = 0; generation < cuts; generation += 1) {
         const poolCount = generation === 0 ? 1 : 2;
         const plan = cutPlan(generation, plannedOps, context.prng);

@@ -326,6 +326,8 @@ export const scenarios: Record<string, Scenario> = {
 
   /** Power cuts at points drawn from the seed, each followed by a restart on what survived (power-cut.ts). */
   'power-cut': powerCut(),
+  /** The same with every write SSE-S3 (the bucket's default encryption). */
+  'power-cut-sse': powerCut({ sse: true }),
   'power-cut-cluster': async (context) => (await import('./power-cut-cluster.js')).powerCutCluster()(context),
   /** Links between the nodes cut on real network namespaces, judged by the linearizability checker (partition.ts). */
   ...Object.fromEntries(partitionKinds.map((kind) => [kind, partitionScenario(kind)])),

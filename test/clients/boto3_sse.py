@@ -12,15 +12,7 @@ import urllib.request
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
-
-
-def refusal(action) -> dict:
-    try:
-        action()
-    except ClientError as error:
-        return {"status": error.response["ResponseMetadata"]["HTTPStatusCode"], "code": error.response["Error"]["Code"]}
-    return {"status": 200, "code": None}
+from boto3_refusals import refusal
 
 
 def main() -> None:
