@@ -109,7 +109,7 @@ describe.skipIf(!haveChromium)('the Users page in Chromium', () => {
     const nav = page.getByRole('navigation', { name: 'Pages' });
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Buckets']);
     expect(await page.locator('.who').textContent()).toContain('viewer · readonly');
-    await page.getByRole('link', { name: 'photos' }).click();
+    await page.getByRole('link', { name: 'photos', exact: true }).click();
     await page.getByRole('button', { name: 'cat.jpg', exact: true }).waitFor();
 
     // Upload and delete are refused before they are tried, with the server's reason beside them.
