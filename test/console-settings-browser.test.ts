@@ -133,8 +133,10 @@ describe.skipIf(!haveChromium)("a bucket's settings page", () => {
       await expect.poll(() => lifecycle.getByRole('table', { name: 'Lifecycle rules' }).textContent()).toContain('expire after 30 days; abort unfinished uploads after 7 days');
       const rules = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }));
       expect(rules.Rules?.map((rule) => [rule.ID, rule.Expiration?.Days, rule.AbortIncompleteMultipartUpload?.DaysAfterInitiation])).toEqual([['expire-logs', 30, 7]]);
-      await lifecycle.getByText('Edit the lifecycle XML').click();
-      await lifecycle.getByLabel('LifecycleConfiguration').fill('<LifecycleConfiguration><Rule><ID>x</ID><Status>Sometimes</Status></Rule></LifecycleConfiguration>');
+      // The section is drawn again once the saved rule is read back: open the editor in the section as drawn.
+      const editor = lifecycle.getByLabel('LifecycleConfiguration');
+      await expect.poll(async () => (await editor.isVisible()) || (await lifecycle.getByText('Edit the lifecycle XML').click(), false), { timeout: 10_000 }).toBe(true);
+      await editor.fill('<LifecycleConfiguration><Rule><ID>x</ID><Status>Sometimes</Status></Rule></LifecycleConfiguration>');
       await lifecycle.getByRole('button', { name: 'Save', exact: true }).click();
       await expect.poll(() => lifecycle.getByRole('alert').first().textContent()).toContain('MalformedXML');
       expect((await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }))).Rules?.map((rule) => rule.ID)).toEqual(['expire-logs']);
