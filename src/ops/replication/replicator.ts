@@ -111,7 +111,9 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     return replicator;
   }
 
+  /** The destinations a rule of `bucket` may name; read from the drives (a target may have been added through another node a moment ago). */
   async destinations(bucket: string): Promise<Set<string>> {
+    await this.options.targets.reload();
     const targets = await this.options.targets.list(bucket);
     return new Set(targets.flatMap((target) => [target.arn, `arn:aws:s3:::${target.targetBucket}`]));
   }
