@@ -177,8 +177,10 @@ describe.skipIf(!haveChromium)("a bucket's settings page", () => {
     const page = await openPage(widths[0]!);
     await openSettings(page, 'vault');
     const lock = section(page, 'Object lock');
-    await lock.locator('select[name="retention-mode"]').selectOption('GOVERNANCE');
-    await lock.locator('input[name="retention-days"]').fill('0');
+    // The section draws the stored retention once it is read: choose the mode in the section as drawn.
+    const days = lock.locator('input[name="retention-days"]');
+    await expect.poll(async () => (await lock.locator('select[name="retention-mode"]').selectOption('GOVERNANCE'), days.isEnabled()), { timeout: 10_000 }).toBe(true);
+    await days.fill('0');
     await lock.getByRole('button', { name: 'Save retention' }).click();
     await expect.poll(() => lock.getByRole('alert').textContent(), { timeout: 15_000 }).toContain('InvalidRetentionPeriod');
     await lock.locator('input[name="retention-days"]').fill('5');
