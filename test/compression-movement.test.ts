@@ -149,7 +149,7 @@ describe('compressed objects moved by rebalance, heal and decommission', () => {
     const healed = [...(await compressedMetasIn('p0')), ...(await compressedMetasIn('p1'))];
     expect(healed.length).toBe(written.size);
     for (const pool of ['p0', 'p1']) {
-      for (const path of await compressedMetasIn(pool)) expect(decodeXlMeta(new Uint8Array(await readFile(path.replace(`${pool}/d1/`, `${pool}/d2/`)))).versions[0]!.compression).toBeDefined();
+      for (const path of await compressedMetasIn(pool)) expect(decodeXlMeta(new Uint8Array(await readFile(path.replace(`${pool}/d1/`, `${pool}/d2/`)))).versions[0]!.compression).toMatchObject({ algorithm: 'zstd-1m-v1' });
     }
     await expectAllReadable();
   }, 120_000);

@@ -106,7 +106,9 @@ describe('compressed objects over S3', () => {
     const text = logLines(200_000, 'head');
     await s3.send(new PutObjectCommand({ Bucket: 'zip', Key: 'same.txt', Body: text }));
     await s3.send(new PutObjectCommand({ Bucket: 'zip', Key: 'same.bin', Body: text }));
-    expect((await storedVersion('same.txt')).compression).toBeDefined();
+    const stored = (await storedVersion('same.txt')).compression;
+    expect(stored).toMatchObject({ algorithm: 'zstd-1m-v1', plainSizeBytes: 200_000 });
+    expect(stored!.storedSizeBytes).toBeLessThan(200_000);
     expect((await storedVersion('same.bin')).compression).toBeUndefined();
     const headers = async (key: string) => {
       const head = await s3.send(new HeadObjectCommand({ Bucket: 'zip', Key: key }));
@@ -123,7 +125,7 @@ describe('compressed objects over S3', () => {
     await s3.send(new PutObjectCommand({ Bucket: 'zip', Key: 'source.csv', Body: text }));
     await s3.send(new CopyObjectCommand({ Bucket: 'zip', Key: 'copy.bin', CopySource: 'zip/source.csv' }));
     await s3.send(new CopyObjectCommand({ Bucket: 'zip', Key: 'copy-again.json', CopySource: 'zip/copy.bin' }));
-    expect((await storedVersion('source.csv')).compression).toBeDefined();
+    expect((await storedVersion('source.csv')).compression).toMatchObject({ algorithm: 'zstd-1m-v1', plainSizeBytes: text.length });
     expect((await storedVersion('copy.bin')).compression).toBeUndefined();
     expect((await storedVersion('copy-again.json')).compression?.plainSizeBytes).toBe(text.length);
     for (const key of ['copy.bin', 'copy-again.json']) {
