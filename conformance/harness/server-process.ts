@@ -99,7 +99,22 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A wrapper may run the server as its child rather than become it (faketime does): the pair
+    // gets a process group of its own, and signals go to the whole group.
+    detached: options.wrap !== undefined,
   });
+  const signal = (name: NodeJS.Signals): void => {
+    if (child.exitCode !== null) return;
+    if (options.wrap && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, name);
+        return;
+      } catch {
+        // the group is gone already: signal the wrapper alone
+      }
+    }
+    child.kill(name);
+  };
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -112,11 +127,11 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
     logs: () => output,
     exited,
     stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      signal('SIGTERM');
       return exited;
     },
     kill: async () => {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      signal('SIGKILL');
       return exited;
     },
   };
