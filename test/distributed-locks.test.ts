@@ -138,13 +138,17 @@ describe('a restarted node', () => {
     release();
   });
 
-  it('orders runs by start time: an older run seen after a newer one gets nothing and drops nothing', () => {
+  it('orders runs by start time: an unseen older run (a clock gone back) takes locks and drops nothing; a replaced run gets nothing', () => {
     const table = new LockTable({ nowMs: () => 0 });
     expect(table.acquire('b/k', 'write', lockUid(run('n0:9000', 2_000, 'b'), '1'), 1_000)).toBe(true);
-    expect(table.acquire('b/j', 'write', lockUid(run('n0:9000', 1_000, 'a'), '2'), 1_000)).toBe(false);
-    expect(table.held()).toEqual(['b/k']);
-    expect(table.acquire('b/j', 'write', 'an-opaque-uid', 1_000)).toBe(true);
+    // A restart whose clock went back: its start is older than the newest run's, and it was never seen.
+    expect(table.acquire('b/j', 'write', lockUid(run('n0:9000', 1_000, 'a'), '2'), 1_000)).toBe(true);
+    expect(table.held().sort()).toEqual(['b/j', 'b/k']);
+    expect(table.acquire('b/h', 'write', 'an-opaque-uid', 1_000)).toBe(true);
+    // A newer run drops both earlier runs' locks; the run it replaced is refused from then on.
     expect(table.acquire('b/i', 'write', lockUid(run('n0:9000', 3_000, 'c'), '3'), 1_000)).toBe(true);
-    expect(table.held().sort()).toEqual(['b/i', 'b/j']);
+    expect(table.held().sort()).toEqual(['b/h', 'b/i']);
+    expect(table.acquire('b/g', 'read', lockUid(run('n0:9000', 2_000, 'b'), '4'), 1_000)).toBe(false);
+    expect(table.held().sort()).toEqual(['b/h', 'b/i']);
   });
 });

@@ -6,8 +6,11 @@
  * A lock's uid may name its holder's run (lockUid): the node and when its process started. A
  * node that restarted holds nothing from before: the first call of its new run drops the locks of
  * its earlier runs at once instead of after their expiry, and a call still arriving from an
- * earlier run is refused. (Runs of one node are ordered by their start times; a node whose clock
- * went back across a restart waits out the expiry as before.)
+ * earlier run is refused. Runs of one node are ordered by their start times. A run never seen
+ * before whose start is older than the newest seen is a node whose clock went back across a
+ * restart (a call delayed from a dead run is refused only once its run was seen and replaced):
+ * it takes locks as any holder does, drops nothing, and its earlier run's locks lapse at their
+ * expiry.
  */
 import type { Clock } from '../util/clock.js';
 import type { LockMode } from '../object/index.js';
@@ -25,6 +28,8 @@ export interface LockHolderRun {
 }
 
 const separator = '|';
+/** How many replaced runs of one node are remembered (and refused). */
+const replacedRunsKept = 16;
 
 /** A lock uid that names the run holding it. */
 export function lockUid(run: LockHolderRun, serial: string): string {
@@ -44,6 +49,8 @@ export class LockTable {
   private readonly resources = new Map<string, Map<string, Holder>>();
   /** The newest run seen of each holder node. */
   private readonly runs = new Map<string, LockHolderRun>();
+  /** Runs seen and then replaced by a newer one, per node (the latest few). */
+  private readonly replaced = new Map<string, string[]>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -79,17 +86,23 @@ export class LockTable {
   }
 
   /**
-   * False for a call from a run older than the newest seen of its node. A newer run becomes the
-   * newest, and every lock held by the node's earlier runs is dropped.
+   * False for a call from a run seen and since replaced by a newer one of its node. A newer run
+   * becomes the newest, and every lock held by the node's earlier runs is dropped; an unseen run
+   * older than the newest (a clock gone back) is admitted and changes nothing.
    */
   private admit(uid: string): boolean {
     const run = lockHolderRunOf(uid);
     if (!run) return true;
     const newest = this.runs.get(run.node);
     if (newest?.id === run.id) return true;
-    if (newest && (run.startedAtMs < newest.startedAtMs || (run.startedAtMs === newest.startedAtMs && run.id < newest.id))) return false;
+    const replaced = this.replaced.get(run.node) ?? [];
+    if (replaced.includes(run.id)) return false;
+    if (newest && (run.startedAtMs < newest.startedAtMs || (run.startedAtMs === newest.startedAtMs && run.id < newest.id))) return true;
     this.runs.set(run.node, run);
-    if (newest) this.dropEarlierRuns(run);
+    if (newest) {
+      this.replaced.set(run.node, [...replaced, newest.id].slice(-replacedRunsKept));
+      this.dropEarlierRuns(run);
+    }
     return true;
   }
 
