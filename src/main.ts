@@ -68,6 +68,7 @@ import { registerEventMetrics } from './api/metrics/event-metrics.js';
 import type { EventNotifier } from './ops/events/notifier.js';
 import { openReplication } from './cli/replication-wiring.js';
 import { registerReplicationMetrics } from './api/metrics/replication-metrics.js';
+import { registerTierMetrics } from './api/metrics/tier-metrics.js';
 import type { Replicator } from './ops/replication/replicator.js';
 
 export { createLogger } from './observability.js';
@@ -124,6 +125,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   });
   registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
   registerReplicationMetrics(observability.metrics.registry, () => replicator?.queueStats() ?? []);
+  registerTierMetrics(observability.metrics.registry, () => tiers?.tiers.allDeletionStats() ?? []);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport, onCall: (peer, seconds, failed) => observability.metrics.observeInternodeCall(peer, seconds, failed) }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -187,7 +189,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     kms = await createKms({ config, storage: ready, locker });
     replicator = await openReplication({ config, env, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log });
     context.replication = replicator;
-    tiers = await createTierService({ config, storage: ready, locker, logger: log });
+    tiers = await createTierService({ config, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log });
     admin = await createAdminServices({
       config,
       ...(kms ? { kms } : {}),
@@ -209,6 +211,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     storage = ready;
   } catch (error) {
     await s3.close();
+    await tiers?.close();
     await replicator?.close();
     await events.close();
     await accessLog?.close();
@@ -242,7 +245,7 @@ export async function startServer(args: string[], env: Record<string, string | u
       stopping = true;
       started.stop();
       await admin?.close();
-      tiers?.tiers.close();
+      await tiers?.close();
       await Promise.all([s3.close(), consoleApp?.close()]);
       await replicator?.close();
       await events.close();

@@ -22,6 +22,7 @@ import { LocalNamespaceLocker } from '../src/object/locks.js';
 import { systemClock } from '../src/util/clock.js';
 import { limits } from '../src/util/limits.js';
 import { decodePartRecord, decodeUploadRecord } from '../src/object/upload-records.js';
+import { waitFor } from './helpers/poll.js';
 
 const bytesOf = (text: string): Uint8Array => Buffer.from(text, 'utf8');
 
@@ -132,10 +133,10 @@ describe('the state store (pool.bin, rebalance.bin, iam.bin)', () => {
     expect(await store.load()).toEqual({ generation: 4, note: 'good' });
     expect(quarantine.quarantined()).toEqual({ 'test.bin': 4 });
     expect(await quarantined(drives[0]!)).toEqual([]);
-    for (const drive of drives.slice(1)) {
-      expect((await quarantined(drive)).filter((name) => /^test\.bin\.\d+$/.test(name))).toHaveLength(1);
-      await expect(drive.readFile(store.path)).rejects.toMatchObject({ code: 'FileNotFound' });
-    }
+    for (const drive of drives.slice(1)) expect((await quarantined(drive)).filter((name) => /^test\.bin\.\d+$/.test(name))).toHaveLength(1);
+    // The first load spreads the good copy again onto the drives whose copy was moved aside.
+    await store.spread();
+    for (const drive of drives.slice(1)) expect(Buffer.from(await drive.readFile(store.path)).equals(good)).toBe(true);
     const text = log.lines.join('\n');
     expect(text).toMatch(/state file test\.bin refused \(CorruptFormat: SVTS: checksum mismatch\) and quarantined/);
     expect(text).toMatch(/state file test\.bin refused \(UnsupportedFormat: SVTS: unsupported version 2\) and quarantined/);
@@ -145,6 +146,31 @@ describe('the state store (pool.bin, rebalance.bin, iam.bin)', () => {
     // Never read again: a second load refuses nothing more.
     expect(await store.load()).toEqual({ generation: 4, note: 'good' });
     expect(quarantine.total()).toBe(4);
+  });
+
+  it('spreads the newest copy to the drives that lack it or hold an older one: it outlives the drives that held it', async () => {
+    const older = Array.from({ length: 3 }, (_, index) => createMemfsDrive({ endpoint: `/old${index}` }));
+    const added = Array.from({ length: 3 }, (_, index) => createMemfsDrive({ endpoint: `/new${index}` }));
+    const make = (drives: Drive[], lock?: () => Promise<() => void>) =>
+      new StateStore<Doc>({ name: 'test.bin', magic: 'SVTS', drives: () => drives, validate, quarantine: new StateFileQuarantine(new Lines()), maxBytes: 1024, ...(lock ? { lock } : {}) });
+    await make(older).save({ generation: 5, note: 'saved before the pool was added' });
+    await added[0]!.writeFileAtomic('.svc.sys/test.bin', encodeStateFile('SVTS', { generation: 2, note: 'stale' }));
+    const locks: string[] = [];
+    const lock = async () => {
+      locks.push('taken');
+      return () => void locks.push('released');
+    };
+    const store = make([...older, ...added], lock);
+    expect(await store.load()).toEqual({ generation: 5, note: 'saved before the pool was added' });
+    // The spread the first load started, then one more: nothing is left to write.
+    await waitFor('the spread to end', () => (locks.length >= 2 ? true : undefined));
+    expect(await store.spread()).toBe(0);
+    expect(locks).toEqual(['taken', 'released', 'taken', 'released']);
+    for (const drive of added) expect(await make([drive]).load()).toEqual({ generation: 5, note: 'saved before the pool was added' });
+    // A later load does not spread again (once a process).
+    await store.save({ generation: 6, note: 'after' });
+    await store.load();
+    expect(locks).toHaveLength(4);
   });
 
   it('refuses to save a file larger than it would load (StateFileTooLarge), writing nothing', async () => {

@@ -7,15 +7,18 @@
  * - Decommissioning the pool that holds transitioned versions moves their metadata only: on the
  *   new pool they are still the tier's (storage class, no shard files, read through), the tier
  *   holds the same objects as before (none pulled back, none deleted, none written again), and
- *   the deployment started without the old pool reads everything.
+ *   the deployment started without the old pool reads everything. A restored copy moves with
+ *   its version (its shard files and its `x-amz-restore`).
+ * - State files saved while the old pool was the only one (users in iam.bin, a KMS key in
+ *   kms.bin, the tiers) are spread to the new pool at its first start, and outlive the old one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
-  CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketLifecycleConfigurationCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client,
+  CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketLifecycleConfigurationCommand, PutBucketVersioningCommand, PutObjectCommand, RestoreObjectCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
@@ -27,7 +30,8 @@ let server: SvcProcess | undefined;
 let remote: S3Client;
 let pool0: string;
 let pool1: string;
-const env = { SVC_CONSOLE_ENABLE: 'false', SVC_LIFECYCLE_CLOCK_OFFSET: '2d' };
+const env = { SVC_CONSOLE_ENABLE: 'false', SVC_LIFECYCLE_CLOCK_OFFSET: '2d', SVC_KMS_SECRET_KEY: `svc-root:${randomBytes(32).toString('base64')}` };
+const sealedBody = Buffer.from('sealed under a named KMS key kept in kms.bin');
 const bodies = new Map<string, Buffer>([
   ['old/large.bin', randomBytes(2 * 1024 * 1024 + 77)],
   ['old/small.txt', Buffer.from('small, inline before it moved')],
@@ -95,6 +99,10 @@ describe('tier ownership', () => {
       return !status.running && status.last?.startedAt === started.body.started.startedAt ? status.last : undefined;
     }, { timeoutMs: 30_000 });
     expect(cycle.transitioned).toBe(2);
+    // State files saved while pool 0 is the only one: a user (iam.bin) and a KMS key (kms.bin).
+    expect((await admin(server!.url, 'POST', '/svc/admin/v4/iam/user/add', '', { body: JSON.stringify({ accessKey: 'keeper', secretKey: 'keeper-secret-1', policies: ['readonly'] }) })).status).toBe(200);
+    expect((await admin(server!.url, 'POST', '/svc/admin/v4/kms/key/create', 'key-id=keep-key')).status).toBe(200);
+    await s3.send(new PutObjectCommand({ Bucket: 'docs', Key: 'sealed/kms.txt', Body: sealedBody, ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'keep-key' }));
     onTier = await tierObjects();
     expect(onTier).toHaveLength(2);
     expect(await filesOf('p0/d1', 'old/large.bin')).toEqual(['xl.meta']);
@@ -115,8 +123,12 @@ describe('tier ownership', () => {
     await expectEverythingReads(s3);
   }, 120_000);
 
-  it('decommission moves a transitioned version as metadata; the tier keeps its objects', async () => {
-    await restart([pool0, pool1]);
+  it('decommission moves a transitioned version as metadata, and a restored copy with it; the tier keeps its objects', async () => {
+    const added = await restart([pool0, pool1]);
+    // Every state file is spread at start to the drives that lack it: the appended pool's too.
+    for (const file of ['iam.bin', 'kms.bin', 'tiers.bin']) await waitFor(`${file} on pool 1`, async () => access(join(root, 'p1/d1/.svc.sys', file)).then(() => true, () => undefined));
+    const restored = await added.send(new RestoreObjectCommand({ Bucket: 'docs', Key: 'old/small.txt', RestoreRequest: { Days: 5 } }));
+    expect(restored.$metadata.httpStatusCode).toBe(202);
     const started = await admin(server!.url, 'POST', '/svc/admin/v3/pools/decommission', new URLSearchParams({ pool: pool0 }).toString());
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     await waitFor('the decommission to complete', async () => {
@@ -126,9 +138,18 @@ describe('tier ownership', () => {
     }, { timeoutMs: 60_000 });
     expect(await filesOf('p0/d1', 'old/large.bin')).toEqual([]);
     expect(await filesOf('p1/d1', 'old/large.bin')).toEqual(['xl.meta']);
+    expect((await filesOf('p1/d1', 'old/small.txt')).some((name) => name.endsWith('part.1'))).toBe(true);
     expect(await tierObjects()).toEqual(onTier);
     const s3 = await restart([pool1]);
     await expectEverythingReads(s3);
     expect(await tierObjects()).toEqual(onTier);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'docs', Key: 'old/small.txt' }));
+    expect([head.StorageClass, head.Restore]).toEqual(['COLD', expect.stringMatching(/^ongoing-request="false", expiry-date="[^"]+ GMT"$/)]);
+
+    // The state files saved when pool 0 was the only pool outlived it.
+    expect((await admin(server!.url, 'GET', '/svc/admin/v4/iam/user/info', 'accessKey=keeper')).body.user).toMatchObject({ accessKey: 'keeper' });
+    expect((await admin(server!.url, 'GET', '/svc/admin/v4/kms/key/list')).body.keys.map((key: { keyId: string }) => key.keyId)).toContain('keep-key');
+    expect(Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: 'docs', Key: 'sealed/kms.txt' }))).Body!.transformToByteArray()).equals(sealedBody)).toBe(true);
+    expect((await admin(server!.url, 'GET', '/svc/admin/v4/tier/list')).body.tiers.map((tier: { name: string }) => tier.name)).toEqual(['COLD']);
   }, 180_000);
 });

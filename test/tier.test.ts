@@ -20,9 +20,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
-  CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketLifecycleConfigurationCommand,
-  GetBucketLifecycleConfigurationCommand, PutBucketVersioningCommand, PutObjectCommand, RestoreObjectCommand, type S3Client,
+  CreateBucketCommand, DeleteBucketLifecycleCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketLifecycleConfigurationCommand,
+  GetBucketLifecycleConfigurationCommand, PutBucketVersioningCommand, PutObjectCommand, RestoreObjectCommand, type LifecycleRule, type S3Client,
 } from '@aws-sdk/client-s3';
+import { parseExposition, sampleValue } from './helpers/metrics.js';
 import { freePort, s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { rcIn } from './helpers/rc-process.js';
@@ -33,21 +34,26 @@ let home: string;
 let main: SvcProcess;
 let tier: SvcProcess;
 let tierPort: number;
+let mainPort: number;
 let s3: S3Client;
 let remote: S3Client;
 const env = { SVC_CONSOLE_ENABLE: 'false' };
+// Versions over 1 MiB go to a tier in parts (5 MiB each at least), so a 6 MiB one takes two.
+const mainEnv = { ...env, SVC_LIFECYCLE_CLOCK_OFFSET: '2d', SVC_TIER_MULTIPART_THRESHOLD: '1MiB', SVC_PROMETHEUS_AUTH_TYPE: 'public' };
 const tierUser = { accessKeyId: 'tier-writer', secretAccessKey: 'tier-writer-secret' };
 const big = randomBytes(3 * 1024 * 1024 + 12_345);
 const small = Buffer.from('a small object, kept inline before it moved');
 
 const startTier = async (): Promise<SvcProcess> => startSvc({ args: [join(root, 'tier', 'd{1...4}')], env, port: tierPort });
+const startMain = async (): Promise<SvcProcess> => startSvc({ args: [join(root, 'main', 'd{1...4}')], env: mainEnv, port: mainPort });
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-tier-'));
   home = await mkdtemp(join(tmpdir(), 'svc-tier-home-'));
   tierPort = await freePort();
+  mainPort = await freePort();
   tier = await startTier();
-  main = await startSvc({ args: [join(root, 'main', 'd{1...4}')], env: { ...env, SVC_LIFECYCLE_CLOCK_OFFSET: '2d' } });
+  main = await startMain();
   s3 = s3ClientFor(main.url);
   remote = s3ClientFor(tier.url);
   await remote.send(new CreateBucketCommand({ Bucket: 'warm' }));
@@ -193,4 +199,101 @@ describe('tiers', () => {
       return left.Contents?.every((item) => item.Size !== small.length) ? true : undefined;
     });
   }, 60_000);
+});
+
+const archive = async (key: string): Promise<Buffer> => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: 'archive', Key: key }))).Body!.transformToByteArray());
+const putRules = (rules: LifecycleRule[]) => s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'archive', LifecycleConfiguration: { Rules: rules } }));
+const tierKeys = async (bucket: string): Promise<string[]> => ((await remote.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((item) => item.Key!).sort();
+const huge = randomBytes(6 * 1024 * 1024 + 4_321);
+
+describe('several transitions per rule', () => {
+  it('are refused as AWS refuses them: one tier twice, one day twice, Days and Date mixed, not before the expiration', async () => {
+    await remote.send(new CreateBucketCommand({ Bucket: 'cold' }));
+    expect((await addTier({ name: 'cold', bucket: 'cold', prefix: '' })).status).toBe(200);
+    await s3.send(new CreateBucketCommand({ Bucket: 'archive' }));
+    const rule = (extra: Partial<LifecycleRule>): LifecycleRule => ({ ID: 'steps', Status: 'Enabled', Filter: { Prefix: 'a/' }, ...extra });
+    const refusals: [Partial<LifecycleRule>, string][] = [
+      [{ Transitions: [{ Days: 1, StorageClass: 'WARM' as never }, { Days: 5, StorageClass: 'WARM' as never }] }, 'InvalidArgument'],
+      [{ Transitions: [{ Days: 3, StorageClass: 'WARM' as never }, { Days: 3, StorageClass: 'COLD' as never }] }, 'InvalidArgument'],
+      [{ Transitions: [{ Days: 3, StorageClass: 'WARM' as never }, { Date: new Date('2031-01-01T00:00:00Z'), StorageClass: 'COLD' as never }] }, 'InvalidRequest'],
+      [{ Transitions: [{ Days: 3, StorageClass: 'WARM' as never }], Expiration: { Date: new Date('2031-01-01T00:00:00Z') } }, 'InvalidRequest'],
+      [{ Transitions: [{ Days: 1, StorageClass: 'WARM' as never }, { Days: 10, StorageClass: 'COLD' as never }], Expiration: { Days: 10 } }, 'InvalidArgument'],
+      [{ NoncurrentVersionTransitions: [{ NoncurrentDays: 1, StorageClass: 'WARM' as never }, { NoncurrentDays: 2, StorageClass: 'WARM' as never }] }, 'InvalidArgument'],
+      [{ NoncurrentVersionTransitions: [{ NoncurrentDays: 4, StorageClass: 'WARM' as never }], NoncurrentVersionExpiration: { NoncurrentDays: 4 } }, 'InvalidArgument'],
+    ];
+    for (const [extra, code] of refusals) expect(await failure(putRules([rule(extra)])), JSON.stringify(extra)).toEqual({ name: code, status: 400 });
+    await expect(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'archive' }))).rejects.toMatchObject({ name: 'NoSuchLifecycleConfiguration' });
+    await putRules([rule({ Transitions: [{ Days: 1, StorageClass: 'WARM' as never }, { Days: 30, StorageClass: 'COLD' as never }], NoncurrentVersionTransitions: [{ NoncurrentDays: 7, StorageClass: 'WARM' as never }, { NoncurrentDays: 3, StorageClass: 'COLD' as never }] })]);
+    const stored = (await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'archive' }))).Rules![0]!;
+    expect(stored.Transitions).toEqual([{ Days: 1, StorageClass: 'WARM' }, { Days: 30, StorageClass: 'COLD' }]);
+    expect(stored.NoncurrentVersionTransitions).toEqual([{ NoncurrentDays: 7, StorageClass: 'WARM' }, { NoncurrentDays: 3, StorageClass: 'COLD' }]);
+  });
+
+  it('move a version to the latest tier it has reached, in parts when it is large, and on from one tier to the next', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'archive', Key: 'a/huge.bin', Body: huge }));
+    const coldBefore = await tierKeys('cold');
+    await runLifecycle();
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'archive', Key: 'a/huge.bin' }))).StorageClass).toBe('WARM');
+    const onWarm = (await remote.send(new ListObjectsV2Command({ Bucket: 'warm', Prefix: 'from-main/' }))).Contents!.filter((item) => item.Size === huge.length);
+    expect(onWarm).toHaveLength(1);
+    // Two parts: the tier's ETag is a multipart one.
+    expect(onWarm[0]!.ETag).toMatch(/-2"$/);
+    expect((await archive('a/huge.bin')).equals(huge)).toBe(true);
+
+    // Both transitions reached now: the version moves on from WARM to COLD, and WARM's object goes.
+    await putRules([{ ID: 'steps', Status: 'Enabled', Filter: { Prefix: 'a/' }, Transitions: [{ Days: 0, StorageClass: 'WARM' as never }, { Days: 1, StorageClass: 'COLD' as never }] }]);
+    expect((await runLifecycle()).transitioned).toBe(1);
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'archive', Key: 'a/huge.bin' }))).StorageClass).toBe('COLD');
+    expect((await tierKeys('cold')).filter((key) => !coldBefore.includes(key))).toHaveLength(1);
+    expect((await archive('a/huge.bin')).equals(huge)).toBe(true);
+    await waitFor('the WARM object of the version moved on to go', async () => {
+      const left = await remote.send(new ListObjectsV2Command({ Bucket: 'warm', Prefix: 'from-main/' }));
+      return (left.Contents ?? []).every((item) => item.Key !== onWarm[0]!.Key) ? true : undefined;
+    });
+    expect((await runLifecycle()).transitioned).toBe(0);
+  }, 60_000);
+
+  it('a restored copy expires in a bucket without lifecycle rules', async () => {
+    await s3.send(new DeleteBucketLifecycleCommand({ Bucket: 'archive' }));
+    await s3.send(new RestoreObjectCommand({ Bucket: 'archive', Key: 'a/huge.bin', RestoreRequest: { Days: 1 } }));
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'archive', Key: 'a/huge.bin' }))).Restore).toMatch(/^ongoing-request="false"/);
+    expect((await readdir(join(root, 'main', 'd1', 'archive', 'a/huge.bin'), { recursive: true })).some((name) => String(name).endsWith('part.1'))).toBe(true);
+    // The lifecycle clock runs two days ahead: the one-day restore is over for it.
+    await runLifecycle();
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'archive', Key: 'a/huge.bin' }))).Restore).toBeUndefined();
+    expect((await readdir(join(root, 'main', 'd1', 'archive', 'a/huge.bin'), { recursive: true })).map(String)).toEqual(['xl.meta']);
+    expect((await archive('a/huge.bin')).equals(huge)).toBe(true);
+  }, 60_000);
+});
+
+describe('tier object deletions', () => {
+  const pending = async (): Promise<Record<string, any>> => (await admin(main.url, 'GET', '/svc/admin/v4/tier/info', 'tier=COLD')).body.deletions;
+  const scrape = async () => parseExposition(await (await fetch(`${main.url}/svc/metrics/node`)).text());
+
+  it('wait in a durable queue while the tier is down, across a restart, until the tier takes them', async () => {
+    const [key] = (await tierKeys('cold')).filter((name) => name.length > 40);
+    expect(key).toBeDefined();
+    await tier.kill();
+    const version = (await s3.send(new HeadObjectCommand({ Bucket: 'archive', Key: 'a/huge.bin' }))).VersionId;
+    await s3.send(new DeleteObjectCommand({ Bucket: 'archive', Key: 'a/huge.bin', ...(version ? { VersionId: version } : {}) }));
+    const waiting = await waitFor('the failed deletion to be counted', async () => {
+      const deletions = await pending();
+      return deletions.pending === 1 && deletions.failed > 0 ? deletions : undefined;
+    });
+    expect(waiting.lastError).toContain('COLD');
+    const metrics = await scrape();
+    expect(sampleValue(metrics, 'svc_tier_deletion_queued_objects', { tier: 'COLD' })).toBe(1);
+    expect(sampleValue(metrics, 'svc_tier_deletion_failures_total', { tier: 'COLD' })).toBeGreaterThan(0);
+    const { ok } = rcIn(() => home);
+    expect(await ok('admin', 'tier', 'info', 'main', 'cold')).toContain('pending deletions on this node: 1');
+
+    await main.stop();
+    main = await startMain();
+    s3 = s3ClientFor(main.url);
+    expect((await pending()).pending).toBe(1);
+    tier = await startTier();
+    await waitFor('the tier object of the deleted version to go', async () => ((await tierKeys('cold')).includes(key!) ? undefined : true), { timeoutMs: 30_000 });
+    await waitFor('the queue to be empty', async () => ((await pending()).pending === 0 ? true : undefined));
+    expect(sampleValue(await scrape(), 'svc_tier_deleted_objects_total', { tier: 'COLD' })).toBe(1);
+  }, 90_000);
 });

@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { SvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
+import { parseByteSize } from '../util/sizes.js';
 import { planLayout, type DeploymentLayout } from './layout.js';
 import { effectiveEnv, readStorageClassEnv, validateStorageClass, type ResolvedStorageClass, type StorageClassSettings } from './storage-class-config.js';
 import type { ListQuorumMode } from '../object/index.js';
@@ -61,6 +62,8 @@ export interface ServerConfig {
   lifecycleIntervalMs: number;
   /** Test harness only: the lifecycle scanner judges rules this far ahead of the wall clock (SVC_LIFECYCLE_CLOCK_OFFSET). */
   lifecycleClockOffsetMs: number;
+  /** A version larger than this goes to its tier as a multipart upload (SVC_TIER_MULTIPART_THRESHOLD; at most 5 GiB, a single PUT's limit). */
+  tierMultipartThresholdBytes: number;
   /** Threads that code erasure blocks and hash bodies (SVC_CODING_THREADS); 0 codes on the event loop. */
   codingThreads: number;
   /** S3 listener timeouts in milliseconds, 0 for none (SVC_API_*_TIMEOUT). */
@@ -146,6 +149,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     lifecycleObjectsPerSecond: boundedInteger(values, 'SVC_LIFECYCLE_OBJECTS_PER_SECOND', limits.lifecycleObjectsPerSecondDefault, limits.lifecycleObjectsPerSecondMax),
     lifecycleIntervalMs: durationMs(values, 'SVC_LIFECYCLE_INTERVAL', limits.lifecycleIntervalMsDefault, limits.lifecycleIntervalMsMin),
     lifecycleClockOffsetMs: durationMs(values, 'SVC_LIFECYCLE_CLOCK_OFFSET', 0),
+    tierMultipartThresholdBytes: tierMultipartThresholdOf(values.SVC_TIER_MULTIPART_THRESHOLD),
     codingThreads: codingThreadsOf(values.SVC_CODING_THREADS),
     requestTimeouts: requestTimeoutsOf(values),
     driveDeadlineMs: durationMs(values, 'SVC_DRIVE_MAX_TIMEOUT', limits.driveCallDeadlineMsDefault),
@@ -263,6 +267,23 @@ function serverUrlOf(raw: string): string {
 }
 
 /** A positive whole number, its default when unset or empty, and at most `cap`. */
+/** SVC_TIER_MULTIPART_THRESHOLD: a byte size from 1 MiB up to a single PUT's limit (its default). */
+function tierMultipartThresholdOf(raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === '') return limits.maxPutObjectSizeBytes;
+  const variable = 'SVC_TIER_MULTIPART_THRESHOLD';
+  const bytes = (() => {
+    try {
+      return parseByteSize(raw);
+    } catch (error) {
+      throw new SvcError('InvalidConfiguration', `${variable}: ${error instanceof Error ? error.message : String(error)}`, { variable });
+    }
+  })();
+  if (bytes < limits.tierMultipartThresholdMinBytes || bytes > limits.maxPutObjectSizeBytes) {
+    throw new SvcError('InvalidConfiguration', `${variable}=${JSON.stringify(raw)} must be from ${limits.tierMultipartThresholdMinBytes} bytes to ${limits.maxPutObjectSizeBytes} (a single PUT's limit)`, { variable });
+  }
+  return bytes;
+}
+
 function boundedInteger(values: Record<string, string | undefined>, name: string, fallback: number, cap: number): number {
   const raw = values[name];
   if (raw === undefined || raw.trim() === '') return fallback;

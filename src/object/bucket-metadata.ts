@@ -138,6 +138,13 @@ export interface LifecycleRule {
   transition?: { days?: number; dateMs?: number; storageClass: string };
   /** Moves a noncurrent version's data to the tier `storageClass` once it has been noncurrent this many days. */
   noncurrentVersionTransition?: { noncurrentDays: number; storageClass: string };
+  /**
+   * A rule with two or more `Transition` elements keeps them here, in the order sent (and no
+   * `transition`): a version goes to the tier of the latest one it has reached.
+   */
+  transitions?: { days?: number; dateMs?: number; storageClass: string }[];
+  /** Two or more `NoncurrentVersionTransition` elements, likewise (and no `noncurrentVersionTransition`). */
+  noncurrentVersionTransitions?: { noncurrentDays: number; storageClass: string }[];
   /** How the filter was sent, to answer it back the same way: a rule-level `Prefix`, or `Filter` with `And` (absent: a plain `Filter`). */
   filterForm?: 'rulePrefix' | 'and';
 }
@@ -242,6 +249,8 @@ function isLifecycle(value: unknown): value is LifecycleRule[] {
     isCount(rule.abortIncompleteMultipartUploadDays) &&
     (rule.transition === undefined || (typeof rule.transition.storageClass === 'string' && isCount(rule.transition.days) && (rule.transition.dateMs === undefined || typeof rule.transition.dateMs === 'number'))) &&
     (rule.noncurrentVersionTransition === undefined || (typeof rule.noncurrentVersionTransition.storageClass === 'string' && isCount(rule.noncurrentVersionTransition.noncurrentDays))) &&
+    (rule.transitions === undefined || (Array.isArray(rule.transitions) && rule.transitions.every((step) => typeof step === 'object' && step !== null && typeof step.storageClass === 'string' && isCount(step.days) && (step.dateMs === undefined || typeof step.dateMs === 'number')))) &&
+    (rule.noncurrentVersionTransitions === undefined || (Array.isArray(rule.noncurrentVersionTransitions) && rule.noncurrentVersionTransitions.every((step) => typeof step === 'object' && step !== null && typeof step.storageClass === 'string' && isCount(step.noncurrentDays)))) &&
     (rule.filterForm === undefined || rule.filterForm === 'rulePrefix' || rule.filterForm === 'and'));
 }
 

@@ -55,9 +55,9 @@ export class ErasureSet {
     return writeTransitionedCopy(this.config, bucket, key, version);
   }
 
-  /** RestoreObject: a transitioned version's bytes back on the drives until `expiryMs`; the caller holds the write lock. */
-  restoreCopy(bucket: string, key: string, versionId: string | undefined, expiryMs: number): Promise<{ restoredNow: boolean; info: ObjectInfo }> {
-    return restoreCopy(this.config, bucket, key, versionId, expiryMs);
+  /** RestoreObject: a transitioned version's bytes back on the drives until `expiryMs` (from `source` when given, else its tier); the caller holds the write lock. */
+  restoreCopy(bucket: string, key: string, versionId: string | undefined, expiryMs: number, source?: AsyncIterable<Uint8Array>): Promise<{ restoredNow: boolean; info: ObjectInfo }> {
+    return restoreCopy(this.config, bucket, key, versionId, expiryMs, source);
   }
 
   /** Ends a version's restored copy (its local bytes go); the caller holds the write lock. */

@@ -206,11 +206,13 @@ export async function changeMeta(
 /** Tier objects some committed drive's copy named before the change and none names after it (a transitioned version deleted or overwritten). */
 function releasedTierObjects(snapshots: (Snapshot | undefined)[], committedSlots: number[], after: Map<number, XlMeta | undefined>): TransitionInfo[] {
   const named = (meta: XlMeta | undefined): TransitionInfo[] => meta?.versions.flatMap((version) => (version.transition ? [version.transition] : [])) ?? [];
-  const kept = new Set(committedSlots.flatMap((slot) => named(after.get(slot)).map((transition) => transition.remoteKey)));
+  // A tier object is its tier and key: a version moved from one tier to another releases the first one's.
+  const identity = (transition: TransitionInfo): string => `${transition.tier}\0${transition.remoteKey}`;
+  const kept = new Set(committedSlots.flatMap((slot) => named(after.get(slot)).map(identity)));
   const released = new Map<string, TransitionInfo>();
   for (const snapshot of snapshots) {
     if (!snapshot || !committedSlots.includes(snapshot.slot)) continue;
-    for (const transition of named(snapshot.meta)) if (!kept.has(transition.remoteKey)) released.set(transition.remoteKey, transition);
+    for (const transition of named(snapshot.meta)) if (!kept.has(identity(transition))) released.set(identity(transition), transition);
   }
   return [...released.values()];
 }

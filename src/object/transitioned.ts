@@ -20,6 +20,7 @@ import { tmpDir, type Drive } from '../drive/index.js';
 import { BlockReader } from './erasure-stream.js';
 import { removeTmp, shardStreamPlan, streamShardFiles } from './put-object.js';
 import { hasLocalData } from './tier-gateway.js';
+import { ByteSlices } from '../util/byte-slices.js';
 import { changeMeta } from './meta-io.js';
 import { toObjectInfo } from './object-info.js';
 import { geometryForClass, onlineSlots, type SetConfig } from './set-context.js';
@@ -35,12 +36,18 @@ export interface ExpectedVersion {
   versionId: string;
   modTimeMs: number;
   etag: string;
+  /** The tier the version's data was on when it was read (absent: on the drives). */
+  fromTier?: string;
 }
 
-/** Rewrites one version as transitioned (its local data freed after the commit). */
+/**
+ * Rewrites one version as transitioned (its local data, a restored copy included, freed after the
+ * commit). A version on another tier moves on to this one; the object layer then releases the
+ * other tier's object.
+ */
 export async function recordTransition(config: SetConfig, bucket: string, key: string, expected: ExpectedVersion, transition: TransitionInfo): Promise<ObjectInfo> {
   const target = await versionRecord(config, bucket, key, expected.versionId);
-  if (target.modTimeMs !== expected.modTimeMs || target.etag !== expected.etag || target.transition) {
+  if (target.modTimeMs !== expected.modTimeMs || target.etag !== expected.etag || target.transition?.tier !== expected.fromTier || transition.tier === expected.fromTier) {
     throw new SvcError('InvalidObjectState', 'The version changed while its data was being moved to the tier.', { bucket, key, versionId: expected.versionId });
   }
   const moved = withoutLocalData({ ...target, transition });
@@ -68,8 +75,11 @@ export async function writeTransitionedCopy(config: SetConfig, bucket: string, k
  * (part by part, coded with the version's own geometry), or, when a restored copy is there
  * already, moves its expiry. Returns whether a copy was made now (false: only the expiry moved).
  * ObjectAlreadyInActiveTierError for a version that was never transitioned.
+ *
+ * `source`, when given, is the version's whole stored bytes from elsewhere (data movement carries
+ * a restored copy from one pool to another this way); otherwise they are read from the tier.
  */
-export async function restoreCopy(config: SetConfig, bucket: string, key: string, versionId: string | undefined, expiryMs: number): Promise<{ restoredNow: boolean; info: ObjectInfo }> {
+export async function restoreCopy(config: SetConfig, bucket: string, key: string, versionId: string | undefined, expiryMs: number, source?: AsyncIterable<Uint8Array>): Promise<{ restoredNow: boolean; info: ObjectInfo }> {
   const resolved = await resolveForRead(config, bucket, key, versionId);
   const target = resolved.version;
   if (!target.transition) throw new SvcError('ObjectAlreadyInActiveTierError', undefined, { bucket, key, versionId: target.versionId });
@@ -78,8 +88,11 @@ export async function restoreCopy(config: SetConfig, bucket: string, key: string
     await changeVersion(config, bucket, key, target, (own) => ({ version: { ...own, transition } }));
     return { restoredNow: false, info: toObjectInfo(bucket, key, { ...target, transition }, resolved.isLatest) };
   }
-  if (!config.tiers) throw new SvcError('TierUnreachable', `the version's data is on tier ${target.transition.tier}, which this node cannot reach`, { tier: target.transition.tier });
   const tiers = config.tiers;
+  if (!source && !tiers) throw new SvcError('TierUnreachable', `the version's data is on tier ${target.transition.tier}, which this node cannot reach`, { tier: target.transition.tier });
+  const transitioned = target.transition;
+  const slices = source ? new ByteSlices(source) : undefined;
+  const open = async (offset: number, length: number): Promise<AsyncIterable<Uint8Array>> => (slices ? slices.next(length) : tiers!.open(transitioned, { offset, length }));
   const erasure = target.erasure!;
   const plan = { ...shardStreamPlan(config, { dataShards: erasure.dataShards, parityShards: erasure.parityShards, writeQuorum: writeQuorum(erasure.dataShards, erasure.parityShards) }, erasure.distribution, []), blockSizeBytes: erasure.blockSizeBytes };
   const tmpId = config.newId();
@@ -88,7 +101,7 @@ export async function restoreCopy(config: SetConfig, bucket: string, key: string
     let slots = onlineSlots(config);
     let partStart = 0;
     for (const part of target.parts) {
-      const body = part.sizeBytes === 0 ? noBytes() : await tiers.open(target.transition, { offset: partStart, length: part.sizeBytes });
+      const body = part.sizeBytes === 0 ? noBytes() : await open(partStart, part.sizeBytes);
       const written = await streamShardFiles(config, plan, new BlockReader(body, erasure.blockSizeBytes, part.sizeBytes), [], `${tmpDir}/${tmpId}/part.${part.number}`, () => removeTmp(config, tmpId));
       slots = slots.filter((slot) => written.slots.includes(slot));
       partStart += part.sizeBytes;
@@ -104,6 +117,7 @@ export async function restoreCopy(config: SetConfig, bucket: string, key: string
     }, plan.quorum);
     return { restoredNow: true, info: toObjectInfo(bucket, key, { ...target, dataDir, transition }, resolved.isLatest) };
   } finally {
+    await slices?.close();
     await removeTmp(config, tmpId);
   }
 }

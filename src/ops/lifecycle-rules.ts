@@ -111,38 +111,61 @@ export function planKey(rules: LifecycleRule[], key: string, versions: ObjectInf
 }
 
 /**
- * The versions a transition rule moves now: the current version (not a delete marker) `Days`
- * after it was written or from `Date` on, a noncurrent one `NoncurrentDays` after it became
- * noncurrent. A version already moved, or one this plan removes or expires, is left alone.
+ * The versions a transition moves now. A version has reached a transition `Days` after it was
+ * written (or from `Date` on) when current, `NoncurrentDays` after it became noncurrent when
+ * not; of every transition it has reached (all rules whose filter matches, each rule's several
+ * transitions), it goes to the tier of the latest. A version already there stays; one on the
+ * tier of an earlier reached transition moves on; one on a tier no reached transition names (the
+ * rules changed since) is left where it is. A version this plan removes or expires is left alone.
  */
 function transitionsDue(rules: LifecycleRule[], key: string, versions: ObjectInfo[], actions: LifecycleAction[], nowMs: number): TransitionAction[] {
   const touched = new Set(actions.map((action) => action.versionId));
   const due: TransitionAction[] = [];
   versions.forEach((version, index) => {
-    if (version.deleteMarker || version.transition || touched.has(version.versionId)) return;
-    const rule = rules.find((candidate) => (index === 0 ? currentTransitionDue(candidate, key, version, nowMs) : noncurrentTransitionDue(candidate, key, version, versions[index - 1]!.modTimeMs, nowMs)));
-    if (!rule) return;
-    const tier = index === 0 ? rule.transition!.storageClass : rule.noncurrentVersionTransition!.storageClass;
-    due.push({ versionId: version.versionId, tier, ruleId: rule.id });
+    if (version.deleteMarker || touched.has(version.versionId)) return;
+    const reached = reachedTransitions(rules, key, version, index === 0 ? undefined : versions[index - 1]!.modTimeMs, nowMs);
+    const latest = reached.reduce<ReachedTransition | undefined>((best, step) => (!best || step.dueMs > best.dueMs ? step : best), undefined);
+    if (!latest) return;
+    const on = version.transition?.tier;
+    if (on === latest.tier) return;
+    if (on !== undefined && !reached.some((step) => step.tier === on && step.dueMs < latest.dueMs)) return;
+    due.push({ versionId: version.versionId, tier: latest.tier, ruleId: latest.ruleId });
   });
   return due;
 }
 
-function currentTransitionDue(rule: LifecycleRule, key: string, version: ObjectInfo, nowMs: number): boolean {
-  const transition = rule.transition;
-  if (!transition || !filterMatches(rule.filter, key, version)) return false;
-  const dueMs = transition.days !== undefined ? dueAfterDays(version.modTimeMs, transition.days) : transition.dateMs;
-  return dueMs !== undefined && nowMs >= dueMs;
+interface ReachedTransition {
+  tier: string;
+  dueMs: number;
+  ruleId: string;
 }
 
-function noncurrentTransitionDue(rule: LifecycleRule, key: string, version: ObjectInfo, noncurrentSinceMs: number, nowMs: number): boolean {
-  const transition = rule.noncurrentVersionTransition;
-  return transition !== undefined && filterMatches(rule.filter, key, version) && nowMs >= dueAfterDays(noncurrentSinceMs, transition.noncurrentDays);
+/** Every transition this version has reached at `nowMs` (current when `noncurrentSinceMs` is undefined). */
+function reachedTransitions(rules: LifecycleRule[], key: string, version: ObjectInfo, noncurrentSinceMs: number | undefined, nowMs: number): ReachedTransition[] {
+  const reached: ReachedTransition[] = [];
+  for (const rule of rules) {
+    if (!filterMatches(rule.filter, key, version)) continue;
+    const steps = noncurrentSinceMs === undefined
+      ? currentTransitionsOf(rule).map((step) => ({ tier: step.storageClass, dueMs: step.days !== undefined ? dueAfterDays(version.modTimeMs, step.days) : step.dateMs }))
+      : noncurrentTransitionsOf(rule).map((step) => ({ tier: step.storageClass, dueMs: dueAfterDays(noncurrentSinceMs, step.noncurrentDays) }));
+    for (const step of steps) if (step.dueMs !== undefined && nowMs >= step.dueMs) reached.push({ tier: step.tier, dueMs: step.dueMs, ruleId: rule.id });
+  }
+  return reached;
+}
+
+/** A rule's Transition elements (one, several, or none). */
+export function currentTransitionsOf(rule: LifecycleRule): NonNullable<LifecycleRule['transitions']> {
+  return rule.transitions ?? (rule.transition ? [rule.transition] : []);
+}
+
+/** A rule's NoncurrentVersionTransition elements (one, several, or none). */
+export function noncurrentTransitionsOf(rule: LifecycleRule): NonNullable<LifecycleRule['noncurrentVersionTransitions']> {
+  return rule.noncurrentVersionTransitions ?? (rule.noncurrentVersionTransition ? [rule.noncurrentVersionTransition] : []);
 }
 
 /** The tiers a bucket's rules name (a tier is in use while any rule names it). */
 export function tiersNamed(rules: LifecycleRule[] | undefined): string[] {
-  return [...new Set((rules ?? []).flatMap((rule) => [rule.transition?.storageClass, rule.noncurrentVersionTransition?.storageClass].filter((tier): tier is string => tier !== undefined)))];
+  return [...new Set((rules ?? []).flatMap((rule) => [...currentTransitionsOf(rule), ...noncurrentTransitionsOf(rule)].map((step) => step.storageClass)))];
 }
 
 function currentExpires(rule: LifecycleRule, key: string, version: ObjectInfo, nowMs: number): boolean {

@@ -1,8 +1,9 @@
 /**
- * The lifecycle scanner: walks the buckets that have lifecycle rules, at most
- * `objectsPerSecond` keys a second, and carries out what the rules say is due
- * (lifecycle-rules.ts): expires current versions, removes noncurrent versions and expired
- * delete markers, aborts incomplete multipart uploads.
+ * The lifecycle scanner: walks every bucket, at most `objectsPerSecond` keys a second, and carries
+ * out what the rules say is due (lifecycle-rules.ts): expires current versions, removes
+ * noncurrent versions and expired delete markers, moves versions to remote tiers, aborts
+ * incomplete multipart uploads. It also ends restored copies (RestoreObject) whose days are up,
+ * in every bucket whether or not it has rules; being scheduled, this outlives restarts.
  *
  * - A key whose listing shows something due is locked (the object's write lock, as PUT and DELETE
  *   take it), read again and planned again before anything is deleted, so a version written in
@@ -117,7 +118,6 @@ export class LifecycleScanner {
     });
     for (const bucket of buckets) {
       if (this.closed) return;
-      if (activeRules(bucket.lifecycle).length === 0) continue;
       if (cycle.trigger === 'schedule' && !this.options.ownsBucket(bucket.name)) continue;
       const release = await this.options.lockBucket(bucket.name).catch(() => undefined);
       if (!release) {
@@ -141,7 +141,8 @@ export class LifecycleScanner {
     const record = await objects.requireBucket(bucket);
     const rules = activeRules(record.lifecycle);
     const nowMs = Date.parse(cycle.judgedAt);
-    for await (const entry of objects.list(bucket, { prefix: commonPrefix(rules) })) {
+    // Every key is looked at, not only those the rules' prefixes name: a restored copy expires wherever it is.
+    for await (const entry of objects.list(bucket, { prefix: '' })) {
       if (this.closed) return;
       if (entry.kind !== 'object') continue;
       cycle.objectsScanned += 1;
@@ -219,14 +220,6 @@ async function versionsOf(objects: ObjectLayer, bucket: string, key: string): Pr
     if (entry.key > key) break;
   }
   return [];
-}
-
-/** The longest prefix every rule's filter starts with: keys outside it can match no rule. */
-function commonPrefix(rules: LifecycleRule[]): string {
-  const prefixes = rules.map((rule) => rule.filter.prefix ?? '');
-  let common = prefixes[0] ?? '';
-  for (const prefix of prefixes) while (!prefix.startsWith(common)) common = common.slice(0, -1);
-  return common;
 }
 
 /** Sleeps as needed so that calls come at most `perSecond` a second on average. */

@@ -3,12 +3,13 @@
  * decommission and rebalance. Under the object's write lock the source's versions are read
  * again (the listing that found the key may be stale), each is copied to the target with its
  * version id, modification time, ETag, metadata, storage class and part list (delete markers as markers),
- * oldest first, and only after every copy reached the target's write quorum are the source's
+ * oldest first (a transitioned version as its metadata, and its restored copy if it has one),
+ * and only after every copy reached the target's write quorum are the source's
  * versions removed. A failure before that leaves the source whole; a retry rewrites the same
  * version ids on the target.
  */
 import { SvcError } from '../errors/index.js';
-import type { BucketVersioning, ObjectInfo, ObjectLayer, PutObjectOptions } from '../object/index.js';
+import { hasLocalData, type BucketVersioning, type ErasureSet, type ObjectInfo, type ObjectLayer, type PutObjectOptions } from '../object/index.js';
 
 export interface MoveOutcome {
   /** Versions copied (0 when the key was gone by the time the lock was held). */
@@ -35,9 +36,9 @@ export async function moveObject(objects: ObjectLayer, bucket: string, key: stri
         await target.deleteObject(bucket, key, { versioning: record.versioning, marker: { versionId: version.versionId, modTimeMs: version.modTimeMs }, lockHeld: true });
         continue;
       }
-      // A transitioned version's bytes stay on its tier: only its metadata moves (a restored copy is not carried over).
+      // A transitioned version's bytes stay on its tier: its metadata moves, and a restored copy with its expiry.
       if (version.transition) {
-        await target.writeTransitionedCopy(bucket, key, await source.versionRecord(bucket, key, version.versionId));
+        bytes += await moveTransitioned(source, target, bucket, key, version.versionId);
         continue;
       }
       // An encrypted or compressed version moves as it is stored: sealed packages and sealed key, compressed blocks and their index.
@@ -68,6 +69,21 @@ export async function moveObject(objects: ObjectLayer, bucket: string, key: stri
   } finally {
     release();
   }
+}
+
+/**
+ * A transitioned version into the target set: its metadata (naming the tier's object, which stays
+ * where it is), then, when it has a restored copy, that copy's bytes read from the source's drives
+ * (not from the tier) with the same expiry. Returns the bytes copied.
+ */
+async function moveTransitioned(source: ErasureSet, target: ErasureSet, bucket: string, key: string, versionId: string): Promise<number> {
+  const record = await source.versionRecord(bucket, key, versionId);
+  await target.writeTransitionedCopy(bucket, key, record);
+  const restoreExpiryMs = record.transition?.restoreExpiryMs;
+  if (restoreExpiryMs === undefined || !hasLocalData(record)) return 0;
+  const reader = await source.getObject(bucket, key, { versionId, lockHeld: true, sealed: true });
+  await target.restoreCopy(bucket, key, versionId, restoreExpiryMs, reader.body);
+  return record.sizeBytes;
 }
 
 /** The versions of one key in one pool, newest first (read under the caller's lock). */

@@ -1,8 +1,16 @@
 /**
- * Persists a cluster state file (`pool.bin`, `rebalance.bin`, `iam.bin`) under `.svc.sys` on every
- * drive of every pool: a whole copy per drive, which tolerates more lost drives than parity N/2 would.
- * A save needs a majority of the drives; a load takes the copy with the highest generation among
- * those that decode, so a drive that missed a save is outvoted by newer copies.
+ * Persists a cluster state file (`pool.bin`, `rebalance.bin`, `iam.bin`, `kms.bin`, `tiers.bin`,
+ * ...) under `.svc.sys` on every drive of every pool: a whole copy per drive, which tolerates more
+ * lost drives than parity N/2 would. A save needs a majority of the drives; a load takes the copy
+ * with the highest generation among those that decode, so a drive that missed a save is outvoted
+ * by newer copies.
+ *
+ * The first load of a process that finds a copy also spreads it (in the background): the newest
+ * copy is written again on every drive that lacks it or holds an older one. A pool added since
+ * the last save so gets its copies at the next start, and the file outlives the decommission and
+ * removal of the pools that held it. The spread takes the file's lock when its owner gives one;
+ * without it, it reads the drives again after writing and repeats (a few rounds at most) when a
+ * save from another node made a newer copy meanwhile.
  *
  * A copy that was read but does not decode (too large, another magic or version, truncated, a bad
  * checksum, a document its owner's validator refuses) is quarantined (state-quarantine.ts): moved
@@ -32,8 +40,12 @@ export class StateStore<T extends StateDocument> {
       quarantine: StateFileQuarantine;
       /** Larger copies are refused (limits.maxStateFileBytes when unset). */
       maxBytes?: number;
+      /** The cluster-wide lock the file's saves take, if any: the spread takes it too. */
+      lock?: () => Promise<() => void>;
     },
   ) {}
+
+  private spreadStarted = false;
 
   get path(): string {
     return `${systemDir}/${this.options.name}`;
@@ -55,10 +67,42 @@ export class StateStore<T extends StateDocument> {
   }
 
   async load(): Promise<T | undefined> {
-    const copies = await Promise.all(this.options.drives().map((drive) => (drive ? this.loadCopy(drive) : undefined)));
-    let newest: T | undefined;
-    for (const copy of copies) if (copy && (!newest || copy.generation > newest.generation)) newest = copy;
+    const newest = newestOf(await this.copies(this.options.drives()));
+    if (newest && !this.spreadStarted) {
+      this.spreadStarted = true;
+      void this.spread().catch(() => undefined);
+    }
     return newest;
+  }
+
+  /**
+   * Writes the newest copy on every drive that lacks it or holds an older one; returns how many
+   * copies were written. A drive that cannot be written now is left for the next start.
+   */
+  async spread(): Promise<number> {
+    const release = (await this.options.lock?.()) ?? (() => undefined);
+    try {
+      let written = 0;
+      for (let round = 0; round < limits.stateFileSpreadRounds; round += 1) {
+        const drives = this.options.drives();
+        const copies = await this.copies(drives);
+        const newest = newestOf(copies);
+        if (!newest) return written;
+        const lagging = drives.filter((drive, index): drive is Drive => drive !== undefined && (copies[index] === undefined || copies[index]!.generation < newest.generation));
+        if (lagging.length === 0) return written;
+        const bytes = encodeStateFile(this.options.magic, newest);
+        const results = await Promise.all(lagging.map((drive) => drive.writeFileAtomic(this.path, bytes).then(() => true, () => false)));
+        written += results.filter(Boolean).length;
+        if (!results.includes(true)) return written;
+      }
+      return written;
+    } finally {
+      release();
+    }
+  }
+
+  private copies(drives: (Drive | undefined)[]): Promise<(T | undefined)[]> {
+    return Promise.all(drives.map((drive) => (drive ? this.loadCopy(drive) : undefined)));
   }
 
   async save(document: T): Promise<void> {
@@ -70,4 +114,10 @@ export class StateStore<T extends StateDocument> {
     const succeeded = written.filter(Boolean).length;
     if (succeeded < needed) throw new SvcError('ErasureWriteQuorum', `${this.options.name} reached ${succeeded} of ${needed} drives`, { file: this.options.name, succeeded, needed });
   }
+}
+
+function newestOf<T extends StateDocument>(copies: (T | undefined)[]): T | undefined {
+  let newest: T | undefined;
+  for (const copy of copies) if (copy && (!newest || copy.generation > newest.generation)) newest = copy;
+  return newest;
 }

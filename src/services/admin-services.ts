@@ -150,6 +150,7 @@ function tierAdmin(service: TierService, storage: StartedStorage): NonNullable<A
       return tiers.list();
     },
     info: (name) => tiers.info(name),
+    deletions: (name) => tiers.deletionStats(name),
     add: (input) => tiers.add(input),
     remove: (name) => tiers.remove(name, (tier) => tierUser(storage.objects, tier)),
   };

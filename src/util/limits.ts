@@ -436,8 +436,16 @@ export const limits = {
   tierConnectTimeoutMs: 5_000,
   /** ... and each request to it must answer within this long (a read-through GET's first bytes included). */
   tierRequestTimeoutMs: 60_000,
-  /** A tier object whose version was deleted while the tier could not be reached is deleted again this often, */
-  tierReleaseRetryMs: 30_000,
-  /** ... and at most this many such objects wait per node (beyond, the oldest is forgotten and logged). */
-  tierReleaseQueueMax: 100_000,
+  /** A tier object whose deletion failed (the tier unreachable) is tried again after a backoff from this long, */
+  tierDeletionRetryBaseMs: 500,
+  /** ... doubling up to this long, */
+  tierDeletionRetryMaxMs: 30_000,
+  /** ... and at most this many deletions wait per tier on a node (beyond, the oldest is dropped, counted and logged). */
+  tierDeletionQueueMax: 100_000,
+  /** SVC_TIER_MULTIPART_THRESHOLD may not be set below this (versions above it go to a tier in parts), */
+  tierMultipartThresholdMinBytes: MiB,
+  /** ... whose size is the object's size over this many parts, rounded up to a MiB, and at least the S3 minimum part size. */
+  tierMultipartTargetParts: 10_000,
+  /** A state file's spread to the drives that lack its newest copy reads and writes at most this many times (a save elsewhere may race it). */
+  stateFileSpreadRounds: 3,
 } as const;

@@ -25,6 +25,19 @@ export const tierSchema = schema.object(
   { description: 'One remote tier (its secret key is never shown).' },
 );
 
+const deletionsSchema = schema.object(
+  {
+    tier: schema.text('the tier name'),
+    pending: schema.integer('tier objects waiting to be deleted, in the queue on this node', { minimum: 0 }),
+    deleted: schema.integer('tier objects the tier deleted since this node started', { minimum: 0 }),
+    failed: schema.integer('attempts that failed (each is retried) since this node started', { minimum: 0 }),
+    dropped: schema.integer('deletions dropped because the queue was full, since this node started', { minimum: 0 }),
+    oldestQueuedAt: schema.text('when the oldest waiting deletion was queued', { format: 'date-time' }),
+    lastError: schema.text('why the last attempt failed (cleared by a success)'),
+  },
+  { optional: ['oldestQueuedAt', 'lastError'], description: "This node's deletion queue of the tier." },
+);
+
 const exampleTier = { name: 'WARM', endpoint: 'http://127.0.0.1:9100', bucket: 'warm', prefix: 'svc/', region: 'us-east-1', accessKey: 'tier-user', createdAt: '2026-11-29T07:00:00.000Z' };
 
 function tiersOf(context: AdminContext): NonNullable<AdminContext['tiers']> {
@@ -98,13 +111,17 @@ export const tierRoutes: AdminRoute[] = [
     path: `${tierPath}/info`,
     schema: {
       summary: 'One remote tier',
-      description: 'The tier of this name (`TierNotFound` when none).',
+      description: "The tier of this name (`TierNotFound` when none), and the answering node's queue of tier objects waiting to be deleted there (their versions were deleted, overwritten or expired; retried with backoff until the tier takes them).",
       querystring: tierQuery,
-      response: schema.object({ tier: tierSchema }),
-      example: { query: 'tier=WARM', response: { tier: exampleTier } },
+      response: schema.object({ tier: tierSchema, deletions: deletionsSchema }),
+      example: { query: 'tier=WARM', response: { tier: exampleTier, deletions: { tier: 'WARM', pending: 2, deleted: 14, failed: 3, dropped: 0, oldestQueuedAt: '2026-11-29T07:10:00.000Z', lastError: 'tier WARM (http://127.0.0.1:9100) cannot be reached: connect ECONNREFUSED' } } },
     },
     access: { actions: [admin.listTier] },
-    handle: async (context, request) => ({ tier: await tiersOf(context).info(tierParameter(request.rawQuery, false)) }),
+    handle: async (context, request) => {
+      const tiers = tiersOf(context);
+      const tier = await tiers.info(tierParameter(request.rawQuery, false));
+      return { tier, deletions: tiers.deletions(tier.name) };
+    },
   },
   {
     method: 'POST',

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../errors/index.js';
 import type { LifecycleFilter, LifecycleRule } from '../../object/index.js';
 import { limits } from '../../util/limits.js';
+import { currentTransitionsOf, noncurrentTransitionsOf } from '../../ops/lifecycle-rules.js';
 import { parseXmlBody, toXml } from './xml.js';
 
 type Element = Record<string, unknown>;
@@ -40,9 +41,11 @@ function parseRule(rule: Element): LifecycleRule {
   const expiration = rule.Expiration === undefined ? undefined : expirationOf(rule.Expiration);
   const noncurrent = rule.NoncurrentVersionExpiration === undefined ? undefined : noncurrentOf(rule.NoncurrentVersionExpiration);
   const abortDays = rule.AbortIncompleteMultipartUpload === undefined ? undefined : abortDaysOf(rule.AbortIncompleteMultipartUpload);
-  const transition = rule.Transition === undefined ? undefined : transitionOf(rule.Transition);
-  const noncurrentTransition = rule.NoncurrentVersionTransition === undefined ? undefined : noncurrentTransitionOf(rule.NoncurrentVersionTransition);
-  if (!expiration && !noncurrent && abortDays === undefined && !transition && !noncurrentTransition) throw new SvcError('InvalidRequest', 'At least one action needs to be specified in a rule.');
+  const transitions = elementsOf(rule.Transition).map(transitionOf);
+  const noncurrentTransitions = elementsOf(rule.NoncurrentVersionTransition).map(noncurrentTransitionOf);
+  if (!expiration && !noncurrent && abortDays === undefined && transitions.length === 0 && noncurrentTransitions.length === 0) throw new SvcError('InvalidRequest', 'At least one action needs to be specified in a rule.');
+  checkTransitions(transitions, expiration, filter);
+  checkNoncurrentTransitions(noncurrentTransitions, noncurrent, filter);
   const tagged = (filter.tags?.length ?? 0) > 0;
   if (tagged && expiration?.expiredObjectDeleteMarker !== undefined) throw new SvcError('InvalidRequest', 'ExpiredObjectDeleteMarker cannot be specified with tags.');
   if (tagged && abortDays !== undefined) throw new SvcError('InvalidRequest', 'AbortIncompleteMultipartUpload cannot be specified with tags.');
@@ -54,14 +57,59 @@ function parseRule(rule: Element): LifecycleRule {
     ...(expiration ? { expiration } : {}),
     ...(noncurrent ? { noncurrentVersionExpiration: noncurrent } : {}),
     ...(abortDays !== undefined ? { abortIncompleteMultipartUploadDays: abortDays } : {}),
-    ...(transition ? { transition } : {}),
-    ...(noncurrentTransition ? { noncurrentVersionTransition: noncurrentTransition } : {}),
+    ...(transitions.length === 1 ? { transition: transitions[0]! } : transitions.length > 1 ? { transitions } : {}),
+    ...(noncurrentTransitions.length === 1 ? { noncurrentVersionTransition: noncurrentTransitions[0]! } : noncurrentTransitions.length > 1 ? { noncurrentVersionTransitions: noncurrentTransitions } : {}),
   };
 }
 
-/** `Transition`: Days (0 or more) or Date, and the StorageClass (a tier's name). One per rule. */
+/** A repeatable element: absent, one, or several. */
+function elementsOf(value: unknown): unknown[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+/** How AWS names a rule's filter in its refusals: `(prefix=logs/)`. */
+function filterText(filter: LifecycleFilter): string {
+  return `(prefix=${filter.prefix ?? ''})`;
+}
+
+/**
+ * A rule's Transitions, as AWS checks them: each to a different tier; all by Days or all by Date,
+ * and by the same one as the rule's Expiration; no two on the same day; and every one before the
+ * Expiration (a version expired first would never move). The rule applies them in time order,
+ * whatever order they were sent in.
+ */
+function checkTransitions(transitions: NonNullable<LifecycleRule['transitions']>, expiration: LifecycleRule['expiration'], filter: LifecycleFilter): void {
+  const where = `filter '${filterText(filter)}'`;
+  const refuse = (message: string, argument: string): never => {
+    throw new SvcError('InvalidArgument', message, { errorFields: { ArgumentName: argument } });
+  };
+  if (new Set(transitions.map((step) => step.storageClass)).size !== transitions.length) refuse(`'StorageClass' must be different for 'Transition' actions in same 'Rule' with ${where}`, 'StorageClass');
+  const byDays = transitions.filter((step) => step.days !== undefined).length;
+  const expirationByDays = expiration?.days !== undefined ? 1 : expiration?.dateMs !== undefined ? 0 : undefined;
+  if ((byDays !== 0 && byDays !== transitions.length) || (transitions.length > 0 && expirationByDays !== undefined && expirationByDays !== (byDays > 0 ? 1 : 0))) {
+    throw new SvcError('InvalidRequest', `Found mixed 'Date' and 'Days' based Expiration and Transition actions in lifecycle rule for ${where}`);
+  }
+  const when = transitions.map((step) => step.days ?? step.dateMs!);
+  const field = byDays > 0 ? 'Days' : 'Date';
+  if (new Set(when).size !== when.length) refuse(`'${field}' must be different for each 'Transition' action in the same 'Rule' with ${where}`, field);
+  const expiresAt = expiration?.days ?? expiration?.dateMs;
+  if (expiresAt !== undefined && when.some((at) => at >= expiresAt)) refuse(`'${field}' in the Expiration action for ${where} must be greater than '${field}' in the Transition action`, field);
+}
+
+/** A rule's NoncurrentVersionTransitions, likewise: different tiers, different days, all before the NoncurrentVersionExpiration. */
+function checkNoncurrentTransitions(transitions: NonNullable<LifecycleRule['noncurrentVersionTransitions']>, expiration: LifecycleRule['noncurrentVersionExpiration'], filter: LifecycleFilter): void {
+  const where = `filter '${filterText(filter)}'`;
+  const refuse = (message: string, argument: string): never => {
+    throw new SvcError('InvalidArgument', message, { errorFields: { ArgumentName: argument } });
+  };
+  if (new Set(transitions.map((step) => step.storageClass)).size !== transitions.length) refuse(`'StorageClass' must be different for 'NoncurrentVersionTransition' actions in same 'Rule' with ${where}`, 'StorageClass');
+  const days = transitions.map((step) => step.noncurrentDays);
+  if (new Set(days).size !== days.length) refuse(`'NoncurrentDays' must be different for each 'NoncurrentVersionTransition' action in the same 'Rule' with ${where}`, 'NoncurrentDays');
+  if (expiration && days.some((day) => day >= expiration.noncurrentDays)) refuse(`'NoncurrentDays' in the NoncurrentVersionExpiration action for ${where} must be greater than 'NoncurrentDays' in the NoncurrentVersionTransition action`, 'NoncurrentDays');
+}
+
+/** One `Transition`: Days (0 or more) or Date, and the StorageClass (a tier's name). */
 function transitionOf(value: unknown): NonNullable<LifecycleRule['transition']> {
-  if (Array.isArray(value)) throw new SvcError('NotImplemented', 'A rule with more than one Transition is not supported: use one rule per tier.');
   const element = isElement(value) ? value : malformed('Transition needs Days or Date, and StorageClass.');
   const unknown = Object.keys(element).find((name) => !['Days', 'Date', 'StorageClass'].includes(name));
   if (unknown !== undefined) malformed(`Transition has no element ${unknown}.`);
@@ -72,7 +120,6 @@ function transitionOf(value: unknown): NonNullable<LifecycleRule['transition']> 
 }
 
 function noncurrentTransitionOf(value: unknown): NonNullable<LifecycleRule['noncurrentVersionTransition']> {
-  if (Array.isArray(value)) throw new SvcError('NotImplemented', 'A rule with more than one NoncurrentVersionTransition is not supported: use one rule per tier.');
   const element = isElement(value) ? value : malformed('NoncurrentVersionTransition needs NoncurrentDays and StorageClass.');
   if (element.NewerNoncurrentVersions !== undefined) throw new SvcError('NotImplemented', 'NewerNoncurrentVersions in a NoncurrentVersionTransition is not supported.');
   const unknown = Object.keys(element).find((name) => !['NoncurrentDays', 'StorageClass'].includes(name));
@@ -213,6 +260,8 @@ export function lifecycleConfigurationXml(rules: LifecycleRule[]): string {
 
 function ruleXml(rule: LifecycleRule): Element {
   const { expiration, noncurrentVersionExpiration: noncurrent } = rule;
+  const transitions = currentTransitionsOf(rule);
+  const noncurrentTransitions = noncurrentTransitionsOf(rule);
   return {
     ID: rule.id,
     ...(rule.filterForm === 'rulePrefix' ? { Prefix: rule.filter.prefix ?? '' } : { Filter: filterXml(rule.filter, rule.filterForm === 'and') }),
@@ -222,8 +271,8 @@ function ruleXml(rule: LifecycleRule): Element {
       : {}),
     ...(noncurrent ? { NoncurrentVersionExpiration: { NoncurrentDays: noncurrent.noncurrentDays, ...(noncurrent.newerNoncurrentVersions !== undefined ? { NewerNoncurrentVersions: noncurrent.newerNoncurrentVersions } : {}) } } : {}),
     ...(rule.abortIncompleteMultipartUploadDays !== undefined ? { AbortIncompleteMultipartUpload: { DaysAfterInitiation: rule.abortIncompleteMultipartUploadDays } } : {}),
-    ...(rule.transition ? { Transition: { ...(rule.transition.days !== undefined ? { Days: rule.transition.days } : { Date: new Date(rule.transition.dateMs!).toISOString() }), StorageClass: rule.transition.storageClass } } : {}),
-    ...(rule.noncurrentVersionTransition ? { NoncurrentVersionTransition: { NoncurrentDays: rule.noncurrentVersionTransition.noncurrentDays, StorageClass: rule.noncurrentVersionTransition.storageClass } } : {}),
+    ...(transitions.length > 0 ? { Transition: transitions.map((step) => ({ ...(step.days !== undefined ? { Days: step.days } : { Date: new Date(step.dateMs!).toISOString() }), StorageClass: step.storageClass })) } : {}),
+    ...(noncurrentTransitions.length > 0 ? { NoncurrentVersionTransition: noncurrentTransitions.map((step) => ({ NoncurrentDays: step.noncurrentDays, StorageClass: step.storageClass })) } : {}),
   };
 }
 

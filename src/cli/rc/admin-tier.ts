@@ -30,7 +30,13 @@ export async function tierList(context: RcContext, aliasName: string): Promise<v
 export async function tierInfo(context: RcContext, aliasName: string, name: string): Promise<void> {
   const alias = await context.alias(aliasName);
   const answer = await context.admin(alias, 'GET', `${base}/info`, { tier: name });
-  context.print(answer, () => table(['NAME', 'ENDPOINT', 'BUCKET', 'PREFIX', 'REGION', 'ACCESS KEY', 'CREATED'], [[...row(answer.tier), answer.tier.accessKey, answer.tier.createdAt]]));
+  context.print(answer, () => {
+    const tier = table(['NAME', 'ENDPOINT', 'BUCKET', 'PREFIX', 'REGION', 'ACCESS KEY', 'CREATED'], [[...row(answer.tier), answer.tier.accessKey, answer.tier.createdAt]]);
+    const deletions = answer.deletions as { pending: number; deleted: number; failed: number; dropped: number; oldestQueuedAt?: string; lastError?: string } | undefined;
+    if (!deletions) return tier;
+    const pending = `pending deletions on this node: ${deletions.pending}${deletions.oldestQueuedAt ? ` (oldest queued ${deletions.oldestQueuedAt})` : ''}; deleted ${deletions.deleted}, failed attempts ${deletions.failed}, dropped ${deletions.dropped}`;
+    return `${tier}\n${pending}${deletions.lastError ? `\nlast error: ${deletions.lastError}` : ''}`;
+  });
 }
 
 export async function tierRemove(context: RcContext, aliasName: string, name: string): Promise<void> {

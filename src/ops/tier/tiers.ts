@@ -7,8 +7,10 @@
  *   probe object with the credentials given (named errors otherwise); rm is refused while a
  *   lifecycle rule or a transitioned version names the tier (the caller looks).
  * - as the object layer's TierGateway it reads transitioned versions back (ranges, streamed) and
- *   deletes the tier's object of a removed version, retrying later when the tier cannot be reached.
- * - upload puts one version's stored bytes as one tier object (the lifecycle scanner's transition).
+ *   deletes the tier's object of a removed version through this node's durable deletion queue
+ *   (deletion-queue.ts), retried until the tier takes it, across restarts.
+ * - upload puts one version's stored bytes as one tier object (the lifecycle scanner's transition),
+ *   in parts when it is larger than the multipart threshold (multipart-upload.ts).
  *
  * A tier added on one node is found by the others at their next look-up of an unknown name.
  */
@@ -21,6 +23,8 @@ import type { TierGateway, TransitionInfo } from '../../object/index.js';
 import type { StateStore } from '../state-store.js';
 import { openText, sealText } from '../session-tokens.js';
 import { checkTierFields, tierInfo, type TierDocument, type TierInfo, type TierRecord } from './tier-document.js';
+import { uploadInParts } from './multipart-upload.js';
+import { deletionOf, TierDeletionQueue, type TierDeletion, type TierDeletionQueueOptions, type TierDeletionStats } from './deletion-queue.js';
 
 export interface TierInput {
   name: string;
@@ -41,8 +45,7 @@ export class TierRegistry implements TierGateway {
   private document: TierDocument = { generation: 0, tiers: [] };
   private readonly clients = new Map<string, S3Client>();
   private readonly sealKey: Buffer;
-  private readonly pendingReleases: TransitionInfo[] = [];
-  private releaseTimer: NodeJS.Timeout | undefined;
+  private deletions: TierDeletionQueue | undefined;
 
   constructor(
     private readonly options: {
@@ -60,23 +63,6 @@ export class TierRegistry implements TierGateway {
   async load(): Promise<void> {
     const loaded = await this.options.store.load();
     if (loaded && loaded.generation >= this.document.generation) this.adopt(loaded);
-  }
-
-  /**
-   * Writes the newest tiers.bin again on every drive (under the lock): a pool added since the last
-   * change gets its copy, so the tiers outlive the decommission and removal of the pools that
-   * held them.
-   */
-  async spread(): Promise<void> {
-    const release = (await this.options.lock?.()) ?? (() => undefined);
-    try {
-      const loaded = await this.options.store.load();
-      if (!loaded) return;
-      await this.options.store.save(loaded);
-      this.adopt(loaded);
-    } finally {
-      release();
-    }
   }
 
   list(): TierInfo[] {
@@ -122,9 +108,13 @@ export class TierRegistry implements TierGateway {
     this.clients.delete(upper);
   }
 
-  /** Puts one version's stored bytes on the tier as `remoteKey` (under the tier's prefix). */
-  async upload(tier: string, remoteKey: string, body: AsyncIterable<Uint8Array>, sizeBytes: number): Promise<{ remoteVersionId?: string }> {
+  /**
+   * Puts one version's stored bytes on the tier as `remoteKey` (under the tier's prefix): one PUT,
+   * or a multipart upload when the version is larger than `multipartThresholdBytes`.
+   */
+  async upload(tier: string, remoteKey: string, body: AsyncIterable<Uint8Array>, sizeBytes: number, multipartThresholdBytes: number = limits.maxPutObjectSizeBytes): Promise<{ remoteVersionId?: string }> {
     const { client, record } = await this.clientOf(tier);
+    if (sizeBytes > multipartThresholdBytes) return uploadInParts(client, { bucket: record.bucket, key: remoteKey }, body, sizeBytes, (send) => call(record, send));
     const answer = await call(record, () => client.send(new PutObjectCommand({ Bucket: record.bucket, Key: remoteKey, Body: Readable.from(body), ContentLength: sizeBytes })));
     return answer.VersionId ? { remoteVersionId: answer.VersionId } : {};
   }
@@ -144,42 +134,44 @@ export class TierRegistry implements TierGateway {
     return answer.Body as unknown as AsyncIterable<Uint8Array>;
   }
 
+  /**
+   * The tier object of a version deleted, overwritten or expired: written to the tier's deletion
+   * queue on this node (durable, retried with backoff until the tier takes it).
+   */
   release(transition: TransitionInfo): void {
-    void this.deleteRemote(transition).catch((error: unknown) => {
-      this.options.logger.warn({ tier: transition.tier, remoteKey: transition.remoteKey, error: String(error) }, 'tier object not deleted yet: retried later');
-      if (this.pendingReleases.length >= limits.tierReleaseQueueMax) {
-        const dropped = this.pendingReleases.shift()!;
-        this.options.logger.warn({ tier: dropped.tier, remoteKey: dropped.remoteKey }, 'tier deletion queue full: an object is left on its tier');
-      }
-      this.pendingReleases.push(transition);
-      this.scheduleReleases();
+    const deletion = deletionOf(transition);
+    const queued = this.deletions ? this.deletions.enqueue(deletion) : this.deleteObject(deletion);
+    void queued.catch((error: unknown) => {
+      this.options.logger.warn({ tier: deletion.tier, remoteKey: deletion.remoteKey, error: String(error) }, 'a tier object could not be queued for deletion: it is left on its tier');
     });
   }
 
-  /** Tier objects still waiting to be deleted on this node. */
-  pendingReleaseCount(): number {
-    return this.pendingReleases.length;
+  /** Opens this node's deletion queues (what they hold from before a restart is deleted now). */
+  async openDeletions(options: Omit<TierDeletionQueueOptions, 'remove' | 'logger'>): Promise<void> {
+    this.deletions = await TierDeletionQueue.open({ ...options, remove: (deletion, signal) => this.deleteObject(deletion, signal), logger: this.options.logger });
   }
 
-  close(): void {
-    if (this.releaseTimer) clearTimeout(this.releaseTimer);
+  /** This node's deletion queue of one tier (zeros when it has none). */
+  deletionStats(tier: string): TierDeletionStats {
+    return this.deletions?.statsOf(tier.toUpperCase()) ?? { tier: tier.toUpperCase(), pending: 0, deleted: 0, failed: 0, dropped: 0 };
+  }
+
+  /** Every deletion queue on this node (metrics). */
+  allDeletionStats(): TierDeletionStats[] {
+    return this.deletions?.stats() ?? [];
+  }
+
+  async close(): Promise<void> {
+    await this.deletions?.close();
     for (const client of this.clients.values()) client.destroy();
     this.clients.clear();
   }
 
-  private scheduleReleases(): void {
-    if (this.releaseTimer) return;
-    this.releaseTimer = setTimeout(() => {
-      this.releaseTimer = undefined;
-      const waiting = this.pendingReleases.splice(0);
-      for (const transition of waiting) this.release(transition);
-    }, limits.tierReleaseRetryMs);
-    this.releaseTimer.unref();
-  }
-
-  private async deleteRemote(transition: TransitionInfo): Promise<void> {
-    const { client, record } = await this.clientOf(transition.tier);
-    await call(record, () => client.send(new DeleteObjectCommand({ Bucket: record.bucket, Key: transition.remoteKey, ...(transition.remoteVersionId ? { VersionId: transition.remoteVersionId } : {}) })));
+  /** Deletes one object on its tier (TierObjectNotFound when it is gone already, TierNotFound when the tier is). */
+  async deleteObject(deletion: TierDeletion, signal?: AbortSignal): Promise<void> {
+    const { client, record } = await this.clientOf(deletion.tier);
+    const command = new DeleteObjectCommand({ Bucket: record.bucket, Key: deletion.remoteKey, ...(deletion.remoteVersionId ? { VersionId: deletion.remoteVersionId } : {}) });
+    await call(record, () => client.send(command, signal ? { abortSignal: signal } : {}));
   }
 
   private async clientOf(name: string): Promise<{ client: S3Client; record: TierRecord }> {

@@ -9,6 +9,10 @@
  *
  * A failure in 1 or 2 leaves the version as it was (local data); the tier's object, if written,
  * is overwritten by the next try. A crash after 2 leaves the data on the tier, named.
+ *
+ * A version already on a tier moves on to the next one the same way (a rule's later Transition):
+ * its bytes are read through from the first tier, and once xl.meta names the second, the first
+ * tier's object is queued for deletion (the object layer releases it).
  */
 import { createHash } from 'node:crypto';
 import type { ObjectInfo, ObjectLayer } from '../../object/index.js';
@@ -17,17 +21,18 @@ import { tiersNamed } from '../lifecycle-rules.js';
 
 export type TransitionVersion = (bucket: string, key: string, version: ObjectInfo, tier: string) => Promise<void>;
 
-export function transitionVersions(options: { objects: ObjectLayer; tiers: TierRegistry; deploymentId: string; nowMs: () => number }): TransitionVersion {
+export function transitionVersions(options: { objects: ObjectLayer; tiers: TierRegistry; deploymentId: string; nowMs: () => number; multipartThresholdBytes?: number }): TransitionVersion {
   const { objects, tiers } = options;
   return async (bucket, key, version, tier) => {
-    const identity = [options.deploymentId, bucket, key, version.versionId, String(version.modTimeMs)].join('\0');
+    // The tier is part of the identity: a version moved on from one tier to the next gets a key of its own there.
+    const identity = [options.deploymentId, bucket, key, version.versionId, String(version.modTimeMs), tier].join('\0');
     const remoteKey = await tiers.remoteKeyFor(tier, createHash('sha256').update(identity).digest('hex'));
     const reader = await objects.getObject(bucket, key, { versionId: version.versionId, lockHeld: true, sealed: true });
-    const { remoteVersionId } = await tiers.upload(tier, remoteKey, reader.body, version.storedSizeBytes ?? version.sizeBytes);
+    const { remoteVersionId } = await tiers.upload(tier, remoteKey, reader.body, version.storedSizeBytes ?? version.sizeBytes, options.multipartThresholdBytes);
     await objects.recordTransition(
       bucket,
       key,
-      { versionId: version.versionId, modTimeMs: version.modTimeMs, etag: version.etag },
+      { versionId: version.versionId, modTimeMs: version.modTimeMs, etag: version.etag, ...(version.transition ? { fromTier: version.transition.tier } : {}) },
       { tier, remoteKey, ...(remoteVersionId ? { remoteVersionId } : {}), transitionedMs: options.nowMs() },
     );
   };
