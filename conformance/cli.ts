@@ -1,7 +1,7 @@
 /**
  * `npm run conformance -- --endpoint URL --access-key K --secret-key S [--suite s3,admin,iam,model]
  *   [--profile s3|svc|all] [--markdown FILE] [--seed N] [--runs N] [--budget 60s] [--junit FILE] [--json FILE] [--html FILE]
- *   [--allow-admin-mutations] [--managed process|container]`, or `--compare a.json b.json`.
+ *   [--allow-admin-mutations] [--kms-key-id KEY] [--ssec-over-http] [--managed process|container]`, or `--compare a.json b.json`.
  *
  * Black-box: checks a deployment it did not start. Managed: starts its own cluster, runs the
  * black-box suites against it with mutations allowed, then the managed suites that need control of
@@ -20,6 +20,7 @@ import { modelChecks } from './model/s3-model-run.js';
 const usageText = `usage: npm run conformance -- --endpoint <url> --access-key <key> --secret-key <secret>
          [--profile s3|svc|all] [--suite s3,admin,iam,model] [--only <id prefix,...>] [--seed <n>] [--runs <n>] [--budget <duration>]
          [--junit <file>] [--json <file>] [--html <file>] [--markdown <file>] [--allow-admin-mutations]
+         [--kms-key-id <key>] [--ssec-over-http]
        npm run conformance -- --managed process|container [--suite ...] [--seed <n>] [--runs <n>] [--junit <file>] [--json <file>]
        npm run conformance -- --compare <a.json> <b.json>
 
@@ -28,6 +29,12 @@ server), svc (SPEC.md's own rules: health endpoints, storage-class refusal, admi
 quorum, inline and layout rules), all (the default: both).
 
 --only keeps the checks whose id starts with one of the given prefixes (s3.conditional-write.,s3.bucket.).
+
+Encryption (the s3.sse. checks): SSE-S3 checks run when the target answers an SSE-S3 PUT;
+--kms-key-id names a KMS key of the target for the SSE-KMS checks (n/a without one); SSE-C checks
+run when the target takes a customer key (AWS does over TLS only: an https endpoint).
+--ssec-over-http says the target is a test deployment that takes customer keys over plain HTTP
+(svc with SVC_KMS_ALLOW_INSECURE_SSEC=on): the check that plain HTTP is refused is then skipped.
 
 Suites: s3 (S3 semantics), admin (admin API semantics; checks that start or stop rebalance or
 decommission run only with --allow-admin-mutations), iam (users, policies, groups, service
@@ -95,6 +102,8 @@ export async function main(argv: string[], command = 'npm run conformance --'): 
         budget: { type: 'string' },
         compare: { type: 'boolean' },
         'allow-admin-mutations': { type: 'boolean' },
+        'kms-key-id': { type: 'string' },
+        'ssec-over-http': { type: 'boolean' },
         managed: { type: 'string' },
         help: { type: 'boolean' },
       },
@@ -171,7 +180,7 @@ export async function main(argv: string[], command = 'npm run conformance --'): 
       return 2;
     }
     report = await runSuites(
-      { endpoint: (values.endpoint as string).replace(/\/$/, ''), accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string, seed, ...(runs ? { runs } : {}), ...(budgetMs ? { budgetMs } : {}), allowAdminMutations: values['allow-admin-mutations'] === true, profile: profile as Profile | 'all', progress },
+      { endpoint: (values.endpoint as string).replace(/\/$/, ''), accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string, seed, ...(runs ? { runs } : {}), ...(budgetMs ? { budgetMs } : {}), allowAdminMutations: values['allow-admin-mutations'] === true, ...(values['kms-key-id'] ? { kmsKeyId: values['kms-key-id'] as string } : {}), ...(values['ssec-over-http'] ? { ssecOverHttp: true } : {}), profile: profile as Profile | 'all', progress },
       names.map((name) => blackBoxSuites[name]!).map((suite) => ({ ...suite, checks: suite.checks.filter((check) => !only || only.some((prefix) => check.id.startsWith(prefix))) })),
     );
   }

@@ -19,6 +19,7 @@ import { startProcessCluster } from '../conformance/harness/process-cluster.js';
 import { repoRoot, testCredentials } from '../conformance/harness/server-process.js';
 import { s3rverCredentials, startS3rver } from '../conformance/harness/s3rver-process.js';
 import { fauxqsCredentials, fauxqsUnavailable, startFauxqs } from '../conformance/harness/fauxqs-process.js';
+import { conformanceKmsEnv, conformanceKmsKeyId, createConformanceKmsKey } from '../conformance/harness/kms.js';
 
 const blackBox = [
   { suite: 's3', checks: s3Checks },
@@ -26,13 +27,16 @@ const blackBox = [
   { suite: 'model', checks: modelChecks },
 ];
 const progress = (line: string) => process.stderr.write(`${line}\n`);
-const run = (endpoint: string, credentials: { accessKey: string; secretKey: string }, target: { seed: number; runs: number }) => runSuites({ endpoint, ...credentials, seed: target.seed, runs: target.runs, allowAdminMutations: true }, blackBox);
+const run = (endpoint: string, credentials: { accessKey: string; secretKey: string }, target: { seed: number; runs: number }, encryption = {}) => runSuites({ endpoint, ...credentials, seed: target.seed, runs: target.runs, allowAdminMutations: true, ...encryption }, blackBox);
 
 const reports: { name: string; report: Report }[] = [];
-const cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, poolPaths: ['/p0/d{1...2}', '/p1/d{1...2}'] });
+// With a KMS and customer keys over HTTP, so that the encryption checks apply (as in test/conformance.test.ts).
+const cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, poolPaths: ['/p0/d{1...2}', '/p1/d{1...2}'], env: conformanceKmsEnv() });
 try {
   progress('svc');
-  reports.push({ name: resultsTargets.svc.name, report: await run(cluster.urls[1]!, { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey }, resultsTargets.svc) });
+  const svcCredentials = { accessKey: testCredentials.accessKeyId, secretKey: testCredentials.secretAccessKey };
+  await createConformanceKmsKey(cluster.urls[0]!, svcCredentials);
+  reports.push({ name: resultsTargets.svc.name, report: await run(cluster.urls[1]!, svcCredentials, resultsTargets.svc, { kmsKeyId: conformanceKmsKeyId, ssecOverHttp: true }) });
 } finally {
   await cluster.destroy();
 }

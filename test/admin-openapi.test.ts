@@ -240,6 +240,7 @@ describe('answers of a running server fit the OpenAPI document', () => {
     await call('POST', '/svc/admin/v4/kms/key/rotate', 'key-id=openapi');
     await call('POST', '/svc/admin/v4/kms/key/disable', 'key-id=openapi');
     await call('POST', '/svc/admin/v4/kms/key/enable', 'key-id=openapi');
+    await call('POST', '/svc/admin/v4/kms/key/delete', 'key-id=openapi&force=true');
     await call('POST', '/svc/admin/v3/rebalance/start');
     await call('GET', '/svc/admin/v3/rebalance/status');
     await maybe('POST', '/svc/admin/v3/rebalance/stop', '', 'NoRebalanceRunning');

@@ -7,8 +7,7 @@
  * step skips with the reason, and fails under CI).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -16,35 +15,22 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type PutObject
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { waitFor } from './helpers/poll.js';
+import { tmpfsPools } from './helpers/tmpfs-pools.js';
 import { decodeXlMeta } from '../src/format/xl-meta.js';
 
 let root: string;
 let server: SvcProcess | undefined;
 let s3: S3Client;
-const mounts: string[] = [];
-let noTmpfs: string | undefined;
 const q = (pairs: Record<string, string>) => new URLSearchParams(pairs).toString();
 const customerKey = Buffer.alloc(32, 9);
 const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: customerKey.toString('base64'), SSECustomerKeyMD5: createHash('md5').update(customerKey).digest('base64') };
 const env = { SVC_COMPRESSION_ENABLE: 'on', SVC_KMS_SECRET_KEY: `svc-root:${randomBytes(32).toString('base64')}`, SVC_KMS_ALLOW_INSECURE_SSEC: 'on', SVC_CONSOLE_ENABLE: 'false', SVC_REBALANCE_MAX_ATTEMPTS: '2' };
 const written = new Map<string, { body: Buffer; read: Record<string, string> }>();
-const pools: string[] = [];
 
 root = await mkdtemp(join(tmpdir(), 'svc-compress-move-'));
-for (const pool of ['p0', 'p1']) {
-  await mkdir(join(root, pool));
-  try {
-    if (noTmpfs === undefined) {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', join(root, pool)]);
-      mounts.push(join(root, pool));
-    }
-  } catch (error) {
-    noTmpfs = `cannot mount tmpfs per pool (needs root): ${(error as Error).message.split('\n')[0]}`;
-    if (process.env.CI) throw new Error(`CI requires ${noTmpfs}`);
-    console.warn(`compression rebalance step skipped: ${noTmpfs}`);
-  }
-  pools.push(join(root, pool, 'd{1...4}'));
-}
+const tmpfs = await tmpfsPools(root, ['p0', 'p1'], '96m', 'compression rebalance step');
+const pools = tmpfs.pools;
+const noTmpfs = tmpfs.skipReason;
 
 function logLines(size: number, salt: string): Buffer {
   const body = Buffer.alloc(size);
@@ -81,7 +67,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await server?.kill();
-  for (const mount of mounts) execFileSync('umount', [mount]);
+  tmpfs.unmount();
   await rm(root, { recursive: true, force: true });
 });
 

@@ -20,6 +20,8 @@ import { startS3rver, s3rverCredentials } from '../conformance/harness/s3rver-pr
 import { fauxqsCredentials, fauxqsUnavailable, startFauxqs } from '../conformance/harness/fauxqs-process.js';
 import { capabilityNames } from '../conformance/runner/capabilities.js';
 import { between, columnOf, documentedColumn, resultsMarkers, resultsTargets } from '../conformance/runner/results-table.js';
+import { conformanceKmsEnv, conformanceKmsKeyId, createConformanceKmsKey } from '../conformance/harness/kms.js';
+import { encryptionChecks } from '../conformance/suites/s3/encryption.js';
 
 const blackBox = [
   { suite: 's3', checks: s3Checks },
@@ -70,6 +72,8 @@ const s3rverFailures: Record<string, number> = {
   'S3 model-based runs': 1,
   // s3rver has no lifecycle configuration (501 NotImplemented).
   'S3 PutBucketLifecycleConfiguration': 5,
+  // No server-side encryption (every other check of it n/a), yet a customer key over plain HTTP is taken, not refused.
+  'S3 PutObject (SSE-C over HTTP)': 1,
 };
 
 /**
@@ -114,6 +118,7 @@ const fauxqsFailures: Record<string, number> = {
   'S3 SigV4': 1,
   'S3 presigned URLs': 3,
   'S3 model-based runs': 1,
+  'S3 PutObject (SSE-C over HTTP)': 1,
 };
 /** A target's column of the results table in docs/conformance.md, as scripts/conformance-results.ts wrote it. */
 async function documented(target: string): Promise<Map<string, string>> {
@@ -129,7 +134,9 @@ const describeFailures = (report: Report) => failed(report).map((result) => `${r
 
 let cluster: ProcessCluster;
 beforeAll(async () => {
-  cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, poolPaths: ['/p0/d{1...2}', '/p1/d{1...2}'] });
+  // With a KMS and customer keys over HTTP, so that every encryption check applies (as in scripts/conformance-results.ts).
+  cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, poolPaths: ['/p0/d{1...2}', '/p1/d{1...2}'], env: conformanceKmsEnv() });
+  await createConformanceKmsKey(cluster.urls[0]!, credentials);
 }, 120_000);
 afterAll(async () => {
   await cluster?.destroy();
@@ -137,13 +144,14 @@ afterAll(async () => {
 
 describe('conformance (black-box)', () => {
   it('passes against a two-node, two-pool process cluster, mutations included, and cleans up after itself', async () => {
-    const report = await runSuites({ endpoint: cluster.urls[1]!, ...credentials, seed: resultsTargets.svc.seed, runs: resultsTargets.svc.runs, allowAdminMutations: true }, blackBox);
+    const report = await runSuites({ endpoint: cluster.urls[1]!, ...credentials, seed: resultsTargets.svc.seed, runs: resultsTargets.svc.runs, allowAdminMutations: true, kmsKeyId: conformanceKmsKeyId, ssecOverHttp: true }, blackBox);
     expect(failed(report).map((result) => result.id), describeFailures(report)).toEqual([]);
     expect(columnOf(report), 'docs/conformance.md is stale: run scripts/conformance-results.ts').toEqual(await documented(resultsTargets.svc.name));
     expect(s3Checks.length + adminChecks.length + modelChecks.length).toBeGreaterThanOrEqual(150);
-    // Everything applies to a two-pool svc cluster but the single-pool check, and the checks of
+    // Everything applies to a two-pool svc cluster but the single-pool check, the refusal of
+    // customer keys over plain HTTP (this cluster takes them: the run says so), and the checks of
     // S3 APIs svc does not offer yet, each n/a by its own probe.
-    expect(report.results.filter((result) => result.outcome === 'skipped').map((result) => result.id)).toEqual(['admin.decommission.single-pool']);
+    expect(report.results.filter((result) => result.outcome === 'skipped').map((result) => result.id)).toEqual(['s3.sse.c-plain-http', 'admin.decommission.single-pool']);
     const absent = report.results.filter((result) => result.outcome === 'not-applicable');
     expect(absent.filter((result) => !recentChecks.some((check) => check.id === result.id) || !result.message!.startsWith('the probe found it absent: ')), describeFailures(report)).toEqual([]);
     expect(Object.values(report.capabilities!).every((state) => state.present)).toBe(true);
@@ -200,7 +208,7 @@ describe('conformance (black-box)', () => {
       expect(failures, describeFailures(report)).toEqual(s3rverFailures);
       expect(columnOf(report), 'docs/conformance.md is stale: run scripts/conformance-results.ts').toEqual(await documented(resultsTargets.s3rver.name));
       const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
-      expect(absent.sort()).toEqual(['admin', 'iam', 'multi-pool', 'versioning', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'object-lock'].sort());
+      expect(absent.sort()).toEqual(['admin', 'iam', 'multi-pool', 'versioning', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'object-lock', 'sse-s3', 'sse-kms', 'sse-c'].sort());
       expect(Object.keys(report.capabilities!).sort()).toEqual([...capabilityNames].sort());
       // n/a by a capability probe, or by the check's own probe (the APIs of 2024-26).
       const notApplicable = report.results.filter((result) => result.outcome === 'not-applicable');
@@ -219,11 +227,40 @@ describe('conformance (black-box)', () => {
       expect(failures, describeFailures(report)).toEqual(fauxqsFailures);
       expect(columnOf(report), 'docs/conformance.md is stale: run scripts/conformance-results.ts').toEqual(await documented(resultsTargets.fauxqs.name));
       const absent = Object.entries(report.capabilities!).filter(([, state]) => !state.present).map(([name]) => name);
-      expect(absent.sort()).toEqual(['admin', 'iam', 'multi-pool', 'versioning', 'checksums', 'object-lock'].sort());
+      expect(absent.sort()).toEqual(['admin', 'iam', 'multi-pool', 'versioning', 'checksums', 'object-lock', 'sse-s3', 'sse-kms', 'sse-c'].sort());
     } finally {
       await fauxqs.stop();
     }
   }, 180_000);
+
+  it('encryption: a svc with a KMS that refuses customer keys over plain HTTP passes that check, and the SSE-C and SSE-KMS checks are n/a saying why', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'svc-conf-sse-'));
+    const { SVC_KMS_SECRET_KEY } = conformanceKmsEnv();
+    const server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_KMS_SECRET_KEY: SVC_KMS_SECRET_KEY!, SVC_CONSOLE_ENABLE: 'false' } });
+    try {
+      const report = await runSuites({ endpoint: server.url, ...credentials, seed: 6, allowAdminMutations: false }, [{ suite: 's3', checks: s3Checks.filter((check) => encryptionChecks.some((sse) => sse.id === check.id)) }]);
+      const outcomes = Object.fromEntries(report.results.map((result) => [result.id, result.outcome]));
+      expect(outcomes, describeFailures(report)).toEqual({
+        's3.sse.s3-headers': 'passed',
+        's3.sse.s3-ranges': 'passed',
+        's3.sse.bucket-default': 'passed',
+        's3.sse.bucket-default-kms': 'not-applicable',
+        's3.sse.kms-key': 'not-applicable',
+        's3.sse.c-round-trip': 'not-applicable',
+        's3.sse.c-key-errors': 'not-applicable',
+        's3.sse.c-plain-http': 'passed',
+        's3.sse.copy-between-modes': 'not-applicable',
+        's3.sse.multipart-s3': 'passed',
+        's3.sse.multipart-c': 'not-applicable',
+      });
+      expect(report.capabilities!['sse-c']).toEqual({ present: false, detail: expect.stringMatching(/^an SSE-C PUT over plain HTTP answered 400 InvalidRequest \(AWS takes customer keys over TLS only/) });
+      expect(report.capabilities!['sse-kms'].detail).toMatch(/--kms-key-id/);
+      expect(report.results.find((result) => result.id === 's3.sse.multipart-c')!.message).toMatch(/^target lacks sse-c \(an SSE-C PUT over plain HTTP/);
+    } finally {
+      await server.kill();
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('the fault route is refused when fault injection is off', async () => {
     const { Target } = await import('../conformance/runner/check.js');

@@ -2,15 +2,30 @@
  * The built-in KMS's keys beyond creating them: root keys from a key directory (strict, refused by
  * file name), disabling and enabling a key (AWS's KMS.DisabledException through the AWS SDK, nothing
  * stored changes), rotation with the background re-wrap of older data keys (only xl.meta changes;
- * reads after it return the bytes put), resumed after a restart, and the refusals of the admin
- * routes (unknown key, no permission).
+ * reads after it return the bytes put), resumed after a restart, deleting a key (refused while a
+ * bucket default names it and without force; afterwards its objects answer KMS.NotFoundException),
+ * and the refusals of the admin routes (unknown key, no permission).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { CopyObjectCommand, CreateBucketCommand, GetObjectCommand, HeadObjectCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteBucketEncryptionCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutBucketEncryptionCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { rcIn } from './helpers/rc-process.js';
 import { admin } from './helpers/admin-client.js';
@@ -114,11 +129,35 @@ describe('the built-in KMS', () => {
     expect((await two.listKeys()).map((key) => `${key.keyId}:${key.enabled}:${key.version}`)).toEqual(['svc-root:true:1', 'k:true:1']);
   });
 
+  it('a deleted key unseals nothing on any node, its name is not given again, and root keys cannot be deleted', async () => {
+    const [one, two] = twoNodes();
+    await one.createKey('gone');
+    await one.rotateKey('gone');
+    await one.setKeyEnabled('gone', false);
+    await one.setKeyEnabled('gone', true);
+    const sealed = await one.sealDataKey('gone', randomBytes(44), 'ctx');
+    await two.reload();
+    await one.deleteKey('gone');
+    const deleted = { code: 'KMS.NotFoundException', message: expect.stringMatching(/was deleted/) };
+    await expect(one.unsealDataKey('gone', sealed, 'ctx')).rejects.toMatchObject(deleted);
+    await expect(one.sealDataKey('gone', randomBytes(44), 'ctx')).rejects.toMatchObject(deleted);
+    await expect(one.keyStatus('gone')).rejects.toMatchObject(deleted);
+    await expect(one.deleteKey('gone')).rejects.toMatchObject(deleted);
+    await two.reload();
+    await expect(two.unsealDataKey('gone', sealed, 'ctx')).rejects.toMatchObject(deleted);
+    await expect(one.createKey('gone')).rejects.toMatchObject({ code: 'KMSKeyExists', message: expect.stringMatching(/deleted key/) });
+    await expect(one.deleteKey('svc-root')).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(one.deleteKey('nope')).rejects.toMatchObject({ code: 'KMS.NotFoundException' });
+    expect((await two.listKeys()).map((key) => key.keyId)).toEqual(['svc-root']);
+  });
+
   it('kms.bin and kms-rewrap.bin are decoded strictly', () => {
     const base = { generation: 1, rootKeyId: 'r', rootCheck: 'AAAA', keys: [] };
     const version = (keyId: string, number: number) => ({ keyId, version: number, createdAt: '2026-11-29T06:00:00Z', sealed: 'AAAA' });
     expect(validateKmsDocument({ ...base, versions: [version('a', 2), version('b', 2), version('a', 3)], disabled: ['a'] }).versions).toHaveLength(3);
-    for (const bad of [{ versions: [version('a', 3)] }, { versions: [version('a', 2), version('a', 2)] }, { disabled: ['a', 'a'] }, { disabled: [7] }, { rotations: [] }]) {
+    expect(validateKmsDocument({ ...base, deleted: ['a', 'b'] }).deleted).toEqual(['a', 'b']);
+    const named = { keyId: 'a', createdAt: '2026-11-29T06:00:00Z', sealed: 'AAAA' };
+    for (const bad of [{ versions: [version('a', 3)] }, { versions: [version('a', 2), version('a', 2)] }, { disabled: ['a', 'a'] }, { disabled: [7] }, { rotations: [] }, { deleted: ['a', 'a'] }, { deleted: 'a' }, { keys: [named], deleted: ['a'] }]) {
       expect(codeOf(() => validateKmsDocument({ ...base, ...bad })), JSON.stringify(bad)).toBe('CorruptFormat');
     }
     const run = { version: 1, generation: 3, id: 'w', state: 'running', keyIds: ['a'], startedMs: 1, cursor: { bucket: 'b', afterKey: null }, again: false, versionsScanned: 0, rewrapped: 0, failed: 0, bucketsDone: 0, bucketsTotal: 1, resumed: 0 };
@@ -299,6 +338,57 @@ describe('a running server', () => {
     });
     expect([done.rewrapped, done.failed]).toEqual([9, 0]);
     expect(await text(s3, 'rotated', 'after')).toBe('after rotation');
+  });
+
+  it('deleting a key: refused while a bucket default names it, without --force, for a root key and for a user without the action; once deleted its objects answer KMS.NotFoundException, HEAD and DELETE still work, and the name is not given again', async () => {
+    await ok('admin', 'kms', 'key', 'create', 'local', 'doomed');
+    await s3.send(new CreateBucketCommand({ Bucket: 'doomed-default' }));
+    await s3.send(new PutBucketEncryptionCommand({ Bucket: 'doomed-default', ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: 'doomed' } }] } }));
+    await s3.send(new PutObjectCommand({ Bucket: 'doomed-default', Key: 'by-default', Body: 'sealed by the default' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'keys', Key: 'doomed', Body: 'sealed when asked', ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'doomed' }));
+    const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'keys', Key: 'doomed-upload', ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'doomed' }));
+    const inUse = await rc('admin', 'kms', 'key', 'rm', 'local', 'doomed', '--force');
+    expect(inUse.code).not.toBe(0);
+    expect(inUse.stderr).toMatch(/KMSKeyInUse.*doomed-default/);
+    await s3.send(new DeleteBucketEncryptionCommand({ Bucket: 'doomed-default' }));
+    const refusals: [string, { accessKeyId: string; secretAccessKey: string } | undefined, number, string][] = [
+      ['key-id=doomed', undefined, 400, 'KMSKeyDeletionNotConfirmed'],
+      ['key-id=doomed&force=true', { accessKeyId: 'kms-reader', secretAccessKey: 'kms-reader-secret' }, 403, 'AccessDenied'],
+      ['key-id=svc-root&force=true', undefined, 400, 'InvalidArgument'],
+      ['key-id=nope&force=true', undefined, 400, 'KMS.NotFoundException'],
+      ['key-id=doomed&force=yes', undefined, 400, 'InvalidQueryParameter'],
+    ];
+    for (const [query, credentials, status, code] of refusals) {
+      const refused = await admin(server.url, 'POST', '/svc/admin/v4/kms/key/delete', query, credentials ? { credentials } : {});
+      expect([query, refused.status, refused.body.Code]).toEqual([query, status, code]);
+    }
+    // Every refusal left the key as it was.
+    expect(await text(s3, 'keys', 'doomed')).toBe('sealed when asked');
+    expect(await ok('admin', 'kms', 'key', 'rm', 'local', 'doomed', '--force')).toContain("deleted KMS key 'doomed'");
+    const deleted = { name: 'KMS.NotFoundException', status: 400 };
+    expect(await failure(s3.send(new GetObjectCommand({ Bucket: 'keys', Key: 'doomed' })))).toEqual(deleted);
+    expect(await failure(s3.send(new GetObjectCommand({ Bucket: 'doomed-default', Key: 'by-default' })))).toEqual(deleted);
+    expect(await failure(s3.send(new CopyObjectCommand({ Bucket: 'keys', Key: 'doomed-copy', CopySource: 'keys/doomed' })))).toEqual(deleted);
+    expect(await failure(s3.send(new UploadPartCommand({ Bucket: 'keys', Key: 'doomed-upload', UploadId: upload.UploadId, PartNumber: 1, Body: 'part' })))).toEqual(deleted);
+    expect(await failure(s3.send(new PutObjectCommand({ Bucket: 'keys', Key: 'doomed-new', Body: 'x', ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'doomed' })))).toEqual(deleted);
+    for (const key of ['doomed-copy', 'doomed-new']) expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'keys', Key: key })))).status).toBe(404);
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'keys', Key: 'doomed' }))).SSEKMSKeyId).toBe('doomed');
+    expect((await admin(server.url, 'GET', '/svc/admin/v4/kms/key/list')).body.keys.map((key: { keyId: string }) => key.keyId)).toEqual(['svc-root', 'vault']);
+    const again = await admin(server.url, 'POST', '/svc/admin/v4/kms/key/create', 'key-id=doomed');
+    expect([again.status, again.body.Code]).toEqual([409, 'KMSKeyExists']);
+    // A re-wrap passes over the versions under the deleted key: nothing can open them, nothing failed.
+    const rotated = await admin(server.url, 'POST', '/svc/admin/v4/kms/key/rotate', 'key-id=vault');
+    expect(rotated.status).toBe(200);
+    const rewrap = await waitFor('the re-wrap after the deletion finished', async () => {
+      const status = (await admin(server.url, 'GET', '/svc/admin/v4/kms/rewrap/status')).body;
+      return status.state === 'finished' && status.id === rotated.body.rewrap.id ? status : undefined;
+    });
+    expect([rewrap.failed, rewrap.lastError]).toEqual([0, undefined]);
+    await s3.send(new AbortMultipartUploadCommand({ Bucket: 'keys', Key: 'doomed-upload', UploadId: upload.UploadId }));
+    await s3.send(new DeleteObjectCommand({ Bucket: 'keys', Key: 'doomed' }));
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'keys', Key: 'doomed' })))).status).toBe(404);
+    // Other keys are untouched.
+    expect(await text(s3, 'keys', 'held')).toBe('kept under vault');
   });
 });
 

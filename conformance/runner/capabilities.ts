@@ -15,7 +15,9 @@ import {
   PutObjectLegalHoldCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { chunkedPut, presignedUrl } from './http.js';
+import { randomBytes } from 'node:crypto';
+import { chunkedPut, presignedUrl, type RawAnswer } from './http.js';
+import { customerAlgorithmHeader, customerKeyHeaders, kmsKeyIdHeader, sseHeader } from './sse.js';
 import { capabilityNames, type Capabilities, type Capability, type CapabilityState, type Target } from './check.js';
 
 export { capabilityNames, type Capabilities, type Capability, type CapabilityState };
@@ -24,6 +26,10 @@ type Probe = (target: Target, bucket: string) => Promise<string | CapabilityStat
 
 /** Errors that say the request was not allowed, not that the feature is missing: the checks then run and fail. */
 const refusals = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'RequestTimeTooSkewed']);
+
+/** A raw answer that refuses the credentials: the feature is there, its checks run and fail loudly. */
+const refusedRaw = (answer: RawAnswer): CapabilityState | undefined => (refusals.has(answer.code) ? { present: true, detail: `unknown, the probe was refused (${answer.status} ${answer.code})` } : undefined);
+const described = (answer: RawAnswer) => `${answer.status}${answer.code ? ` ${answer.code}` : ''}`;
 
 const text = async (target: Target, bucket: string, key: string) => new TextDecoder().decode(await (await target.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToByteArray());
 
@@ -85,6 +91,39 @@ const probes: Record<Exclude<Capability, 'multi-pool'>, Probe> = {
     const refused = await target.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'held', VersionId })).then(() => false, () => true);
     await target.s3.send(new PutObjectLegalHoldCommand({ Bucket: bucket, Key: 'held', VersionId, LegalHold: { Status: 'OFF' } }));
     return refused ? 'a legal hold refuses a delete' : { present: false, detail: 'a version under legal hold was deleted' };
+  },
+  /** A PUT asking for SSE-S3 is answered with the header, and reads back. */
+  async 'sse-s3'(target, bucket) {
+    const answer = await target.raw({ method: 'PUT', path: `/${bucket}/sse-s3`, body: 'sealed', headers: { [sseHeader]: 'AES256' } });
+    if (answer.status !== 200) return refusedRaw(answer) ?? { present: false, detail: `a PUT with ${sseHeader}: AES256 answered ${described(answer)}` };
+    if (answer.headers[sseHeader] !== 'AES256') return { present: false, detail: `a PUT with ${sseHeader}: AES256 was answered without that header (the request for encryption ignored)` };
+    return (await text(target, bucket, 'sse-s3')) === 'sealed' ? 'an SSE-S3 PUT is answered AES256 and reads back' : { present: false, detail: 'an SSE-S3 object does not read back' };
+  },
+  /** Only with a key named by the run (--kms-key-id): a PUT under it is answered aws:kms. */
+  async 'sse-kms'(target, bucket) {
+    const keyId = target.options.kmsKeyId;
+    if (!keyId) return { present: false, detail: 'no KMS key named (--kms-key-id <key> names one of the target)' };
+    const answer = await target.raw({ method: 'PUT', path: `/${bucket}/sse-kms`, body: 'sealed', headers: { [sseHeader]: 'aws:kms', [kmsKeyIdHeader]: keyId } });
+    if (answer.status !== 200) return refusedRaw(answer) ?? { present: false, detail: `a PUT with ${sseHeader}: aws:kms and key ${keyId} answered ${described(answer)}` };
+    if (answer.headers[sseHeader] !== 'aws:kms') return { present: false, detail: `a PUT with ${sseHeader}: aws:kms was answered ${answer.headers[sseHeader] ?? 'without that header'}` };
+    return `an SSE-KMS PUT under ${keyId} is answered aws:kms`;
+  },
+  /**
+   * A PUT with a customer key is answered with the key's algorithm and reads back with it. AWS
+   * takes customer keys over TLS only: over plain HTTP a target like AWS refuses, and the SSE-C
+   * checks are n/a unless the endpoint is https (or the target takes them over HTTP, a test setting).
+   */
+  async 'sse-c'(target, bucket) {
+    const key = randomBytes(32);
+    const plainHttp = new URL(target.options.endpoint).protocol === 'http:';
+    const answer = await target.raw({ method: 'PUT', path: `/${bucket}/sse-c`, body: 'sealed', headers: customerKeyHeaders(key) });
+    if (answer.status !== 200) {
+      const why = plainHttp && answer.status === 400 ? ' (AWS takes customer keys over TLS only: use an https endpoint, or a test deployment that takes them over plain HTTP)' : '';
+      return refusedRaw(answer) ?? { present: false, detail: `an SSE-C PUT${plainHttp ? ' over plain HTTP' : ''} answered ${described(answer)}${why}` };
+    }
+    if (answer.headers[customerAlgorithmHeader] !== 'AES256') return { present: false, detail: `an SSE-C PUT was answered without ${customerAlgorithmHeader} (the customer key ignored)` };
+    const read = await target.raw({ method: 'GET', path: `/${bucket}/sse-c`, headers: customerKeyHeaders(key) });
+    return read.status === 200 && read.text === 'sealed' ? 'an SSE-C PUT and a GET with the key' : { present: false, detail: `a GET of an SSE-C object with its key answered ${described(read)}` };
   },
 };
 

@@ -10,7 +10,7 @@ import { createPrng, type Prng } from '../../src/util/prng.js';
 import { rawS3, type RawAnswer, type RawRequest } from './http.js';
 
 /** What a target may or may not offer; probed before a run (capabilities.ts). */
-export const capabilityNames = ['admin', 'iam', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned', 'object-lock'] as const;
+export const capabilityNames = ['admin', 'iam', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned', 'object-lock', 'sse-s3', 'sse-kms', 'sse-c'] as const;
 export type Capability = (typeof capabilityNames)[number];
 
 export interface CapabilityState {
@@ -66,6 +66,13 @@ export interface TargetOptions {
   runs?: number;
   /** Model-based runs: stop starting new sequences after this long. */
   budgetMs?: number;
+  /** A KMS key of the target the SSE-KMS checks may name (`--kms-key-id`); without it they are n/a. */
+  kmsKeyId?: string;
+  /**
+   * The target is a test deployment that takes SSE-C customer keys over plain HTTP (`--ssec-over-http`,
+   * svc with SVC_KMS_ALLOW_INSECURE_SSEC=on): the check that plain HTTP is refused is skipped.
+   */
+  ssecOverHttp?: boolean;
 }
 
 export interface AdminAnswer {
@@ -224,7 +231,9 @@ export type Profile = (typeof profileNames)[number];
 /** The headers a report shows of a request: the conditional, checksum and x-amz-* ones that decide an answer (never credentials). */
 function describeHeaders(headers: Record<string, string> | undefined): string {
   const shown = Object.entries(headers ?? {}).filter(([name]) => /^(if-|range$|content-md5$|x-amz-(?!date$|content-sha256$|security-token$|user-agent$))/i.test(name));
-  return shown.length === 0 ? '' : ` [${shown.map(([name, value]) => `${name.toLowerCase()}: ${value}`).join(', ')}]`;
+  // An SSE-C customer key is a secret: reports name the header, never its value.
+  const value = (name: string, text: string) => (/customer-key$/i.test(name) ? '(not shown)' : text);
+  return shown.length === 0 ? '' : ` [${shown.map(([name, text]) => `${name.toLowerCase()}: ${value(name, text)}`).join(', ')}]`;
 }
 
 export interface Check {

@@ -33,6 +33,7 @@ import { awsApiPage, withSources } from './s3/sources.js';
 import { recentChecks } from './s3/recent.js';
 import { aclLoggingChecks } from './s3/acl-logging.js';
 import { overTimeChecks } from './s3/over-time.js';
+import { encryptionChecks } from './s3/encryption.js';
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('hex');
 
@@ -242,4 +243,4 @@ const coreChecks: Check[] = [
   },
 ];
 
-export const s3Checks: Check[] = withSources([...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks, ...recentChecks, ...aclLoggingChecks, ...overTimeChecks]);
+export const s3Checks: Check[] = withSources([...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks, ...recentChecks, ...aclLoggingChecks, ...overTimeChecks, ...encryptionChecks]);

@@ -78,6 +78,8 @@ export const errorCatalogue = {
   KMSKeyUnsealFailed: { httpStatus: 503, message: 'The key that protects this data cannot be unsealed with the configured KMS root key (the root key differs from the one the data was written with); nothing was read or changed.' },
   KMSKeyExists: { httpStatus: 409, message: 'A KMS key with this name exists already.' },
   'KMS.DisabledException': { httpStatus: 400, message: 'The KMS key is disabled: nothing is sealed or unsealed with it until it is enabled again; nothing was read or changed.' },
+  KMSKeyInUse: { httpStatus: 409, message: "A bucket's default encryption names the KMS key: change or delete that bucket's default encryption first; the key stays." },
+  KMSKeyDeletionNotConfirmed: { httpStatus: 400, message: 'Deleting a KMS key makes every object sealed under it unreadable for good: confirm with force=true (rc admin kms key rm --force); the key stays.' },
 
   // STS (AssumeRole, AssumeRoleWithWebIdentity on the S3 listener; STS ErrorResponse XML)
   MissingAction: { httpStatus: 400, message: 'The STS request names no Action.' },

@@ -75,6 +75,7 @@ export const adminAction = {
   kmsRotateKey: 'admin:KMSRotateKey',
   kmsDisableKey: 'admin:KMSDisableKey',
   kmsEnableKey: 'admin:KMSEnableKey',
+  kmsDeleteKey: 'admin:KMSDeleteKey',
   serverInfo: 'admin:ServerInfo',
   obdInfo: 'admin:OBDInfo',
   serverUpdate: 'admin:ServerUpdate',

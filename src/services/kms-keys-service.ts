@@ -11,7 +11,7 @@ import type { ServerConfig } from '../cluster/server-config.js';
 import type { StartedStorage } from '../cluster/startup.js';
 import { defaultRewrapObjectsPerSecond } from '../cluster/kms-config.js';
 import { SvcError } from '../errors/index.js';
-import type { Kms } from '../ops/kms/kms.js';
+import { rootKeyNotDeletable, type Kms } from '../ops/kms/kms.js';
 import { RewrapManager, validateRewrap, type RewrapDocument } from '../ops/kms/rewrap.js';
 import { StateStore } from '../ops/state-store.js';
 import { askPeer, type PeerHandlerTable } from '../ops/peer-protocol.js';
@@ -31,6 +31,19 @@ export interface KmsKeysService {
 const notConfigured = async (): Promise<never> => {
   throw new SvcError('KMSNotConfigured');
 };
+
+/**
+ * Why a key may not be deleted: it is unknown or a root key, a bucket's default encryption names
+ * it (the bucket's next PUT would fail), or the caller did not confirm with `force` that what the
+ * key sealed becomes unreadable. Objects are not counted: that would walk every version.
+ */
+async function refuseDeletion(kms: Kms, storage: StartedStorage, keyId: string, force: boolean): Promise<void> {
+  const status = await kms.keyStatus(keyId);
+  if (status.origin === 'root') throw rootKeyNotDeletable(keyId);
+  const buckets = (await storage.objects.listBuckets()).filter((bucket) => bucket.encryption?.kmsKeyId === keyId).map((bucket) => bucket.name);
+  if (buckets.length > 0) throw new SvcError('KMSKeyInUse', `the default encryption of bucket ${buckets.join(', ')} names KMS key ${keyId}: change or delete it first; the key stays`, { keyId, buckets });
+  if (!force) throw new SvcError('KMSKeyDeletionNotConfirmed', `deleting KMS key ${keyId} makes every object and upload sealed under it unreadable for good: confirm with force=true (rc admin kms key rm --force); the key stays`, { keyId });
+}
 
 export async function createKmsKeysService(options: { config: ServerConfig; storage: StartedStorage; links: PeerLinks; logger: Logger; kms: Kms | undefined }): Promise<KmsKeysService> {
   const { kms, links, logger, storage } = options;
@@ -62,6 +75,12 @@ export async function createKmsKeysService(options: { config: ServerConfig; stor
       return status;
     },
     rewrapStatus: async () => (manager ? manager.status() : askPeer(leader!, 'kms-rewrap-status', {}, links.rpc)),
+    deleteKey: async (keyId, force) => {
+      await refuseDeletion(kms, storage, keyId, force);
+      await kms.deleteKey(keyId);
+      await announce();
+      return { keyId, deleted: true };
+    },
   };
   const follower = followTimer(limits.leaderFollowIntervalMs, 'rereading kms.bin', () => kms.reload(), logger);
   if (links.peers.length > 0) follower.start();

@@ -42,6 +42,11 @@ export interface KmsKeyControl {
   rotate(keyId: string): Promise<{ key: KmsKeyStatus; rewrap: KmsRewrapStatus }>;
   setEnabled(keyId: string, enabled: boolean): Promise<KmsKeyStatus>;
   rewrapStatus(): Promise<KmsRewrapStatus>;
+  /**
+   * Deletes a named key for good: KMSKeyInUse while a bucket's default encryption names it (even
+   * with `force`), KMSKeyDeletionNotConfirmed without `force`; announced to every node.
+   */
+  deleteKey(keyId: string, force: boolean): Promise<{ keyId: string; deleted: true }>;
 }
 
 export interface AdminContext {

@@ -1,7 +1,7 @@
 /**
  * The built-in KMS's keys: create one, list them (what a key picker needs: names, enabled or
- * not), a key's status (a seal and unseal round trip), rotate, disable and enable one, and the
- * status of the background re-wrap a rotation starts. Without a KMS (SVC_KMS_SECRET_KEY or
+ * not), a key's status (a seal and unseal round trip), rotate, disable, enable and delete one, and
+ * the status of the background re-wrap a rotation starts. Without a KMS (SVC_KMS_SECRET_KEY or
  * SVC_KMS_KEY_DIR) every route answers 501 KMSNotConfigured.
  */
 import { adminAction as admin } from '../../iam/index.js';
@@ -167,6 +167,26 @@ export const kmsRoutes: AdminRoute[] = [
     handle: async (context) => {
       kmsOf(context);
       return keysOf(context).rewrapStatus();
+    },
+  },
+  {
+    method: 'POST',
+    path: `${kmsPath}/key/delete`,
+    schema: {
+      summary: 'Delete a KMS key',
+      description:
+        'Deletes a named key and all its versions at once and for good: every object version and open upload sealed under it becomes unreadable (a GET answers 400 KMS.NotFoundException saying the key was deleted), and its name is not given to a new key. Refused, and the key stays: 409 KMSKeyInUse naming the buckets while a bucket\'s default encryption names the key (even with force); 400 KMSKeyDeletionNotConfirmed without `force=true`; 400 InvalidArgument for a root key; 400 KMS.NotFoundException for an unknown key. Announced to every node.',
+      querystring: schema.mutationQuery({ 'key-id': keyIdParameter, force: schema.oneOfValues(['true'], 'confirms that what the key sealed becomes unreadable') }, ['key-id']),
+      response: schema.object({ keyId: schema.text('the deleted key'), deleted: schema.boolean('always true') }),
+      example: { query: 'key-id=backups&force=true', response: { keyId: 'backups', deleted: true } },
+    },
+    access: { actions: [admin.kmsDeleteKey] },
+    handle: async (context, request) => {
+      kmsOf(context);
+      const query = mutationQuery(request.rawQuery, ['key-id', 'force']);
+      const force = query.get('force');
+      if (force !== undefined && force !== 'true') throw new SvcError('InvalidQueryParameter', `force must be true, not '${force}'`, { parameter: 'force' });
+      return keysOf(context).deleteKey(query.get('key-id') ?? '', force === 'true');
     },
   },
 ];

@@ -1,5 +1,5 @@
 /**
- * `rc admin kms key create|ls|status|rotate|disable|enable` and `rc admin kms rewrap status`: the
+ * `rc admin kms key create|ls|status|rotate|disable|enable|rm` and `rc admin kms rewrap status`: the
  * built-in KMS's keys on the deployment the alias points at, and the background re-wrap a rotation
  * starts (with --watch, followed to its end with a progress bar on a terminal).
  */
@@ -9,12 +9,18 @@ import { follow } from './admin.js';
 const base = '/svc/admin/v4/kms/key';
 const rewrapPath = '/svc/admin/v4/kms/rewrap/status';
 
-export const kmsKeyActions = ['create', 'ls', 'status', 'rotate', 'disable', 'enable'] as const;
+export const kmsKeyActions = ['create', 'ls', 'status', 'rotate', 'disable', 'enable', 'rm'] as const;
 
 const keyColumns = ['KEY', 'ORIGIN', 'STATE', 'VERSION', 'CREATED', 'ENCRYPT', 'DECRYPT'];
 
-export async function kmsKey(context: RcContext, action: string, aliasName: string, keyId: string | undefined, watch = false): Promise<void> {
+export async function kmsKey(context: RcContext, action: string, aliasName: string, keyId: string | undefined, watch = false, force = false): Promise<void> {
   const alias = await context.alias(aliasName);
+  if (action === 'rm') {
+    if (keyId === undefined) throw new RcError('rc admin kms key rm needs a key name', 2);
+    const answer = await context.admin(alias, 'POST', `${base}/delete`, { 'key-id': keyId, ...(force ? { force: 'true' } : {}) });
+    context.print(answer, () => `deleted KMS key '${answer.keyId}': what it sealed cannot be read any more`);
+    return;
+  }
   if (action === 'create' || action === 'disable' || action === 'enable' || action === 'rotate') {
     if (keyId === undefined) throw new RcError(`rc admin kms key ${action} needs a key name`, 2);
     const answer = await context.admin(alias, 'POST', `${base}/${action}`, { 'key-id': keyId });

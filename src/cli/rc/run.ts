@@ -200,7 +200,7 @@ const commands: Record<string, Command> = {
     kmsKeyActions.map((action): [string, Command] => [
       `admin kms key ${action}`,
       {
-        usage: `rc admin kms key ${action} <alias>${action === 'status' ? ' [<key-name>]' : action === 'ls' ? '' : ' <key-name>'}${action === 'rotate' ? ' [--watch]' : ''}`,
+        usage: `rc admin kms key ${action} <alias>${action === 'status' ? ' [<key-name>]' : action === 'ls' ? '' : ' <key-name>'}${action === 'rotate' ? ' [--watch]' : action === 'rm' ? ' [--force]' : ''}`,
         summary: {
           create: 'create a named key of the built-in KMS',
           ls: 'the KMS keys (the root keys first): enabled or disabled, version',
@@ -208,10 +208,11 @@ const commands: Record<string, Command> = {
           rotate: 'a new version of a KMS key; the leader re-wraps older data keys in the background (--watch follows it)',
           disable: 'stop requests using a KMS key (KMS.DisabledException) until it is enabled',
           enable: 'let requests use a disabled KMS key again',
+          rm: 'delete a named KMS key for good: what it sealed becomes unreadable (--force confirms; refused while a bucket default names it)',
         }[action],
-        ...(action === 'rotate' ? { options: watch } : {}),
+        ...(action === 'rotate' ? { options: watch } : action === 'rm' ? { options: { force: { type: 'boolean' } } } : {}),
         positionals: action === 'status' ? [1, 2] : action === 'ls' ? [1, 1] : [2, 2],
-        run: (context, [alias, keyId], values) => kmsKey(context, action, alias!, keyId, values.watch === true),
+        run: (context, [alias, keyId], values) => kmsKey(context, action, alias!, keyId, values.watch === true, values.force === true),
       },
     ]),
   ),

@@ -17,7 +17,7 @@ import { SvcError } from '../../errors/index.js';
 import { deriveKey, sealKey, unsealKey } from '../../format/sealed-key.js';
 import { isKmsKeyName } from '../../cluster/kms-config.js';
 import type { StateStore } from '../state-store.js';
-import type { Kms, KmsKeyStatus } from './kms.js';
+import { rootKeyNotDeletable, type Kms, type KmsKeyStatus } from './kms.js';
 
 export interface KmsKeyRecord {
   keyId: string;
@@ -41,6 +41,8 @@ export interface KmsDocument {
   versions?: KmsKeyVersionRecord[];
   /** Disabled keys by name; absent when none ever was. */
   disabled?: string[];
+  /** Deleted keys by name (their names are not given again); absent when none ever was. */
+  deleted?: string[];
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -60,7 +62,7 @@ export function validateKmsDocument(value: unknown): KmsDocument {
     throw new SvcError('CorruptFormat', `kms.bin: ${what}`);
   };
   if (!isObject(value)) return bad('not an object');
-  const known = new Set(['generation', 'rootKeyId', 'rootCheck', 'keys', 'versions', 'disabled']);
+  const known = new Set(['generation', 'rootKeyId', 'rootCheck', 'keys', 'versions', 'disabled', 'deleted']);
   for (const name of Object.keys(value)) if (!known.has(name)) bad(`unknown field ${name}`);
   if (!Number.isSafeInteger(value.generation) || (value.generation as number) < 0) bad('generation');
   if (typeof value.rootKeyId !== 'string' || !isKmsKeyName(value.rootKeyId)) bad('rootKeyId');
@@ -80,6 +82,8 @@ export function validateKmsDocument(value: unknown): KmsDocument {
   if (value.disabled !== undefined && (!Array.isArray(value.disabled) || value.disabled.some((name) => typeof name !== 'string' || !isKmsKeyName(name)))) bad('disabled');
   const disabled = value.disabled as string[] | undefined;
   if (disabled && new Set(disabled).size !== disabled.length) bad('duplicate disabled key');
+  const deleted = namesOf(value.deleted, 'deleted', bad);
+  if (deleted?.some((name) => keys.some((key) => key.keyId === name))) bad('deleted: a deleted key is still among the keys');
   return {
     generation: value.generation as number,
     rootKeyId: value.rootKeyId as string,
@@ -87,8 +91,20 @@ export function validateKmsDocument(value: unknown): KmsDocument {
     keys,
     ...(value.versions !== undefined ? { versions } : {}),
     ...(disabled !== undefined ? { disabled } : {}),
+    ...(deleted !== undefined ? { deleted } : {}),
   };
 }
+
+/** An optional list of distinct key names. */
+function namesOf(value: unknown, field: string, bad: (what: string) => never): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string' || !isKmsKeyName(name))) return bad(field);
+  if (new Set(value).size !== value.length) bad(`duplicate ${field} key`);
+  return value as string[];
+}
+
+/** A key that was deleted: what it sealed stays sealed for good. */
+const deletedKey = (keyId: string) => new SvcError('KMS.NotFoundException', `Invalid keyId ${keyId}: the KMS key was deleted, and what it sealed cannot be opened any more`, { keyId, deleted: true });
 
 const keyContext = (keyId: string, version: number): string => (version === 1 ? `svc-kms-key|${keyId}` : `svc-kms-key|${keyId}|v${version}`);
 const dataKeyContext = (keyId: string, context: string): string => `svc-dek-1|${keyId}|${context}`;
@@ -120,6 +136,7 @@ interface KeyState {
   rotatedAt: Map<string, string>;
   named: Set<string>;
   disabled: Set<string>;
+  deleted: Set<string>;
 }
 
 export interface RootKeys {
@@ -160,7 +177,7 @@ export class BuiltinKms implements Kms {
   }
 
   private open(document: KmsDocument | undefined): KeyState {
-    const state: KeyState = { versions: new Map(), createdAt: new Map(), rotatedAt: new Map(), named: new Set(), disabled: new Set(document?.disabled ?? []) };
+    const state: KeyState = { versions: new Map(), createdAt: new Map(), rotatedAt: new Map(), named: new Set(), disabled: new Set(document?.disabled ?? []), deleted: new Set(document?.deleted ?? []) };
     for (const root of this.roots) state.versions.set(root.name, [deriveKey(root.key, `svc-kms-kek|${root.name}`)]);
     if (!document) return state;
     if (document.rootCheck !== this.rootCheck) {
@@ -205,6 +222,7 @@ export class BuiltinKms implements Kms {
     if (!isKmsKeyName(keyId)) throw new SvcError('InvalidArgument', 'A KMS key name is 1 to 64 letters, digits and ._- starting with a letter or digit.');
     await this.change((document) => {
       if (this.roots.some((root) => root.name === keyId) || document.keys.some((key) => key.keyId === keyId)) throw new SvcError('KMSKeyExists', undefined, { keyId });
+      if ((document.deleted ?? []).includes(keyId)) throw new SvcError('KMSKeyExists', `${keyId} was the name of a deleted key: names are not given again, so that objects sealed under the deleted key are never taken for another's`, { keyId });
       const record: KmsKeyRecord = { keyId, createdAt: new Date(this.options.nowMs()).toISOString(), sealed: sealKey(this.rootKek, randomBytes(32), keyContext(keyId, 1)).toString('base64') };
       return { ...document, keys: [...document.keys, record] };
     });
@@ -230,6 +248,22 @@ export class BuiltinKms implements Kms {
       return { ...document, disabled: enabled ? others : [...others, keyId] };
     });
     return this.statusOf(keyId);
+  }
+
+  async deleteKey(keyId: string): Promise<void> {
+    await this.versionsOf(keyId);
+    if (!this.state.named.has(keyId)) throw rootKeyNotDeletable(keyId);
+    await this.change((document) => {
+      if (!document.keys.some((key) => key.keyId === keyId)) throw new SvcError('KMS.NotFoundException', `Invalid keyId ${keyId}`, { keyId });
+      const others = <T extends { keyId: string }>(records: T[]) => records.filter((record) => record.keyId !== keyId);
+      return {
+        ...document,
+        keys: others(document.keys),
+        ...(document.versions !== undefined ? { versions: others(document.versions) } : {}),
+        ...(document.disabled !== undefined ? { disabled: document.disabled.filter((name) => name !== keyId) } : {}),
+        deleted: [...(document.deleted ?? []), keyId],
+      };
+    });
   }
 
   async listKeys(): Promise<KmsKeyStatus[]> {
@@ -269,6 +303,7 @@ export class BuiltinKms implements Kms {
   private async kekFor(keyId: string, blob: Uint8Array): Promise<{ kek: Buffer; sealed: Uint8Array; version: number }> {
     const { version, sealed } = decodeKmsBlob(blob);
     const unknown = (error?: unknown): never => {
+      if (this.state.deleted.has(keyId)) throw deletedKey(keyId);
       // A key the data names but this KMS does not have: the root key (or kms.bin) is not the one it was written with.
       throw new SvcError('KMSKeyUnsealFailed', `the KMS has no key '${keyId}' (version ${version}), which sealed this object's key`, { keyId }, error === undefined ? undefined : { cause: error });
     };
@@ -288,6 +323,7 @@ export class BuiltinKms implements Kms {
   private async versionsOf(keyId: string): Promise<Buffer[]> {
     if (!this.state.versions.has(keyId)) await this.load();
     const versions = this.state.versions.get(keyId);
+    if (!versions && this.state.deleted.has(keyId)) throw deletedKey(keyId);
     if (!versions) throw new SvcError('KMS.NotFoundException', `Invalid keyId ${keyId}`, { keyId });
     return versions;
   }

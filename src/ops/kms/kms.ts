@@ -5,8 +5,16 @@
  *
  * A key has versions: rotating it makes a new version that seals from then on, while the older
  * ones stay to unseal what they sealed (and to re-wrap it, `rewrapDataKey`). A disabled key
- * neither seals nor unseals for requests (`KMS.DisabledException`) until it is enabled again.
+ * neither seals nor unseals for requests (`KMS.DisabledException`) until it is enabled again. A
+ * deleted key is gone for good: what it sealed cannot be unsealed any more (`KMS.NotFoundException`
+ * naming the deletion), and its name is not given to a new key.
  */
+import { SvcError } from '../../errors/index.js';
+
+/** The refusal to delete a root key: it comes from the settings, not from the KMS. */
+export const rootKeyNotDeletable = (keyId: string) =>
+  new SvcError('InvalidArgument', `${keyId} is a root key (SVC_KMS_SECRET_KEY or a file of SVC_KMS_KEY_DIR): only keys created through the admin API can be deleted`, { keyId });
+
 export interface KmsKeyStatus {
   keyId: string;
   /** `root` for a root key (SVC_KMS_SECRET_KEY or a file of SVC_KMS_KEY_DIR), `named` for keys created through the admin API. */
@@ -44,6 +52,12 @@ export interface Kms {
    * it already. Used by the background re-wrap; it works on disabled keys too (nothing leaves it).
    */
   rewrapDataKey(keyId: string, sealed: Uint8Array, context: string): Promise<Uint8Array | undefined>;
-  /** Rereads the keys' state (another node rotated, disabled or enabled a key). */
+  /**
+   * Deletes a named key and every version of it, at once and for good (`InvalidArgument` for a root
+   * key, `KMS.NotFoundException` for an unknown one). Whether anything still uses it is the caller's
+   * to decide before.
+   */
+  deleteKey(keyId: string): Promise<void>;
+  /** Rereads the keys' state (another node rotated, disabled, enabled or deleted a key). */
   reload(): Promise<void>;
 }
