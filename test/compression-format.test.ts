@@ -19,7 +19,7 @@ import type { CompressionInfo, ObjectVersion } from '../src/format/xl-meta-types
 import { isSvcError } from '../src/errors/index.js';
 import { readCompressionSettings, shouldCompress } from '../src/cluster/compression-config.js';
 import { readServerConfig } from '../src/cluster/server-config.js';
-import { compressedMetas, compressionFixturePlaintext } from './fixtures/compression-fixture-values.js';
+import { compressedMetas, compressedMetasV2, compressionFixturePlaintext } from './fixtures/compression-fixture-values.js';
 import { codeOf } from './helpers/codes.js';
 
 const seed = Number(process.env.SVC_PROPERTY_SEED ?? Date.now() % 2 ** 31);
@@ -152,12 +152,37 @@ describe('compressed blocks', () => {
 
 describe('the xl.meta compression record', () => {
   for (const [name, meta] of Object.entries(compressedMetas)) {
-    it(`decodes xl-meta-v1-${name}.bin field by field and re-encodes it byte-identically`, () => {
-      const bytes = new Uint8Array(readFileSync(join(fixtures, `xl-meta-v1-${name}.bin`)));
+    it(`decodes xl-meta-v1-${name}.bin field by field; re-encoded it is format 2, its metadata unchanged`, () => {
+      const bytes = Buffer.from(readFileSync(join(fixtures, `xl-meta-v1-${name}.bin`)));
+      expect(bytes.readUInt16BE(4)).toBe(1);
+      expect(decodeXlMeta(new Uint8Array(bytes))).toEqual(meta);
+      const again = Buffer.from(encodeXlMeta(meta));
+      expect(again.readUInt16BE(4)).toBe(2);
+      // Only the format number and the CRC over it differ.
+      expect(again.subarray(6, -4).equals(bytes.subarray(6, -4))).toBe(true);
+    });
+  }
+
+  for (const [name, meta] of Object.entries(compressedMetasV2)) {
+    it(`decodes xl-meta-v2-${name}.bin (a multipart object compressed part by part) field by field and re-encodes it byte-identically`, () => {
+      const bytes = new Uint8Array(readFileSync(join(fixtures, `xl-meta-v2-${name}.bin`)));
+      expect(Buffer.from(bytes).readUInt16BE(4)).toBe(2);
       expect(decodeXlMeta(bytes)).toEqual(meta);
       expect(Buffer.from(encodeXlMeta(meta)).equals(Buffer.from(bytes))).toBe(true);
     });
   }
+
+  it('format 2 only for a file holding a compressed version: a build that predates compression refuses it rather than serve its blocks', () => {
+    const { compression: _none, ...uncompressed } = compressedMetas.compressed!.versions[0]!;
+    const plain = encodeXlMeta({ versions: [uncompressed] });
+    expect(Buffer.from(plain).readUInt16BE(4)).toBe(1);
+    const mixed = encodeXlMeta({ versions: [...compressedMetasV2['compressed-multipart']!.versions, ...compressedMetas['compressed-encrypted']!.versions] });
+    expect(Buffer.from(mixed).readUInt16BE(4)).toBe(2);
+    expect(decodeXlMeta(mixed).versions.map((version) => version.compression?.algorithm)).toEqual(['zstd-1m-v1', 'zstd-1m-v1']);
+    const future = Buffer.from(mixed);
+    future.writeUInt16BE(3, 4);
+    expect(codeOf(() => decodeXlMeta(new Uint8Array(future)))).toBe('UnsupportedFormat');
+  });
 
   it('is decoded strictly: unknown members, lengths that do not add up or do not fit, another algorithm', () => {
     const base = compressedMetas.compressed!.versions[0]!;
@@ -178,6 +203,26 @@ describe('the xl.meta compression record', () => {
     expect(codeOf(() => validateCompression({ ...good, extra: 1 }, 'versions[0]', good.storedSizeBytes))).toBe('CorruptFormat');
     expect(codeOf(() => validateCompression('zstd', 'versions[0]', good.storedSizeBytes))).toBe('CorruptFormat');
     expect(codeOf(() => validateCompression({ ...good, blocks: 'all' }, 'versions[0]', good.storedSizeBytes))).toBe('CorruptFormat');
+  });
+
+  it('a multipart record is decoded strictly too: parts that do not add up, out of order or with unknown members, blocks not per part', () => {
+    const good = compressedMetasV2['compressed-multipart']!.versions[0]!.compression!;
+    const check = (value: unknown) => codeOf(() => validateCompression(value, 'versions[0]', good.storedSizeBytes));
+    expect(check(good)).toBe('ok');
+    const [first, second] = good.parts!;
+    const bad: unknown[] = [
+      { ...good, parts: [] },
+      { ...good, parts: [first] },
+      { ...good, parts: [second, first] },
+      { ...good, parts: [first, { ...second, number: first!.number }] },
+      { ...good, parts: [first, { ...second, extra: 1 }] },
+      { ...good, parts: [{ ...first, plainSizeBytes: first!.plainSizeBytes - 1 }, { ...second, plainSizeBytes: second!.plainSizeBytes + 1 }] },
+      { ...good, parts: [first, { ...second, number: 10_001 }] },
+      // Six blocks of part 1 and one of part 2: the short sixth block holds at most 100 bytes.
+      { ...good, blocks: [...good.blocks.slice(0, 5), 101, 1499], storedSizeBytes: good.storedSizeBytes },
+      { ...good, blocks: good.blocks.slice(0, -1), storedSizeBytes: good.storedSizeBytes - 1500 },
+    ];
+    for (const value of bad) expect(check(value), JSON.stringify(value).slice(0, 120)).toBe('CorruptFormat');
   });
 });
 

@@ -1,5 +1,6 @@
 /**
- * Compressed objects (plain, and compressed then sealed with SSE-S3, SSE-KMS and SSE-C) through
+ * Compressed objects (plain, and compressed then sealed with SSE-S3, SSE-KMS and SSE-C; multipart
+ * objects compressed part by part, read by part number too) through
  * rebalance, heal after a drive is wiped, and decommission: the stored blocks, their index and the
  * sealed keys move as they are (nothing is decompressed or decrypted on the way), and every object
  * reads back whole and by range with its keys afterwards. Rebalance needs pools that really differ
@@ -11,7 +12,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
+import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, UploadPartCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { waitFor } from './helpers/poll.js';
@@ -25,7 +26,7 @@ const q = (pairs: Record<string, string>) => new URLSearchParams(pairs).toString
 const customerKey = Buffer.alloc(32, 9);
 const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: customerKey.toString('base64'), SSECustomerKeyMD5: createHash('md5').update(customerKey).digest('base64') };
 const env = { SVC_COMPRESSION_ENABLE: 'on', SVC_KMS_SECRET_KEY: `svc-root:${randomBytes(32).toString('base64')}`, SVC_KMS_ALLOW_INSECURE_SSEC: 'on', SVC_CONSOLE_ENABLE: 'false', SVC_REBALANCE_MAX_ATTEMPTS: '2' };
-const written = new Map<string, { body: Buffer; read: Record<string, string> }>();
+const written = new Map<string, { body: Buffer; read: Record<string, string>; partSizes?: number[] }>();
 
 root = await mkdtemp(join(tmpdir(), 'svc-compress-move-'));
 const tmpfs = await tmpfsPools(root, ['p0', 'p1'], '96m', 'compression rebalance step');
@@ -62,6 +63,16 @@ beforeAll(async () => {
     await s3.send(new PutObjectCommand({ Bucket: 'a-zip', Key: key, Body: body, ...put }));
     written.set(key, { body, read });
   }
+  // Multipart uploads, compressed part by part (plain and SSE-KMS): they move with their parts.
+  for (const [kind, put] of [kinds[0]!, kinds[2]!]) {
+    const key = `${kind}/multipart.json`;
+    const parts = [logLines(5 * 1024 * 1024 + 7, `${key}-1`), logLines(300_000, `${key}-2`)];
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'a-zip', Key: key, ...(put as Record<string, string>) }));
+    const etags: string[] = [];
+    for (const [index, Body] of parts.entries()) etags.push((await s3.send(new UploadPartCommand({ Bucket: 'a-zip', Key: key, UploadId, PartNumber: index + 1, Body }))).ETag!);
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'a-zip', Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, index) => ({ ETag, PartNumber: index + 1 })) } }));
+    written.set(key, { body: Buffer.concat(parts), read: {}, partSizes: parts.map((part) => part.length) });
+  }
   // Random filler (stored as sent) so that pool 0 is clearly fuller than pool 1 will be.
   for (let index = 0; index < 12; index += 1) await s3.send(new PutObjectCommand({ Bucket: 'filler', Key: `f-${index}.bin`, Body: randomBytes(1024 * 1024) }));
 }, 120_000);
@@ -80,12 +91,17 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
 }
 
 async function expectAllReadable(): Promise<void> {
-  for (const [key, { body, read }] of written) {
+  for (const [key, { body, read, partSizes }] of written) {
     const object = await s3.send(new GetObjectCommand({ Bucket: 'a-zip', Key: key, ...read }));
     expect(Buffer.from(await object.Body!.transformToByteArray()).equals(body), key).toBe(true);
     const from = Math.floor(body.length / 2) - 10;
     const ranged = await s3.send(new GetObjectCommand({ Bucket: 'a-zip', Key: key, Range: `bytes=${from}-${from + 99}`, ...read }));
     expect(Buffer.from(await ranged.Body!.transformToByteArray()).equals(body.subarray(from, from + 100)), key).toBe(true);
+    for (const [index, size] of (partSizes ?? []).entries()) {
+      const part = await s3.send(new GetObjectCommand({ Bucket: 'a-zip', Key: key, PartNumber: index + 1, ...read }));
+      const start = (partSizes ?? []).slice(0, index).reduce((sum, length) => sum + length, 0);
+      expect([part.PartsCount, Buffer.from(await part.Body!.transformToByteArray()).equals(body.subarray(start, start + size))], `${key} part ${index + 1}`).toEqual([partSizes!.length, true]);
+    }
   }
 }
 

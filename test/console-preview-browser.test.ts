@@ -3,7 +3,7 @@
  * drives, EC:2, the built-in KMS): an image is shown as an image, an HTML object as its text (never
  * run: the preview answers text/plain under the sandbox policy), a type not previewed and an
  * encrypted version say why; the encryption HEAD reports is shown (SSE-KMS with its key, SSE-S3,
- * none); the key's Copy button puts the key on the clipboard. Both widths, axe, keyboard.
+ * none) and a compressed version's stored size; the key's Copy button puts the key on the clipboard. Both widths, axe, keyboard.
  * Screenshots under test-output/console/preview-*.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +45,9 @@ function png(): Buffer {
   return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
 }
 
+const logText = Buffer.alloc(200 * 1024);
+for (let offset = 0, line = 0; offset < logText.length; line += 1) offset += logText.write(`${line} GET /media/${line % 97}.png 200\n`, offset, 'latin1');
+
 let root: string;
 let running: ConsoleServer;
 let browser: Browser;
@@ -66,7 +69,7 @@ describe.skipIf(!haveChromium)('the object page previews, shows encryption and c
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'svc-console-preview-'));
     await mkdir(shots, { recursive: true });
-    running = await startConsoleServer([join(root, 'd{1...4}')], { SVC_KMS_SECRET_KEY: kmsKey });
+    running = await startConsoleServer([join(root, 'd{1...4}')], { SVC_KMS_SECRET_KEY: kmsKey, SVC_COMPRESSION_ENABLE: 'on' });
     const s3 = s3ClientFor(running.server.url);
     await s3.send(new CreateBucketCommand({ Bucket: 'media' }));
     await s3.send(new PutObjectCommand({ Bucket: 'media', Key: 'square.png', Body: png(), ContentType: 'image/png' }));
@@ -74,6 +77,8 @@ describe.skipIf(!haveChromium)('the object page previews, shows encryption and c
     await s3.send(new PutObjectCommand({ Bucket: 'media', Key: 'data.bin', Body: Buffer.alloc(64, 1), ContentType: 'application/octet-stream' }));
     await s3.send(new PutObjectCommand({ Bucket: 'media', Key: 'sealed.txt', Body: 'secret words', ContentType: 'text/plain', ServerSideEncryption: 'aws:kms' }));
     await s3.send(new PutObjectCommand({ Bucket: 'media', Key: 'sealed-s3.txt', Body: 'more words', ContentType: 'text/plain', ServerSideEncryption: 'AES256' }));
+    // 200 KiB of log lines: stored compressed (the other objects are too small to shrink).
+    await s3.send(new PutObjectCommand({ Bucket: 'media', Key: 'access.log', Body: logText, ContentType: 'text/plain' }));
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
@@ -139,6 +144,10 @@ describe.skipIf(!haveChromium)('the object page previews, shows encryption and c
 
       details = await open(page, 'sealed-s3.txt');
       expect(await details.getByTestId('object-encryption').textContent()).toBe('SSE-S3 (AES256)');
+      expect(await details.getByTestId('object-compression').count()).toBe(0);
+
+      details = await open(page, 'access.log');
+      expect(await details.getByTestId('object-compression').textContent()).toMatch(/^Compressed \(zstd\), stored [\d.]+ KiB of 200.0 KiB$/);
       expect(errors).toEqual([]);
       await context.close();
     });

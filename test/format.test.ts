@@ -37,7 +37,7 @@ describe('xl.meta golden fixtures (format version 1)', () => {
     magic[0] = 0x41;
     expect(codeOf(() => decodeXlMeta(magic))).toBe('UnsupportedFormat');
     const future = new Uint8Array(bytes);
-    future[5] = 2;
+    future[5] = 3; // format 2 is a file holding a compressed version
     expect(codeOf(() => decodeXlMeta(future))).toBe('UnsupportedFormat');
   });
 

@@ -10,13 +10,14 @@ import { mkdtemp, mkdir, readFile, rm, writeFile, readdir } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
 import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteBucketCommand, DeleteObjectsCommand,
   GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, UploadPartCommand, paginateListObjectsV2,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
-import { missingNpmPackage, missingPythonModule, missingTool, runTool } from './helpers/external-tools.js';
+import { missingNpmPackage, missingPythonModule, missingTool, rcloneEnv as rcloneEnvFor, runTool } from './helpers/external-tools.js';
 
 const missing = {
   aws: missingTool('aws', 'awscli'), rclone: missingTool('rclone'), s3cmd: missingTool('s3cmd'),
@@ -109,6 +110,19 @@ describe.skipIf(missing.aws !== undefined)('AWS CLI', () => {
     expect(left === '' ? 0 : (JSON.parse(left).KeyCount ?? 0)).toBe(0);
   });
 
+  it('s3 cp of 16 MiB in 5 MB parts, four at a time, and back', async () => {
+    const config = join(root, 'aws-parts-config');
+    await writeFile(config, '[default]\ns3 =\n  multipart_threshold = 5MB\n  multipart_chunksize = 5MB\n  max_concurrent_requests = 4\n');
+    const body = randomBytes(16 * 1024 * 1024);
+    await writeFile(join(root, 'aws-parts.bin'), body);
+    const cli = (...args: string[]): string => run('aws', ['--endpoint-url', server.url, ...args], { ...env, AWS_CONFIG_FILE: config });
+    cli('s3', 'mb', 's3://aws-parts');
+    cli('s3', 'cp', join(root, 'aws-parts.bin'), 's3://aws-parts/big.bin');
+    expect(JSON.parse(cli('s3api', 'head-object', '--bucket', 'aws-parts', '--key', 'big.bin')).ETag).toMatch(/-4"$/);
+    cli('s3', 'cp', 's3://aws-parts/big.bin', join(root, 'aws-parts-back.bin'));
+    expect((await readFile(join(root, 'aws-parts-back.bin'))).equals(body)).toBe(true);
+  });
+
   it('copy, paged listing with prefixes, presign', async () => {
     aws('s3', 'mb', 's3://aws-everyday');
     const tree = join(root, 'aws-everyday');
@@ -153,15 +167,12 @@ describe.skipIf(missing.aws !== undefined)('AWS CLI', () => {
 });
 
 describe.skipIf(missing.rclone !== undefined)('rclone', () => {
+  const rcloneEnv = () => rcloneEnvFor(server.url, testCredentials, join(root, 'rclone.conf'));
   it('copies a tree up and down and checks it', async () => {
     const source = join(root, 'rclone-src');
     const target = join(root, 'rclone-dst');
     const files = await makeTree(source);
-    const env = {
-      RCLONE_CONFIG_SVC_TYPE: 's3', RCLONE_CONFIG_SVC_PROVIDER: 'Other', RCLONE_CONFIG_SVC_ENDPOINT: server.url,
-      RCLONE_CONFIG_SVC_ACCESS_KEY_ID: testCredentials.accessKeyId, RCLONE_CONFIG_SVC_SECRET_ACCESS_KEY: testCredentials.secretAccessKey,
-      RCLONE_CONFIG_SVC_REGION: 'us-east-1', RCLONE_CONFIG_SVC_FORCE_PATH_STYLE: 'true', RCLONE_CONFIG: join(root, 'rclone.conf'),
-    };
+    const env = rcloneEnv();
     run('rclone', ['mkdir', 'svc:rclone-bucket'], env);
     run('rclone', ['copy', source, 'svc:rclone-bucket/tree'], env);
     run('rclone', ['check', source, 'svc:rclone-bucket/tree'], env);
@@ -176,6 +187,21 @@ describe.skipIf(missing.rclone !== undefined)('rclone', () => {
     run('rclone', ['purge', 'svc:rclone-bucket/tree'], env);
     run('rclone', ['deletefile', 'svc:rclone-bucket/copied.txt'], env);
     expect(run('rclone', ['lsf', '-R', 'svc:rclone-bucket'], env).trim()).toBe('');
+  });
+
+  it('uploads in parallel 5 MiB parts (its CompleteMultipartUpload writes ETag quotes as &#34;), checks and reads back', async () => {
+    const dir = join(root, 'rclone-parts');
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, 'big.bin');
+    const body = randomBytes(11 * 1024 * 1024);
+    await writeFile(file, body);
+    const env = rcloneEnv();
+    run('rclone', ['mkdir', 'svc:rclone-parts'], env);
+    run('rclone', ['copyto', '--s3-upload-cutoff', '5M', '--s3-chunk-size', '5M', '--s3-upload-concurrency', '4', file, 'svc:rclone-parts/big.bin'], env);
+    expect((await s3ClientFor(server.url).send(new HeadObjectCommand({ Bucket: 'rclone-parts', Key: 'big.bin' }))).ETag).toMatch(/-3"$/);
+    run('rclone', ['check', dir, 'svc:rclone-parts'], env);
+    run('rclone', ['copyto', 'svc:rclone-parts/big.bin', join(root, 'rclone-parts-back.bin')], env);
+    expect((await readFile(join(root, 'rclone-parts-back.bin'))).equals(body)).toBe(true);
   });
 });
 

@@ -22,6 +22,13 @@ describe('XML request bodies', () => {
     expect(parseXmlBody(bytes('<Delete><Object><Key>k</Key></Object></Delete>'), ['Object'])).toEqual({ Delete: { Object: [{ Key: 'k' }] } });
   });
 
+  it('decodes character references and the predefined entities, as Go clients (rclone) write quotes in ETags', () => {
+    const go = '<CompleteMultipartUpload><Part><ETag>&#34;9b2cf535f27731c974343645a3985328&#34;</ETag><PartNumber>1</PartNumber></Part></CompleteMultipartUpload>';
+    expect(parseXmlBody(bytes(go), ['Part'])).toEqual({ CompleteMultipartUpload: { Part: [{ ETag: '"9b2cf535f27731c974343645a3985328"', PartNumber: '1' }] } });
+    expect(parseXmlBody(bytes('<a><k>&#x22;x&#x1F600;&amp;lt;&quot;&apos;&gt;&#9;&#xD;&nbsp;</k></a>'))).toEqual({ a: { k: '"x\u{1F600}&lt;"\'>\t\r&nbsp;' } });
+    for (const forbidden of ['&#0;', '&#x1;', '&#xFFFE;', '&#xD800;', '&#x110000;', '&#99999999999;']) expect(codeOf(() => parseXmlBody(bytes(`<a>${forbidden}</a>`))), forbidden).toBe('MalformedXML');
+  });
+
   it('whatever the bytes, the answer is a parsed document or a named client error (fast-check prints the seed to replay)', () => {
     const fragment = fc.constantFrom('<a>', '</a>', '<b x="1">', '</b>', '<c/>', 'text', '&amp;', '&', '<', '>', '<!--', '-->', '<![CDATA[', ']]>', '<?x?>', '"', "'", '\u0000', '\uFFFF', '=');
     fc.assert(

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
-import { missingPythonModule, missingTool, runTool } from './helpers/external-tools.js';
+import { missingPythonModule, missingTool, rcloneEnv as rcloneEnvFor, runTool } from './helpers/external-tools.js';
 import { admin } from './helpers/admin-client.js';
 
 const missing = { aws: missingTool('aws', 'awscli'), rclone: missingTool('rclone'), boto3: missingPythonModule('boto3', 'python3-boto3') };
@@ -133,6 +133,7 @@ describe.skipIf(missing.aws !== undefined)('AWS CLI', () => {
 });
 
 describe.skipIf(missing.rclone !== undefined)('rclone', () => {
+  const rcloneEnv = () => rcloneEnvFor(server.url, testCredentials, join(root, 'rclone.conf'), { SERVER_SIDE_ENCRYPTION: 'AES256' });
   it('copies a tree up with SSE-S3, checks it and copies it back', async () => {
     const source = join(root, 'rclone-src');
     const target = join(root, 'rclone-dst');
@@ -141,16 +142,27 @@ describe.skipIf(missing.rclone !== undefined)('rclone', () => {
       await mkdir(join(source, name, '..'), { recursive: true });
       await writeFile(join(source, name), content);
     }
-    const env = {
-      RCLONE_CONFIG_SVC_TYPE: 's3', RCLONE_CONFIG_SVC_PROVIDER: 'Other', RCLONE_CONFIG_SVC_ENDPOINT: server.url,
-      RCLONE_CONFIG_SVC_ACCESS_KEY_ID: testCredentials.accessKeyId, RCLONE_CONFIG_SVC_SECRET_ACCESS_KEY: testCredentials.secretAccessKey,
-      RCLONE_CONFIG_SVC_REGION: 'us-east-1', RCLONE_CONFIG_SVC_FORCE_PATH_STYLE: 'true', RCLONE_CONFIG_SVC_SERVER_SIDE_ENCRYPTION: 'AES256', RCLONE_CONFIG: join(root, 'rclone.conf'),
-    };
+    const env = rcloneEnv();
     run('rclone', ['mkdir', 'svc:rclone-sse'], env);
     run('rclone', ['copy', source, 'svc:rclone-sse/tree'], env);
     run('rclone', ['check', source, 'svc:rclone-sse/tree'], env);
     run('rclone', ['copy', 'svc:rclone-sse/tree', target], env);
     for (const [name, content] of Object.entries(files)) expect((await readFile(join(target, name))).equals(content), name).toBe(true);
     expect((await s3ClientFor(server.url).send(new HeadObjectCommand({ Bucket: 'rclone-sse', Key: 'tree/sub/b.bin' }))).ServerSideEncryption).toBe('AES256');
+  });
+
+  it('uploads with SSE-S3 in parallel 5 MiB parts, checks and reads back', async () => {
+    const dir = join(root, 'rclone-sse-parts');
+    await mkdir(dir, { recursive: true });
+    const body = randomBytes(11 * 1024 * 1024);
+    await writeFile(join(dir, 'big.bin'), body);
+    const env = rcloneEnv();
+    run('rclone', ['mkdir', 'svc:rclone-sse-parts'], env);
+    run('rclone', ['copy', '--s3-upload-cutoff', '5M', '--s3-chunk-size', '5M', '--s3-upload-concurrency', '4', dir, 'svc:rclone-sse-parts'], env);
+    const head = await s3ClientFor(server.url).send(new HeadObjectCommand({ Bucket: 'rclone-sse-parts', Key: 'big.bin' }));
+    expect([head.ServerSideEncryption, head.ETag?.endsWith('-3"'), head.ContentLength]).toEqual(['AES256', true, body.length]);
+    run('rclone', ['check', dir, 'svc:rclone-sse-parts'], env);
+    run('rclone', ['copyto', 'svc:rclone-sse-parts/big.bin', join(root, 'rclone-sse-back.bin')], env);
+    expect((await readFile(join(root, 'rclone-sse-back.bin'))).equals(body)).toBe(true);
   });
 });

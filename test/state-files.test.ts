@@ -248,11 +248,17 @@ describe('multipart upload records', () => {
   };
   it('decode what is written and refuse the rest by name', () => {
     expect(decodeUploadRecord(JSON.stringify(upload))).toEqual(upload);
-    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 3 })))).toBe('UnsupportedFormat');
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 4 })))).toBe('UnsupportedFormat');
+    // Version 3 is a compressed upload (encrypted or not): its block format, and only there.
+    expect(decodeUploadRecord(JSON.stringify({ ...upload, version: 3, compression: 'zstd-1m-v1' }))).toEqual({ ...upload, version: 3, compression: 'zstd-1m-v1' });
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 3 })))).toBe('CorruptFormat');
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, compression: 'zstd-1m-v1' })))).toBe('CorruptFormat');
+    expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 3, compression: 'lz4-v9' })))).toBe('UnsupportedFormat');
     // Version 2 is an encrypted upload: its sealed key record, and only there.
     const sealed = { kind: 'SSE-C', cipher: 'aes-256-gcm-64k-v1', keyId: '', sealedKey: 'AQID', customerKeyHmac: 'BAUG' };
     expect(decodeUploadRecord(JSON.stringify({ ...upload, version: 2, encryption: sealed }))).toEqual({ ...upload, version: 2, encryption: sealed });
     expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, version: 2 })))).toBe('CorruptFormat');
+    expect(decodeUploadRecord(JSON.stringify({ ...upload, version: 3, encryption: sealed, compression: 'zstd-1m-v1' }))).toEqual({ ...upload, version: 3, encryption: sealed, compression: 'zstd-1m-v1' });
     expect(codeOf(() => decodeUploadRecord(JSON.stringify({ ...upload, encryption: sealed })))).toBe('CorruptFormat');
     const { customerKeyHmac: _hmac, ...withoutHmac } = sealed;
     for (const encryption of [withoutHmac, { ...sealed, kind: 'SSE-S3' }, { ...sealed, cipher: 'rot13' }, { ...sealed, customerKey: 'AQID' }, { ...sealed, sealedKey: 'not base64!' }]) {
@@ -269,5 +275,15 @@ describe('multipart upload records', () => {
     expect(decodePartRecord(JSON.stringify(sealedPart))).toEqual(sealedPart);
     expect(codeOf(() => decodePartRecord(JSON.stringify({ ...part, storedSizeBytes: 21 })))).toBe('CorruptFormat');
     expect(codeOf(() => decodePartRecord(JSON.stringify({ ...sealedPart, keySalt: 7 })))).toBe('CorruptFormat');
+    // A compressed part keeps its blocks' stored lengths (one per 1 MiB of the part), sealed or not.
+    const bigPart = { ...part, sizeBytes: 1024 * 1024 + 10 };
+    const compressedPart = { ...bigPart, storedSizeBytes: 3010, compressedBlocks: [3000, 10] };
+    expect(decodePartRecord(JSON.stringify(compressedPart))).toEqual(compressedPart);
+    expect(decodePartRecord(JSON.stringify({ ...compressedPart, keySalt: 'AAAAAAAAAAAAAAAAAAAAAA==' }))).toEqual({ ...compressedPart, keySalt: 'AAAAAAAAAAAAAAAAAAAAAA==' });
+    for (const blocks of [[3000], [3000, 11], [0, 10], [3000, 10, 1], 'all']) {
+      expect(codeOf(() => decodePartRecord(JSON.stringify({ ...compressedPart, compressedBlocks: blocks }))), JSON.stringify(blocks)).toBe('CorruptFormat');
+    }
+    const { storedSizeBytes: _stored, ...unsized } = compressedPart;
+    expect(codeOf(() => decodePartRecord(JSON.stringify(unsized)))).toBe('CorruptFormat');
   });
 });

@@ -15,6 +15,7 @@ import { presignGet, shareBaseUrl } from './presign.js';
 import { requestAccess, requestOrigin } from './request-state.js';
 import type { Session } from './session.js';
 import { objectSchemas } from './api-schemas.js';
+import { readObject } from '../ops/compression/compressed-objects.js';
 import { countEntries, isKeyOrder, listViewOf, sortedPage } from './list-view.js';
 
 export async function objectRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
@@ -56,7 +57,8 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const key = requiredKey(query.key);
     const versionId = optionalVersionId(query.versionId);
     await requestAccess(request).require([{ action: versionId === undefined ? 's3:GetObject' : 's3:GetObjectVersion', bucket, key }]);
-    const reader = await context.objects().getObject(bucket, key, versionId === undefined ? {} : { versionId });
+    // SSE-S3 and SSE-KMS objects are opened with the KMS as a GET would open them; an SSE-C one needs its customer key (InvalidRequest).
+    const reader = await readObject(context.objects(), context.s3?.().encryption?.kms(), bucket, key, versionId === undefined ? {} : { versionId });
     const name = key.split('/').filter((part) => part !== '').at(-1) ?? 'download';
     reply
       .header('content-type', reader.info.contentType ?? 'application/octet-stream')

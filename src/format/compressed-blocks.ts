@@ -10,6 +10,10 @@
  * at the sum of the stored lengths before it, and a range decompresses from the block holding
  * its first byte, never from the start of the object.
  *
+ * A multipart object's parts are compressed each on its own, in 1 MiB blocks of the part; the
+ * record then lists the parts' plain sizes (`parts`) and all their blocks, part after part, so a
+ * block never spans two parts and the parts' compressed streams follow one another.
+ *
  * Pure code: bytes in, bytes out (the stream transforms take and give async iterables; zstd runs
  * on libuv's thread pool, off the event loop).
  */
@@ -40,6 +44,40 @@ export function blockCountOf(plainSizeBytes: number): number {
 /** Plain length of block `index` of an object of `plainSizeBytes`. */
 export function blockPlainLength(plainSizeBytes: number, index: number): number {
   return Math.min(compressionBlockPlainBytes, plainSizeBytes - index * compressionBlockPlainBytes);
+}
+
+/**
+ * Plain length of each block of a record, in order: the 1 MiB blocks of the object, or of each of
+ * its parts in turn.
+ */
+export function blockPlainLengths(info: Pick<CompressionInfo, 'plainSizeBytes' | 'parts'>): number[] {
+  const sizes = info.parts ? info.parts.map((part) => part.plainSizeBytes) : [info.plainSizeBytes];
+  const lengths: number[] = [];
+  for (const size of sizes) for (let block = 0; block < blockCountOf(size); block += 1) lengths.push(blockPlainLength(size, block));
+  return lengths;
+}
+
+/** A multipart object's parts as they were compressed: the client's size of each and its blocks' stored lengths. */
+export interface CompressedPartBlocks {
+  number: number;
+  plainSizeBytes: number;
+  blocks: readonly number[];
+}
+
+/**
+ * The record of a multipart object whose parts were compressed one by one, or undefined when no
+ * block of any part shrank (its stored bytes are then the client's, and nothing records them).
+ */
+export function multipartCompression(parts: readonly CompressedPartBlocks[]): CompressionInfo | undefined {
+  const blocks = parts.flatMap((part) => [...part.blocks]);
+  const plainSizeBytes = parts.reduce((sum, part) => sum + part.plainSizeBytes, 0);
+  const info: CompressionInfo = {
+    algorithm: compressionAlgorithm, plainSizeBytes, storedSizeBytes: blocks.reduce((sum, length) => sum + length, 0), blocks,
+    parts: parts.map((part) => ({ number: part.number, plainSizeBytes: part.plainSizeBytes })),
+  };
+  const lengths = blockPlainLengths(info);
+  if (lengths.length !== blocks.length) throw new SvcError('InternalError', 'the parts\' compressed blocks do not match their sizes');
+  return blocks.some((length, index) => length < lengths[index]!) ? info : undefined;
 }
 
 function compressBlock(plain: Buffer): Promise<Buffer> {
@@ -132,13 +170,23 @@ export function compressedRangeOf(info: CompressionInfo, range: { offset: number
     throw new SvcError('InvalidRange', undefined, { sizeBytes: info.plainSizeBytes });
   }
   if (range.length === 0) return { storedOffset: 0, storedLength: 0, firstBlock: 0, blockCount: 0, skipBytes: 0, lengthBytes: 0 };
-  const firstBlock = Math.floor(range.offset / compressionBlockPlainBytes);
-  const lastBlock = Math.floor((range.offset + range.length - 1) / compressionBlockPlainBytes);
+  const lengths = blockPlainLengths(info);
+  let block = 0;
+  let plainStart = 0;
   let storedOffset = 0;
-  for (let block = 0; block < firstBlock; block += 1) storedOffset += info.blocks[block]!;
+  while (plainStart + lengths[block]! <= range.offset) {
+    plainStart += lengths[block]!;
+    storedOffset += info.blocks[block]!;
+    block += 1;
+  }
+  const firstBlock = block;
+  const end = range.offset + range.length;
   let storedLength = 0;
-  for (let block = firstBlock; block <= lastBlock; block += 1) storedLength += info.blocks[block]!;
-  return { storedOffset, storedLength, firstBlock, blockCount: lastBlock - firstBlock + 1, skipBytes: range.offset - firstBlock * compressionBlockPlainBytes, lengthBytes: range.length };
+  for (let plainAt = plainStart; plainAt < end; block += 1) {
+    plainAt += lengths[block]!;
+    storedLength += info.blocks[block]!;
+  }
+  return { storedOffset, storedLength, firstBlock, blockCount: block - firstBlock, skipBytes: range.offset - plainStart, lengthBytes: range.length };
 }
 
 function corruptBlock(index: number, reason: string): never {
@@ -177,6 +225,7 @@ export async function* decompressStream(source: AsyncIterable<Uint8Array>, info:
     }
     return out;
   };
+  const plainLengths = blockPlainLengths(info);
   let skip = read.skipBytes;
   let left = read.lengthBytes;
   // The next block is read and decompressing (on the thread pool) while this one is handed on.
@@ -185,7 +234,7 @@ export async function* decompressStream(source: AsyncIterable<Uint8Array>, info:
   const endBlock = read.firstBlock + read.blockCount;
   const startNext = async (): Promise<void> => {
     const block = nextBlock++;
-    const plainLength = blockPlainLength(info.plainSizeBytes, block);
+    const plainLength = plainLengths[block]!;
     const stored = await take(info.blocks[block]!, block);
     const plain = stored.length === plainLength ? Promise.resolve(stored) : decompressBlock(stored, plainLength).then(
       (out) => (out.length === plainLength ? out : corruptBlock(block, `decompresses to ${out.length} bytes, not ${plainLength}`)),

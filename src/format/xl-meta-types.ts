@@ -64,6 +64,17 @@ export interface CompressionInfo {
   storedSizeBytes: number;
   /** Stored length of each block, in order; a block stored at its plain length is raw. */
   blocks: number[];
+  /**
+   * Multipart objects: each part's number and client size, in order. Each part was compressed on
+   * its own, so `blocks` holds the 1 MiB blocks of part 1, then those of part 2, and so on.
+   */
+  parts?: CompressedPart[];
+}
+
+/** One part of a compressed multipart version as the client sent it. */
+export interface CompressedPart {
+  number: number;
+  plainSizeBytes: number;
 }
 
 /** One part of an encrypted version as the client sent it. */

@@ -1,12 +1,15 @@
 /**
  * `xl.meta` byte encoding (docs/formats.md):
  *
- *   magic "XLSV" | u16 version (1) | u16 flags (0) | u32 metadata length | metadata (UTF-8 JSON)
+ *   magic "XLSV" | u16 version (1 or 2) | u16 flags (0) | u32 metadata length | metadata (UTF-8 JSON)
  *   | u32 inline count | per inline blob: u16 id length, version id, u32 length, bytes
  *   | u32 CRC-32 of everything before it
  *
  * All integers are big-endian. Inline shard bytes are stored raw, never in the JSON. A decoder
  * rejects an unknown magic or version (UnsupportedFormat) and anything malformed (CorruptFormat).
+ * Version 2 is written when a version is compressed, so that a build which predates compression
+ * (and would ignore the `compression` field, serving the stored blocks as the object) refuses the
+ * file instead; every other file stays version 1. Both decode alike.
  */
 import { crc32 } from 'node:zlib';
 import { SvcError } from '../errors/index.js';
@@ -15,6 +18,8 @@ import { canonicalCompression, validateCompression } from './xl-meta-compression
 
 export const xlMetaMagic = 'XLSV';
 export const xlMetaVersion = 1;
+/** The format number of a file that holds a compressed version. */
+export const xlMetaCompressedVersion = 2;
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function encodeXlMeta(meta: XlMeta): Uint8Array {
@@ -24,7 +29,7 @@ export function encodeXlMeta(meta: XlMeta): Uint8Array {
   const inlineBytes = inline.reduce((sum, version) => sum + 2 + Buffer.byteLength(version.versionId) + 4 + version.inlineData!.length, 0);
   const out = Buffer.allocUnsafe(4 + 2 + 2 + 4 + json.length + 4 + inlineBytes + 4);
   let offset = out.write(xlMetaMagic, 0, 'latin1');
-  offset = out.writeUInt16BE(xlMetaVersion, offset);
+  offset = out.writeUInt16BE(meta.versions.some((version) => version.compression !== undefined) ? xlMetaCompressedVersion : xlMetaVersion, offset);
   offset = out.writeUInt16BE(0, offset);
   offset = out.writeUInt32BE(json.length, offset);
   offset += json.copy(out, offset);
@@ -47,7 +52,7 @@ export function decodeXlMeta(bytes: Uint8Array): XlMeta {
     throw new SvcError('UnsupportedFormat', 'xl.meta: unknown magic');
   }
   const version = buffer.readUInt16BE(4);
-  if (version !== xlMetaVersion) throw new SvcError('UnsupportedFormat', `xl.meta: unsupported version ${version}`);
+  if (version !== xlMetaVersion && version !== xlMetaCompressedVersion) throw new SvcError('UnsupportedFormat', `xl.meta: unsupported version ${version}`);
   if (buffer.length < 16) corrupt('truncated header');
   const body = buffer.length - 4;
   if (crc32(buffer.subarray(0, body)) !== buffer.readUInt32BE(body)) corrupt('checksum mismatch');

@@ -110,7 +110,8 @@ export async function getObject(config: SetConfig, bucket: string, key: string, 
     const local = hasLocalData(resolved.version);
     const stored = local ? releasingBody((releaseOnce) => streamRange(config, bucket, key, resolved, range, releaseOnce), release) : await readFromTier(config, resolved.version, range, release);
     const releaseChunk = local ? (chunk: Uint8Array) => readBuffers.release(chunk) : () => undefined;
-    if (inflating) return { info, body: decompressStream(stored, info.compression!, inflating, releaseChunk), release: () => undefined };
+    // A read of no bytes has no block to decompress: its stored stream is empty, and read to its end it releases the lock.
+    if (inflating && inflating.lengthBytes > 0) return { info, body: decompressStream(stored, info.compression!, inflating, releaseChunk), release: () => undefined };
     return { info, body: stored, release: releaseChunk };
   } catch (error) {
     release();

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { SvcError, isSvcError } from '../errors/index.js';
 import { systemDir, tmpDir, type Drive } from '../drive/index.js';
-import type { EncryptionInfo, EncryptionKeyRecord, ObjectVersion, StorageClass, XlMeta } from '../format/xl-meta-types.js';
+import type { CompressionInfo, EncryptionInfo, EncryptionKeyRecord, ObjectVersion, StorageClass, XlMeta } from '../format/xl-meta-types.js';
+import { multipartCompression } from '../format/compressed-blocks.js';
 import { findVersion, upsertVersion } from '../format/xl-meta.js';
 import { defaultCodecId } from '../erasure/codecs.js';
 import { distributionFor } from '../erasure/layout.js';
@@ -36,19 +37,20 @@ export async function createUpload(
   bucket: string,
   key: string,
   uploadId: string,
-  options: { storageClass: StorageClass; contentType?: string; userMetadata?: Record<string, string>; systemMetadata?: Record<string, string>; checksum?: MultipartChecksum; encryption?: EncryptionKeyRecord },
+  options: { storageClass: StorageClass; contentType?: string; userMetadata?: Record<string, string>; systemMetadata?: Record<string, string>; checksum?: MultipartChecksum; encryption?: EncryptionKeyRecord; compression?: CompressionInfo['algorithm'] },
 ): Promise<UploadRecord> {
   checkObjectKey(key);
   const geometry = geometryForClass(config, options.storageClass);
   requireQuorum(onlineSlots(config).length, geometry.writeQuorum, 'write', { bucket, key, operation: 'create-multipart-upload' });
   const record: UploadRecord = {
-    version: options.encryption ? 2 : 1, uploadId, bucket, key, initiatedMs: config.clock.nowMs(), storageClass: options.storageClass,
+    version: options.compression ? 3 : options.encryption ? 2 : 1, uploadId, bucket, key, initiatedMs: config.clock.nowMs(), storageClass: options.storageClass,
     ...(options.contentType !== undefined ? { contentType: options.contentType } : {}),
     userMetadata: options.userMetadata ?? {}, systemMetadata: options.systemMetadata ?? {},
     dataShards: geometry.dataShards, parityShards: geometry.parityShards,
     distribution: distributionFor(key, config.drives.length), dataDir: config.newId(),
     ...(options.checksum ? { checksum: options.checksum } : {}),
     ...(options.encryption ? { encryption: options.encryption } : {}),
+    ...(options.compression ? { compression: options.compression } : {}),
   };
   const bytes = Buffer.from(JSON.stringify(record));
   const written = await onDrives(config, (drive) => drive.writeFileAtomic(`${uploadDir(bucket, key, uploadId)}/upload.json`, bytes));
@@ -86,19 +88,25 @@ export async function uploadPart(
   const quorum = geometryForClass(config, record.storageClass).writeQuorum;
   const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
   const tmpId = config.newId();
-  if ((record.encryption !== undefined) !== (options.sealing !== undefined)) throw new SvcError('InternalError', 'a part of an encrypted upload must be sealed, and only such a part');
-  // A sealed part's digests are taken over its plaintext by the sealer; here only the stored bytes' MD5.
-  const algorithms = options.sealing ? [] : [...(options.digests ?? []), ...(kept ? [kept] : [])];
+  const transforms = record.encryption !== undefined || record.compression !== undefined;
+  if (transforms !== (options.transformed !== undefined)) throw new SvcError('InternalError', 'a part of an encrypted or compressed upload must come sealed or compressed, and only such a part');
+  // A transformed part's digests are taken over the client's bytes by the caller; here only the stored bytes' MD5.
+  const algorithms = options.transformed ? [] : [...(options.digests ?? []), ...(kept ? [kept] : [])];
   const plan = shardStreamPlan(config, { dataShards: record.dataShards, parityShards: record.parityShards, writeQuorum: quorum }, record.distribution, algorithms);
   const { slots, digests } = await streamShardFiles(config, plan, reader, [], `${tmpDir}/${tmpId}/part`, () => removeTmp(config, tmpId));
   try {
     await options.beforeCommit?.({ md5Hex: digests.md5, sizeBytes: reader.totalBytes, digests });
-    const sealed = options.sealing?.();
-    const client = sealed ? sealed.digests : digests;
+    const shown = options.transformed?.();
+    if (shown && ((record.encryption !== undefined) !== (shown.keySalt !== undefined) || (record.compression !== undefined) !== (shown.compressedBlocks !== undefined))) {
+      throw new SvcError('InternalError', 'a part was not sealed or compressed as its upload says');
+    }
+    const client = shown ? shown.digests : digests;
     const part: PartRecord = {
-      number: partNumber, sizeBytes: sealed?.sizeBytes ?? reader.totalBytes, etag: sealed?.etag ?? digests.md5, modTimeMs: config.clock.nowMs(),
+      number: partNumber, sizeBytes: shown?.sizeBytes ?? reader.totalBytes, etag: shown?.etag ?? digests.md5, modTimeMs: config.clock.nowMs(),
       ...(kept ? { checksum: Buffer.from(client[kept]!, 'hex').toString('base64') } : {}),
-      ...(sealed ? { storedSizeBytes: reader.totalBytes, keySalt: sealed.keySalt } : {}),
+      ...(shown ? { storedSizeBytes: reader.totalBytes } : {}),
+      ...(shown?.keySalt !== undefined ? { keySalt: shown.keySalt } : {}),
+      ...(shown?.compressedBlocks ? { compressedBlocks: [...shown.compressedBlocks] } : {}),
     };
     const dir = uploadDir(record.bucket, record.key, record.uploadId);
     const bytes = Buffer.from(JSON.stringify(part));
@@ -125,11 +133,12 @@ export interface PartOptions {
   /** The algorithms of the checksums the request carries: one other than the upload's is refused. */
   sentChecksums?: readonly DigestAlgorithm[];
   /**
-   * The body is sealed packages (an encrypted upload's part, src/ops/sse): called once the body
-   * is stored and `beforeCommit` passed, it gives the client's size, ETag and digests (the upload's
-   * checksum algorithm among them) and the salt of the part's key.
+   * The body is not the client's bytes but what the upload stores of them: compressed blocks
+   * and/or sealed packages (src/ops). Called once the body is stored and `beforeCommit` passed, it
+   * gives the client's size, ETag and digests (the upload's checksum algorithm among them), the
+   * salt of the part's key when sealed and the blocks' stored lengths when compressed.
    */
-  sealing?: () => { sizeBytes: number; etag: string; digests: DigestValues; keySalt: string };
+  transformed?: () => { sizeBytes: number; etag: string; digests: DigestValues; keySalt?: string; compressedBlocks?: readonly number[] };
 }
 
 export async function listParts(config: SetConfig, record: UploadRecord): Promise<PartRecord[]> {
@@ -168,7 +177,8 @@ export async function completeUpload(
     const etag = `${createHash('md5').update(Buffer.concat(chosen.map((part) => Buffer.from(part.etag, 'hex')))).digest('hex')}-${chosen.length}`;
     const sizeBytes = chosen.reduce((sum, part) => sum + part.sizeBytes, 0);
     checkCompletionClaims(record.checksum, stated, objectChecksum, sizeBytes);
-    const encryption = encryptionOf(record, chosen, sizeBytes);
+    const encryption = encryptionOf(record, chosen);
+    const compression = compressionOf(record, chosen);
     const version: ObjectVersion = {
       versionId: versioning === 'enabled' ? config.newId() : 'null', modTimeMs: config.clock.nowMs(), deleteMarker: false,
       sizeBytes: chosen.reduce((sum, part) => sum + (part.storedSizeBytes ?? part.sizeBytes), 0), etag,
@@ -177,6 +187,7 @@ export async function completeUpload(
       erasure: { codec: defaultCodecId, dataShards: record.dataShards, parityShards: record.parityShards, blockSizeBytes: config.blockSizeBytes, index: 1, distribution: record.distribution, checksumAlgorithm: 'xxh64' },
       parts: chosen.map((part) => ({ number: part.number, sizeBytes: part.storedSizeBytes ?? part.sizeBytes, etag: part.etag, ...(part.checksum !== undefined ? { checksum: part.checksum } : {}) })),
       ...(encryption ? { encryption } : {}),
+      ...(compression ? { compression } : {}),
     };
     const dir = uploadDir(record.bucket, record.key, record.uploadId);
     const unused = [...available.keys()].filter((number) => !chosen.some((part) => part.number === number));
@@ -204,14 +215,30 @@ export async function completeUpload(
   }
 }
 
-/** An encrypted upload's object record: the upload's sealed key, each part's plaintext size and key salt. */
-function encryptionOf(record: UploadRecord, chosen: PartRecord[], plainSizeBytes: number): EncryptionInfo | undefined {
+/** What a part's stored bytes are the sealing of: its compressed stream when compressed, else the client's bytes. */
+function sealedInputBytes(part: PartRecord): number {
+  return part.compressedBlocks ? part.compressedBlocks.reduce((sum, length) => sum + length, 0) : part.sizeBytes;
+}
+
+/** An encrypted upload's object record: the upload's sealed key, each part's sealed input size and key salt. */
+function encryptionOf(record: UploadRecord, chosen: PartRecord[]): EncryptionInfo | undefined {
   if (!record.encryption) return undefined;
   const plainParts = chosen.map((part) => {
     if (part.keySalt === undefined || part.storedSizeBytes === undefined) throw new SvcError('InternalError', `part ${part.number} of an encrypted upload was stored unsealed`, { partNumber: part.number });
-    return { number: part.number, sizeBytes: part.sizeBytes, keySalt: part.keySalt };
+    return { number: part.number, sizeBytes: sealedInputBytes(part), keySalt: part.keySalt };
   });
-  return { ...record.encryption, plainSizeBytes, plainParts };
+  return { ...record.encryption, plainSizeBytes: plainParts.reduce((sum, part) => sum + part.sizeBytes, 0), plainParts };
+}
+
+/** A compressed upload's object record (parts compressed one by one), or none when no block of any part shrank. */
+function compressionOf(record: UploadRecord, chosen: PartRecord[]): CompressionInfo | undefined {
+  if (!record.compression) return undefined;
+  return multipartCompression(
+    chosen.map((part) => {
+      if (!part.compressedBlocks) throw new SvcError('InternalError', `part ${part.number} of a compressed upload was stored uncompressed`, { partNumber: part.number });
+      return { number: part.number, plainSizeBytes: part.sizeBytes, blocks: part.compressedBlocks };
+    }),
+  );
 }
 
 function choosePartsOrFail(requested: { number: number; etag: string }[], available: Map<number, PartRecord>): PartRecord[] {

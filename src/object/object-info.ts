@@ -25,15 +25,20 @@ export function toObjectInfo(bucket: string, key: string, version: ObjectVersion
   };
 }
 
-/** A compressed version as the client sees it: its size and one part of it, the stored size beside them. */
-function compressedSizes(version: ObjectVersion): Pick<ObjectInfo, 'sizeBytes' | 'parts' | 'compression' | 'storedSizeBytes'> {
+/**
+ * A compressed version as the client sees it: its size and parts (one, unless it was uploaded in
+ * parts), the stored size and parts beside them.
+ */
+function compressedSizes(version: ObjectVersion): Pick<ObjectInfo, 'sizeBytes' | 'parts' | 'compression' | 'storedSizeBytes' | 'storedParts'> {
   const compression = version.compression!;
-  return {
-    sizeBytes: compression.plainSizeBytes,
-    parts: [{ number: 1, sizeBytes: compression.plainSizeBytes, etag: version.parts[0]?.etag ?? version.etag }],
-    compression,
-    storedSizeBytes: version.sizeBytes,
-  };
+  const stored = new Map(version.parts.map((part) => [part.number, part]));
+  const parts = compression.parts
+    ? compression.parts.map((part) => {
+        const { etag = '', checksum } = stored.get(part.number) ?? {};
+        return { number: part.number, sizeBytes: part.plainSizeBytes, etag, ...(checksum !== undefined ? { checksum } : {}) };
+      })
+    : [{ number: 1, sizeBytes: compression.plainSizeBytes, etag: version.parts[0]?.etag ?? version.etag }];
+  return { sizeBytes: compression.plainSizeBytes, parts, compression, storedSizeBytes: version.sizeBytes, storedParts: version.parts };
 }
 
 /** An encrypted version as the client sees it: its plaintext size and parts, the stored size beside them. */

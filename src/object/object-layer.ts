@@ -24,7 +24,7 @@ import type { Acl, ObjectOwnership } from '../iam/acl.js';
 import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, MultipartChecksum, ObjectInfo, PutObjectOptions, ReceivedBody } from './types.js';
 import type { DigestAlgorithm } from './coding/digests.js';
 import { withBucketLock, type BucketObjectLock } from './object-lock.js';
-import type { EncryptionKeyRecord } from '../format/xl-meta-types.js';
+import type { CompressionInfo, EncryptionKeyRecord } from '../format/xl-meta-types.js';
 import type { TierGateway } from './tier-gateway.js';
 import type { ExpectedVersion } from './transitioned.js';
 import type { TransitionInfo } from '../format/xl-meta-types.js';
@@ -463,7 +463,7 @@ export class ObjectLayer {
 
   // --- multipart ------------------------------------------------------------------------
 
-  async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId' | 'encryption'> & { checksum?: MultipartChecksum; encryption?: EncryptionKeyRecord }): Promise<string> {
+  async createMultipartUpload(bucket: string, key: string, options: Omit<PutOptions, 'sizeBytes' | 'beforeCommit' | 'modTimeMs' | 'versionId' | 'encryption' | 'compression'> & { checksum?: MultipartChecksum; encryption?: EncryptionKeyRecord; compression?: CompressionInfo['algorithm'] }): Promise<string> {
     checkObjectKey(key);
     const bucketRecord = await this.requireBucket(bucket);
     // Lock fields on a bucket without object lock are refused now; the default retention is applied at completion.

@@ -48,7 +48,7 @@ export interface ObjectInfo {
   storedSizeBytes?: number;
   /** Set when the stored bytes are compressed: `sizeBytes` and `parts` are the client's, `storedSizeBytes` what the drives hold. */
   compression?: CompressionInfo;
-  /** Encrypted versions: the parts as the drives hold them (sealed sizes). */
+  /** Encrypted or compressed versions: the parts as the drives hold them (sealed or compressed sizes). */
   storedParts?: ObjectPart[];
   /** Set when the data was moved to a remote tier (a restored copy may be on the drives too). */
   transition?: TransitionInfo;

@@ -121,9 +121,8 @@ function sameVersion(version: ObjectInfo, versioning: BucketVersioning): PutObje
     storageClass: version.storageClass,
     versioning,
     sizeBytes: version.storedSizeBytes ?? version.sizeBytes,
-    // The part list as stored: a multipart object keeps its parts (partNumber reads, part checksums).
-    // A compressed version (never multipart) lists the client's one part; its stored one is the whole stream.
-    ...(version.storedParts || !version.compression ? { parts: version.storedParts ?? version.parts } : {}),
+    // The part list as stored (sealed or compressed sizes): a multipart object keeps its parts (partNumber reads, part checksums).
+    parts: version.storedParts ?? version.parts,
     ...(version.encryption ? { encryption: version.encryption } : {}),
     ...(version.compression ? { compression: version.compression } : {}),
     ...(version.contentType !== undefined ? { contentType: version.contentType } : {}),

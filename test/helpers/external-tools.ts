@@ -63,3 +63,13 @@ export function runTool(command: string, args: string[], env: Record<string, str
     throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}\n${context()}`);
   }
 }
+
+/** rclone's settings for a remote `svc:` (path-style S3 at `endpoint`), from the environment only; `extra` adds RCLONE_CONFIG_SVC_* settings. */
+export function rcloneEnv(endpoint: string, credentials: { accessKeyId: string; secretAccessKey: string }, configFile: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    RCLONE_CONFIG_SVC_TYPE: 's3', RCLONE_CONFIG_SVC_PROVIDER: 'Other', RCLONE_CONFIG_SVC_ENDPOINT: endpoint,
+    RCLONE_CONFIG_SVC_ACCESS_KEY_ID: credentials.accessKeyId, RCLONE_CONFIG_SVC_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    RCLONE_CONFIG_SVC_REGION: 'us-east-1', RCLONE_CONFIG_SVC_FORCE_PATH_STYLE: 'true', RCLONE_CONFIG: configFile,
+    ...Object.fromEntries(Object.entries(extra).map(([name, value]) => [`RCLONE_CONFIG_SVC_${name}`, value])),
+  };
+}

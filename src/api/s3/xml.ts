@@ -32,13 +32,43 @@ export function parseXmlBody(bytes: Uint8Array, arrays: string[] = []): Record<s
   if (nestingDepth(text) > limits.maxXmlDepth) throw new SvcError('MalformedXML', `The XML nests elements deeper than ${limits.maxXmlDepth} levels.`);
   try {
     if (XMLValidator.validate(text) !== true) throw new SvcError('MalformedXML');
-    const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, removeNSPrefix: true, isArray: (name) => arrays.includes(name), processEntities: true });
+    const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, removeNSPrefix: true, isArray: (name) => arrays.includes(name), processEntities: true, entityDecoder: xmlReferences });
     return parser.parse(text) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof SvcError) throw error;
     throw new SvcError('MalformedXML', undefined, {}, { cause: error });
   }
 }
+
+/** The five entities XML predefines; no other is declared (a DOCTYPE is refused). */
+const predefinedEntities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/** A code point XML allows in a document (its `Char` production). */
+function isXmlChar(code: number): boolean {
+  return code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+}
+
+/**
+ * Text content's references, decoded as XML defines them: the predefined entities and character
+ * references, decimal and hexadecimal. Go's encoding/xml (rclone, Go SDKs) writes `"` as `&#34;`,
+ * so an ETag in a CompleteMultipartUpload arrives as `&#34;...&#34;`. A reference to a character
+ * XML forbids is MalformedXML; an undeclared name is left as written.
+ */
+const xmlReferences = {
+  setExternalEntities: (): void => undefined,
+  addInputEntities: (): void => undefined,
+  reset: (): void => undefined,
+  setXmlVersion: (): void => undefined,
+  decode: (text: string): string =>
+    text.includes('&')
+      ? text.replace(/&(?:#x([0-9a-fA-F]+)|#([0-9]+)|([A-Za-z]+));/g, (reference, hex: string | undefined, decimal: string | undefined, name: string | undefined) => {
+          if (name !== undefined) return predefinedEntities[name] ?? reference;
+          const code = hex !== undefined ? Number.parseInt(hex, 16) : Number(decimal);
+          if (!isXmlChar(code)) throw new SvcError('MalformedXML', `${reference} is not a character XML allows`);
+          return String.fromCodePoint(code);
+        })
+      : text,
+};
 
 /**
  * The deepest element nesting of a document, counted without building it (so a hostile depth

@@ -23,6 +23,13 @@ export interface ObjectVersion {
   headers: Record<string, string>;
   lock: { legalHold: boolean; mode?: 'GOVERNANCE' | 'COMPLIANCE'; retainUntil?: string };
   encryption?: { type: 'SSE-S3' | 'SSE-KMS' | 'SSE-C'; kmsKeyId?: string };
+  compression?: { algorithm: string; storedSizeBytes: number };
+}
+
+/** A compressed version in words: the drives hold its compressed stream, not the client's bytes. */
+export function compressionText(version: ObjectVersion): string | undefined {
+  if (!version.compression) return undefined;
+  return `Compressed (zstd), stored ${bytes(version.compression.storedSizeBytes)} of ${bytes(version.sizeBytes)}`;
 }
 
 /** A version's object lock in words, or undefined when it has none. */
@@ -130,6 +137,12 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
                 </dd>
               </>
             )}
+            {latest && compressionText(latest) ? (
+              <>
+                <dt>Compression</dt>
+                <dd data-testid="object-compression">{compressionText(latest)}</dd>
+              </>
+            ) : null}
             {latest && lockText(latest.lock) ? (
               <>
                 <dt>Object lock</dt>

@@ -9,11 +9,11 @@
 import { SvcError } from '../../errors/index.js';
 import { CompressionIndex, compressedRangeOf, compressStream, decompressStream, type CompressedRead } from '../../format/compressed-blocks.js';
 import { sealStream } from '../../format/sse-packages.js';
-import { BodyDigests, type DigestValues, type GetObjectOptions, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions } from '../../object/index.js';
+import { BodyDigests, type DigestAlgorithm, type DigestValues, type GetObjectOptions, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions, type ReceivedBody } from '../../object/index.js';
 import { limits } from '../../util/limits.js';
 import type { Kms } from '../kms/kms.js';
 import { getDecrypted, putEncrypted } from '../sse/encrypted-objects.js';
-import { newObjectKey, type SseRequest, type SseSecrets } from '../sse/object-keys.js';
+import { clientEtag, newObjectKey, type SseRequest, type SseSecrets } from '../sse/object-keys.js';
 
 /** How a new object is to be stored: encrypted as asked (if at all), compressed or not. */
 export interface StoreAs {
@@ -33,6 +33,27 @@ async function* counted(source: AsyncIterable<Uint8Array>, digests: BodyDigests,
 }
 
 /**
+ * The client's body on its way into the compressor: `stored` yields the compressed blocks while
+ * the digests in `algorithms` and the size are taken over the client's bytes (more or fewer than
+ * `declared` fail); `finish()`, once the stored bytes are in, gives what the client sent.
+ */
+export function compressingTap(body: AsyncIterable<Uint8Array>, algorithms: readonly DigestAlgorithm[], declared: number | undefined) {
+  const digests = new BodyDigests(algorithms);
+  const received = { bytes: 0 };
+  const index = new CompressionIndex();
+  let plain: DigestValues | undefined;
+  return {
+    index,
+    stored: compressStream(counted(body, digests, received, declared), index, limits.compressionBlocksInFlight),
+    finish: (): ReceivedBody => {
+      if (index.plainSizeBytes !== received.bytes) throw new SvcError('InternalError', 'compressed blocks do not match the body received');
+      plain ??= digests.finish();
+      return { md5Hex: plain.md5, sizeBytes: received.bytes, digests: plain };
+    },
+  };
+}
+
+/**
  * Stores `body` as asked. `options` speak of the client's bytes (size, digests, ETag); a
  * compressed body's stored size is known only once it is in, so it inlines only when the
  * compressed stream fits the inline budget (the object layer reads ahead to tell).
@@ -40,27 +61,21 @@ async function* counted(source: AsyncIterable<Uint8Array>, digests: BodyDigests,
 export async function storeObject(objects: ObjectLayer, kms: Kms | undefined, as: StoreAs, bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
   if (!as.compress) return as.sse ? putEncrypted(objects, kms, as.sse, bucket, key, body, options) : objects.putObject(bucket, key, body, options);
   const sealing = as.sse ? await newObjectKey(kms, as.sse, bucket, key) : undefined;
-  const digests = new BodyDigests(options.digests ?? []);
-  const received = { bytes: 0 };
-  const index = new CompressionIndex();
-  let plain: DigestValues | undefined;
-  const { beforeCommit, digests: _algorithms, sizeBytes, etag, ...rest } = options;
-  const compressed = compressStream(counted(body, digests, received, sizeBytes), index, limits.compressionBlocksInFlight);
-  const stored = sealing ? sealStream(compressed, sealing.packageKey, 1) : compressed;
-  const clientEtag = (): string => etag ?? plain!.md5;
+  const { beforeCommit, digests: algorithms, sizeBytes, etag, ...rest } = options;
+  const tap = compressingTap(body, algorithms ?? [], sizeBytes);
+  const stored = sealing ? sealStream(tap.stored, sealing.packageKey, 1) : tap.stored;
+  // The client's ETag: the MD5 of its bytes, or for SSE-KMS and SSE-C the opaque value (docs/encryption.md).
+  const clientEtagOf = (): string => etag ?? (sealing ? clientEtag(sealing.record.kind, sealing.packageKey, tap.finish().md5Hex) : tap.finish().md5Hex);
+  const index = tap.index;
   return objects.putObject(bucket, key, stored, {
     ...rest,
-    beforeCommit: async () => {
-      if (index.plainSizeBytes !== received.bytes) throw new SvcError('InternalError', 'compressed blocks do not match the body received');
-      plain = digests.finish();
-      return beforeCommit?.({ md5Hex: plain.md5, sizeBytes: received.bytes, digests: plain });
-    },
+    beforeCommit: async () => beforeCommit?.(tap.finish()),
     compressing: () => {
       const compression = index.record();
-      return { etag: clientEtag(), ...(compression ? { compression } : {}) };
+      return { etag: clientEtagOf(), ...(compression ? { compression } : {}) };
     },
     ...(sealing
-      ? { sealing: () => ({ etag: clientEtag(), encryption: { ...sealing.record, plainSizeBytes: index.storedSizeBytes, plainParts: [{ number: 1, sizeBytes: index.storedSizeBytes }] } }) }
+      ? { sealing: () => ({ etag: clientEtagOf(), encryption: { ...sealing.record, plainSizeBytes: index.storedSizeBytes, plainParts: [{ number: 1, sizeBytes: index.storedSizeBytes }] } }) }
       : {}),
   });
 }
@@ -82,7 +97,9 @@ export async function readObject(objects: ObjectLayer, kms: Kms | undefined, buc
       return { offset: read.storedOffset, length: read.storedLength };
     },
   });
-  if (!read || !reader.info.compression) return reader;
+  // A read of no bytes (an empty part, by partNumber) decompresses nothing: the stored stream, empty,
+  // is handed on as it is, so that reading it to its end releases it (a wrapper never pulled would not).
+  if (!read || !reader.info.compression || read.lengthBytes === 0) return reader;
   return {
     info: reader.info,
     // The stored chunks go back to the reader once copied out; the decompressed bytes are fresh memory.

@@ -68,7 +68,7 @@ async function uploadSealedPart(objects: ObjectLayer, record: UploadRecord, obje
     ...rest,
     ...(sizeBytes !== undefined ? { sizeBytes: sealedSizeBytes(sizeBytes) } : {}),
     beforeCommit: tap.beforeCommit,
-    sealing: () => {
+    transformed: () => {
       const plain = tap.plain();
       return { ...plain, etag: clientEtag(record.encryption!.kind, objectKey, plain.digests.md5, `part.${partNumber}`), keySalt: salt.toString('base64') };
     },

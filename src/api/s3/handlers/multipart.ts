@@ -7,13 +7,14 @@ import { expectationsFrom, PayloadVerifier } from '../auth/checksums.js';
 import { headerValue, readAll, type S3Context, type S3Request, type S3Response } from '../context.js';
 import type { CopySource } from '../router.js';
 import { parseXmlBody, toXml, xmlLimits } from '../xml.js';
-import { bucketDefaultEncryption, checkConditions, metadataOf, sseSettings, storageClassOf, writePreconditionOf } from './objects.js';
+import { bucketDefaultEncryption, checkConditions, metadataOf, sseSettings, storageClassOf, storeAs, writePreconditionOf } from './objects.js';
 import { lockFieldsFromHeaders } from './object-lock.js';
 import { checksumField, completionClaimsOf, listedChecksumsOf, objectChecksumFields, partChecksumFields, uploadChecksumHeaders, uploadChecksumOf } from './multipart-checksums.js';
 import { withRequestedAcl } from '../acl-request.js';
 import { customerKeyOf, writeEncryptionOf } from '../sse-headers.js';
 import { encryptionHeaders, getDecrypted } from '../../../ops/sse/encrypted-objects.js';
-import { checkUploadSecrets, newUploadKey, partSealer } from '../../../ops/sse/encrypted-multipart.js';
+import { checkUploadSecrets } from '../../../ops/sse/encrypted-multipart.js';
+import { newUploadStorage, partUploader } from '../../../ops/compression/compressed-multipart.js';
 import type { SseRequest, SseSecrets } from '../../../ops/sse/object-keys.js';
 
 const xml = (root: string, content: Record<string, unknown>): S3Response => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: toXml(root, content) });
@@ -26,8 +27,10 @@ export async function createMultipartUpload(context: S3Context, request: S3Reque
   const settings = sseSettings(context, request);
   // The upload's encryption is what the request asks, else the bucket's default; its key is made (and sealed) now.
   const sse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(request.headers, settings) ?? bucketDefaultEncryption((await context.objects.requireBucket(bucket)).encryption);
-  const encryption = sse ? await newUploadKey(settings.kms, sse, bucket, key) : undefined;
-  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields }, ...(checksum ? { checksum } : {}), ...(encryption ? { encryption } : {}) });
+  // Compressed or not is decided now, as for a PutObject of this key and type, and kept with the upload.
+  const storage = await newUploadStorage(settings.kms, storeAs(context, key, metadata, sse), bucket, key);
+  const encryption = storage.encryption;
+  const uploadId = await context.objects.createMultipartUpload(bucket, key, { storageClass, ...metadata, systemMetadata: { ...(await withRequestedAcl(context, request, { bucket, key }, metadata.systemMetadata)), ...lockFields }, ...(checksum ? { checksum } : {}), ...storage });
   const answer = xml('InitiateMultipartUploadResult', { Bucket: bucket, Key: key, UploadId: uploadId });
   return { ...answer, headers: { ...answer.headers, ...uploadChecksumHeaders(checksum), ...encryptionHeaders(encryption, sse?.kind === 'SSE-C' ? sse.customerKeyMd5 : undefined) } };
 }
@@ -44,7 +47,7 @@ export async function uploadPart(context: S3Context, request: S3Request, bucket:
   const settings = sseSettings(context, request);
   const customerKey = customerKeyOf(request.headers, settings);
   const record = await context.objects.multipartUpload(bucket, key, uploadId);
-  const sealer = await partSealer(context.objects, settings.kms, record, secretsOf(customerKey));
+  const sealer = await partUploader(context.objects, settings.kms, record, secretsOf(customerKey));
   const part = await sealer.upload(partNumber, request.body, {
     digests: verifier.algorithms,
     sentChecksums: [...expectations.checksums.keys()],
@@ -60,7 +63,7 @@ export async function uploadPartCopy(context: S3Context, request: S3Request, buc
   const targetKey = customerKeyOf(request.headers, settings);
   const record = await context.objects.multipartUpload(bucket, key, uploadId);
   // The target's key is checked and opened before the source is read.
-  const sealer = await partSealer(context.objects, settings.kms, record, secretsOf(targetKey));
+  const sealer = await partUploader(context.objects, settings.kms, record, secretsOf(targetKey));
   const sourceInfo = await context.objects.headObject(source.bucket, source.key, source.versionId);
   checkConditions(request.headers, sourceInfo, 'x-amz-copy-source-');
   const rangeHeader = headerValue(request.headers, 'x-amz-copy-source-range');

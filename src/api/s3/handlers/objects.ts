@@ -28,7 +28,7 @@ export function bucketDefaultEncryption(encryption: BucketEncryption | undefined
 }
 
 /** How a new object is stored: encrypted as `sse` asks, compressed when the settings pick it. */
-function storeAs(context: S3Context, key: string, metadata: { contentType?: string; systemMetadata: Record<string, string> }, sse: SseRequest | undefined): StoreAs {
+export function storeAs(context: S3Context, key: string, metadata: { contentType?: string; systemMetadata: Record<string, string> }, sse: SseRequest | undefined): StoreAs {
   const compress = shouldCompress(context.compression, { key, contentType: metadata.contentType, contentEncoding: metadata.systemMetadata['content-encoding'], encrypted: sse !== undefined });
   return { ...(sse ? { sse } : {}), compress };
 }

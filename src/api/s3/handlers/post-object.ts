@@ -13,9 +13,10 @@ import { headerValue, type S3Context, type S3Response } from '../context.js';
 import { boundaryOf, readForm, type FormUpload } from '../form-body.js';
 import { withRequestedAcl } from '../acl-request.js';
 import { toXml } from '../xml.js';
-import { bucketDefaultEncryption, metadataOf, storageClassOf } from './objects.js';
+import { bucketDefaultEncryption, metadataOf, storageClassOf, storeAs } from './objects.js';
 import { writeEncryptionOf } from '../sse-headers.js';
-import { encryptionHeaders, putEncrypted } from '../../../ops/sse/encrypted-objects.js';
+import { encryptionHeaders } from '../../../ops/sse/encrypted-objects.js';
+import { storeObject } from '../../../ops/compression/compressed-objects.js';
 import type { SseRequest } from '../../../ops/sse/object-keys.js';
 
 /** Fields a policy need not name: the signature itself (V4's, or V2's key and signature) and what only carries the upload. */
@@ -71,7 +72,8 @@ export async function postObject(
     },
   };
   const file = limitedTo(form.file, range);
-  const info = sse ? await putEncrypted(context.objects, settings.kms, sse, bucket, key, file, putOptions) : await context.objects.putObject(bucket, key, file, putOptions);
+  // Stored as a PutObject of the same key, type and encryption would be: sealed, compressed, or both.
+  const info = await storeObject(context.objects, settings.kms, storeAs(context, key, metadata, sse), bucket, key, file, putOptions);
   const answer = successAnswer(fields, bucket, key, info.etag, info.versionId);
   const encryption = encryptionHeaders(info.encryption, sse?.kind === 'SSE-C' ? sse.customerKeyMd5 : undefined);
   return { ...answer, headers: { ...answer.headers, ...encryption }, events: [versionEvent('ObjectCreated:Post', info)] };
