@@ -187,7 +187,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   try {
     const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
     kms = await createKms({ config, storage: ready, locker });
-    replicator = await openReplication({ config, env, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log });
+    replicator = await openReplication({ config, env, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log, events, kms: () => kms });
     context.replication = replicator;
     tiers = await createTierService({ config, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log });
     admin = await createAdminServices({
@@ -428,6 +428,8 @@ const startingPeerHandlers: Omit<PeerHandlerTable, ObservabilityOperation> = {
   'kms-changed': stillStarting,
   'kms-rotate': stillStarting,
   'kms-rewrap-status': stillStarting,
+  'replication-status': stillStarting,
+  'replication-resync': stillStarting,
 };
 
 /**

@@ -3,12 +3,15 @@
  * function): events are delivered in the order queued and survive a reopen; a failed delivery is
  * retried; an event file that does not decode (torn, another magic, another version) is moved to
  * quarantine and counted while the rest flow; a full queue drops its oldest event not in flight,
- * counts it and warns. The event file decoder is strict (fast-check prints the seed to replay).
+ * counts it and warns. Several deliveries in flight keep each key's order and stay at least once,
+ * also through a real webhook that fails some requests (fast-check prints the seed to replay).
+ * The event file decoder is strict.
  * Also the rules' matching and overlap, and AWS's key encoding in records.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEventFile, EventQueue, eventFileMagic, writeRawEventFile, type EventQueueOptions } from '../src/ops/events/queue.js';
@@ -16,6 +19,8 @@ import { encodeStateFile } from '../src/format/state-file.js';
 import { ruleMatches, rulesOverlap } from '../src/ops/events/event-names.js';
 import { encodeRecordKey } from '../src/ops/events/records.js';
 import { readTargetConfigs } from '../src/ops/events/target-config.js';
+import { createTarget } from '../src/ops/events/targets.js';
+import type { EventMessage } from '../src/ops/events/records.js';
 import { codeOf } from './helpers/codes.js';
 
 let directory: string;
@@ -105,6 +110,97 @@ describe('event queue', () => {
     await until(() => queue.stats().depth === 0);
     await queue.close();
     expect(received).toEqual([1, 4, 5]);
+  });
+
+  it('with several in flight, keeps each key\'s order and delivers every event at least once through failures', async () => {
+    const seed = Number(process.env.SVC_TEST_SEED ?? Date.now() % 1_000_000);
+    console.log(`event queue concurrency seed ${seed} (SVC_TEST_SEED replays it)`);
+    await fc.assert(fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 40 }), fc.array(fc.boolean(), { maxLength: 60 }), async (keys, failPlan) => {
+      await rm(join(directory, 'webhook-1'), { recursive: true, force: true });
+      const received: { key: string; index: number }[] = [];
+      let inFlight = 0;
+      let most = 0;
+      let attempt = 0;
+      const queue = await EventQueue.open(options(async (payload) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        try {
+          await new Promise((resolve) => setImmediate(resolve));
+          if (failPlan[attempt++ % Math.max(failPlan.length, 1)] === true && attempt < 200) throw new Error('refused');
+          received.push(payload as { key: string; index: number });
+        } finally {
+          inFlight -= 1;
+        }
+      }, { concurrency: 4 }));
+      for (const [index, key] of keys.entries()) await queue.enqueue({ key: `k${key}`, index }, `k${key}`);
+      await until(() => queue.stats().depth === 0);
+      await queue.close();
+      expect(most).toBeLessThanOrEqual(4);
+      expect(new Set(received.map((event) => event.index)).size).toBe(keys.length);
+      for (const key of new Set(keys)) {
+        const order = received.filter((event) => event.key === `k${key}`).map((event) => event.index);
+        expect(order).toEqual([...order].sort((first, second) => first - second));
+      }
+    }), { seed, numRuns: 25 });
+  });
+
+  it('an event found on the drive at open (its key unknown) goes alone, in its turn', async () => {
+    const held = await EventQueue.open(options(() => new Promise(() => undefined)));
+    await held.enqueue('old');
+    await held.close();
+    const received: unknown[] = [];
+    let inFlight = 0;
+    let overlapped = false;
+    const queue = await EventQueue.open(options(async (payload) => {
+      inFlight += 1;
+      if (payload === 'old' && inFlight > 1) overlapped = true;
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight -= 1;
+      received.push(payload);
+    }, { concurrency: 4 }));
+    await queue.enqueue('a', 'a');
+    await queue.enqueue('b', 'b');
+    await until(() => queue.stats().depth === 0);
+    await queue.close();
+    expect(received[0]).toBe('old');
+    expect(overlapped).toBe(false);
+  });
+
+  it('a real webhook that fails every third request still receives every event, each key in order', async () => {
+    const bodies: EventMessage[] = [];
+    let requests = 0;
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        requests += 1;
+        if (requests % 3 === 0) {
+          response.statusCode = 503;
+          response.end();
+          return;
+        }
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        response.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const config = readTargetConfigs({ SVC_NOTIFY_WEBHOOK_ENABLE_1: 'on', SVC_NOTIFY_WEBHOOK_ENDPOINT_1: `http://127.0.0.1:${port}/events` })[0]!;
+    const target = createTarget(config);
+    const queue = await EventQueue.open(options((payload, signal) => target.send(payload as EventMessage, signal), { concurrency: 8 }));
+    const message = (key: string, index: number): EventMessage => ({ EventName: 's3:ObjectCreated:Put', Key: `b/${key}`, Records: [{ index } as never] });
+    for (let index = 0; index < 30; index += 1) await queue.enqueue(message(`key${index % 5}`, index), `b/key${index % 5}`);
+    await until(() => queue.stats().depth === 0);
+    await queue.close();
+    await target.close();
+    server.close();
+    expect(queue.stats().failed).toBeGreaterThan(0);
+    const indexes = bodies.map((body) => (body.Records[0] as unknown as { index: number }).index);
+    expect(new Set(indexes).size).toBe(30);
+    for (let key = 0; key < 5; key += 1) {
+      const order = bodies.filter((body) => body.Key === `b/key${key}`).map((body) => (body.Records[0] as unknown as { index: number }).index);
+      expect(order).toEqual([...order].sort((first, second) => first - second));
+    }
   });
 
   it('decodes only the version 1 documents it wrote: any change of their bytes is refused or decodes to the same payload', () => {

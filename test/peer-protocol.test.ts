@@ -58,6 +58,14 @@ const examples: { [Op in PeerOperation]: { request: PeerRequest<Op>; answer: Pee
     answer: { messages: [{ EventName: 's3:ObjectCreated:Put', Key: 'photos/logs/a.log', Records: [{ eventVersion: '2.1', eventSource: 'aws:s3' }] } as never], cutOff: 'more than 10000 events waited for the listener' },
   },
   'event-targets-changed': { request: {}, answer: { reloaded: true } },
+  'replication-status': {
+    request: { bucket: 'photos' },
+    answer: {
+      targets: [{ arn: 'arn:svc:replication::3f2a9c01d4e5b6a7:photos-copy', id: '3f2a9c01d4e5b6a7', sourceBucket: 'photos', endpoint: 'http://127.0.0.2:9000', targetBucket: 'photos-copy', region: 'us-east-1', accessKey: 'replicator', createdMs: 1, depth: 2, sent: 5, failed: 1, dropped: 0, quarantined: 0, completed: 5, sentBytes: 20, unsupported: 0 }],
+      resyncs: [{ id: 'photos-1', bucket: 'photos', bucketArn: 'arn:aws:s3:::photos-copy', status: 'running', startedMs: 1, updatedMs: 2, keys: 3, queued: 4 }],
+    },
+  },
+  'replication-resync': { request: { bucket: 'photos', bucketArn: 'arn:aws:s3:::photos-copy' }, answer: { resyncs: [{ id: 'photos-1', bucket: 'photos', bucketArn: 'arn:aws:s3:::photos-copy', status: 'completed', startedMs: 1, updatedMs: 2, keys: 3, queued: 4 }] } },
   metrics: { request: {}, answer: { text: 'svc_up 1\n' } },
   'metrics-history': {
     request: {},
@@ -84,6 +92,8 @@ const malformedRequests: { [Op in PeerOperation]: unknown[] } = {
   'kms-rewrap-status': [{ id: 'r' }],
   'event-listen': [{ listener: 'l', bucket: 'b' }, { listener: 'l', bucket: 'b', waitMs: -1 }, { listener: 'l', bucket: 'b', waitMs: 1, extra: true }, { listener: 'l', bucket: 'b', waitMs: 1, events: 's3:ObjectCreated:*' }],
   'event-targets-changed': [{ arn: 'arn:svc:sqs::1:webhook' }],
+  'replication-status': [{ bucket: 7 }, { bucket: 'b', node: 'n1' }],
+  'replication-resync': [{}, { bucket: 'b', bucketArn: 1 }, { bucket: 'b', watch: true }],
   metrics: [{ format: 'json' }],
   'metrics-history': [{ scope: 'node' }, 'all'],
 };

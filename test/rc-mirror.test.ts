@@ -5,11 +5,13 @@
  * run again (resumed from its checkpoint: no version copied twice, nothing missing); a source key
  * that lists but cannot be read (a listed failure, a non-zero exit, every other key copied and
  * the source unchanged); --dry-run and --remove; --watch following svc's live events and, from
- * s3rver, a listing on a timer. The number of objects of the interrupted run is
+ * s3rver, a listing on a timer; an object above the multipart threshold (lowered by
+ * RC_MIRROR_MULTIPART_THRESHOLD_BYTES) written in parts. The number of objects of the interrupted run is
  * SVC_TEST_MIRROR_OBJECTS (default 60).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,6 +140,29 @@ describe('rc mirror', () => {
     await a.send(new PutObjectCommand({ Bucket: 'hist', Key: 'doc.txt', Body: 'v4' }));
     expect(await ok('mirror', 'one/hist', 'two/hist')).toContain('1 copied');
     expect(await history(b, 'hist')).toEqual(await history(a, 'hist'));
+  }, 60_000);
+
+  it('writes an object above the multipart threshold in parts: same bytes and metadata, a multipart ETag', async () => {
+    await a.send(new CreateBucketCommand({ Bucket: 'large' }));
+    await b.send(new CreateBucketCommand({ Bucket: 'large' }));
+    const bytes = randomBytes(12 * 1024 * 1024);
+    await a.send(new PutObjectCommand({ Bucket: 'large', Key: 'big.bin', Body: bytes, ContentType: 'application/x-big', Metadata: { origin: 'camera' }, CacheControl: 'no-cache', Tagging: 'size=large' }));
+    await a.send(new PutObjectCommand({ Bucket: 'large', Key: 'small.txt', Body: 'small' }));
+    const run = await runRc(home, ['mirror', 'one/large', 'two/large'], { RC_MIRROR_MULTIPART_THRESHOLD_BYTES: String(10 * 1024 * 1024) });
+    expect(run.code, run.stderr).toBe(0);
+    const copied = await b.send(new GetObjectCommand({ Bucket: 'large', Key: 'big.bin' }));
+    expect(copied).toMatchObject({ ContentType: 'application/x-big', Metadata: { origin: 'camera' }, CacheControl: 'no-cache', ContentLength: bytes.length });
+    // 12 MiB in 8 MiB parts: two of them.
+    expect(copied.ETag).toMatch(/^"[0-9a-f]{32}-2"$/);
+    expect(Buffer.from(await copied.Body!.transformToByteArray()).equals(bytes)).toBe(true);
+    expect((await b.send(new GetObjectTaggingCommand({ Bucket: 'large', Key: 'big.bin' }))).TagSet).toEqual([{ Key: 'size', Value: 'large' }]);
+    expect((await b.send(new HeadObjectCommand({ Bucket: 'large', Key: 'small.txt' }))).ETag).toMatch(/^"[0-9a-f]{32}"$/);
+    // The multipart copy counts as already there on the next run.
+    const again = await runRc(home, ['mirror', 'one/large', 'two/large'], { RC_MIRROR_MULTIPART_THRESHOLD_BYTES: String(10 * 1024 * 1024) });
+    expect(again.stdout).toContain('0 copied');
+    const refused = await runRc(home, ['mirror', 'one/large', 'two/large'], { RC_MIRROR_MULTIPART_THRESHOLD_BYTES: 'ten' });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('RC_MIRROR_MULTIPART_THRESHOLD_BYTES');
   }, 60_000);
 
   it('resumes after being killed mid-way: nothing copied twice, nothing missing', async () => {

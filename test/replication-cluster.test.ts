@@ -2,7 +2,9 @@
  * Bucket replication from a four-node cluster (real processes on 127.0.0.2-5) to a one-node
  * deployment: the remote target added through one node and the configuration put through
  * another are known to every node (replication.bin), writes through each node are queued on that
- * node and all arrive with their version ids and times, delete markers included.
+ * node and all arrive with their version ids and times, delete markers included. The status
+ * asked of any node has one row per node (each node's own queue) and the totals; a resync
+ * started through a node that is not the leader runs on the leader.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -65,5 +67,30 @@ describe('a four-node source', () => {
     }, { timeoutMs: 45_000, intervalMs: 200 });
     expect(source).toHaveLength(10);
     expect(source.filter((line) => line.endsWith('marker'))).toHaveLength(2);
-  }, 60_000);
+
+    // Every node queued and sent the writes it answered: asked of any node, the status has each node's row and the sum.
+    const status = await waitFor('every node\'s queue is empty and the totals count every change', async () => {
+      const answer = (await admin(cluster.urls[2]!, 'GET', '/svc/admin/v4/replication/status', 'bucket=photos')).body;
+      return answer.targets[0]?.completed === 10 && answer.targets[0].queued === 0 ? answer : undefined;
+    }, { timeoutMs: 20_000, intervalMs: 200 });
+    const hosts = cluster.urls.map((url) => new URL(url).host);
+    expect(status.nodes.map((row: { node: string }) => row.node).sort()).toEqual([...hosts].sort());
+    for (const row of status.nodes) {
+      expect(row.error, row.node).toBeUndefined();
+      expect(row.targets[0].completed, row.node).toBeGreaterThan(0);
+    }
+    expect(status.nodes.reduce((sum: number, row: { targets: { completed: number }[] }) => sum + row.targets[0]!.completed, 0)).toBe(10);
+
+    // A resync asked of the last node runs on the leader (the first node), and shows there in the status of any node.
+    const resync = await admin(cluster.urls[3]!, 'POST', '/svc/admin/v4/replication/resync', 'bucket=photos');
+    expect(resync.status, JSON.stringify(resync.body)).toBe(200);
+    const done = await waitFor('the resync completed and its tasks were sent', async () => {
+      const answer = (await admin(cluster.urls[1]!, 'GET', '/svc/admin/v4/replication/status', 'bucket=photos')).body;
+      return answer.resyncs[0]?.status === 'completed' && answer.targets[0].queued === 0 ? answer : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 200 });
+    expect(done.resyncs).toHaveLength(1);
+    expect(done.resyncs[0]).toMatchObject({ node: hosts[0], keys: 4, queued: 10 });
+    expect(done.nodes.find((row: { node: string }) => row.node === hosts[0]).resyncs).toHaveLength(1);
+    expect(JSON.stringify(await versionList(s3ClientFor(target.url), 'photos-copy'))).toBe(JSON.stringify(source));
+  }, 90_000);
 });

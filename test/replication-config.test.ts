@@ -3,7 +3,7 @@
  * trip (filters, priorities, delete-marker and existing-object replication, destination), and
  * each refusal by its AWS code with nothing changed: versioning not enabled, malformed XML, a
  * destination no remote target serves, no configuration, a caller without the action, suspending
- * versioning under a configuration. A remote target that cannot be reached is refused by name.
+ * versioning under a configuration, SSE-KMS selection without a replica key (and the reverse). A remote target that cannot be reached is refused by name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
@@ -138,6 +138,33 @@ s3.delete_bucket_replication(Bucket='source')
     expect(await codeOf(s3().send(new GetBucketReplicationCommand({ Bucket: 'source' })))).toBe('ReplicationConfigurationNotFoundError');
     const removed = await admin(server.url, 'POST', '/svc/admin/v4/replication/target/remove', `bucket=source&arn=${encodeURIComponent(added.body.target.arn)}`);
     expect(removed.body).toEqual({ removed: added.body.target.arn });
+  });
+
+  it('SSE-KMS selection and the replica key round-trip; one without the other is refused, nothing stored', async () => {
+    const added = await admin(server.url, 'POST', '/svc/admin/v4/replication/target/add', '', { body: JSON.stringify({ bucket: 'source', endpoint: server.url, targetBucket: 'copy', ...secretOf() }) });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const kms = rule('arn:aws:s3:::copy', { SourceSelectionCriteria: { SseKmsEncryptedObjects: { Status: 'Enabled' } }, Destination: { Bucket: 'arn:aws:s3:::copy', EncryptionConfiguration: { ReplicaKmsKeyID: 'replica-key' } } });
+    await s3().send(new PutBucketReplicationCommand({ Bucket: 'source', ReplicationConfiguration: { Role: '', Rules: [kms] } }));
+    const got = (await s3().send(new GetBucketReplicationCommand({ Bucket: 'source' }))).ReplicationConfiguration!.Rules![0]!;
+    expect(got.SourceSelectionCriteria).toEqual({ SseKmsEncryptedObjects: { Status: 'Enabled' } });
+    expect(got.Destination).toEqual({ Bucket: 'arn:aws:s3:::copy', EncryptionConfiguration: { ReplicaKmsKeyID: 'replica-key' } });
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ SourceSelectionCriteria: { SseKmsEncryptedObjects: { Status: 'Enabled' } } }, 'InvalidRequest'],
+      [{ Destination: { Bucket: 'arn:aws:s3:::copy', EncryptionConfiguration: { ReplicaKmsKeyID: 'replica-key' } } }, 'InvalidRequest'],
+      [{ SourceSelectionCriteria: { ReplicaModifications: { Status: 'Enabled' } } }, 'NotImplemented'],
+    ];
+    for (const [extra, code] of refusals) {
+      expect(await codeOf(s3().send(new PutBucketReplicationCommand({ Bucket: 'source', ReplicationConfiguration: { Role: '', Rules: [rule('arn:aws:s3:::copy', { ID: 'other', ...extra })] } }))), JSON.stringify(extra)).toBe(code);
+    }
+    for (const body of [
+      '<ReplicationConfiguration><Rule><Status>Enabled</Status><SourceSelectionCriteria><Other/></SourceSelectionCriteria><Destination><Bucket>arn:aws:s3:::copy</Bucket></Destination></Rule></ReplicationConfiguration>',
+      '<ReplicationConfiguration><Rule><Status>Enabled</Status><SourceSelectionCriteria><SseKmsEncryptedObjects><Status>On</Status></SseKmsEncryptedObjects></SourceSelectionCriteria><Destination><Bucket>arn:aws:s3:::copy</Bucket></Destination></Rule></ReplicationConfiguration>',
+    ]) expect((await putRaw('source', body)).text, body).toContain('<Code>MalformedXML</Code>');
+    const spaced = await putRaw('source', '<ReplicationConfiguration><Rule><Status>Enabled</Status><SourceSelectionCriteria><SseKmsEncryptedObjects><Status>Enabled</Status></SseKmsEncryptedObjects></SourceSelectionCriteria><Destination><Bucket>arn:aws:s3:::copy</Bucket><EncryptionConfiguration><ReplicaKmsKeyID>two words</ReplicaKmsKeyID></EncryptionConfiguration></Destination></Rule></ReplicationConfiguration>');
+    expect(spaced.text).toContain('<Code>InvalidArgument</Code>');
+    expect((await s3().send(new GetBucketReplicationCommand({ Bucket: 'source' }))).ReplicationConfiguration!.Rules![0]!.ID).toBe('all');
+    await s3().send(new DeleteBucketReplicationCommand({ Bucket: 'source' }));
+    expect((await admin(server.url, 'POST', '/svc/admin/v4/replication/target/remove', `bucket=source&arn=${encodeURIComponent(added.body.target.arn)}`)).status).toBe(200);
   });
 
   it('a caller without s3:PutReplicationConfiguration is refused and nothing changes', async () => {

@@ -5,17 +5,21 @@
  * delete markers arrive with the source's version ids and times (version lists compared); statuses
  * COMPLETED on the source and REPLICA on the target; a refused request replicates nothing; a
  * resync copies what existed before the rule; two deployments replicating to each other settle
- * with no loop. Outages are in replication-outage.test.ts.
+ * with no loop; SSE-S3 and SSE-KMS versions arrive decrypted and sealed again on the target (SSE-KMS
+ * under the rule's replica key), an SSE-C version stays FAILED; s3:Replication:* events reach a
+ * webhook. Outages are in replication-outage.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, GetObjectTaggingCommand,
-  HeadObjectCommand, PutObjectCommand, PutObjectLegalHoldCommand, PutObjectTaggingCommand, UploadPartCommand,
+  HeadObjectCommand, PutBucketNotificationConfigurationCommand, PutBucketReplicationCommand, PutObjectCommand, PutObjectLegalHoldCommand, PutObjectTaggingCommand, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
@@ -30,10 +34,15 @@ let rootB: string;
 let a: SvcProcess;
 let b: SvcProcess;
 const { ok, rc } = rcIn(() => rootA);
-const env = { SVC_PROMETHEUS_AUTH_TYPE: 'public' };
+const env = { SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_KMS_ALLOW_INSECURE_SSEC: 'on' };
+const envA = { ...env, SVC_KMS_SECRET_KEY: `source-key:${randomBytes(32).toString('base64')}` };
+const envB = { ...env, SVC_KMS_SECRET_KEY: `target-key:${randomBytes(32).toString('base64')}` };
+/** What the webhook received: one parsed message per request. */
+const hooked: { EventName: string; Records: Record<string, any>[] }[] = [];
+let webhook: Server;
 
-const startA = (port?: number) => startSvc({ args: [join(rootA, 'd{1...4}')], env, ...(port !== undefined ? { port } : {}) });
-const startB = (port?: number) => startSvc({ args: [join(rootB, 'd{1...4}')], env, ...(port !== undefined ? { port } : {}) });
+const startA = (port?: number) => startSvc({ args: [join(rootA, 'd{1...4}')], env: envA, ...(port !== undefined ? { port } : {}) });
+const startB = (port?: number) => startSvc({ args: [join(rootB, 'd{1...4}')], env: envB, ...(port !== undefined ? { port } : {}) });
 
 /** The AWS error name a call fails with; 'no error' when it succeeds. */
 const codeOf = async (work: Promise<unknown>): Promise<string> => (await sdkErrorOf(work)).name ?? 'no error';
@@ -43,6 +52,15 @@ const same = (sourceBucket: string, targetBucket: string, timeoutMs?: number) =>
 beforeAll(async () => {
   rootA = await mkdtemp(join(tmpdir(), 'svc-replication-a-'));
   rootB = await mkdtemp(join(tmpdir(), 'svc-replication-b-'));
+  webhook = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      hooked.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
   [a, b] = await Promise.all([startA(), startB()]);
   await versionedBucket(a, 'src', true);
   await versionedBucket(b, 'dst', true);
@@ -51,6 +69,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
+  webhook?.close();
   for (const root of [rootA, rootB]) if (root) await rm(root, { recursive: true, force: true });
 }, 30_000);
 
@@ -168,6 +187,60 @@ describe('existing objects', () => {
     await replicate(a, 'auto', 'auto-copy', true);
     expect(await same('auto', 'auto-copy')).toHaveLength(3);
     await waitFor('the resync reads completed', async () => (await replicationStatus(a, 'auto')).resyncs[0]?.status === 'completed');
+  });
+});
+
+describe('encrypted versions and replication events', () => {
+  it('SSE-S3 and SSE-KMS versions arrive sealed again on the target; SSE-C stays FAILED; each outcome reaches a webhook', async () => {
+    await versionedBucket(a, 'sealed');
+    await versionedBucket(b, 'sealed-copy');
+    expect((await addTarget(a, 'sealed', b, 'sealed-copy')).status).toBe(200);
+    const hook = `http://127.0.0.1:${(webhook.address() as { port: number }).port}/events`;
+    const target = await admin(a.url, 'POST', '/svc/admin/v4/event/target/add', '', { body: JSON.stringify({ type: 'webhook', id: 'replication', settings: { ENDPOINT: hook } }) });
+    expect(target.status, JSON.stringify(target.body)).toBe(200);
+    const s3 = s3ClientFor(a.url);
+    await s3.send(new PutBucketNotificationConfigurationCommand({ Bucket: 'sealed', NotificationConfiguration: { QueueConfigurations: [{ Id: 'replication', QueueArn: 'arn:svc:sqs::replication:webhook', Events: ['s3:Replication:*'] }] } }));
+    await s3.send(new PutBucketReplicationCommand({
+      Bucket: 'sealed',
+      ReplicationConfiguration: {
+        Role: '',
+        Rules: [{
+          ID: 'sealed', Priority: 1, Status: 'Enabled', Filter: { Prefix: '' }, DeleteMarkerReplication: { Status: 'Enabled' },
+          SourceSelectionCriteria: { SseKmsEncryptedObjects: { Status: 'Enabled' } },
+          Destination: { Bucket: 'arn:aws:s3:::sealed-copy', EncryptionConfiguration: { ReplicaKmsKeyID: 'target-key' } },
+        }],
+      },
+    }));
+    const customerKey = randomBytes(32);
+    const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: customerKey.toString('base64'), SSECustomerKeyMD5: createHash('md5').update(customerKey).digest('base64') };
+    const withS3 = await s3.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'sse-s3.txt', Body: 'sealed by the deployment', ServerSideEncryption: 'AES256', Metadata: { kind: 's3' } }));
+    const withKms = await s3.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'sse-kms.txt', Body: 'sealed by a named key', ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'source-key' }));
+    const withCustomer = await s3.send(new PutObjectCommand({ Bucket: 'sealed', Key: 'sse-c.txt', Body: 'sealed by the client', ...ssec }));
+
+    const copy = s3ClientFor(b.url);
+    await waitFor('the SSE-S3 and SSE-KMS versions reached the target', async () => (await versionList(copy, 'sealed-copy')).length === 2);
+    const replicaS3 = await copy.send(new GetObjectCommand({ Bucket: 'sealed-copy', Key: 'sse-s3.txt', VersionId: withS3.VersionId }));
+    expect(replicaS3).toMatchObject({ ServerSideEncryption: 'AES256', ReplicationStatus: 'REPLICA', Metadata: { kind: 's3' } });
+    expect(await replicaS3.Body!.transformToString()).toBe('sealed by the deployment');
+    const replicaKms = await copy.send(new GetObjectCommand({ Bucket: 'sealed-copy', Key: 'sse-kms.txt', VersionId: withKms.VersionId }));
+    expect(replicaKms).toMatchObject({ ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'target-key', ReplicationStatus: 'REPLICA' });
+    expect(await replicaKms.Body!.transformToString()).toBe('sealed by a named key');
+    await waitFor('the SSE-C version reads FAILED on the source', async () => (await s3.send(new HeadObjectCommand({ Bucket: 'sealed', Key: 'sse-c.txt', ...ssec }))).ReplicationStatus === 'FAILED');
+    expect(await codeOf(copy.send(new HeadObjectCommand({ Bucket: 'sealed-copy', Key: 'sse-c.txt' })))).toBe('NotFound');
+    expect((await replicationStatus(a, 'sealed')).targets[0]).toMatchObject({ completed: 2, unsupported: 1 });
+
+    const records = await waitFor('three replication events reached the webhook', async () => {
+      const seen = hooked.map((message) => message.Records[0]!).filter((record) => record.s3.bucket.name === 'sealed');
+      return seen.length >= 3 ? seen : undefined;
+    });
+    const byVersion = new Map(records.map((record) => [record.s3.object.versionId, record]));
+    for (const version of [withS3.VersionId, withKms.VersionId]) {
+      expect(byVersion.get(version)).toMatchObject({ eventName: 'Replication:OperationCompletedReplication', replicationEventData: { destinationBucket: 'arn:aws:s3:::sealed-copy', s3Operation: 's3:ReplicateObject', replicationRuleId: 'sealed' } });
+    }
+    const failed = byVersion.get(withCustomer.VersionId)!;
+    expect(failed.eventName).toBe('Replication:OperationFailedReplication');
+    expect(failed.replicationEventData.failureReason).toContain('SSE-C');
+    expect(failed.userIdentity.principalId).toBe('svc:replication');
   });
 });
 

@@ -15,8 +15,10 @@ import { systemTimers } from '../util/clock.js';
 import { StateStore } from '../ops/state-store.js';
 import { RemoteTargets, validateTargetsDocument, type ReplicationTargetsDocument } from '../ops/replication/remote-targets.js';
 import { Replicator } from '../ops/replication/replicator.js';
+import type { EventSink } from '../ops/events/types.js';
+import type { Kms } from '../ops/kms/kms.js';
 
-export async function openReplication(options: { config: ServerConfig; env: Record<string, string | undefined>; storage: StartedStorage; localDrivePath: string | undefined; locker?: NamespaceLocker; logger: Logger }): Promise<Replicator> {
+export async function openReplication(options: { config: ServerConfig; env: Record<string, string | undefined>; storage: StartedStorage; localDrivePath: string | undefined; locker?: NamespaceLocker; logger: Logger; events?: EventSink; kms?: () => Kms | undefined }): Promise<Replicator> {
   const { config, storage, locker, logger } = options;
   const configured = options.env.SVC_REPLICATION_QUEUE_DIR?.trim();
   let directory = configured || (options.localDrivePath === undefined ? undefined : join(options.localDrivePath, '.svc.sys', 'replication'));
@@ -32,5 +34,15 @@ export async function openReplication(options: { config: ServerConfig; env: Reco
     nowMs: () => Date.now(),
     ...(locker ? { lock: () => locker.acquire('.svc.sys/replication.bin', 'write') } : {}),
   });
-  return Replicator.open({ objects: storage.objects, targets, directory, removeOnClose: temporary, timers: systemTimers, nowMs: () => Date.now(), logger });
+  return Replicator.open({
+    objects: storage.objects,
+    targets,
+    directory,
+    removeOnClose: temporary,
+    timers: systemTimers,
+    nowMs: () => Date.now(),
+    logger,
+    ...(options.events ? { events: options.events } : {}),
+    ...(options.kms ? { kms: options.kms } : {}),
+  });
 }

@@ -72,7 +72,9 @@ export interface ReplicationRule {
   filterForm?: 'rulePrefix' | 'and' | 'none';
   deleteMarkerReplication: boolean;
   existingObjectReplication: boolean;
-  destination: { bucketArn: string; storageClass?: string };
+  destination: { bucketArn: string; storageClass?: string; replicaKmsKeyId?: string };
+  /** SourceSelectionCriteria/SseKmsEncryptedObjects enabled: SSE-KMS versions are replicated (encrypted there with `destination.replicaKmsKeyId`). */
+  sseKmsEncryptedObjects?: boolean;
 }
 
 /**
@@ -210,7 +212,7 @@ export function decodeBucketRecord(bytes: Uint8Array): BucketRecord {
 function isReplication(value: unknown): value is ReplicationConfiguration {
   const configuration = value as Partial<ReplicationConfiguration> | null;
   if (typeof configuration !== 'object' || configuration === null || typeof configuration.role !== 'string' || !Array.isArray(configuration.rules)) return false;
-  const known = ['id', 'priority', 'enabled', 'filter', 'filterForm', 'deleteMarkerReplication', 'existingObjectReplication', 'destination'];
+  const known = ['id', 'priority', 'enabled', 'filter', 'filterForm', 'deleteMarkerReplication', 'existingObjectReplication', 'destination', 'sseKmsEncryptedObjects'];
   return configuration.rules.every((rule: Partial<ReplicationRule>) =>
     typeof rule === 'object' && rule !== null && Object.keys(rule).every((name) => known.includes(name)) &&
     typeof rule.id === 'string' && Number.isInteger(rule.priority) && typeof rule.enabled === 'boolean' &&
@@ -219,7 +221,9 @@ function isReplication(value: unknown): value is ReplicationConfiguration {
     typeof rule.filter === 'object' && rule.filter !== null && (rule.filter.prefix === undefined || typeof rule.filter.prefix === 'string') &&
     (rule.filter.tags === undefined || (Array.isArray(rule.filter.tags) && rule.filter.tags.every((tag) => typeof tag?.key === 'string' && typeof tag.value === 'string'))) &&
     typeof rule.destination === 'object' && rule.destination !== null && typeof rule.destination.bucketArn === 'string' &&
-    (rule.destination.storageClass === undefined || typeof rule.destination.storageClass === 'string'));
+    (rule.destination.storageClass === undefined || typeof rule.destination.storageClass === 'string') &&
+    (rule.destination.replicaKmsKeyId === undefined || typeof rule.destination.replicaKmsKeyId === 'string') &&
+    (rule.sseKmsEncryptedObjects === undefined || typeof rule.sseKmsEncryptedObjects === 'boolean'));
 }
 
 function isNotification(value: unknown): value is NotificationRule[] {

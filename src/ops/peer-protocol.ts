@@ -35,6 +35,8 @@ import type { KmsKeyStatus } from './kms/kms.js';
 import type { KmsRewrapStatus } from '../contracts/kms.js';
 import type { ListenPollAnswer } from './events/listen.js';
 import type { MetricsHistory } from '../contracts/metrics-history.js';
+import type { NodeReplicationStatus } from './replication/replicator.js';
+import type { ResyncState } from './replication/resync.js';
 
 /** Reads a value off the wire as a T, or throws MalformedPeerMessage naming where (`at`) it went wrong. */
 export type Decoder<T> = (value: unknown, at: string) => T;
@@ -114,6 +116,7 @@ const healSequenceStatus = answer({ clientToken: text, status: oneOf('running', 
 const kmsKeyStatus = answer({ keyId: text, enabled: flag, version: whole }) as Decoder<unknown> as Decoder<KmsKeyStatus>;
 const kmsRewrapStatus = answer({ state: oneOf('none', 'running', 'finished', 'failed') }) as Decoder<unknown> as Decoder<KmsRewrapStatus>;
 const healPath: Decoder<HealPath> = request({ bucket: optional(text), prefix: optional(text) });
+const resyncState = answer({ id: text, bucket: text, bucketArn: text, status: oneOf('running', 'completed', 'failed') }) as Decoder<unknown> as Decoder<ResyncState>;
 
 /** Every peer operation: the decoder of its request and of its answer. */
 export const peerOperations = {
@@ -145,6 +148,13 @@ export const peerOperations = {
   },
   /** Event targets were added or removed through the admin API: the peer rereads event-targets.bin and applies it. */
   'event-targets-changed': { request: request({}), answer: answer({ reloaded: exactly(true) }) },
+  /** The peer's own replication queues and resyncs (a cluster-wide `rc admin replicate status`). */
+  'replication-status': {
+    request: request({ bucket: optional(text) }),
+    answer: answer({ targets: listOf(answer({ arn: text, sourceBucket: text, depth: whole, completed: whole, sentBytes: whole, failed: whole, unsupported: whole })), resyncs: listOf(resyncState) }) as Decoder<unknown> as Decoder<NodeReplicationStatus>,
+  },
+  /** A resync forwarded to the leader, which runs every resync of the deployment. */
+  'replication-resync': { request: request({ bucket: text, bucketArn: optional(text) }), answer: answer({ resyncs: listOf(resyncState) }) },
   /** The peer's own metrics in the Prometheus text format (a cluster-wide scrape). */
   metrics: { request: request({}), answer: answer({ text }) },
   /** The peer's own recent metrics history (the console's cluster graphs). */

@@ -36,6 +36,7 @@ import { createEventsService } from './events-service.js';
 import type { TierService } from './tier-service.js';
 import { tierUser } from '../ops/tier/transition.js';
 import { createUsageService } from './usage-service.js';
+import { createReplicationService } from './replication-service.js';
 import type { UsageScanner } from '../ops/usage-scanner.js';
 
 export interface AdminServices {
@@ -98,8 +99,9 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const kmsKeys = await createKmsKeysService({ config, storage, links, logger, kms: options.kms });
   const events = await createEventsService({ notifier: options.events, storage, links, logger, quarantine, ...(options.locker ? { locker: options.locker } : {}) });
   const usage = createUsageService({ storage, leader: options.leader, logger });
+  const replication = createReplicationService({ local: options.replication, links, logger });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
-  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers } satisfies Omit<PeerHandlerTable, ObservabilityOperation>;
+  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers, ...replication.peerHandlers } satisfies Omit<PeerHandlerTable, ObservabilityOperation>;
   const { setViews, ...poolStatus } = pools;
   const context: AdminContext = {
     ...poolStatus,
@@ -121,7 +123,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     ...(options.kms ? { kms: options.kms } : {}),
     ...(kmsKeys.control ? { kmsKeys: kmsKeys.control } : {}),
     events: events.context,
-    ...(options.replication ? { replication: options.replication } : {}),
+    ...(options.replication ? { replication: replication.admin } : {}),
     ...(options.tiers ? { tiers: tierAdmin(options.tiers, storage) } : {}),
   };
   const started = rebalance;

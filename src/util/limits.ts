@@ -383,6 +383,8 @@ export const limits = {
   eventSendTimeoutMs: 10_000,
   /** Dropped events are logged at most this often per target. */
   eventDropWarningIntervalMs: 60_000,
+  /** Deliveries in flight to one target at most (events of one object still go one after another, in order). */
+  eventDeliveriesInFlight: 8,
   /** Live listeners of a node's events at most. */
   eventWatchersMax: 64,
   /**

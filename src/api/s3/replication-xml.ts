@@ -2,7 +2,9 @@
  * ReplicationConfiguration XML (Put/GetBucketReplication): a Role and one or more Rules, each with
  * an optional ID, a Priority, a Status, a Filter (Prefix, Tag, or And of both) or the older
  * rule-level Prefix, DeleteMarkerReplication, ExistingObjectReplication and a Destination whose
- * Bucket is `arn:aws:s3:::<bucket>` (or a remote target's ARN) with an optional StorageClass.
+ * Bucket is `arn:aws:s3:::<bucket>` (or a remote target's ARN) with an optional StorageClass and,
+ * for rules whose SourceSelectionCriteria enable SseKmsEncryptedObjects, an EncryptionConfiguration
+ * naming the target's KMS key (ReplicaKmsKeyID): the one requires the other, as S3 has it.
  */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../../errors/index.js';
@@ -11,7 +13,7 @@ import { limits } from '../../util/limits.js';
 import { parseXmlBody, toXml } from './xml.js';
 
 const malformed = (message: string): SvcError => new SvcError('MalformedXML', message);
-const ruleElements = ['ID', 'Priority', 'Status', 'Filter', 'Prefix', 'DeleteMarkerReplication', 'ExistingObjectReplication', 'Destination'];
+const ruleElements = ['ID', 'Priority', 'Status', 'Filter', 'Prefix', 'DeleteMarkerReplication', 'ExistingObjectReplication', 'Destination', 'SourceSelectionCriteria'];
 
 /**
  * The configuration of a PutBucketReplication body. `destinationKnown` tells whether a rule's
@@ -54,9 +56,41 @@ function ruleOf(entry: unknown): ReplicationRule {
   if (deleteMarkerReplication && filter.tags !== undefined) throw new SvcError('InvalidRequest', 'Delete marker replication is not supported if any Tag filter is specified.');
   const existingObjectReplication = statusOf(fields.ExistingObjectReplication, 'ExistingObjectReplication');
   const destination = destinationOf(fields.Destination);
+  const sseKmsEncryptedObjects = sourceSelectionOf(fields.SourceSelectionCriteria);
+  if (sseKmsEncryptedObjects === true && destination.replicaKmsKeyId === undefined) {
+    throw new SvcError('InvalidRequest', 'A rule that replicates SSE-KMS objects (SseKmsEncryptedObjects Enabled) must name the destination\'s key in Destination/EncryptionConfiguration/ReplicaKmsKeyID.');
+  }
+  if (sseKmsEncryptedObjects !== true && destination.replicaKmsKeyId !== undefined) {
+    throw new SvcError('InvalidRequest', 'A Destination\'s EncryptionConfiguration is only valid in a rule whose SourceSelectionCriteria enable SseKmsEncryptedObjects.');
+  }
   const id = fields.ID === undefined || fields.ID === '' ? generatedId(filter, destination) : textOf(fields.ID, 'ID');
   if (id.length > 255) throw new SvcError('InvalidArgument', 'A rule ID is at most 255 characters long.', { argumentName: 'ID' });
-  return { id, priority, enabled: status === 'Enabled', filter, ...(filterForm ? { filterForm } : {}), deleteMarkerReplication, existingObjectReplication, destination };
+  return { id, priority, enabled: status === 'Enabled', filter, ...(filterForm ? { filterForm } : {}), deleteMarkerReplication, existingObjectReplication, destination, ...(sseKmsEncryptedObjects !== undefined ? { sseKmsEncryptedObjects } : {}) };
+}
+
+/**
+ * `<SourceSelectionCriteria><SseKmsEncryptedObjects><Status>` (absent: undefined). ReplicaModifications
+ * may be sent Disabled only: changes made to replicas are never replicated back.
+ */
+function sourceSelectionOf(value: unknown): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === '') return false;
+  if (typeof value !== 'object' || value === null) throw malformed('SourceSelectionCriteria holds SseKmsEncryptedObjects and ReplicaModifications.');
+  const fields = value as Record<string, unknown>;
+  const extra = Object.keys(fields).find((name) => name !== 'SseKmsEncryptedObjects' && name !== 'ReplicaModifications');
+  if (extra !== undefined) throw malformed(`SourceSelectionCriteria has no element ${extra}.`);
+  if (statusOf(fields.ReplicaModifications, 'ReplicaModifications')) throw new SvcError('NotImplemented', 'ReplicaModifications is not supported: changes made to replicas are not replicated back.');
+  return statusOf(fields.SseKmsEncryptedObjects, 'SseKmsEncryptedObjects');
+}
+
+/** `<EncryptionConfiguration><ReplicaKmsKeyID>`: a key id of the target's KMS (1 to 256 characters, no spaces). */
+function replicaKeyOf(value: unknown): string {
+  const fields = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+  const extra = Object.keys(fields).find((name) => name !== 'ReplicaKmsKeyID');
+  if (extra !== undefined) throw malformed(`EncryptionConfiguration has no element ${extra}.`);
+  const keyId = textOf(fields.ReplicaKmsKeyID, 'ReplicaKmsKeyID');
+  if (!/^\S{1,256}$/.test(keyId)) throw new SvcError('InvalidArgument', 'ReplicaKmsKeyID must name a key of the destination\'s KMS (1 to 256 characters, no spaces).', { argumentName: 'ReplicaKmsKeyID' });
+  return keyId;
 }
 
 function textOf(value: unknown, name: string): string {
@@ -107,8 +141,8 @@ function tagsOf(value: unknown): { key: string; value: string }[] {
 function destinationOf(value: unknown): ReplicationRule['destination'] {
   if (typeof value !== 'object' || value === null) throw malformed('A Rule needs a Destination with a Bucket.');
   const fields = value as Record<string, unknown>;
-  const extra = Object.keys(fields).find((name) => name !== 'Bucket' && name !== 'StorageClass');
-  if (extra !== undefined) throw new SvcError('NotImplemented', `A replication Destination's ${extra} is not supported: name a Bucket and an optional StorageClass.`);
+  const extra = Object.keys(fields).find((name) => name !== 'Bucket' && name !== 'StorageClass' && name !== 'EncryptionConfiguration');
+  if (extra !== undefined) throw new SvcError('NotImplemented', `A replication Destination's ${extra} is not supported: name a Bucket, an optional StorageClass and EncryptionConfiguration.`);
   const bucketArn = textOf(fields.Bucket, 'Bucket');
   if (!/^arn:aws:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucketArn) && !/^arn:svc:replication::[A-Za-z0-9-]+:[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucketArn)) {
     throw new SvcError('InvalidArgument', `The destination bucket must be given as arn:aws:s3:::<bucket>, not '${bucketArn}'.`, { argumentName: 'Bucket' });
@@ -117,7 +151,8 @@ function destinationOf(value: unknown): ReplicationRule['destination'] {
   if (storageClass !== undefined && storageClass !== 'STANDARD' && storageClass !== 'REDUCED_REDUNDANCY') {
     throw new SvcError('InvalidStorageClass', `The storage class '${storageClass}' is not valid: only STANDARD and REDUCED_REDUNDANCY are accepted.`, { storageClass });
   }
-  return { bucketArn, ...(storageClass !== undefined ? { storageClass } : {}) };
+  const replicaKmsKeyId = fields.EncryptionConfiguration === undefined ? undefined : replicaKeyOf(fields.EncryptionConfiguration);
+  return { bucketArn, ...(storageClass !== undefined ? { storageClass } : {}), ...(replicaKmsKeyId !== undefined ? { replicaKmsKeyId } : {}) };
 }
 
 function generatedId(filter: ReplicationRule['filter'], destination: ReplicationRule['destination']): string {
@@ -139,9 +174,14 @@ export function replicationConfigurationXml(configuration: ReplicationConfigurat
       Priority: rule.priority,
       Status: rule.enabled ? 'Enabled' : 'Disabled',
       ...filterXml(rule),
+      ...(rule.sseKmsEncryptedObjects !== undefined ? { SourceSelectionCriteria: { SseKmsEncryptedObjects: { Status: rule.sseKmsEncryptedObjects ? 'Enabled' : 'Disabled' } } } : {}),
       DeleteMarkerReplication: { Status: rule.deleteMarkerReplication ? 'Enabled' : 'Disabled' },
       ExistingObjectReplication: { Status: rule.existingObjectReplication ? 'Enabled' : 'Disabled' },
-      Destination: { Bucket: rule.destination.bucketArn, ...(rule.destination.storageClass !== undefined ? { StorageClass: rule.destination.storageClass } : {}) },
+      Destination: {
+        Bucket: rule.destination.bucketArn,
+        ...(rule.destination.storageClass !== undefined ? { StorageClass: rule.destination.storageClass } : {}),
+        ...(rule.destination.replicaKmsKeyId !== undefined ? { EncryptionConfiguration: { ReplicaKmsKeyID: rule.destination.replicaKmsKeyId } } : {}),
+      },
     })),
   });
 }

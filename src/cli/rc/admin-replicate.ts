@@ -1,6 +1,6 @@
 /**
  * `rc admin replicate add|ls|rm|status|resync`: a bucket's remote replication targets, the
- * replication status of the node the alias points at, and a resync of existing objects (a
+ * replication status of every node of the deployment (per node and summed), and a resync of existing objects (a
  * progress bar on a terminal with --watch). The remote bucket is written as MinIO's `mc` writes
  * it, `http(s)://ACCESS:SECRET@host:port/bucket`; its secret goes to the server once and is
  * never printed.
@@ -91,17 +91,29 @@ export async function replicateResync(context: RcContext, text: string, arn: str
   if ((finished.resyncs as Record<string, any>[]).some((resync) => resync.status === 'failed')) throw new RcError('a resync failed (see its error above)');
 }
 
+/** Per node (when the deployment has several): each target's queue on it, or why the node did not answer. */
+function describeNodes(nodes: Record<string, any>[]): string {
+  const rows: (string | number)[][] = [];
+  for (const row of nodes) {
+    if (row.error !== undefined) rows.push([row.node, '-', '-', '-', '-', '-', '-', `no answer: ${row.error}`]);
+    for (const item of (row.targets ?? []) as Record<string, any>[]) rows.push([row.node, item.arn, item.queued, `${Math.round(item.oldestAgeSeconds)}s`, item.completed, formatBytes(item.sentBytes), item.failed, item.unsupported]);
+  }
+  return table(['NODE', 'ARN', 'QUEUED', 'OLDEST', 'COMPLETED', 'SENT', 'FAILED', 'UNSUPPORTED'], rows);
+}
+
 function describeStatus(answer: Record<string, any>): string {
   const targets = answer.targets as Record<string, any>[];
-  const lines = [targets.length === 0 ? 'no remote target' : table(
+  const nodes = (answer.nodes ?? []) as Record<string, any>[];
+  const lines = nodes.length > 1 ? [describeNodes(nodes), 'totals:'] : [];
+  lines.push(targets.length === 0 ? 'no remote target' : table(
     ['ARN', 'SOURCE', 'TARGET', 'QUEUED', 'OLDEST', 'COMPLETED', 'SENT', 'FAILED', 'UNSUPPORTED'],
     targets.map((item) => [item.arn, item.sourceBucket, `${item.endpoint}/${item.targetBucket}`, item.queued, `${Math.round(item.oldestAgeSeconds)}s`, item.completed, formatBytes(item.sentBytes), item.failed, item.unsupported]),
-  )];
+  ));
   for (const item of targets) if (item.lastError !== null) lines.push(`${item.arn}: last attempt failed: ${item.lastError}`);
   if ((answer.resyncs as unknown[]).length > 0) lines.push(describeResyncs(answer.resyncs as Record<string, any>[]));
   return lines.join('\n');
 }
 
 function describeResyncs(resyncs: Record<string, any>[]): string {
-  return table(['RESYNC', 'BUCKET', 'DESTINATION', 'STATUS', 'KEYS', 'QUEUED', 'ERROR'], resyncs.map((resync) => [resync.id, resync.bucket, resync.bucketArn, resync.status, resync.keys, resync.queued, resync.error ?? '-']));
+  return table(['RESYNC', 'NODE', 'BUCKET', 'DESTINATION', 'STATUS', 'KEYS', 'QUEUED', 'ERROR'], resyncs.map((resync) => [resync.id, resync.node ?? '-', resync.bucket, resync.bucketArn, resync.status, resync.keys, resync.queued, resync.error ?? '-']));
 }

@@ -2,7 +2,9 @@
  * The two ends `rc mirror` copies between: a bucket (and prefix) of any S3 server, or a local
  * directory. Each lists its entries (every version where the bucket keeps them, else the current
  * objects), reads one with what travels with it (content type and headers, user metadata, tags,
- * retention, legal hold, where the server has them), writes one, and removes one.
+ * retention, legal hold, where the server has them), writes one, and removes one. An object
+ * above the multipart threshold (5 GiB, one PutObject's limit) is written as a multipart upload,
+ * streamed part by part.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -11,6 +13,9 @@ import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetBucketVersioningCommand,
   GetObjectCommand,
@@ -21,6 +26,8 @@ import {
   ListObjectsV2Command,
   ListObjectVersionsCommand,
   PutObjectCommand,
+  UploadPartCommand,
+  type CompletedPart,
   type ObjectLockMode,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -63,12 +70,28 @@ export interface MirrorSide {
 }
 
 const bufferedBytes = 16 * 1024 * 1024;
+const mebibyte = 1024 * 1024;
+/** Above this an object is written in parts: one PutObject carries at most 5 GiB. */
+export const defaultMultipartThresholdBytes = 5 * 1024 * mebibyte;
+const maxParts = 10_000;
+const minPartBytes = 8 * mebibyte;
+
+/** The part size of a multipart copy: 8 MiB, or larger (whole MiB) so that the object fits in 10,000 parts. */
+export function partSizeFor(sizeBytes: number): number {
+  return Math.max(minPartBytes, Math.ceil(sizeBytes / maxParts / mebibyte) * mebibyte);
+}
+
+export interface S3SideOptions {
+  /** Objects larger than this are written as multipart uploads (default 5 GiB). */
+  multipartThresholdBytes?: number;
+}
 
 const unquote = (etag: string | undefined): string | undefined => etag?.replace(/^"|"$/g, '');
 
-export function s3Side(s3: S3Client, label: string, bucket: string, prefix: string): MirrorSide {
+export function s3Side(s3: S3Client, label: string, bucket: string, prefix: string, options: S3SideOptions = {}): MirrorSide {
   let lockEnabled: Promise<boolean> | undefined;
   const full = (key: string): string => `${prefix}${key}`;
+  const multipartThresholdBytes = options.multipartThresholdBytes ?? defaultMultipartThresholdBytes;
   return {
     label,
     versioned: async () => (await s3.send(new GetBucketVersioningCommand({ Bucket: bucket })).catch(() => ({ Status: undefined }))).Status === 'Enabled',
@@ -128,6 +151,8 @@ export function s3Side(s3: S3Client, label: string, bucket: string, prefix: stri
     write: async (key, body, size, details) => {
       lockEnabled ??= s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket })).then((answer) => answer.ObjectLockConfiguration?.ObjectLockEnabled === 'Enabled', () => false);
       const locks = await lockEnabled;
+      const headers = writeHeaders(details, locks);
+      if (size > multipartThresholdBytes) return writeInParts(s3, bucket, full(key), body, size, headers);
       // Up to 16 MiB goes as one buffer (signed whole); larger objects stream.
       const payload = size <= bufferedBytes ? Buffer.concat(await body.toArray()) : body;
       // The target checks the bytes it stored against Content-MD5 (a streamed one, against a CRC-32 trailer).
@@ -138,20 +163,70 @@ export function s3Side(s3: S3Client, label: string, bucket: string, prefix: stri
         Body: payload,
         ...integrity,
         ContentLength: size,
-        Metadata: details.metadata,
-        ...(details.contentType ? { ContentType: details.contentType } : {}),
-        ...(details.cacheControl ? { CacheControl: details.cacheControl } : {}),
-        ...(details.contentDisposition ? { ContentDisposition: details.contentDisposition } : {}),
-        ...(details.contentEncoding ? { ContentEncoding: details.contentEncoding } : {}),
-        ...(details.contentLanguage ? { ContentLanguage: details.contentLanguage } : {}),
-        ...(details.tags ? { Tagging: new URLSearchParams(details.tags).toString() } : {}),
-        // Retention and legal hold only where the target bucket can hold them.
-        ...(locks && details.retention && details.retention.untilMs > Date.now() ? { ObjectLockMode: details.retention.mode as ObjectLockMode, ObjectLockRetainUntilDate: new Date(details.retention.untilMs) } : {}),
-        ...(locks && details.legalHold ? { ObjectLockLegalHoldStatus: 'ON' as const } : {}),
+        ...headers,
       }));
     },
     remove: async (key) => void (await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: full(key) }))),
   };
+}
+
+/** What a written object carries besides its bytes (a PutObject's or a CreateMultipartUpload's fields). */
+function writeHeaders(details: ObjectDetails, locks: boolean) {
+  return {
+    Metadata: details.metadata,
+    ...(details.contentType ? { ContentType: details.contentType } : {}),
+    ...(details.cacheControl ? { CacheControl: details.cacheControl } : {}),
+    ...(details.contentDisposition ? { ContentDisposition: details.contentDisposition } : {}),
+    ...(details.contentEncoding ? { ContentEncoding: details.contentEncoding } : {}),
+    ...(details.contentLanguage ? { ContentLanguage: details.contentLanguage } : {}),
+    ...(details.tags ? { Tagging: new URLSearchParams(details.tags).toString() } : {}),
+    // Retention and legal hold only where the target bucket can hold them.
+    ...(locks && details.retention && details.retention.untilMs > Date.now() ? { ObjectLockMode: details.retention.mode as ObjectLockMode, ObjectLockRetainUntilDate: new Date(details.retention.untilMs) } : {}),
+    ...(locks && details.legalHold ? { ObjectLockLegalHoldStatus: 'ON' as const } : {}),
+  };
+}
+
+/**
+ * Writes a large object as a multipart upload: the body is cut into parts of `partSizeFor(size)`
+ * as it streams (one part in memory at a time), each sent with its Content-MD5; any failure
+ * aborts the upload, so nothing half-written stays on the target.
+ */
+async function writeInParts(s3: S3Client, bucket: string, key: string, body: Readable, size: number, headers: ReturnType<typeof writeHeaders>): Promise<void> {
+  const partSizeBytes = partSizeFor(size);
+  const { UploadId: uploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ...headers }));
+  if (!uploadId) throw new Error(`${bucket}/${key}: the target answered no upload id`);
+  try {
+    const parts: CompletedPart[] = [];
+    let sentBytes = 0;
+    const send = async (part: Buffer): Promise<void> => {
+      const PartNumber = parts.length + 1;
+      const answer = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber, Body: part, ContentLength: part.length, ContentMD5: createHash('md5').update(part).digest('base64') }));
+      parts.push({ PartNumber, ETag: answer.ETag });
+      sentBytes += part.length;
+    };
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      let rest = chunk;
+      while (pendingBytes + rest.length >= partSizeBytes) {
+        const take = partSizeBytes - pendingBytes;
+        await send(Buffer.concat([...pending, rest.subarray(0, take)]));
+        rest = rest.subarray(take);
+        pending = [];
+        pendingBytes = 0;
+      }
+      if (rest.length > 0) {
+        pending.push(rest);
+        pendingBytes += rest.length;
+      }
+    }
+    if (pendingBytes > 0 || parts.length === 0) await send(Buffer.concat(pending));
+    if (sentBytes !== size) throw new Error(`${bucket}/${key}: read ${sentBytes} bytes of the ${size} listed`);
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+  } catch (error) {
+    await s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+    throw error;
+  }
 }
 
 export function directorySide(root: string): MirrorSide {

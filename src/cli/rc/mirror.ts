@@ -74,7 +74,9 @@ async function sideOf(context: RcContext, text: string): Promise<MirrorSide> {
     credentials: { accessKeyId: remote.alias.accessKey, secretAccessKey: remote.alias.secretKey },
     requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED',
   });
-  return s3Side(client, text, remote.bucket, prefix);
+  const threshold = context.io.env.RC_MIRROR_MULTIPART_THRESHOLD_BYTES;
+  if (threshold !== undefined && !/^\d{1,13}$/.test(threshold)) throw new RcError(`RC_MIRROR_MULTIPART_THRESHOLD_BYTES must be a whole number of bytes, not '${threshold}'`, 2);
+  return s3Side(client, text, remote.bucket, prefix, threshold === undefined ? {} : { multipartThresholdBytes: Number(threshold) });
 }
 
 interface RunResult {

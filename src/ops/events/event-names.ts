@@ -11,6 +11,7 @@ export const eventFamilies = {
   ObjectRemoved: ['Delete', 'DeleteMarkerCreated'],
   ObjectTagging: ['Put', 'Delete'],
   LifecycleExpiration: ['Delete', 'DeleteMarkerCreated'],
+  Replication: ['OperationFailedReplication', 'OperationCompletedReplication'],
 } as const;
 
 export type EventFamily = keyof typeof eventFamilies;

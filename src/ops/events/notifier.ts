@@ -2,7 +2,8 @@
  * A node's bucket notifications: its targets (from the environment), one durable queue per target
  * under `<events directory>/<type>-<id>`, and the matching of a bucket's rules. `publish` writes
  * every matching event to its target's queue and resolves once each is durable, so a request is
- * answered only after its events are queued; each queue then delivers on its own, in order.
+ * answered only after its events are queued; each queue then delivers on its own, several at a
+ * time, each object's events in order.
  * Live listeners (`rc watch`) get every event of their bucket as it is raised, whether or not a
  * rule matches, without any queue: a listener that falls too far behind is cut off.
  */
@@ -96,6 +97,7 @@ export class EventNotifier implements EventSink {
       sendTimeoutMs: limits.eventSendTimeoutMs,
       dropWarningIntervalMs: limits.eventDropWarningIntervalMs,
       logger: this.options.logger,
+      concurrency: limits.eventDeliveriesInFlight,
     });
     this.queues.set(config.arn, { config, source, target, queue });
   }
@@ -163,7 +165,7 @@ export class EventNotifier implements EventSink {
     for (const rule of rules ?? []) {
       const destination = this.queues.get(rule.arn);
       if (!destination || !ruleMatches(rule, event.name, event.key)) continue;
-      queued.push(destination.queue.enqueue(eventMessage(event, rule, withNode, context)));
+      queued.push(destination.queue.enqueue(eventMessage(event, rule, withNode, context), `${event.bucket}/${event.key}`));
     }
     await Promise.all(queued);
     for (const watcher of watching) watcher.deliver(eventMessage(event, { id: 'watch', kind: 'queue', arn: '', events: [] }, withNode, context));

@@ -1,10 +1,13 @@
 /**
  * A target's queue of events on this node's drive (docs/notifications.md "Delivery"): one file per
  * event, `<sequence 16 digits>-<queued ms 13 digits>.evt`, in the versioned state-file format
- * (magic `SVEV`), written and fsynced (file and directory) before `enqueue` resolves. One delivery
- * at a time, oldest first, so events reach the target in the order they were queued; a file is
- * removed once the target took it, and a failed delivery is retried after a capped backoff on the
- * injected timers. A new queue on the same directory (a restart) delivers what it finds. A file
+ * (magic `SVEV`), written and fsynced (file and directory) before `enqueue` resolves. Up to
+ * `concurrency` deliveries at a time, oldest first, and never two of one order key (an object's
+ * `bucket/key`) at once nor out of turn, so each key's events reach the target in the order they
+ * were queued; an event whose key is not known (found on the drive at open) waits for every
+ * delivery before it and holds back every one after it. A file is removed once the target took
+ * it; a failed delivery stops new ones for a capped backoff on the injected timers, then is tried
+ * again in its turn. A new queue on the same directory (a restart) delivers what it finds. A file
  * that does not decode is moved to the quarantine directory and counted; a full queue drops its
  * oldest event that is not being delivered, counts it and warns.
  */
@@ -47,17 +50,27 @@ export interface EventQueueOptions {
   sendTimeoutMs: number;
   dropWarningIntervalMs: number;
   logger: { warn(fields: Record<string, unknown>, message: string): void };
+  /** Deliveries in flight at most (default 1: strictly one after another). */
+  concurrency?: number;
 }
 
 interface Entry {
   name: string;
   queuedMs: number;
+  /** Events of one key are delivered one after another, in order; undefined: in order with every event. */
+  orderKey?: string;
 }
+
+/** How far past the oldest waiting event a dispatch looks for one it may start, per delivery slot. */
+const scanPerSlot = 64;
 
 export class EventQueue {
   private readonly entries: Entry[] = [];
   private nextSequence = 0;
-  private inFlight: Entry | undefined;
+  private readonly inFlight = new Set<Entry>();
+  private readonly sending = new Set<Promise<void>>();
+  private failures = 0;
+  private paused = false;
   private readonly counts = { sent: 0, failed: 0, dropped: 0, quarantined: 0 };
   private lastError: string | undefined;
   private closed = false;
@@ -83,8 +96,8 @@ export class EventQueue {
     return queue;
   }
 
-  /** Writes the event to the queue; resolves once it is durable. */
-  async enqueue(payload: unknown): Promise<void> {
+  /** Writes the event to the queue; resolves once it is durable. Events with one `orderKey` are delivered in the order queued. */
+  async enqueue(payload: unknown, orderKey?: string): Promise<void> {
     const queuedMs = Math.trunc(this.options.nowMs());
     const name = `${String(this.nextSequence++).padStart(16, '0')}-${String(queuedMs).padStart(13, '0')}.evt`;
     const bytes = encodeStateFile(eventFileMagic, { version: 1, queuedMs, payload });
@@ -102,7 +115,7 @@ export class EventQueue {
     // Concurrent enqueues may finish out of order: the queue stays in sequence order.
     let index = this.entries.length;
     while (index > 0 && this.entries[index - 1]!.name > name) index -= 1;
-    this.entries.splice(index, 0, { name, queuedMs });
+    this.entries.splice(index, 0, { name, queuedMs, ...(orderKey !== undefined ? { orderKey } : {}) });
     this.wake?.();
   }
 
@@ -121,7 +134,8 @@ export class EventQueue {
   }
 
   private async dropOldest(): Promise<void> {
-    const index = this.entries[0] === this.inFlight ? 1 : 0;
+    const index = this.entries.findIndex((entry) => !this.inFlight.has(entry));
+    if (index < 0) return;
     const [dropped] = this.entries.splice(index, 1);
     if (!dropped) return;
     await unlink(join(this.options.directory, dropped.name)).catch(() => undefined);
@@ -134,29 +148,59 @@ export class EventQueue {
   }
 
   private async deliverLoop(): Promise<void> {
-    let failures = 0;
     while (!this.closed) {
-      const entry = this.entries[0];
-      if (!entry) {
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.wake = undefined;
-        continue;
-      }
-      this.inFlight = entry;
-      const delivered = await this.deliver(entry);
-      this.inFlight = undefined;
-      if (delivered) {
-        failures = 0;
-        continue;
-      }
-      failures += 1;
-      const delayMs = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** Math.min(failures - 1, 20));
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        this.retryTimer = this.options.timers.setTimeout(resolve, delayMs);
-      });
+      for (const entry of this.ready()) this.start(entry);
+      await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;
     }
+    await Promise.all(this.sending);
+  }
+
+  /**
+   * The entries that may start now, oldest first: none while paused after a failure; an entry
+   * whose key has an earlier entry waiting or in flight waits for it; an entry without a key
+   * starts only when nothing is in flight, and nothing after it starts before it is done.
+   */
+  private ready(): Entry[] {
+    const concurrency = this.options.concurrency ?? 1;
+    if (this.paused || this.inFlight.size >= concurrency) return [];
+    const chosen: Entry[] = [];
+    const heldKeys = new Set<string>();
+    const scanLimit = Math.min(this.entries.length, concurrency * scanPerSlot);
+    for (let index = 0; index < scanLimit && this.inFlight.size + chosen.length < concurrency; index += 1) {
+      const entry = this.entries[index]!;
+      if (entry.orderKey === undefined) {
+        if (!this.inFlight.has(entry) && this.inFlight.size === 0 && chosen.length === 0) chosen.push(entry);
+        break;
+      }
+      if (!this.inFlight.has(entry) && !heldKeys.has(entry.orderKey)) chosen.push(entry);
+      heldKeys.add(entry.orderKey);
+    }
+    return chosen;
+  }
+
+  private start(entry: Entry): void {
+    this.inFlight.add(entry);
+    const sending: Promise<void> = this.deliver(entry).then((delivered) => {
+      this.inFlight.delete(entry);
+      this.sending.delete(sending);
+      if (delivered) this.failures = 0;
+      else this.pause();
+      this.wake?.();
+    });
+    this.sending.add(sending);
+  }
+
+  /** After a failure no delivery starts for a backoff doubling with each failure in a row. */
+  private pause(): void {
+    this.failures += 1;
+    if (this.paused || this.closed) return;
+    this.paused = true;
+    const delayMs = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** Math.min(this.failures - 1, 20));
+    this.retryTimer = this.options.timers.setTimeout(() => {
+      this.paused = false;
+      this.wake?.();
+    }, delayMs);
   }
 
   /** True when the entry left the queue (taken, quarantined or dropped meanwhile). */

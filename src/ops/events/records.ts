@@ -20,6 +20,8 @@ export interface EventRecord {
     bucket: { name: string; ownerIdentity: { principalId: string }; arn: string };
     object: { key: string; size?: number; eTag?: string; versionId?: string; sequencer: string };
   };
+  /** Replication events only. */
+  replicationEventData?: { replicationRuleId?: string; destinationBucket: string; s3Operation: string; requestTime: string; failureReason?: string };
 }
 
 export interface EventMessage {
@@ -60,5 +62,15 @@ export function eventMessage(event: ObjectEvent, rule: NotificationRule, origin:
       object,
     },
   };
+  if (event.replication) {
+    const data = event.replication;
+    record.replicationEventData = {
+      ...(data.ruleId !== undefined ? { replicationRuleId: data.ruleId } : {}),
+      destinationBucket: data.destinationBucket,
+      s3Operation: data.operation,
+      requestTime: new Date(data.requestTimeMs).toISOString(),
+      ...(data.failureReason !== undefined ? { failureReason: data.failureReason } : {}),
+    };
+  }
   return { EventName: `s3:${event.name}`, Key: `${event.bucket}/${event.key}`, Records: [record] };
 }

@@ -1,11 +1,14 @@
 /**
- * Delivery to each kind of target through its broker's maintained client: webhook (fetch), NATS
+ * Delivery to each kind of target through its broker's maintained client: webhook (Node's HTTP
+ * client over kept-alive connections, as many as the queue has deliveries in flight), NATS
  * (`nats`), Redis (`ioredis`), MQTT (`mqtt`), AMQP (`amqplib`), PostgreSQL (`pg`). A send resolves
  * once the broker took the event (an HTTP 2xx, a NATS flush, a Redis reply, an MQTT
  * acknowledgement at QoS 1 and 2, an AMQP publisher confirm, a committed row) and rejects
  * otherwise; a lost connection is made again at the next send. Redis and PostgreSQL keep MinIO's
  * two formats: `namespace` (one entry per object, set or removed) and `access` (every event appended).
  */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect as connectNats, type NatsConnection } from 'nats';
 import { Redis } from 'ioredis';
 import { connectAsync as connectMqtt, type MqttClient } from 'mqtt';
@@ -14,6 +17,7 @@ import pg from 'pg';
 import type { EventMessage } from './records.js';
 import type { TargetConfig } from './target-config.js';
 import { untilAborted } from './queue.js';
+import { limits } from '../../util/limits.js';
 
 export interface EventTarget {
   readonly config: TargetConfig;
@@ -40,19 +44,39 @@ export function isRemoval(message: EventMessage): boolean {
 const messageBytes = (message: EventMessage): Buffer => Buffer.from(JSON.stringify(message));
 
 class WebhookTarget implements EventTarget {
-  constructor(readonly config: TargetConfig) {}
+  private readonly endpoint: URL;
+  private readonly agent: HttpAgent;
 
-  async send(message: EventMessage, signal: AbortSignal): Promise<void> {
-    const token = this.config.settings.AUTH_TOKEN;
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    // A token with a space is sent as it is (a scheme of its own); a bare one as a bearer token.
-    if (token !== undefined) headers.authorization = token.includes(' ') ? token : `Bearer ${token}`;
-    const response = await fetch(this.config.settings.ENDPOINT!, { method: 'POST', headers, body: messageBytes(message), signal });
-    await response.body?.cancel();
-    if (!response.ok) throw new Error(`the webhook answered HTTP ${response.status}`);
+  constructor(readonly config: TargetConfig) {
+    this.endpoint = new URL(config.settings.ENDPOINT!);
+    const pool = { keepAlive: true, maxSockets: limits.eventDeliveriesInFlight };
+    this.agent = this.endpoint.protocol === 'https:' ? new HttpsAgent(pool) : new HttpAgent(pool);
   }
 
-  async close(): Promise<void> {}
+  send(message: EventMessage, signal: AbortSignal): Promise<void> {
+    const body = messageBytes(message);
+    const token = this.config.settings.AUTH_TOKEN;
+    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': body.length };
+    // A token with a space is sent as it is (a scheme of its own); a bare one as a bearer token.
+    if (token !== undefined) headers.authorization = token.includes(' ') ? token : `Bearer ${token}`;
+    return new Promise<void>((resolve, reject) => {
+      const answered = (response: IncomingMessage): void => {
+        const status = response.statusCode ?? 0;
+        // The answer is read to its end, so that its connection serves the next event.
+        response.resume();
+        response.on('error', reject);
+        response.on('end', () => (status >= 200 && status < 300 ? resolve() : reject(new Error(`the webhook answered HTTP ${status}`))));
+      };
+      const options = { method: 'POST', headers, agent: this.agent, signal };
+      const request = this.endpoint.protocol === 'https:' ? httpsRequest(this.endpoint, options, answered) : httpRequest(this.endpoint, options, answered);
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.agent.destroy();
+  }
 }
 
 class NatsTarget implements EventTarget {

@@ -11,6 +11,18 @@ export interface ObjectEvent {
   etag?: string;
   /** Absent or 'null' on an unversioned bucket. */
   versionId?: string;
+  /** Replication events: where the version went (or failed to go), and why it failed. */
+  replication?: ReplicationEventData;
+}
+
+/** What a `Replication:*` record carries besides the object (AWS's `replicationEventData`). */
+export interface ReplicationEventData {
+  ruleId?: string;
+  destinationBucket: string;
+  /** `s3:ReplicateObject` or `s3:ReplicateDelete`. */
+  operation: string;
+  requestTimeMs: number;
+  failureReason?: string;
 }
 
 /** Who made the change, from where, and under which request id. */

@@ -9,6 +9,7 @@
  * A write that was itself a replica is never queued, so two deployments replicating to each other
  * settle.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -18,9 +19,13 @@ import type { ObjectInfo, ObjectLayer } from '../../object/index.js';
 import type { Timers } from '../../util/clock.js';
 import { limits } from '../../util/limits.js';
 import { EventQueue, type EventQueueStats } from '../events/queue.js';
+import type { EventSink, ObjectEvent } from '../events/types.js';
+import type { EventName } from '../events/event-names.js';
+import { readObject } from '../compression/compressed-objects.js';
+import type { Kms } from '../kms/kms.js';
 import type { NewTarget, RemoteTargets, ResolvedTarget, TargetInfo } from './remote-targets.js';
 import { destinationsOf, needsTags } from './rules.js';
-import { checkTarget, putReplica, putReplicaMarker, targetClient } from './target-client.js';
+import { checkTarget, putReplica, putReplicaMarker, targetClient, type ReplicaEncryption } from './target-client.js';
 import { replicationStatusKey, type ReplicationChange, type ReplicationSink, type ReplicationStatus, type ReplicationTask } from './types.js';
 import { ResyncRunner, type ResyncState } from './resync.js';
 
@@ -33,6 +38,19 @@ export interface TargetReplicationStatus extends TargetInfo, EventQueueStats {
   unsupported: number;
 }
 
+/** One node's replication: its queue of each target and the resyncs it ran or runs. */
+export interface NodeReplicationStatus {
+  targets: TargetReplicationStatus[];
+  resyncs: ResyncState[];
+}
+
+/** One node's row of a cluster-wide status: its own figures, or why it did not answer. */
+export interface NodeReplicationRow extends Partial<NodeReplicationStatus> {
+  /** `host:port` of the node. */
+  node: string;
+  error?: string;
+}
+
 /** What the admin API asks of replication. */
 export interface ReplicationAdmin {
   /** Checks the target (reachable, credentials, versioning) and stores it; the secret is never answered. */
@@ -40,7 +58,8 @@ export interface ReplicationAdmin {
   listTargets(bucket?: string): Promise<TargetInfo[]>;
   /** Refused while a rule of the bucket names it; its queue on this node goes with it. */
   removeTarget(bucket: string, arn: string): Promise<TargetInfo>;
-  status(bucket?: string): Promise<{ targets: TargetReplicationStatus[]; resyncs: ResyncState[] }>;
+  /** This node's figures, or (cluster-wide) every node's with `nodes` holding one row per node and the targets summed. */
+  status(bucket?: string): Promise<NodeReplicationStatus & { nodes?: NodeReplicationRow[] }>;
   resync(bucket: string, bucketArn?: string): Promise<ResyncState[]>;
 }
 
@@ -54,7 +73,14 @@ export interface ReplicatorOptions {
   timers: Timers;
   nowMs(): number;
   logger: { warn(fields: Record<string, unknown>, message: string): void; info(fields: Record<string, unknown>, message: string): void };
+  /** Where `s3:Replication:*` events go (the node's bucket notifications); absent, none is raised. */
+  events?: EventSink;
+  /** The node's KMS, to read SSE-S3 and SSE-KMS versions as plaintext. */
+  kms?: () => Kms | undefined;
 }
+
+/** The principal and source address replication events carry: the service itself, not a client. */
+export const replicationPrincipal = 'svc:replication';
 
 const queueDirectoryName = /^[0-9a-f]{16}$/;
 
@@ -132,14 +158,14 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     }
     const tags = info && needsTags(configuration) ? [...new URLSearchParams(info.systemMetadata['x-amz-tagging'] ?? '')] : undefined;
     const destinations = [];
-    for (const destination of destinationsOf(configuration, change.key, tags, change.kind)) {
+    for (const destination of destinationsOf(configuration, change.key, tags, change.kind, info?.encryption?.kind)) {
       if (await this.options.targets.resolve(change.bucket, destination.bucketArn)) destinations.push(destination);
     }
     if (destinations.length === 0) return;
     // Marked before it is queued: a delivery that completes at once is not overwritten by PENDING.
     if (info && info.systemMetadata[replicationStatusKey] !== 'REPLICA') await this.mark(change, 'PENDING');
     for (const destination of destinations) {
-      await this.enqueue({ bucket: change.bucket, key: change.key, versionId: change.versionId, kind: change.kind, bucketArn: destination.bucketArn, ...(destination.storageClass !== undefined ? { storageClass: destination.storageClass } : {}) });
+      await this.enqueue({ bucket: change.bucket, key: change.key, versionId: change.versionId, kind: change.kind, bucketArn: destination.bucketArn, ruleId: destination.ruleId, ...(destination.storageClass !== undefined ? { storageClass: destination.storageClass } : {}) });
     }
   }
 
@@ -147,7 +173,7 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
   private async enqueue(task: ReplicationTask): Promise<boolean> {
     const target = await this.options.targets.resolve(task.bucket, task.bucketArn);
     if (!target) return false;
-    await (await this.queueOf(target.id)).queue.enqueue(task);
+    await (await this.queueOf(target.id)).queue.enqueue(task, `${task.bucket}/${task.key}`);
     return true;
   }
 
@@ -168,7 +194,7 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     return states;
   }
 
-  async status(bucket?: string): Promise<{ targets: TargetReplicationStatus[]; resyncs: ResyncState[] }> {
+  async status(bucket?: string): Promise<NodeReplicationStatus> {
     const targets = await this.options.targets.list(bucket);
     const answer: TargetReplicationStatus[] = [];
     for (const target of targets) {
@@ -245,38 +271,106 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
         throw new Error(failureOf(error), { cause: error });
       });
       entry.completed += 1;
+      await this.raise('Replication:OperationCompletedReplication', task, target.targetBucket, { versionId: task.versionId });
       return;
     }
+    if (source.kind === 'unsupported') return this.unsupported(entry, task, target.targetBucket, source.info, source.reason);
     const { info } = source;
-    if (info.encryption) {
-      // Sealed versions are not sent: their keys belong to this deployment's KMS.
+    const encryption = await this.replicaEncryption(task, info);
+    if (typeof encryption === 'string') {
       await source.body.return();
-      entry.unsupported += 1;
-      await this.mark(task, 'FAILED');
-      return;
+      return this.unsupported(entry, task, target.targetBucket, info, encryption);
     }
     try {
-      await putReplica(client, target.targetBucket, info, await source.body.payload(), task.storageClass, signal);
+      await putReplica(client, target.targetBucket, info, await source.body.payload(), task.storageClass, signal, encryption);
     } catch (error) {
       await source.body.return();
-      if (info.systemMetadata[replicationStatusKey] !== 'FAILED') await this.mark(task, 'FAILED');
-      if (!refusedForGood(error)) throw new Error(failureOf(error), { cause: error });
+      const reason = failureOf(error);
+      if (!refusedForGood(error)) {
+        if (info.systemMetadata[replicationStatusKey] !== 'FAILED') {
+          // The first failed attempt marks the version and raises the event; retries go on quietly.
+          await this.mark(task, 'FAILED');
+          await this.raise('Replication:OperationFailedReplication', task, target.targetBucket, info, reason);
+        }
+        throw new Error(reason, { cause: error });
+      }
       // Retrying cannot help (the target refuses this version as it is): it stays FAILED and is counted, and the queue goes on.
-      entry.unsupported += 1;
-      this.options.logger.warn({ bucket: task.bucket, key: task.key, versionId: task.versionId, target: target.arn, error: error instanceof Error ? error.message : String(error) }, 'the replication target refused a version for good: it stays FAILED');
-      return;
+      this.options.logger.warn({ bucket: task.bucket, key: task.key, versionId: task.versionId, target: target.arn, error: reason }, 'the replication target refused a version for good: it stays FAILED');
+      return this.unsupported(entry, task, target.targetBucket, info, reason);
     }
     entry.completed += 1;
     entry.sentBytes += info.sizeBytes;
     await this.mark(task, 'COMPLETED');
+    await this.raise('Replication:OperationCompletedReplication', task, target.targetBucket, info);
   }
 
-  /** The source of a task as it is now: a version with its bytes, a delete marker, or nothing (removed since). */
-  private async readSource(task: ReplicationTask): Promise<{ kind: 'gone' } | { kind: 'marker'; modTimeMs: number } | { kind: 'version'; info: ObjectInfo; body: SourceBody }> {
+  /** A version that will not be replicated as it is: FAILED for good, counted, announced. */
+  private async unsupported(entry: TargetQueue, task: ReplicationTask, targetBucket: string, info: ObjectInfo, reason: string): Promise<void> {
+    entry.unsupported += 1;
+    if (info.systemMetadata[replicationStatusKey] !== 'FAILED') await this.mark(task, 'FAILED');
+    await this.raise('Replication:OperationFailedReplication', task, targetBucket, info, reason);
+  }
+
+  /**
+   * How the replica of an encrypted version is encrypted on the target (undefined for a plain
+   * one), or why it cannot be: an SSE-KMS version goes only under a rule that enables
+   * SseKmsEncryptedObjects and names the target's key.
+   */
+  private async replicaEncryption(task: ReplicationTask, info: ObjectInfo): Promise<ReplicaEncryption | undefined | string> {
+    const kind = info.encryption?.kind;
+    if (kind === undefined) return undefined;
+    if (kind === 'SSE-S3') return { kind: 'SSE-S3' };
+    if (kind !== 'SSE-KMS') return customerKeyReason;
+    const configuration = (await this.options.objects.bucketRecord(task.bucket))?.replication;
+    const tags = [...new URLSearchParams(info.systemMetadata['x-amz-tagging'] ?? '')];
+    const destination = configuration && destinationsOf(configuration, task.key, tags, 'version', kind).find((candidate) => candidate.bucketArn === task.bucketArn);
+    if (destination?.replicaKmsKeyId === undefined) return 'an SSE-KMS version is replicated only by a rule with SseKmsEncryptedObjects enabled and a ReplicaKmsKeyID';
+    return { kind: 'SSE-KMS', keyId: destination.replicaKmsKeyId };
+  }
+
+  /** Raises an `s3:Replication:*` event for a version or delete marker; a failure to queue it is logged, never the delivery's. */
+  private async raise(name: EventName, task: ReplicationTask, targetBucket: string, version: Partial<Pick<ObjectInfo, 'sizeBytes' | 'etag'>> & { versionId: string }, failureReason?: string): Promise<void> {
+    const sink = this.options.events;
+    if (!sink) return;
+    const event: ObjectEvent = {
+      name,
+      bucket: task.bucket,
+      key: task.key,
+      versionId: version.versionId,
+      ...(version.sizeBytes !== undefined ? { sizeBytes: version.sizeBytes } : {}),
+      ...(version.etag !== undefined ? { etag: version.etag } : {}),
+      replication: {
+        ...(task.ruleId !== undefined ? { ruleId: task.ruleId } : {}),
+        destinationBucket: `arn:aws:s3:::${targetBucket}`,
+        operation: task.kind === 'delete-marker' ? 's3:ReplicateDelete' : 's3:ReplicateObject',
+        requestTimeMs: this.options.nowMs(),
+        ...(failureReason !== undefined ? { failureReason } : {}),
+      },
+    };
+    const origin = { principalId: replicationPrincipal, sourceIp: replicationPrincipal, requestId: randomBytes(8).toString('hex').toUpperCase() };
+    await sink.publish([event], origin).catch((error: unknown) => {
+      this.options.logger.warn({ bucket: task.bucket, key: task.key, event: name, error: error instanceof Error ? error.message : String(error) }, 'a replication event could not be queued');
+    });
+  }
+
+  /**
+   * The source of a task as it is now: a version with its bytes (decrypted and inflated), a delete
+   * marker, a version that cannot be read without its client's key (SSE-C), or nothing (removed since).
+   */
+  private async readSource(task: ReplicationTask): Promise<{ kind: 'gone' } | { kind: 'marker'; modTimeMs: number } | { kind: 'unsupported'; info: ObjectInfo; reason: string } | { kind: 'version'; info: ObjectInfo; body: SourceBody }> {
+    const customerKeyed: { info?: ObjectInfo } = {};
     try {
-      const reader = await this.options.objects.getObject(task.bucket, task.key, { versionId: task.versionId });
+      const reader = await readObject(this.options.objects, this.options.kms?.(), task.bucket, task.key, {
+        versionId: task.versionId,
+        prepare: (info) => {
+          if (info.encryption?.kind !== 'SSE-C') return undefined;
+          customerKeyed.info = info;
+          throw new SvcError('InvalidRequest', customerKeyReason);
+        },
+      });
       return { kind: 'version', info: reader.info, body: sourceBody(reader) };
     } catch (error) {
+      if (customerKeyed.info) return { kind: 'unsupported', info: customerKeyed.info, reason: customerKeyReason };
       if (isSvcError(error) && error.details.deleteMarker === true && typeof error.details.modTimeMs === 'number') return { kind: 'marker', modTimeMs: error.details.modTimeMs };
       if (isSvcError(error, 'NoSuchKey') || isSvcError(error, 'NoSuchVersion')) return { kind: 'gone' };
       throw error;
@@ -305,6 +399,9 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
       });
   }
 }
+
+/** Why an SSE-C version is not replicated: its key is the client's, never stored here. */
+const customerKeyReason = 'an SSE-C version cannot be replicated: its key is the client\'s and is not kept by this deployment';
 
 /**
  * An answer that a retry cannot change: a 4xx about the request itself. Refused credentials (403),

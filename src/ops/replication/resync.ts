@@ -123,7 +123,7 @@ export class ResyncRunner {
       for (const version of [...entry.versions].reverse()) {
         const kind = version.deleteMarker ? 'delete-marker' : 'version';
         const tags = [...new URLSearchParams(version.systemMetadata['x-amz-tagging'] ?? '')];
-        if (!destinationsOf(configuration, entry.key, tags, kind).some((destination) => destination.bucketArn === state.bucketArn)) continue;
+        if (!destinationsOf(configuration, entry.key, tags, kind, version.encryption?.kind).some((destination) => destination.bucketArn === state.bucketArn)) continue;
         const storageClass = configuration.rules.find((rule) => rule.destination.bucketArn === state.bucketArn)?.destination.storageClass;
         if (await this.options.enqueue({ bucket: state.bucket, key: entry.key, versionId: version.versionId, kind, bucketArn: state.bucketArn, ...(storageClass !== undefined ? { storageClass } : {}) })) state.queued += 1;
       }

@@ -6,6 +6,8 @@ export interface Destination {
   bucketArn: string;
   storageClass?: string;
   ruleId: string;
+  /** The target's KMS key for SSE-KMS versions (the rule enables SseKmsEncryptedObjects). */
+  replicaKmsKeyId?: string;
 }
 
 /** Whether a rule's filter holds for a key with these tags (`tags` undefined when they were not read: only prefix rules then). */
@@ -23,9 +25,11 @@ export function needsTags(configuration: ReplicationConfiguration): boolean {
 
 /**
  * The destinations of a change: for a version, every destination of a matching rule; for a
- * delete marker, those whose deciding rule has DeleteMarkerReplication enabled.
+ * delete marker, those whose deciding rule has DeleteMarkerReplication enabled. An SSE-KMS version
+ * (`encryption` its kind) goes only where the deciding rule enables SseKmsEncryptedObjects, as S3
+ * selects them.
  */
-export function destinationsOf(configuration: ReplicationConfiguration, key: string, tags: [string, string][] | undefined, kind: 'version' | 'delete-marker'): Destination[] {
+export function destinationsOf(configuration: ReplicationConfiguration, key: string, tags: [string, string][] | undefined, kind: 'version' | 'delete-marker', encryption?: string): Destination[] {
   const deciding = new Map<string, ReplicationRule>();
   for (const rule of configuration.rules) {
     if (!ruleMatches(rule, key, tags)) continue;
@@ -33,6 +37,11 @@ export function destinationsOf(configuration: ReplicationConfiguration, key: str
     if (!current || rule.priority > current.priority) deciding.set(rule.destination.bucketArn, rule);
   }
   return [...deciding.values()]
-    .filter((rule) => kind === 'version' || rule.deleteMarkerReplication)
-    .map((rule) => ({ bucketArn: rule.destination.bucketArn, ruleId: rule.id, ...(rule.destination.storageClass !== undefined ? { storageClass: rule.destination.storageClass } : {}) }));
+    .filter((rule) => (kind === 'version' ? encryption !== 'SSE-KMS' || rule.sseKmsEncryptedObjects === true : rule.deleteMarkerReplication))
+    .map((rule) => ({
+      bucketArn: rule.destination.bucketArn,
+      ruleId: rule.id,
+      ...(rule.destination.storageClass !== undefined ? { storageClass: rule.destination.storageClass } : {}),
+      ...(rule.destination.replicaKmsKeyId !== undefined ? { replicaKmsKeyId: rule.destination.replicaKmsKeyId } : {}),
+    }));
 }

@@ -65,10 +65,15 @@ const storedHeaderFields: [string, keyof PutObjectCommandInput][] = [
   ['content-language', 'ContentLanguage'],
 ];
 
+/** How a replica is encrypted on the target: as the source was (SSE-S3), or under the rule's key of the target's KMS (SSE-KMS). */
+export type ReplicaEncryption = { kind: 'SSE-S3' } | { kind: 'SSE-KMS'; keyId: string };
+
 /** Writes one version on the target, with the source's version id, time and ETag. */
-export async function putReplica(client: S3Client, targetBucket: string, info: ObjectInfo, body: Uint8Array | Readable, storageClass: string | undefined, signal: AbortSignal): Promise<void> {
+export async function putReplica(client: S3Client, targetBucket: string, info: ObjectInfo, body: Uint8Array | Readable, storageClass: string | undefined, signal: AbortSignal, encryption?: ReplicaEncryption): Promise<void> {
   const meta = info.systemMetadata;
   const input: PutObjectCommandInput = {
+    ...(encryption?.kind === 'SSE-S3' ? { ServerSideEncryption: 'AES256' as const } : {}),
+    ...(encryption?.kind === 'SSE-KMS' ? { ServerSideEncryption: 'aws:kms' as const, SSEKMSKeyId: encryption.keyId } : {}),
     Bucket: targetBucket,
     Key: info.key,
     Body: body,

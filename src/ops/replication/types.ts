@@ -17,6 +17,8 @@ export interface ReplicationTask {
   kind: 'version' | 'delete-marker';
   bucketArn: string;
   storageClass?: string;
+  /** The rule that sent it (replication events name it); absent on tasks queued by a resync. */
+  ruleId?: string;
 }
 
 export interface ReplicationSink {
