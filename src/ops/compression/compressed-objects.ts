@@ -50,6 +50,7 @@ export async function storeObject(objects: ObjectLayer, kms: Kms | undefined, as
   const clientEtag = (): string => etag ?? plain!.md5;
   return objects.putObject(bucket, key, stored, {
     ...rest,
+    skipStoredMd5: true, // the ETag is the client's bytes' (compressing gives it)
     beforeCommit: async () => {
       if (index.plainSizeBytes !== received.bytes) throw new SvcError('InternalError', 'compressed blocks do not match the body received');
       plain = digests.finish();
