@@ -33,6 +33,11 @@
  * every PUT asking for SSE-S3 (`svc SSE-S3`); the SSE figures are judged against the plain ones of
  * the same round (goal: 64 MiB PUT and GET at 0.85 x plain or better).
  *
+ * `npm run bench -- --sse [--quick] [--rounds=N] [--cpu-prof=DIR]` runs only the two svc targets
+ * (plain and SSE-S3), turn about, and prints the SSE lines, their CPU and the SSE goals; with
+ * `--cpu-prof=DIR` both servers run under `node --cpu-prof`, writing their profiles under
+ * DIR/svc and DIR/svcSse when they stop (bench/sse-profile.ts measures the same in one process).
+ *
  * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts),
  * and `npm run bench -- --notify` 4 KiB PUTs with and without a notification rule (bench/notify.ts).
  * After the rounds, the compression case (bench/compression.ts) runs; `--compression` runs it alone.
@@ -53,6 +58,8 @@ import { runCompressionBench } from './compression.js';
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const quick = process.argv.includes('--quick');
+/** `--cpu-prof=DIR` (with `--sse`): the svc servers write V8 CPU profiles there. */
+const cpuProfileDir = process.argv.find((arg) => arg.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 const client = clientFromArguments(process.argv.slice(2));
 const rounds = quick ? 1 : roundsFromArguments(process.argv.slice(2));
 const smallOps = quick ? 600 : 3000;
@@ -279,7 +286,8 @@ async function measureTarget(target: Target, dir: string): Promise<Partial<S3Fig
     // s3rver shares the load's thread here, so the load has just the one.
     return runLoadGroups((group) => `in-process-s3rver:${join(dir, `s3rver-in-load-${group}`)}`, peerCredentials, [smallPhases, { ...largePhases, threads: 1 }]);
   }
-  const server = await startSvc({ entry: 'build', args: [join(dir, `${target}{1...${drives}}`)], env: { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_KMS_SECRET_KEY: benchKmsKey, ...passThrough('UV_THREADPOOL_SIZE', 'SVC_CODING_THREADS') } });
+  const profiling: Record<string, string> = cpuProfileDir === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(cpuProfileDir, target)}` };
+  const server = await startSvc({ entry: 'build', args: [join(dir, `${target}{1...${drives}}`)], env: { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_KMS_SECRET_KEY: benchKmsKey, ...passThrough('UV_THREADPOOL_SIZE', 'SVC_CODING_THREADS'), ...profiling } });
   try {
     return await runLoadGroups(() => server.url, testCredentials, [smallPhases, largePhases], server.child.pid, target === 'svcSse' ? { ...process.env, BENCH_SSE: 'AES256' } : undefined);
   } finally {
@@ -448,7 +456,38 @@ function passThrough(...names: string[]): Record<string, string> {
 if (process.argv.includes('--cluster')) await (await import('./cluster.js')).runClusterBench(process.argv.slice(2));
 else if (process.argv.includes('--notify')) await (await import('./notify.js')).runNotifyBench(process.argv.slice(2));
 else if (process.argv.includes('--compression')) await compressionOnly();
+else if (process.argv.includes('--sse')) await sseOnly();
 else await main();
+
+/** `--sse`: svc plain and svc SSE-S3 only, turn about each round, judged as in the full run. */
+async function sseOnly(): Promise<void> {
+  if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('no build in dist/: run npm install (or npm run build) first');
+  console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; svc plain against svc SSE-S3, ${rounds} round${rounds === 1 ? '' : 's'}${quick ? ' (quick run)' : ''}\n`);
+  const root = await mkdtemp(join(tmpdir(), 'svc-bench-'));
+  try {
+    const all: Round[] = [];
+    for (let index = 0; index < rounds; index += 1) {
+      const dir = join(root, `round-${index + 1}`);
+      await mkdir(dir, { recursive: true });
+      const figures = {} as Record<Target, S3Figures>;
+      for (const target of (index % 2 === 0 ? ['svc', 'svcSse'] : ['svcSse', 'svc']) as Target[]) {
+        figures[target] = (await measureTarget(target, dir)) as S3Figures;
+        settleDisk();
+      }
+      all.push({ rawWrite: 0, rawRead: 0, creates: 0, figures });
+    }
+    const of = (pick: Pick): number => median(all.map(pick));
+    for (const [what, phase, unit] of sseLines) console.log(row(what, of(svcSseOf(phase)), unit, [['plain', of(svcOf(phase)), of((r) => svcSseOf(phase)(r) / svcOf(phase)(r))]]));
+    console.log('\nCPU per MB of the 64 MiB phases, server process + load generator (medians):');
+    const targets: [string, Partial<S3Figures>][] = [['svc', medianFigures(all.map((round) => round.figures.svc))], ['svc SSE-S3', medianFigures(all.map((round) => round.figures.svcSse))]];
+    for (const [what, phase] of [['large PUT', 'largePut'], ['large GET', 'largeGet']] as const) console.log(cpuRow(what, phase, (64 * MiB) / 1e6, targets));
+    console.log('\ngoals, on the median of the rounds\' ratios:');
+    for (const entry of goals.filter((candidate) => candidate.what.startsWith('SSE'))) console.log(goal(entry, all));
+  } finally {
+    await rm(root, { recursive: true, force: true });
+    await writeFile(lastRunMarker, String(Date.now()));
+  }
+}
 
 /** `--compression`: the compression case alone. */
 async function compressionOnly(): Promise<void> {

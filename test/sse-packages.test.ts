@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  cipherRangeOf, openStream, packageCount, packagePlainBytes, packageSealedBytes, plainSizeOf, sealStream, sealedSizeBytes,
+  cipherRangeOf, openPackage, openStream, packageCount, packagePlainBytes, packageSealedBytes, plainSizeOf, sealPackage, sealStream, sealedSizeBytes,
   type PackageKey, type SealedPart,
 } from '../src/format/sse-packages.js';
 import { isSvcError } from '../src/errors/index.js';
@@ -150,5 +150,19 @@ describe('encrypted packages', () => {
     expect(second).toMatchObject({ cipherOffset: packageSealedBytes, cipherLength: fixture.length - packageSealedBytes, skipBytes: 0 });
     const opened = await collect(openStream([fixture.subarray(second.cipherOffset)], ssePackageFixture.key, second));
     expect(opened.equals(plain.subarray(65_536, 65_546))).toBe(true);
+  });
+
+  it('makes the golden fixture again byte for byte, on the thread pool (whatever the chunking) and on the event loop', async () => {
+    const fixture = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'sse-packages-v1.bin'));
+    const plain = ssePackageFixture.plaintext();
+    const { key, partNumber } = ssePackageFixture;
+    for (const sizes of [[plain.length], [1], [65_535, 2], [4096, 70_000], [65_536]]) {
+      expect((await collect(sealStream(chunked(plain, sizes), key, partNumber))).equals(fixture), `chunks of ${sizes.join(',')}`).toBe(true);
+    }
+    const first = sealPackage(key, { partNumber, index: 0, final: false }, plain.subarray(0, packagePlainBytes));
+    const last = sealPackage(key, { partNumber, index: 1, final: true }, plain.subarray(packagePlainBytes));
+    expect(Buffer.concat([first, last]).equals(fixture)).toBe(true);
+    expect(openPackage(key, { partNumber, index: 1, final: true }, fixture.subarray(packageSealedBytes)).equals(plain.subarray(packagePlainBytes))).toBe(true);
+    expect(() => openPackage(key, { partNumber, index: 1, final: false }, fixture.subarray(packageSealedBytes))).toThrow(expect.objectContaining({ code: 'ObjectTampered' }));
   });
 });

@@ -14,9 +14,10 @@ export const sealedKeyVersion = 1;
 const ivBytes = 12;
 const tagBytes = 16;
 
-export function sealKey(kek: Uint8Array, secret: Uint8Array, context: string): Buffer {
+/** `iv` is drawn at random unless given (golden fixtures give theirs, to be reproduced byte for byte). */
+export function sealKey(kek: Uint8Array, secret: Uint8Array, context: string, iv: Uint8Array = randomBytes(ivBytes)): Buffer {
   if (kek.length !== 32) throw new SvcError('InternalError', 'a key-encryption key is 32 bytes');
-  const iv = randomBytes(ivBytes);
+  if (iv.length !== ivBytes) throw new SvcError('InternalError', 'a sealed key\'s IV is 12 bytes');
   const cipher = createCipheriv('aes-256-gcm', kek, iv, { authTagLength: tagBytes });
   cipher.setAAD(Buffer.from(context, 'utf8'));
   return Buffer.concat([Buffer.of(sealedKeyVersion), iv, cipher.update(secret), cipher.final(), cipher.getAuthTag()]);

@@ -15,10 +15,16 @@
  * reading from the start. Truncating, reordering, swapping packages between parts or objects, or
  * flipping a byte fails authentication: nothing unauthenticated is ever returned.
  *
+ * The stream transforms seal and open packages through WebCrypto, whose AES-GCM runs on libuv's
+ * thread pool: up to limits.ssePackagesInFlight packages at once, handed on in order, so the
+ * cipher's work leaves the event loop and overlaps the rest of a request. The bytes are the same
+ * as `sealPackage` makes on the event loop.
+ *
  * Pure code: bytes in, bytes out (the stream transforms take and give async iterables).
  */
-import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, webcrypto } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
+import { limits } from '../util/limits.js';
 
 export const packagePlainBytes = 64 * 1024;
 export const packageTagBytes = 16;
@@ -112,9 +118,65 @@ export function openPackage(key: PackageKey, at: PackagePosition, sealed: Uint8A
   decipher.setAAD(aadFor(at.partNumber, at.index, at.final));
   decipher.setAuthTag(sealed.subarray(sealed.length - packageTagBytes));
   try {
-    return Buffer.concat([decipher.update(body), decipher.final()]);
+    const plain = decipher.update(body);
+    decipher.final(); // GCM gives no more bytes here: it only checks the tag
+    return plain;
   } catch {
     tampered(at);
+  }
+}
+
+const subtle = webcrypto.subtle;
+type CryptoKey = webcrypto.CryptoKey;
+
+/** A package key's data key as a WebCrypto key (imported once per key, for every package it seals or opens). */
+const importedKeys = new WeakMap<PackageKey, Promise<CryptoKey>>();
+function cryptoKeyOf(key: PackageKey): Promise<CryptoKey> {
+  let imported = importedKeys.get(key);
+  if (!imported) {
+    imported = subtle.importKey('raw', key.dataKey, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
+    importedKeys.set(key, imported);
+  }
+  return imported;
+}
+
+function gcmParameters(key: PackageKey, at: PackagePosition): webcrypto.AesGcmParams {
+  return { name: 'AES-GCM', iv: nonceFor(key, at.partNumber, at.index), additionalData: aadFor(at.partNumber, at.index, at.final), tagLength: packageTagBytes * 8 };
+}
+
+/**
+ * `sealPackage` on the thread pool. WebCrypto copies `plain` before this returns, so the caller
+ * may reuse its memory at once.
+ */
+async function sealPackageOffLoop(cryptoKey: CryptoKey, key: PackageKey, at: PackagePosition, plain: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await subtle.encrypt(gcmParameters(key, at), cryptoKey, plain));
+}
+
+/** `openPackage` on the thread pool; `sealed` is copied before this returns, as above. */
+async function openPackageOffLoop(cryptoKey: CryptoKey, key: PackageKey, at: PackagePosition, sealed: Uint8Array): Promise<Uint8Array> {
+  if (sealed.length < packageTagBytes || sealed.length > packageSealedBytes) tampered(at);
+  try {
+    return new Uint8Array(await subtle.decrypt(gcmParameters(key, at), cryptoKey, sealed));
+  } catch {
+    tampered(at);
+  }
+}
+
+/** Work started in order and handed on in order; a failure is observed when its turn comes. */
+class InOrder<T> {
+  private readonly queue: Promise<T>[] = [];
+
+  get length(): number {
+    return this.queue.length;
+  }
+
+  push(work: Promise<T>): void {
+    work.catch(() => undefined); // observed when shifted
+    this.queue.push(work);
+  }
+
+  shift(): Promise<T> {
+    return this.queue.shift()!;
   }
 }
 
@@ -123,23 +185,28 @@ function tampered(at: PackagePosition): never {
 }
 
 /**
- * Seals a stream of plaintext as one part's package sequence, a package at a time (never more
- * than one package is held). `plainSizeBytes`, when known, lets the final package be sealed as
- * soon as it is full; otherwise the transform holds one package back to know which is last.
+ * Seals a stream of plaintext as one part's package sequence. A package is sealed as soon as it
+ * is full and known not to be the last (the transform holds one full package back to know which
+ * is last); up to limits.ssePackagesInFlight are sealed at once, and the sealed packages are
+ * handed on in order. Two package buffers are reused throughout (the sealer copies what it takes).
  */
 export async function* sealStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey, partNumber: number): AsyncGenerator<Uint8Array> {
   checkKey(key);
+  const cryptoKey = await cryptoKeyOf(key);
+  const sealing = new InOrder<Uint8Array>();
   let held = Buffer.allocUnsafe(packagePlainBytes);
+  let spare = Buffer.allocUnsafe(packagePlainBytes);
   let filled = 0;
   let index = 0;
-  let full: Buffer | undefined; // a complete package waiting to learn whether it is the last
+  let full = false; // `spare` holds a complete package waiting to learn whether it is the last
+  const seal = (plain: Uint8Array, final: boolean): void => sealing.push(sealPackageOffLoop(cryptoKey, key, { partNumber, index: index++, final }, plain));
   for await (const chunk of source) {
     let offset = 0;
     while (offset < chunk.length) {
       if (filled === packagePlainBytes) {
-        if (full) yield sealPackage(key, { partNumber, index: index++, final: false }, full);
-        full = held;
-        held = Buffer.allocUnsafe(packagePlainBytes);
+        if (full) seal(spare, false);
+        [spare, held] = [held, spare];
+        full = true;
         filled = 0;
       }
       const take = Math.min(packagePlainBytes - filled, chunk.length - offset);
@@ -147,13 +214,15 @@ export async function* sealStream(source: AsyncIterable<Uint8Array> | Iterable<U
       filled += take;
       offset += take;
     }
+    while (sealing.length >= limits.ssePackagesInFlight) yield await sealing.shift();
   }
   if (full && filled === 0) {
-    yield sealPackage(key, { partNumber, index: index++, final: true }, full);
-    return;
+    seal(spare, true);
+  } else {
+    if (full) seal(spare, false);
+    seal(held.subarray(0, filled), true);
   }
-  if (full) yield sealPackage(key, { partNumber, index: index++, final: false }, full);
-  yield sealPackage(key, { partNumber, index, final: true }, held.subarray(0, filled));
+  while (sealing.length > 0) yield await sealing.shift();
 }
 
 /** One part as laid out in an object's stored bytes. */
@@ -233,8 +302,9 @@ function sealedLengthOf(run: PackageRun, index: number): number {
 /**
  * Opens the stored bytes of `read` (exactly its cipher range, in order) and yields the plaintext
  * range. A package that fails authentication, or stored bytes that end early, end the
- * stream with ObjectTampered before any byte of that package is handed on. Each source chunk is
- * handed to `done` once no package still needs its bytes (so a lender can reuse it).
+ * stream with ObjectTampered before any byte of that package is handed on. Up to
+ * limits.ssePackagesInFlight packages are opened at once, handed on in order. Each source chunk
+ * is handed to `done` once no package still needs its bytes (so a lender can reuse it).
  */
 export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey | ((partNumber: number) => PackageKey), read: SealedRead, done: (chunk: Uint8Array) => void = () => undefined): AsyncGenerator<Uint8Array> {
   const keyOfPart = typeof key === 'function' ? key : () => key;
@@ -248,10 +318,9 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
     if (keep) held.push(keep);
   };
   let pending: Uint8Array = new Uint8Array(0);
-  let skip = read.skipBytes;
-  let left = read.lengthBytes;
+  // A package that spans chunks is gathered here; the opener copies it, so it serves the next one at once.
+  const gathered = Buffer.allocUnsafe(packageSealedBytes);
   const take = async (length: number, at: PackagePosition): Promise<Uint8Array> => {
-    const parts: Uint8Array[] = [];
     let have = 0;
     while (have < length) {
       if (pending.length === 0) {
@@ -263,24 +332,38 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
       }
       const slice = pending.subarray(0, Math.min(length - have, pending.length));
       pending = pending.subarray(slice.length);
-      parts.push(slice);
+      if (have === 0 && slice.length === length) return slice;
+      gathered.set(slice, have);
       have += slice.length;
     }
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    return gathered.subarray(0, length);
   };
+  // Each package's plaintext bytes to hand on, as they are opened.
+  const opening = new InOrder<Uint8Array>();
+  const handOn = async function* (): AsyncGenerator<Uint8Array> {
+    const piece = await opening.shift();
+    if (piece.length > 0) yield piece;
+  };
+  let skip = read.skipBytes;
+  let left = read.lengthBytes;
   try {
     for (const run of read.runs) {
       const runKey = keyOfPart(run.partNumber);
+      const cryptoKey = await cryptoKeyOf(runKey);
       for (let index = run.firstIndex; index < run.firstIndex + run.count && left > 0; index += 1) {
         const at = { partNumber: run.partNumber, index, final: index === run.partPackages - 1 };
-        const plain = openPackage(runKey, at, await take(sealedLengthOf(run, index), at));
+        const sealedLength = sealedLengthOf(run, index);
+        const plain = openPackageOffLoop(cryptoKey, runKey, at, await take(sealedLength, at));
         handBack();
-        const piece = plain.subarray(skip, Math.min(plain.length, skip + left));
+        const from = Math.min(skip, sealedLength - packageTagBytes);
+        const to = Math.min(sealedLength - packageTagBytes, from + left);
         skip = 0;
-        left -= piece.length;
-        if (piece.length > 0) yield piece;
+        left -= to - from;
+        opening.push(plain.then((bytes) => bytes.subarray(from, to)));
+        while (opening.length >= limits.ssePackagesInFlight) yield* handOn();
       }
     }
+    while (opening.length > 0) yield* handOn();
     if (left > 0) tampered({ partNumber: read.runs.at(-1)?.partNumber ?? 0, index: -1, final: true });
   } finally {
     pending = new Uint8Array(0);

@@ -141,6 +141,8 @@ export interface ShardStreamPlan {
   /** distribution[slot] = 1-based shard index that slot stores. */
   distribution: number[];
   algorithms: readonly DigestAlgorithm[];
+  /** false: the body's MD5 is not taken (its digests' `md5` is ''), the caller giving the ETag; taken when unset. */
+  md5?: boolean;
   quorum: number;
 }
 
@@ -151,7 +153,7 @@ export interface ShardStreamPlan {
  * Resolves with the body's digests once every frame is written (not yet closed).
  */
 export async function pipeBlocks(plan: ShardStreamPlan, reader: BlockReader, pending: ReadBlock[], writers: SlotWriters): Promise<DigestValues> {
-  const session = plan.coding.open(plan.dataShards, plan.parityShards, plan.algorithms);
+  const session = plan.coding.open(plan.dataShards, plan.parityShards, plan.algorithms, plan.md5 ?? true);
   const inFlight: Promise<void>[] = [];
   const held = new Set<BlockBuffers>(pending.map((block) => block.buffers));
   let writes: Promise<void> = Promise.resolve();

@@ -71,15 +71,16 @@ async function stageData(
 ): Promise<StagedData> {
   const k = geometry.dataShards;
   const algorithms = options.digests ?? [];
+  const md5 = options.skipStoredMd5 !== true;
   if (options.parts && !(options.parts.length === 1 && options.parts[0]!.number === 1)) return stageParts(config, geometry, distribution, body, options.parts, algorithms);
   const reader = new BlockReader(body, config.blockSizeBytes, options.sizeBytes);
   const budget = inlineShardBudgetBytes({ dataShards: k, versioned: options.versioning !== 'unversioned', inlineBlockOverrideBytes: config.inlineBlockOverrideBytes });
   if (options.sizeBytes !== undefined && isInline(options.sizeBytes, k, budget)) {
     const block = await reader.next();
     await reader.next(); // verifies the declared size
-    return stageInline(config, geometry, distribution, block, algorithms, reader.totalBytes);
+    return stageInline(config, geometry, distribution, block, { algorithms, md5 }, reader.totalBytes);
   }
-  const plan = shardStreamPlan(config, geometry, distribution, algorithms);
+  const plan = { ...shardStreamPlan(config, geometry, distribution, algorithms), md5 };
   const { coding } = plan;
   const pending: ReadBlock[] = [];
   const readAhead = async (): Promise<number> => {
@@ -92,7 +93,7 @@ async function stageData(
   if ((await readAhead()) === config.blockSizeBytes) await readAhead();
   if (pending.length <= 1 && isInline(pending[0]?.lengthBytes ?? 0, k, budget)) {
     const block = pending[0] ? pending[0].buffers.block.subarray(0, pending[0].lengthBytes) : undefined;
-    const staged = stageInline(config, geometry, distribution, block, algorithms, reader.totalBytes);
+    const staged = stageInline(config, geometry, distribution, block, { algorithms, md5 }, reader.totalBytes);
     if (pending[0]) coding.releaseBuffers(pending[0].buffers);
     return staged;
   }
@@ -129,8 +130,8 @@ async function stageParts(config: SetConfig, geometry: Geometry, distribution: n
 }
 
 /** Codes an inline object's one block (or none) here, into frames xl.meta will keep. */
-function stageInline(config: SetConfig, geometry: Geometry, distribution: number[], block: Uint8Array | undefined, algorithms: readonly DigestAlgorithm[], sizeBytes: number): StagedData {
-  const digests = new BodyDigests(algorithms);
+function stageInline(config: SetConfig, geometry: Geometry, distribution: number[], block: Uint8Array | undefined, wanted: { algorithms: readonly DigestAlgorithm[]; md5: boolean }, sizeBytes: number): StagedData {
+  const digests = new BodyDigests(wanted.algorithms, { md5: wanted.md5 });
   let inlineFrames: Uint8Array[] = distribution.map(() => new Uint8Array(0));
   if (block) {
     const codec = codecFor(defaultCodecId, geometry.dataShards, geometry.parityShards);
@@ -212,6 +213,7 @@ function newVersion(
   const compressing = options.compressing?.();
   const compression = compressing ? compressing.compression : options.compression;
   const etag = options.etag ?? sealing?.etag ?? compressing?.etag ?? staged.digests.md5;
+  if (etag === '' && options.skipStoredMd5 === true) throw new SvcError('InternalError', 'the stored bytes\' MD5 was left out, and the caller gave no ETag');
   return {
     versionId,
     modTimeMs: options.modTimeMs ?? config.clock.nowMs(),
@@ -232,7 +234,7 @@ function newVersion(
       distribution,
       checksumAlgorithm: 'xxh64',
     },
-    parts: partsOf(options.parts, staged.sizeBytes) ?? [{ number: 1, sizeBytes: staged.sizeBytes, etag: encryption || compression ? etag : staged.digests.md5 }],
+    parts: partsOf(options.parts, staged.sizeBytes) ?? [{ number: 1, sizeBytes: staged.sizeBytes, etag: encryption || compression || options.skipStoredMd5 === true ? etag : staged.digests.md5 }],
     ...(encryption ? { encryption } : {}),
     ...(compression ? { compression } : {}),
   };

@@ -99,6 +99,12 @@ export interface PutObjectOptions {
   /** Digests to compute over the body besides MD5 (payload hash, x-amz-checksum-*), handed to beforeCommit. */
   digests?: readonly DigestAlgorithm[];
   /**
+   * The caller gives the version's ETag (`etag`, `sealing` or `compressing`), so the MD5 of the
+   * stored bytes is not taken: a sealed or compressed body's MD5 is no one's ETag. `beforeCommit`
+   * then sees an empty `md5Hex` (and `digests.md5`). Without an ETag from the caller the put fails.
+   */
+  skipStoredMd5?: boolean;
+  /**
    * A condition on the object's current version (undefined: none, or a delete marker), checked
    * under the write lock just before publishing; throwing aborts with nothing committed.
    */

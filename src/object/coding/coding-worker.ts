@@ -12,7 +12,8 @@ import { BodyDigests } from './digests.js';
 import type { CodingRequest, CodingReply } from './worker-coding.js';
 
 interface Session {
-  codec: ErasureCodec;
+  /** None for a session that only digests. */
+  codec: ErasureCodec | undefined;
   digests: BodyDigests;
 }
 
@@ -21,7 +22,7 @@ const port = parentPort!;
 
 port.on('message', (request: CodingRequest) => {
   if (request.kind === 'open') {
-    sessions.set(request.session, { codec: codecFor(defaultCodecId, request.dataShards, request.parityShards), digests: new BodyDigests(request.algorithms) });
+    sessions.set(request.session, { codec: request.dataShards > 0 ? codecFor(defaultCodecId, request.dataShards, request.parityShards) : undefined, digests: new BodyDigests(request.algorithms, { md5: request.md5 }) });
     return;
   }
   if (request.kind === 'discard') {
@@ -36,7 +37,13 @@ port.on('message', (request: CodingRequest) => {
       reply({ id: request.id, values: session.digests.finish() });
       return;
     }
-    const { codec } = session;
+    if (request.kind === 'digest') {
+      session.digests.update(new Uint8Array(request.memory, 0, request.lengthBytes));
+      reply({ id: request.id });
+      return;
+    }
+    const codec = session.codec;
+    if (!codec) throw new Error(`coding session ${request.session} only digests`);
     const { block, frames } = blockBufferViews(request.memory, request.blockSizeBytes, codec.dataShards, codec.dataShards + codec.parityShards);
     const data = block.subarray(0, request.lengthBytes);
     session.digests.update(data);

@@ -9,6 +9,7 @@
  * copied between threads.
  */
 import { codecFor, defaultCodecId } from '../../erasure/codecs.js';
+import { SvcError } from '../../errors/index.js';
 import { bitrotHashBytes } from '../../erasure/bitrot.js';
 import { shardSizeBytes } from '../../erasure/layout.js';
 import { limits } from '../../util/limits.js';
@@ -58,6 +59,12 @@ export interface CodingSession {
    * in shard order.
    */
   code(buffers: BlockBuffers, lengthBytes: number): Promise<Uint8Array[]>;
+  /**
+   * Adds the first `lengthBytes` of `buffers.block` to the digests without coding them (bytes
+   * coded elsewhere: an encrypted PUT's plaintext), in the order of the calls. A session opened
+   * with no data shards only digests.
+   */
+  digest(buffers: BlockBuffers, lengthBytes: number): Promise<void>;
   /** The digests of every block coded; resolves after the last block. */
   finish(): Promise<DigestValues>;
   /** Abandons the session (a failed PUT). */
@@ -66,7 +73,8 @@ export interface CodingSession {
 
 export interface BlockCoding {
   readonly name: string;
-  open(dataShards: number, parityShards: number, algorithms: readonly DigestAlgorithm[]): CodingSession;
+  /** `md5: false`: the session's digests leave the MD5 out (the caller gives the ETag). */
+  open(dataShards: number, parityShards: number, algorithms: readonly DigestAlgorithm[], md5?: boolean): CodingSession;
   acquireBuffers(blockSizeBytes: number, dataShards: number, totalShards: number): BlockBuffers;
   /** Returns buffers for reuse; only once nothing reads or writes them any more. */
   releaseBuffers(buffers: BlockBuffers): void;
@@ -104,15 +112,17 @@ export class MainThreadCoding implements BlockCoding {
   readonly name = 'event-loop';
   private readonly pool = new BufferPool(false);
 
-  open(dataShards: number, parityShards: number, algorithms: readonly DigestAlgorithm[]): CodingSession {
-    const codec = codecFor(defaultCodecId, dataShards, parityShards);
-    const digests = new BodyDigests(algorithms);
+  open(dataShards: number, parityShards: number, algorithms: readonly DigestAlgorithm[], md5 = true): CodingSession {
+    const codec = dataShards > 0 ? codecFor(defaultCodecId, dataShards, parityShards) : undefined;
+    const digests = new BodyDigests(algorithms, { md5 });
     return {
       code: async (buffers, lengthBytes) => {
+        if (!codec) throw new SvcError('InternalError', 'a coding session opened without data shards only digests');
         const block = buffers.block.subarray(0, lengthBytes);
         digests.update(block);
         return codeBlockInto(codec, block, buffers.frames);
       },
+      digest: async (buffers, lengthBytes) => digests.update(buffers.block.subarray(0, lengthBytes)),
       finish: async () => digests.finish(),
       discard: () => undefined,
     };

@@ -12,7 +12,7 @@ import { Crc64Nvme } from '../../util/crc.js';
 export const digestAlgorithms = ['sha256', 'sha1', 'crc32', 'crc32c', 'crc64nvme'] as const;
 export type DigestAlgorithm = (typeof digestAlgorithms)[number];
 
-/** The MD5 always, and the requested algorithms. */
+/** The MD5 (an empty string when it was not asked for), and the requested algorithms. */
 export type DigestValues = { md5: string } & Partial<Record<DigestAlgorithm, string>>;
 
 interface Incremental {
@@ -44,8 +44,10 @@ function u32Hex(value: number): string {
 export class BodyDigests {
   private readonly hashes: [DigestAlgorithm | 'md5', Incremental][];
 
-  constructor(algorithms: readonly DigestAlgorithm[] = []) {
-    this.hashes = (['md5', ...new Set(algorithms)] as const).map((algorithm) => [algorithm, incremental(algorithm)]);
+  /** `md5: false` leaves the MD5 out (its value is then ''): for bytes whose ETag comes from elsewhere. */
+  constructor(algorithms: readonly DigestAlgorithm[] = [], options: { md5?: boolean } = {}) {
+    const md5: readonly 'md5'[] = options.md5 === false ? [] : ['md5'];
+    this.hashes = [...md5, ...new Set(algorithms)].map((algorithm) => [algorithm, incremental(algorithm)]);
   }
 
   update(data: Uint8Array): void {
@@ -54,6 +56,6 @@ export class BodyDigests {
 
   /** The values; the object is spent afterwards. */
   finish(): DigestValues {
-    return Object.fromEntries(this.hashes.map(([algorithm, hash]) => [algorithm, hash.hex()])) as DigestValues;
+    return { md5: '', ...Object.fromEntries(this.hashes.map(([algorithm, hash]) => [algorithm, hash.hex()])) } as DigestValues;
   }
 }

@@ -12,8 +12,8 @@ import type { DigestAlgorithm, DigestValues } from './digests.js';
 import { BufferPool, type BlockBuffers, type BlockCoding, type CodingSession } from './coding.js';
 
 export type CodingRequest =
-  | { kind: 'open'; session: number; dataShards: number; parityShards: number; algorithms: readonly DigestAlgorithm[] }
-  | { kind: 'code'; session: number; id: number; memory: SharedArrayBuffer; blockSizeBytes: number; lengthBytes: number }
+  | { kind: 'open'; session: number; dataShards: number; parityShards: number; algorithms: readonly DigestAlgorithm[]; md5: boolean }
+  | { kind: 'code' | 'digest'; session: number; id: number; memory: SharedArrayBuffer; blockSizeBytes: number; lengthBytes: number }
   | { kind: 'finish'; session: number; id: number }
   | { kind: 'discard'; session: number };
 
@@ -48,12 +48,12 @@ export class WorkerCoding implements BlockCoding {
     this.name = `threads:${threadCount}`;
   }
 
-  open(dataShards: number, parityShards: number, algorithms: readonly DigestAlgorithm[]): CodingSession {
+  open(dataShards: number, parityShards: number, algorithms: readonly DigestAlgorithm[], md5 = true): CodingSession {
     const thread = this.leastLoaded();
     const session = this.nextSession++;
     thread.openSessions += 1;
     if (thread.openSessions === 1) thread.worker.ref();
-    thread.worker.postMessage({ kind: 'open', session, dataShards, parityShards, algorithms } satisfies CodingRequest);
+    thread.worker.postMessage({ kind: 'open', session, dataShards, parityShards, algorithms, md5 } satisfies CodingRequest);
     let closed = false;
     const close = (): void => {
       if (closed) return;
@@ -65,6 +65,9 @@ export class WorkerCoding implements BlockCoding {
       code: async (buffers, lengthBytes) => {
         await this.request(thread, (id) => ({ kind: 'code', session, id, memory: buffers.memory as SharedArrayBuffer, blockSizeBytes: buffers.blockSizeBytes, lengthBytes }));
         return buffers.framedChunks(lengthBytes);
+      },
+      digest: async (buffers, lengthBytes) => {
+        await this.request(thread, (id) => ({ kind: 'digest', session, id, memory: buffers.memory as SharedArrayBuffer, blockSizeBytes: buffers.blockSizeBytes, lengthBytes }));
       },
       finish: async () => {
         try {

@@ -69,6 +69,7 @@ export async function storeObject(objects: ObjectLayer, kms: Kms | undefined, as
   const index = tap.index;
   return objects.putObject(bucket, key, stored, {
     ...rest,
+    skipStoredMd5: true, // the ETag is the client's bytes' (the tap gives it)
     beforeCommit: async () => beforeCommit?.(tap.finish()),
     compressing: () => {
       const compression = index.record();

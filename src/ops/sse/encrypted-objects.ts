@@ -7,14 +7,21 @@
 import type { EncryptionInfo, EncryptionKeyRecord } from '../../format/xl-meta-types.js';
 import { cipherRangeOf, openStream, partPackageKey, plainSizeOf, sealStream, sealedSizeBytes, type PackageKey } from '../../format/sse-packages.js';
 import { SvcError } from '../../errors/index.js';
-import { BodyDigests, type DigestAlgorithm, type DigestValues, type GetObjectOptions, type ReceivedBody, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions } from '../../object/index.js';
+import { BodyDigests, StreamDigests, type BlockCoding, type DigestAlgorithm, type DigestValues, type GetObjectOptions, type ReceivedBody, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions } from '../../object/index.js';
 import type { Kms } from '../kms/kms.js';
 import { checkObjectSecrets, clientEtag, newObjectKey, openObjectKey, type SseRequest, type SseSecrets } from './object-keys.js';
 
+/** The digests of a plaintext: on the event loop, or where the set codes its blocks. */
+interface PlainDigests {
+  update(chunk: Uint8Array): void | Promise<void>;
+  finish(): DigestValues | Promise<DigestValues>;
+  discard(): void;
+}
+
 /** Passes `source` on while `digests` sees every byte. */
-async function* tapped(source: AsyncIterable<Uint8Array>, digests: BodyDigests, counter: { bytes: number }): AsyncGenerator<Uint8Array> {
+async function* tapped(source: AsyncIterable<Uint8Array>, digests: PlainDigests, counter: { bytes: number }): AsyncGenerator<Uint8Array> {
   for await (const chunk of source) {
-    digests.update(chunk);
+    await digests.update(chunk);
     counter.bytes += chunk.length;
     yield chunk;
   }
@@ -22,19 +29,21 @@ async function* tapped(source: AsyncIterable<Uint8Array>, digests: BodyDigests, 
 
 /**
  * The plaintext side of a body on its way into a sealer: `source` feeds the sealer while the
- * digests in `algorithms` are taken; `beforeCommit` (for the object layer, which sees sealed bytes)
- * checks the stored size against the plaintext received and hands the caller's own `beforeCommit`
- * the plaintext's size and digests; `plain()` gives them afterwards.
+ * digests in `algorithms` are taken (on `coding`'s threads when given, else on the event loop);
+ * `beforeCommit` (for the object layer, which sees sealed bytes) checks the stored size against
+ * the plaintext received and hands the caller's own `beforeCommit` the plaintext's size and
+ * digests; `plain()` gives them afterwards; `discard()` drops the digests of a failed put.
  */
-export function plaintextTap<R>(body: AsyncIterable<Uint8Array>, algorithms: readonly DigestAlgorithm[], beforeCommit: ((received: ReceivedBody) => R) | undefined) {
-  const digests = new BodyDigests(algorithms);
+export function plaintextTap<R>(body: AsyncIterable<Uint8Array>, algorithms: readonly DigestAlgorithm[], beforeCommit: ((received: ReceivedBody) => R) | undefined, coding?: BlockCoding) {
+  const digests: PlainDigests = coding ? new StreamDigests(coding, algorithms) : Object.assign(new BodyDigests(algorithms), { discard: () => undefined });
   const received = { bytes: 0 };
   let values: DigestValues | undefined;
   return {
     source: tapped(body, digests, received),
+    discard: () => digests.discard(),
     beforeCommit: async (stored: ReceivedBody): Promise<Awaited<R> | undefined> => {
       if (plainSizeOf(stored.sizeBytes) !== received.bytes) throw new SvcError('InternalError', 'sealed size does not match the plaintext received');
-      values = digests.finish();
+      values = await digests.finish();
       return await beforeCommit?.({ md5Hex: values.md5, sizeBytes: received.bytes, digests: values });
     },
     plain: (): { sizeBytes: number; digests: DigestValues } => {
@@ -51,16 +60,24 @@ export function plaintextTap<R>(body: AsyncIterable<Uint8Array>, algorithms: rea
 export async function putEncrypted(objects: ObjectLayer, kms: Kms | undefined, sse: SseRequest, bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo> {
   const { packageKey, record } = await newObjectKey(kms, sse, bucket, key);
   const { beforeCommit, digests: algorithms, sizeBytes, etag, ...rest } = options;
-  const tap = plaintextTap(body, algorithms ?? [], beforeCommit);
-  return objects.putObject(bucket, key, sealStream(tap.source, packageKey, 1), {
-    ...rest,
-    ...(sizeBytes !== undefined ? { sizeBytes: sealedSizeBytes(sizeBytes) } : {}),
-    beforeCommit: tap.beforeCommit,
-    sealing: () => {
-      const plain = tap.plain();
-      return { etag: etag ?? clientEtag(record.kind, packageKey, plain.digests.md5), encryption: { ...record, plainSizeBytes: plain.sizeBytes, plainParts: [{ number: 1, sizeBytes: plain.sizeBytes }] } };
-    },
-  });
+  // The plaintext's digests are taken where the set codes its blocks, as a plain PUT's are.
+  const tap = plaintextTap(body, algorithms ?? [], beforeCommit, objects.allSets()[0]?.config.coding);
+  try {
+    return await objects.putObject(bucket, key, sealStream(tap.source, packageKey, 1), {
+      ...rest,
+      ...(sizeBytes !== undefined ? { sizeBytes: sealedSizeBytes(sizeBytes) } : {}),
+      // The ETag is the plaintext's (or made from it): the sealed bytes' MD5 would be no one's.
+      skipStoredMd5: true,
+      beforeCommit: tap.beforeCommit,
+      sealing: () => {
+        const plain = tap.plain();
+        return { etag: etag ?? clientEtag(record.kind, packageKey, plain.digests.md5), encryption: { ...record, plainSizeBytes: plain.sizeBytes, plainParts: [{ number: 1, sizeBytes: plain.sizeBytes }] } };
+      },
+    });
+  } catch (error) {
+    tap.discard();
+    throw error;
+  }
 }
 
 /** The data key of an object found encrypted, or undefined for a plain one (refusing SSE-C keys sent for it). */
