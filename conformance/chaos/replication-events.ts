@@ -5,9 +5,10 @@
  * versioned bucket (delete markers too) to a one-node svc deployment, and sends every
  * `s3:ObjectCreated:*` and `s3:ObjectRemoved:*` event to a webhook target: a receiver in the
  * harness's process. PUTs (inline to several erasure blocks, overwrites) and DELETEs go out in
- * batches through the nodes that are up; at a write drawn from the seed one node is SIGKILLed as
- * its batch is sent (requests in flight on it, its replication and event queues mid-delivery),
- * and started again a number of writes later.
+ * batches through the nodes that are up; at a write drawn from the seed one node is SIGKILLed
+ * once the first answer of its batch, all sent to it, arrives (the batch's other requests in
+ * flight on it, its replication and event queues mid-delivery), and started again a number of
+ * writes later.
  *
  * Judged, with a bound on every wait: every acknowledged write reaches the replica with its
  * version id and bytes (a delete marker with its id); an event naming the key and version id of
@@ -178,6 +179,7 @@ async function configure(targets: Target[], replica: Target): Promise<void> {
  * `count` writes in batches through the nodes up, each batch's writes in parallel; `at(index,
  * inFlight)` runs once the batch holding write `index` is sent, before its answers are awaited
  * (`inFlight` resolves at the batch's first answer, when the others are as a rule still running).
+ * The batch holding write `killAt` is sent to the node `victim` alone.
  */
 async function runWrites(context: ChaosContext, count: number, targets: Target[], up: (index: number) => boolean, at: (index: number, inFlight: Promise<void>) => Promise<void>, victim: number, killAt: number): Promise<Write[]> {
   const writes: Write[] = [];
@@ -187,14 +189,16 @@ async function runWrites(context: ChaosContext, count: number, targets: Target[]
   for (let start = 0; start < count; start += batch) {
     const nodes = targets.map((_, index) => index).filter(up);
     const keys = new Set<string>();
+    // The batch the kill lands in goes to the victim whole: its requests are in flight as it goes.
+    const killBatch = start <= killAt && killAt < start + batch && up(victim);
     const answers = Array.from({ length: Math.min(batch, count - start) }, (_, offset) => {
       const index = start + offset;
-      const node = nodes[index % nodes.length]!;
+      const node = killBatch ? victim : nodes[index % nodes.length]!;
       const key = trafficKey(context, round, index, start, keys);
       const remove = written.has(key) && context.prng.int(3) === 0;
       const body = remove ? undefined : bodyFor(context, key);
       written.add(key);
-      const write: Write = { key, ...(body ? { md5: md5Of(body) } : {}), acknowledged: false, inFlightAtKill: node === victim && start <= killAt && killAt < start + batch };
+      const write: Write = { key, ...(body ? { md5: md5Of(body) } : {}), acknowledged: false, inFlightAtKill: killBatch };
       writes.push(write);
       const s3 = targets[node]!.s3;
       const request: Promise<{ VersionId?: string }> = body ? s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body })) : s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
