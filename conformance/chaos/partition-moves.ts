@@ -157,7 +157,9 @@ export async function partitionMovesInside(kind: MoveKind, run: InsideRun, conte
         return problems;
       },
     });
-    return { ...result, acknowledged: result.acknowledged + checker.acknowledged, refused: result.refused + checker.refused, refusals: { ...Object.fromEntries(checker.refusals), ...result.refusals } };
+    const refusals = { ...result.refusals };
+    for (const [name, count] of checker.refusals) refusals[name] = (refusals[name] ?? 0) + count;
+    return { ...result, acknowledged: result.acknowledged + checker.acknowledged, refused: result.refused + checker.refused, refusals };
   } finally {
     await Promise.all(servers.map((server) => server.kill()));
   }
