@@ -1,8 +1,8 @@
 /**
  * `npm run chaos -- --scenario NAME|all [--seed N] [--size N] [--managed process]`: runs chaos
- * scenarios on clusters it starts itself. A failure prints the seed and the fault timeline; the
- * same seed replays the same traffic and faults at the same points of it (scenarios.ts says what
- * a seed does not fix).
+ * scenarios on clusters it starts itself. A failure prints the seed and the fault timeline (a pass
+ * too with SVC_CHAOS_TIMELINE=on); the same seed replays the same traffic and faults at the same
+ * points of it (scenarios.ts says what a seed does not fix).
  *
  * `--duration 10m` (ms, s, m or h) runs the chosen scenarios (all by default) in turn, each with a
  * fresh seed, until the time is up (a scenario in flight finishes), then prints a summary per
@@ -43,6 +43,8 @@ export async function main(argv: string[], out: Output = console): Promise<numbe
       failed += 1;
       out.log(`  seed ${options.seed} (replay: ${replayCommand(name, options.seed, options.size)})`);
       for (const problem of result.problems) out.log(`  problem: ${problem}`);
+      for (const event of result.timeline) out.log(`  ${event}`);
+    } else if (process.env.SVC_CHAOS_TIMELINE === 'on') {
       for (const event of result.timeline) out.log(`  ${event}`);
     }
   }

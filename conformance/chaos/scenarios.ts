@@ -24,16 +24,18 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { WriteChecker } from './checker.js';
 import type { Target } from '../runner/check.js';
 import { startSvc, type SvcProcess } from '../harness/server-process.js';
 import { startProcessCluster } from '../harness/process-cluster.js';
 import { createPrng } from '../../src/util/prng.js';
-import { bucket, driveList, faultDrive, healAndCheckRedundancy, targetFor, volume, waitForHeal, type ChaosContext } from './steps.js';
+import { bucket, driveList, faultDrive, healAndCheckRedundancy, rebalancePool, slowReadMs, targetFor, traffic, volume, waitForHeal, waitForRebalance, type ChaosContext } from './steps.js';
 import type { Tally } from './history-checker.js';
 import { powerCut } from './power-cut.js';
-import { partitionKinds, partitionScenario } from './partition.js';
+import { partitionKinds, partitionScenario, partitionWorkKinds } from './partition.js';
+import { RecordedSidecar } from './recorded-phases.js';
+import { killNodeReplicating } from './replication-events.js';
 import { clockSkew } from './clock-skew.js';
 import { driveFaultKinds, driveFaultScenario } from './drive-faults.js';
 
@@ -50,71 +52,6 @@ export interface ChaosResult {
 }
 
 export type Scenario = (context: ChaosContext) => Promise<{ problems: string[]; checker: Tally }>;
-
-/** PUTs a batch of traffic sends at once: 4 at the small sizes CI runs, 8 once the traffic is large. */
-function batchSize(context: ChaosContext): number {
-  return volume(context.size) > 2 ? 8 : 4;
-}
-
-/**
- * Runs `count` PUTs (a batch at a time) through the given endpoints, calling `at(i)` before the
- * batch holding write i starts (every earlier batch answered): fault points are write indices.
- */
-async function traffic(context: ChaosContext, checker: WriteChecker, clients: () => S3Client[], count: number, at: (index: number) => Promise<void> = async () => undefined): Promise<void> {
-  const round = (context.round += 1);
-  const batch = batchSize(context);
-  for (let start = 0; start < count; start += batch) {
-    for (let index = start; index < Math.min(count, start + batch); index += 1) await at(index);
-    const list = clients();
-    const keys = new Set<string>();
-    await Promise.all(
-      Array.from({ length: Math.min(batch, count - start) }, (_, offset) => {
-        const key = trafficKey(context, round, start + offset, start, keys);
-        return checker.put(list[(start + offset) % list.length]!, key, context.prng);
-      }),
-    );
-  }
-}
-
-/**
- * Mostly new keys; every fifth write overwrites a key of an earlier batch (all of its writes
- * answered) that no other write of its batch touches, so the order of a key's writes is the order
- * the checker recorded them in.
- */
-function trafficKey(context: ChaosContext, round: number, index: number, batchStart: number, batchKeys: Set<string>): string {
-  let key = `r${round}/k${index}`;
-  if (index % 5 === 4 && index > 10) {
-    const earlier = `r${round}/k${context.prng.int(Math.min(index - 5, batchStart))}`;
-    if (!batchKeys.has(earlier)) key = earlier;
-  }
-  batchKeys.add(key);
-  return key;
-}
-
-
-/** Source reads this slow keep a rebalance busy for a while even at size 1. */
-const slowReadMs = 50;
-
-interface RebalancePoolStatus {
-  status: string;
-  lastError: string;
-  progress: { objects: number };
-}
-
-async function rebalancePool(target: Target, id = 0): Promise<RebalancePoolStatus | undefined> {
-  const status = (await target.admin('GET', '/svc/admin/v3/rebalance/status')).body;
-  return (status.pools as (RebalancePoolStatus & { id: number })[] | undefined)?.find((pool) => pool.id === id);
-}
-
-/** Polls the rebalance status of pool 0 until `done` holds (its last status either way). */
-async function waitForRebalance(target: Target, done: (pool: RebalancePoolStatus) => boolean, timeoutMs: number): Promise<RebalancePoolStatus | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const pool = await rebalancePool(target);
-    if (!pool || done(pool) || Date.now() > deadline) return pool;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function withRoot<T>(action: (root: string) => Promise<T>): Promise<T> {
   const root = await mkdtemp(join(tmpdir(), 'svc-chaos-'));
@@ -137,6 +74,8 @@ export const scenarios: Record<string, Scenario> = {
    * that neither fills) while a drive of the source goes offline. The source's drives answer
    * reads slowly, so the rebalance is still moving objects when the drive goes: the drive is
    * taken once the rebalance has moved an object, before a write of the traffic drawn from the seed.
+   * Beside that traffic two clients' operations on shared keys are recorded and judged by the
+   * linearizability checker (recorded-phases.ts, RecordedSidecar).
    */
   'kill-drives-mid-rebalance': async (context) =>
     withRoot(async (root) => {
@@ -167,19 +106,21 @@ export const scenarios: Record<string, Scenario> = {
         if (!moving || moving.progress.objects === 0) problems.push(`the rebalance moved nothing (pool 0: ${JSON.stringify(moving ?? null)})`);
         const victim = sources[context.prng.int(sources.length)]!;
         const killAt = context.prng.int(8 * scale);
+        const readers = [target.s3, targetFor(node.process.url, context.seed).s3];
+        const sidecar = new RecordedSidecar(context, () => readers);
         await traffic(context, checker, () => [target.s3], 16 * scale, async (index) => {
           if (index !== killAt) return;
           await faultDrive(target, victim, { offline: true });
           const pool = await rebalancePool(target);
           context.note(`write ${index}: drive ${victim.slice(root.length)} offline`);
           if (pool?.status !== 'active') problems.push(`the rebalance was not running when the drive went offline (pool 0: ${pool?.status ?? 'none'})`);
-        });
+        }, () => sidecar.burst());
         const ended = started.status === 200 ? await waitForRebalance(target, (pool) => pool.status !== 'active' && pool.status !== 'stopping', 60_000 * scale) : undefined;
         context.note(`rebalance of pool 0 ended: ${ended ? `${ended.status}, ${ended.progress.objects} objects moved` : 'never started'}`);
         if (ended && (ended.status !== 'completed' || ended.progress.objects === 0)) problems.push(`the rebalance ended ${ended.status} after moving ${ended.progress.objects} object(s) ${ended.lastError}`);
         for (const drive of sources) await faultDrive(target, drive, {});
         context.note('faults cleared');
-        problems.push(...(await checker.verify(target.s3)), ...(await healAndCheckRedundancy(target, context)));
+        problems.push(...(await checker.verify(target.s3)), ...(await sidecar.judge()), ...(await healAndCheckRedundancy(target, context)));
         await node.process.stop();
         return { problems, checker };
       } finally {
@@ -187,12 +128,17 @@ export const scenarios: Record<string, Scenario> = {
       }
     }),
 
-  /** A four-node cluster (each pool one drive per node, EC:2) decommissions pool 0 under traffic; node 2 is SIGKILLed and restarted mid-way. */
+  /**
+   * A four-node cluster (each pool one drive per node, EC:2) decommissions pool 0 under traffic;
+   * node 2 is SIGKILLed and restarted mid-way. Beside the traffic, one client per node up records
+   * operations on shared keys, judged by the linearizability checker.
+   */
   'kill-node-mid-decommission': async (context) => {
     const cluster = await startProcessCluster({ nodes: 4, drivesPerNode: 1, poolPaths: ['/p0'], env: { SVC_DECOMMISSION_ENTRY_CONCURRENCY: '1' } });
     try {
       const checker = new WriteChecker(bucket);
-      const first = targetFor(cluster.urls[0]!, context.seed);
+      const targets = cluster.urls.map((url) => targetFor(url, context.seed));
+      const first = targets[0]!;
       await first.s3.send(new CreateBucketCommand({ Bucket: bucket }));
       const scale = volume(context.size);
       await traffic(context, checker, () => [first.s3], 30 * scale);
@@ -202,6 +148,7 @@ export const scenarios: Record<string, Scenario> = {
       const started = await first.admin('POST', '/svc/admin/v3/pools/decommission', 'pool=0&by-id=true');
       context.note(`decommission start: ${started.status}`);
       const killAt = 2 * scale + context.prng.int(6 * scale);
+      const sidecar = new RecordedSidecar(context, () => targets.filter((_, index) => cluster.nodes[index]).map((target) => target.s3));
       await traffic(context, checker, () => [first.s3], 16 * scale, async (index) => {
         if (index === killAt) {
           await cluster.kill(1);
@@ -211,7 +158,7 @@ export const scenarios: Record<string, Scenario> = {
           await cluster.start(1);
           context.note(`write ${index}: node 2 restarted`);
         }
-      });
+      }, () => sidecar.burst());
       if (!cluster.nodes[1]) await cluster.start(1);
       const deadline = Date.now() + 90_000 * scale;
       let state = '';
@@ -222,7 +169,7 @@ export const scenarios: Record<string, Scenario> = {
       }
       context.note(`decommission ended: ${state}`);
       const problems = state === 'completed' ? [] : [`the decommission ended '${state}', not completed`];
-      problems.push(...(await checker.verify(first.s3)), ...(await healAndCheckRedundancy(first, context)));
+      problems.push(...(await checker.verify(first.s3)), ...(await sidecar.judge()), ...(await healAndCheckRedundancy(first, context)));
       return { problems, checker };
     } finally {
       await cluster.destroy();
@@ -296,7 +243,8 @@ export const scenarios: Record<string, Scenario> = {
 
   /**
    * Every node of a four-node cluster is restarted in turn under traffic: stopped (SIGTERM) before
-   * one write, back and ready before the write half a turn later.
+   * one write, back and ready before the write half a turn later. Beside the traffic, one client
+   * per node up records operations on shared keys, judged by the linearizability checker.
    */
   'rolling-restart': async (context) => {
     const cluster = await startProcessCluster({ nodes: 4, drivesPerNode: 2 });
@@ -306,7 +254,9 @@ export const scenarios: Record<string, Scenario> = {
       await targets[0]!.s3.send(new CreateBucketCommand({ Bucket: bucket }));
       const order = [0, 1, 2, 3].sort(() => context.prng.next() - 0.5);
       const per = 10 * volume(context.size);
-      await traffic(context, checker, () => targets.filter((_, index) => cluster.nodes[index]).map((target) => target.s3), per * order.length, async (index) => {
+      const up = () => targets.filter((_, index) => cluster.nodes[index]).map((target) => target.s3);
+      const sidecar = new RecordedSidecar(context, up);
+      await traffic(context, checker, up, per * order.length, async (index) => {
         const node = order[Math.floor(index / per)]!;
         if (index % per === 0) {
           await cluster.stop(node);
@@ -316,8 +266,8 @@ export const scenarios: Record<string, Scenario> = {
           await cluster.start(node);
           context.note(`write ${index}: node ${node + 1} back`);
         }
-      });
-      const problems = [...(await checker.verify(targets[1]!.s3)), ...(await healAndCheckRedundancy(targets[0]!, context))];
+      }, () => sidecar.burst());
+      const problems = [...(await checker.verify(targets[1]!.s3)), ...(await sidecar.judge()), ...(await healAndCheckRedundancy(targets[0]!, context))];
       return { problems, checker };
     } finally {
       await cluster.destroy();
@@ -331,6 +281,10 @@ export const scenarios: Record<string, Scenario> = {
   'power-cut-cluster': async (context) => (await import('./power-cut-cluster.js')).powerCutCluster()(context),
   /** Links between the nodes cut on real network namespaces, judged by the linearizability checker (partition.ts). */
   ...Object.fromEntries(partitionKinds.map((kind) => [kind, partitionScenario(kind)])),
+  /** One node cut off during multipart uploads, a rebalance or a decommission (partition.ts, partition-moves.ts). */
+  ...Object.fromEntries(partitionWorkKinds.map((kind) => [kind, partitionScenario(kind)])),
+  /** A node SIGKILLed while bucket replication and notifications are busy (replication-events.ts). */
+  'kill-node-replicating': killNodeReplicating(),
   /** Nodes' clocks apart (and one jumping back), judged by the linearizability checker (clock-skew.ts). */
   'clock-skew': clockSkew(),
   /** One drive answering every call seconds late, or never, judged by the linearizability checker (drive-faults.ts). */

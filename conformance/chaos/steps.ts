@@ -1,10 +1,13 @@
 /**
- * Steps every chaos scenario shares: the bucket, an S3 and admin client for a node, and the closing
- * heal that must fail on nothing and leave every object at full redundancy.
+ * Steps every chaos scenario shares: the bucket, an S3 and admin client for a node, the PUT traffic
+ * of the write checker, the rebalance status, and the closing heal that must fail on nothing and
+ * leave every object at full redundancy.
  */
+import type { S3Client } from '@aws-sdk/client-s3';
 import { Target } from '../runner/check.js';
 import { testCredentials } from '../harness/server-process.js';
 import type { Prng } from '../../src/util/prng.js';
+import type { WriteChecker } from './checker.js';
 
 export interface ChaosContext {
   seed: number;
@@ -73,3 +76,68 @@ export async function healAndCheckRedundancy(target: Target, context: ChaosConte
   return problems;
 }
 
+/** PUTs a batch of traffic sends at once: 4 at the small sizes CI runs, 8 once the traffic is large. */
+export function batchSize(context: ChaosContext): number {
+  return volume(context.size) > 2 ? 8 : 4;
+}
+
+/**
+ * Runs `count` PUTs (a batch at a time) through the given endpoints, calling `at(i)` before the
+ * batch holding write i starts (every earlier batch answered): fault points are write indices.
+ * `alongside` runs with each batch (recorded operations of concurrent clients, recorded-phases.ts).
+ */
+export async function traffic(context: ChaosContext, checker: WriteChecker, clients: () => S3Client[], count: number, at: (index: number) => Promise<void> = async () => undefined, alongside?: () => Promise<void>): Promise<void> {
+  const round = (context.round += 1);
+  const batch = batchSize(context);
+  for (let start = 0; start < count; start += batch) {
+    for (let index = start; index < Math.min(count, start + batch); index += 1) await at(index);
+    const list = clients();
+    const keys = new Set<string>();
+    await Promise.all([
+      ...Array.from({ length: Math.min(batch, count - start) }, (_, offset) => {
+        const key = trafficKey(context, round, start + offset, start, keys);
+        return checker.put(list[(start + offset) % list.length]!, key, context.prng);
+      }),
+      alongside?.(),
+    ]);
+  }
+}
+
+/**
+ * Mostly new keys; every fifth write overwrites a key of an earlier batch (all of its writes
+ * answered) that no other write of its batch touches, so the order of a key's writes is the order
+ * the checker recorded them in.
+ */
+export function trafficKey(context: ChaosContext, round: number, index: number, batchStart: number, batchKeys: Set<string>): string {
+  let key = `r${round}/k${index}`;
+  if (index % 5 === 4 && index > 10) {
+    const earlier = `r${round}/k${context.prng.int(Math.min(index - 5, batchStart))}`;
+    if (!batchKeys.has(earlier)) key = earlier;
+  }
+  batchKeys.add(key);
+  return key;
+}
+
+/** Source reads this slow keep a rebalance busy for a while even at size 1. */
+export const slowReadMs = 50;
+
+export interface RebalancePoolStatus {
+  status: string;
+  lastError: string;
+  progress: { objects: number };
+}
+
+export async function rebalancePool(target: Target, id = 0): Promise<RebalancePoolStatus | undefined> {
+  const status = (await target.admin('GET', '/svc/admin/v3/rebalance/status')).body;
+  return (status.pools as (RebalancePoolStatus & { id: number })[] | undefined)?.find((pool) => pool.id === id);
+}
+
+/** Polls the rebalance status of pool 0 until `done` holds (its last status either way). */
+export async function waitForRebalance(target: Target, done: (pool: RebalancePoolStatus) => boolean, timeoutMs: number): Promise<RebalancePoolStatus | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pool = await rebalancePool(target);
+    if (!pool || done(pool) || Date.now() > deadline) return pool;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -39,6 +39,10 @@ export interface RecordedRun {
 
 export const valueOf = (body: Uint8Array | string): string => createHash('md5').update(body).digest('hex');
 
+/** Numbers every body this process writes, so that no two PUTs carry the same body (a run records several workloads). */
+let bodies = 0;
+export const nextBodyNumber = (): number => (bodies += 1);
+
 /** Runs the workload and returns what every client saw. */
 export async function recordWorkload(options: WorkloadOptions): Promise<RecordedRun> {
   const history: HistoryOperation[] = [];
@@ -46,7 +50,6 @@ export async function recordWorkload(options: WorkloadOptions): Promise<Recorded
   const seenValues: string[] = [];
   const seenVersions: string[] = [];
   const deadline = performance.now() + options.maxDurationMs;
-  let writes = 0;
   let started = 0;
   const client = async (index: number): Promise<void> => {
     const s3 = options.clients[index % options.clients.length]!;
@@ -64,7 +67,7 @@ export async function recordWorkload(options: WorkloadOptions): Promise<Recorded
         }
         continue;
       }
-      const input = chooseInput(roll, options, seenValues, seenVersions, () => `${index}:${(writes += 1)}:${options.prng.seed}`);
+      const input = chooseInput(roll, options, seenValues, seenVersions, () => `${index}:${nextBodyNumber()}:${options.prng.seed}`);
       const invokeMs = performance.now();
       const { output, completed } = await perform(s3, options.bucket, key, input);
       const completeMs = completed ? performance.now() : undefined;
@@ -135,7 +138,7 @@ export function classify(error: unknown): { output: KeyOutput | undefined; compl
   return { output: undefined, completed: false };
 }
 
-async function listAll(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
+export async function listAll(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
   do {
