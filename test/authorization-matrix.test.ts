@@ -189,6 +189,14 @@ const consoleExamples: Record<string, { path: string; body?: unknown; raw?: stri
   'GET health': { path: 'health' },
   'GET buckets/:bucket/policy-status': { path: 'buckets/photos/policy-status' },
   'GET buckets/:bucket/contents': { path: 'buckets/photos/contents', skip: ['s3:ListBucketMultipartUploads'] },
+  'POST buckets/:bucket/restore': { path: 'buckets/photos/restore', body: { key: 'cat.jpg', versionId: 'null' } },
+  'PUT buckets/:bucket/tags': { path: 'buckets/photos/tags', body: { key: 'cat.jpg', tags: [{ key: 'team', value: 'web' }] }, skip: ['s3:DeleteObjectTagging'] },
+  'PUT buckets/:bucket/metadata': { path: 'buckets/photos/metadata', body: { key: 'cat.jpg', contentType: 'image/jpeg' } },
+  'POST buckets/:bucket/folder': { path: 'buckets/photos/folder', body: { key: 'matrix-folder/' } },
+  'GET buckets/:bucket/prefix-summary': { path: 'buckets/photos/prefix-summary?prefix=2026/', skip: ['s3:ListBucketVersions'] },
+  'POST buckets/:bucket/delete-prefix': { path: 'buckets/photos/delete-prefix', body: { prefix: 'nothing-here/' }, skip: ['s3:DeleteObject', 's3:ListBucketVersions', 's3:DeleteObjectVersion'] },
+  'GET sessions': { path: 'sessions?all=true' },
+  'DELETE sessions/:handle': { path: 'sessions/no-such-session' },
   // Each bucket setting: read it, send a document S3's parser refuses (nothing is stored), remove it.
   ...Object.fromEntries(
     ['policy', 'lifecycle', 'cors', 'tagging', 'encryption', 'object-lock', 'public-access-block', 'notification'].flatMap((setting) => [

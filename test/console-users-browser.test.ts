@@ -107,7 +107,7 @@ describe.skipIf(!haveChromium)('the Users page in Chromium', () => {
     await signInAs(viewer.accessKey, viewer.secretKey);
     await page.getByRole('heading', { name: 'Buckets', exact: true }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Pages' });
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['Buckets']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Buckets', 'Sessions']);
     expect(await page.locator('.who').textContent()).toContain('viewer · readonly');
     await page.getByRole('link', { name: 'photos', exact: true }).click();
     await page.getByRole('button', { name: 'cat.jpg', exact: true }).waitFor();

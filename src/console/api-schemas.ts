@@ -122,6 +122,7 @@ export const objectSchemas = {
       sort: text('name (default), size or modified; size and modified for folders of at most 10,000 entries'),
       order: text('asc (default) or desc'),
       offset: text('entries skipped before the page (every order but name ascending)'),
+      count: text('false: leave the total out (name order ascending; a refresh of a page whose total is known)'),
     }),
     params: bucketParams,
     response: object(
@@ -134,7 +135,7 @@ export const objectSchemas = {
         total: integer('entries the folder shows (folders and keys), counted up to 10,000'),
         totalCapped: boolean('the folder holds more entries than the total counted'),
       },
-      { optional: ['next', 'nextOffset'] },
+      { optional: ['next', 'nextOffset', 'total', 'totalCapped'] },
     ),
     example: { params: { bucket: 'photos' }, query: 'prefix=2026/&limit=2', response: { prefix: '2026/', folders: ['2026/11/'], objects: [{ ...objectExample, key: '2026/cat.jpg' }], next: '2026/cat.jpg', total: 7, totalCapped: false } },
   }),

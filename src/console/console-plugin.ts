@@ -12,7 +12,7 @@ import type { ConsoleContext } from './context.js';
 import { asSvcError, errorContentType, errorJson, sendError } from './errors.js';
 import { clientOrigin, trustedProxyList } from './client-origin.js';
 import { cookieValue, sessionCookie, sessionCookieName } from './session.js';
-import { RevokedSessions, requestBody, setRequestBody, setRequestState } from './request-state.js';
+import { RevokedSessions, isFramable, requestBody, setRequestBody, setRequestState } from './request-state.js';
 import { RequestBody, settleUnreadBody } from '../api/s3/request-body.js';
 import { limits } from '../util/limits.js';
 import { ConsoleAccess, sessionPrincipal } from './access.js';
@@ -28,6 +28,9 @@ import { userRoutes } from './routes-users.js';
 import { healthRoutes } from './routes-health.js';
 import { previewRoutes } from './routes-preview.js';
 import { bucketSettingsRoutes } from './routes-bucket-settings.js';
+import { objectActionRoutes } from './routes-object-actions.js';
+import { sessionsRoutes } from './routes-sessions.js';
+import { SessionRegistry } from './session-registry.js';
 import type { ConsoleAssets } from './assets.js';
 import swagger from '@fastify/swagger';
 import { checkAnswers, wildcardAsPrefix } from '../api/admin/route-schema.js';
@@ -39,8 +42,8 @@ import { auditRoutes, setConsoleRequestFacts, setConsoleSessionFacts } from './a
 export const consolePrefix = '/svc/console/';
 const apiPrefix = '/svc/console/api';
 
-/** No inline script or style, nothing from elsewhere, no framing. */
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/** No inline script or style, nothing from elsewhere, no framing; frames only of the console's own PDF previews (which are sandboxed). */
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; font-src 'self'; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
  * Object bytes users stored, served from the console's origin (routes with `config.userContent`):
@@ -48,6 +51,9 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
  * nothing loaded from anywhere.
  */
 const userContentPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'";
+
+/** A PDF preview: the same sandbox, framed by the console's own page only. */
+const framedContentPolicy = "sandbox; default-src 'none'; frame-ancestors 'self'";
 
 export interface ConsolePluginOptions {
   context: ConsoleContext;
@@ -60,7 +66,7 @@ export interface ConsolePluginOptions {
 export async function consolePlugin(app: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
   app.addHook('onRequest', async (request) => setRequestBody(request, new RequestBody(request.raw, options.bodyIdleTimeoutMs)));
   app.addHook('onSend', async (request, reply, payload) => {
-    setSecurityHeaders(reply, (request.routeOptions.config as { userContent?: boolean } | undefined)?.userContent === true);
+    setSecurityHeaders(reply, (request.routeOptions.config as { userContent?: boolean } | undefined)?.userContent === true, isFramable(request));
     // An answer given before its body ended (a refusal, a route that reads none): the rest is
     // drained, bounded, or the connection closes, so no client holds it by trickling a body.
     if (await settleUnreadBody(requestBody(request), request.raw)) reply.header('connection', 'close');
@@ -73,9 +79,9 @@ export async function consolePlugin(app: FastifyInstance, options: ConsolePlugin
   await app.register(apiPlugin, { ...options, prefix: apiPrefix });
 }
 
-function setSecurityHeaders(reply: FastifyReply, userContent = false): void {
-  reply.header('content-security-policy', userContent ? userContentPolicy : contentSecurityPolicy);
-  reply.header('x-frame-options', 'DENY');
+function setSecurityHeaders(reply: FastifyReply, userContent = false, framed = false): void {
+  reply.header('content-security-policy', userContent ? (framed ? framedContentPolicy : userContentPolicy) : contentSecurityPolicy);
+  reply.header('x-frame-options', userContent && framed ? 'SAMEORIGIN' : 'DENY');
   reply.header('x-content-type-options', 'nosniff');
   reply.header('referrer-policy', 'no-referrer');
   reply.header('cross-origin-opener-policy', 'same-origin');
@@ -97,6 +103,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   const { context } = options;
   const trusted = trustedProxyList(options.trustedProxies);
   const revoked = new RevokedSessions(context.nowMs);
+  const registry = new SessionRegistry(() => context.sealer.settings, revoked);
   await app.register(swagger, consoleOpenApiOptions);
   // Uploads stream their body into the object layer: only JSON is parsed here, read with the idle timeout.
   app.removeAllContentTypeParsers();
@@ -135,6 +142,7 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
     const principal = sessionPrincipal(context, session);
     if (nowMs - session.lastSeenMs > limits.consoleSessionRefreshAfterMs) refresh(context, reply, { ...session, lastSeenMs: nowMs }, origin.secure, nowMs);
     const consoleAccess = new ConsoleAccess(context, session, principal, origin);
+    registry.seen(session, { address: origin.address, agent: headerText(request, 'user-agent'), nowMs });
     setConsoleSessionFacts(request, consoleAccess);
     setRequestState(request, origin, consoleAccess);
     // Admin actions on the deployment before anything else: a caller without them learns nothing, not even from validation.
@@ -153,6 +161,8 @@ async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): P
   await app.register(healthRoutes, { context });
   await app.register(previewRoutes, { context });
   await app.register(bucketSettingsRoutes, { context });
+  await app.register(objectActionRoutes, { context });
+  await app.register(sessionsRoutes, { context, registry });
 }
 
 /** The console API's own OpenAPI document (GET /svc/console/api/openapi.json), from its route schemas. */

@@ -40,6 +40,11 @@ export function isKeyOrder(view: ListView): boolean {
   return view.sort === 'name' && !view.descending;
 }
 
+/** The empty `<folder>/` object that makes a folder (the console's Create folder): shown as the folder, not as an object in it. */
+export function isFolderMarker(entry: { kind: 'prefix' | 'object'; key: string }, prefix: string): boolean {
+  return entry.kind === 'object' && prefix.endsWith('/') && entry.key === prefix;
+}
+
 type Entry = { kind: 'prefix'; key: string } | { kind: 'object'; key: string; latest: ObjectInfo };
 
 /** The folder's entries (folders and the newest version of each key), at most `max`; `more` when there are others. */
@@ -47,6 +52,7 @@ async function entriesOf(objects: ObjectLayer, bucket: string, walk: FolderWalk,
   const entries: Entry[] = [];
   for await (const entry of objects.list(bucket, { prefix: walk.prefix, delimiter: '/', livePrefixesOnly: !walk.withDeleted })) {
     if (entry.kind === 'object' && entry.versions[0]!.deleteMarker && !walk.withDeleted) continue;
+    if (isFolderMarker(entry, walk.prefix)) continue;
     if (entries.length >= max) return { entries, more: true };
     entries.push(entry.kind === 'prefix' ? { kind: 'prefix', key: entry.key } : { kind: 'object', key: entry.key, latest: entry.versions[0]! });
   }

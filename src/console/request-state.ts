@@ -12,6 +12,16 @@ import type { RequestBody } from '../api/s3/request-body.js';
 const origins = new WeakMap<FastifyRequest, ClientOrigin>();
 const accesses = new WeakMap<FastifyRequest, ConsoleAccess>();
 const bodies = new WeakMap<FastifyRequest, RequestBody>();
+const framable = new WeakSet<FastifyRequest>();
+
+/** Stored bytes the console's own page may show in a frame (a PDF preview): still sandboxed, framed only by the console's origin. */
+export function markFramable(request: FastifyRequest): void {
+  framable.add(request);
+}
+
+export function isFramable(request: FastifyRequest): boolean {
+  return framable.has(request);
+}
 
 /** The request's body as routes read it: with the listener's idle timeout (set by the plugin's first hook). */
 export function requestBody(request: FastifyRequest): RequestBody {
@@ -58,9 +68,13 @@ export class RevokedSessions {
   }
 
   has(session: Session): boolean {
-    const until = this.untilMs.get(session.id);
+    return this.hasId(session.id);
+  }
+
+  hasId(sessionId: string): boolean {
+    const until = this.untilMs.get(sessionId);
     if (until === undefined) return false;
-    if (until < this.nowMs()) this.untilMs.delete(session.id);
+    if (until < this.nowMs()) this.untilMs.delete(sessionId);
     return true;
   }
 }

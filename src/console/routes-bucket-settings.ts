@@ -103,10 +103,10 @@ export async function bucketSettingsRoutes(app: FastifyInstance, options: { cont
   });
 }
 
-/** The bucket's keys with a live newest version, every version (delete markers among them), counted up to the cap. */
-async function contentsOf(context: ConsoleContext, bucket: string): Promise<{ objects: number; versions: number; deleteMarkers: number; capped: boolean }> {
+/** The bucket's keys (under `prefix`) with a live newest version, every version (delete markers among them), counted up to the cap. */
+export async function contentsOf(context: ConsoleContext, bucket: string, prefix = ''): Promise<{ objects: number; versions: number; deleteMarkers: number; capped: boolean }> {
   const counts = { objects: 0, versions: 0, deleteMarkers: 0, capped: false };
-  for await (const entry of context.objects().list(bucket, { prefix: '' })) {
+  for await (const entry of context.objects().list(bucket, { prefix })) {
     if (entry.kind !== 'object') continue;
     if (counts.versions >= limits.consoleListSortMax) {
       counts.capped = true;

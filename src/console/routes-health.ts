@@ -28,6 +28,7 @@ const deploymentActions: ActionRule[] = [
   ['decommission', () => ({ action: 'admin:Decommission' })],
   ['listUsers', () => ({ action: adminActions.listUsers })],
   ['dataUsageInfo', () => ({ action: 'admin:DataUsageInfo' })],
+  ['endSessions', () => ({ action: adminActions.disableUser })],
 ];
 
 const bucketActions: ActionRule[] = [
@@ -40,6 +41,8 @@ const bucketActions: ActionRule[] = [
   ['abortUpload', (bucket, prefix) => ({ action: 's3:AbortMultipartUpload', bucket, key: `${prefix}*` })],
   ['putBucketVersioning', (bucket) => ({ action: 's3:PutBucketVersioning', bucket })],
   ['deleteBucket', (bucket) => ({ action: 's3:DeleteBucket', bucket })],
+  ['getObjectVersion', (bucket, prefix) => ({ action: 's3:GetObjectVersion', bucket, key: `${prefix}*` })],
+  ['putObjectTagging', (bucket, prefix) => ({ action: 's3:PutObjectTagging', bucket, key: `${prefix}*` })],
   ...settingActions(),
 ];
 

@@ -16,7 +16,7 @@ import { requestAccess, requestOrigin } from './request-state.js';
 import type { Session } from './session.js';
 import { objectSchemas } from './api-schemas.js';
 import { readObject } from '../ops/compression/compressed-objects.js';
-import { countEntries, isKeyOrder, listViewOf, sortedPage } from './list-view.js';
+import { countEntries, isFolderMarker, isKeyOrder, listViewOf, sortedPage } from './list-view.js';
 
 export async function objectRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {
   const { context } = options;
@@ -27,6 +27,7 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
     const prefix = query.prefix ?? '';
     const after = query.after === '' ? undefined : query.after;
     if (query.deleted !== undefined && query.deleted !== 'true' && query.deleted !== 'false') throw new SvcError('InvalidArgument', 'deleted must be true or false', { field: 'deleted' });
+    if (query.count !== undefined && query.count !== 'true' && query.count !== 'false') throw new SvcError('InvalidArgument', 'count must be true or false', { field: 'count' });
     const view = listViewOf(query);
     await requestAccess(request).require([{ action: query.deleted === 'true' ? 's3:ListBucketVersions' : 's3:ListBucket', bucket }], { prefix, delimiter: '/' });
     const walk = { prefix, withDeleted: query.deleted === 'true' };
@@ -34,6 +35,8 @@ export async function objectRoutes(app: FastifyInstance, options: { context: Con
       const sorted = await sortedPage(context.objects(), bucket, walk, view, limit);
       return { prefix, folders: sorted.folders, objects: sorted.objects.map(describe), total: sorted.total, totalCapped: false, ...(sorted.more ? { nextOffset: view.offset + limit } : {}) };
     }
+    // The total is counted when asked (a page asks once per view, not on every refresh): up to 10,000 entries read.
+    if (query.count === 'false') return listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: walk.withDeleted });
     const [page, count] = await Promise.all([listPage(context.objects(), bucket, { prefix, after, limit, withDeleted: walk.withDeleted }), countEntries(context.objects(), bucket, walk)]);
     return { ...page, total: count.total, totalCapped: count.capped };
   });
@@ -129,6 +132,7 @@ async function listPage(objects: ObjectLayer, bucket: string, options: { prefix:
   const walk = { prefix, delimiter: '/', ...(after !== undefined ? { startAfter: after } : {}), livePrefixesOnly: !options.withDeleted };
   for await (const entry of objects.list(bucket, walk)) {
     if (entry.kind === 'object' && entry.versions[0]!.deleteMarker && !options.withDeleted) continue;
+    if (isFolderMarker(entry, prefix)) continue;
     if (page.folders.length + page.objects.length >= limit) {
       if (last !== undefined) page.next = last;
       break;

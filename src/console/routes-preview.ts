@@ -1,6 +1,6 @@
 /**
  * Previews on the object page: the bytes of a version shown in the page itself (an image, text,
- * audio or video) rather than downloaded. Served from the console's origin like downloads, so with
+ * audio, video, or a PDF in a frame) rather than downloaded. Served from the console's origin like downloads, so with
  * the same sandbox policy (console-plugin.ts: `userContent`), never sniffed, `inline`; only for the
  * media types a browser shows safely in an <img>, <audio>, <video> or as text (contracts/preview.ts),
  * up to its previewMaxBytes, and not for encrypted versions. Anything else is
@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { SvcError } from '../errors/index.js';
 import type { ConsoleContext } from './context.js';
 import { bucketParam, optionalVersionId, queryOf, requiredKey } from './input.js';
-import { requestAccess } from './request-state.js';
+import { markFramable, requestAccess } from './request-state.js';
 import { previewSchema } from './schemas-preview.js';
 import { previewKind, previewMaxBytes } from '../contracts/preview.js';
 
@@ -31,6 +31,8 @@ export async function previewRoutes(app: FastifyInstance, options: { context: Co
     if (info.encryption) throw new SvcError('PreviewUnavailable', 'encrypted objects are not previewed; download it instead', { encryption: info.encryption.kind });
     if (info.sizeBytes > previewMaxBytes) throw new SvcError('PreviewUnavailable', `${info.sizeBytes} bytes is more than the ${previewMaxBytes} bytes previews show; download it instead`, { sizeBytes: info.sizeBytes, maxBytes: previewMaxBytes });
     const reader = await objects.getObject(bucket, key, { versionId: info.versionId });
+    // A PDF is shown in a frame of the console's page: only the console's own origin may frame it.
+    if (kind === 'pdf') markFramable(request);
     reply
       // Text of any kind is shown as plain text: never as a page of its own.
       .header('content-type', kind === 'text' ? 'text/plain; charset=utf-8' : (info.contentType ?? 'application/octet-stream'))

@@ -153,6 +153,7 @@ export const errorCatalogue = {
   // Console API (same JSON shape as the admin API)
   PreviewUnavailable: { httpStatus: 415, message: 'The console does not preview this version (its type, size or encryption); download it instead.' },
   ConsoleSignInRequired: { httpStatus: 401, message: 'Sign in to the console first (no valid session cookie).' },
+  NoSuchConsoleSession: { httpStatus: 404, message: 'No console session known to this node has this id (it ended, or was opened on another node).' },
   ConsoleSignInFailed: { httpStatus: 401, message: 'The access key or secret key is wrong.' },
   InvalidCsrfToken: { httpStatus: 403, message: 'The request lacks the session\'s CSRF token (x-csrf-token header); nothing was changed.' },
   TooManySignInAttempts: { httpStatus: 429, message: 'Too many failed sign-ins from this address; wait and try again.' },

@@ -171,6 +171,10 @@ export const limits = {
   consoleListSortMax: 10_000,
   /** Console batch delete: keys per request at most. */
   consoleDeleteBatchMax: 1000,
+  /** Console prefix delete: keys handled per request (the browser asks again for the next batch). */
+  consolePrefixDeleteBatchKeys: 200,
+  /** Console sessions each node remembers (the sessions page), the least recently seen forgotten first. */
+  consoleSessionsRememberedMax: 10_000,
   /** Console layout planner: launch patterns per request, and characters per pattern, at most. */
   consolePlanPatternsMax: 32,
   consolePlanPatternCharsMax: 1024,

@@ -26,3 +26,22 @@ export async function signInOnPage(page: Page, consoleUrl: string, credentials =
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }
+
+/**
+ * A new page of its own browser context at `viewport`, signed in (the root credentials, or a
+ * user's, who lands on Buckets), then at the console's `#/<hash>`.
+ */
+export async function openConsolePage(browser: Browser, consoleUrl: string, options: { viewport: { width: number; height: number }; hash: string; credentials?: { accessKey: string; secretKey: string } }): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: options.viewport })).newPage();
+  if (options.credentials) {
+    await page.goto(`${consoleUrl}/svc/console/`);
+    await page.getByLabel('Access key').fill(options.credentials.accessKey);
+    await page.getByLabel('Secret key').fill(options.credentials.secretKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Buckets', exact: true }).waitFor();
+  } else {
+    await signInOnPage(page, consoleUrl);
+  }
+  await page.goto(`${consoleUrl}/svc/console/#/${options.hash}`);
+  return page;
+}

@@ -19,7 +19,12 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unk
     depsKey.current = key;
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const run = async () => {
+    const run = async (repeat = false) => {
+      // A page in a hidden tab is not refreshed: it asks again once shown.
+      if (repeat && document.hidden) {
+        timer = setTimeout(() => void run(true), intervalMs);
+        return;
+      }
       try {
         const answer = await load();
         if (!live) return;
@@ -28,7 +33,7 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unk
       } catch (caught) {
         if (live) setError(caught as Error);
       }
-      if (live && intervalMs > 0) timer = setTimeout(run, intervalMs);
+      if (live && intervalMs > 0) timer = setTimeout(() => void run(true), intervalMs);
     };
     void run();
     return () => {
@@ -67,7 +72,7 @@ export function ErrorNotice(props: { error: unknown; onClose?: () => void }) {
 const badgeTones: [RegExp, string][] = [
   [/^(online|ok|finished|completed?|healed|enabled|done|active|readable|writable|deletable|accepted|allowed)$/i, 'ok'],
   [/^(offline|failed|canceled|unrecoverable|error|rejected|disabled|denied|not (readable|writable|deletable))$/i, 'bad'],
-  [/^(deleted|delete marker|latest|unversioned|suspended|queued|waiting|stopped|built-in|created)$/i, 'neutral'],
+  [/^(deleted|delete marker|latest|unversioned|suspended|queued|waiting|stopped|built-in|created|this session)$/i, 'neutral'],
 ];
 
 export function Badge(props: { state: string }) {
@@ -102,7 +107,7 @@ export function Stat(props: { label: string; value: ComponentChildren; hint?: Co
  * A modal dialog (the platform's <dialog>: focus is kept inside, Escape cancels). With
  * `typeToConfirm`, the confirm button stays disabled until that text is typed.
  */
-export function ConfirmDialog(props: { title: string; children: ComponentChildren; confirmLabel: string; danger?: boolean; typeToConfirm?: string; busy?: boolean; error?: unknown; onConfirm: () => void; onCancel: () => void }) {
+export function ConfirmDialog(props: { title: string; children: ComponentChildren; confirmLabel: string; danger?: boolean; typeToConfirm?: string; busy?: boolean; disabled?: boolean; error?: unknown; onConfirm: () => void; onCancel: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [typed, setTyped] = useState('');
   useEffect(() => {
@@ -110,7 +115,7 @@ export function ConfirmDialog(props: { title: string; children: ComponentChildre
     if (dialog && !dialog.open) dialog.showModal();
     return () => dialog?.close();
   }, []);
-  const ready = props.typeToConfirm === undefined || typed === props.typeToConfirm;
+  const ready = (props.typeToConfirm === undefined || typed === props.typeToConfirm) && props.disabled !== true;
   return (
     <dialog ref={ref} class="dialog" onCancel={(event) => { event.preventDefault(); props.onCancel(); }} aria-labelledby="dialog-title">
       <form method="dialog" onSubmit={(event) => { event.preventDefault(); if (ready && !props.busy) props.onConfirm(); }}>

@@ -15,6 +15,7 @@ import { UsersPage } from './page-users';
 import { BucketSettingsPage } from './page-bucket-settings';
 import { GroupsPage } from './page-groups';
 import { ServiceAccountsPage } from './page-service-accounts';
+import { SessionsPage } from './page-sessions';
 
 interface SessionInfo {
   accessKey: string;
@@ -132,10 +133,14 @@ const pages: { id: string; label: string }[] = [
   { id: 'users', label: 'Users' },
   { id: 'groups', label: 'Groups' },
   { id: 'service-accounts', label: 'Service accounts' },
+  { id: 'sessions', label: 'Sessions' },
 ];
 
+/** Pages every session opens: its own sessions are always its to see. */
+const everySession = ['sessions'];
+
 function Shell(props: { session: SessionInfo; onSignOut: () => void }) {
-  const open = pages.filter((entry) => props.session.pages.includes(entry.id));
+  const open = pages.filter((entry) => props.session.pages.includes(entry.id) || everySession.includes(entry.id));
   const route = useRoute(open[0]?.id ?? 'buckets');
   const [menuOpen, setMenuOpen] = useState(false);
   const page = route[0] === 'browse' || route[0] === 'settings' ? 'buckets' : route[0];
@@ -233,6 +238,8 @@ function pageFor(route: string[]) {
       return <GroupsPage />;
     case 'service-accounts':
       return <ServiceAccountsPage />;
+    case 'sessions':
+      return <SessionsPage />;
     default:
       return <OverviewPage />;
   }

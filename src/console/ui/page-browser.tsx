@@ -12,6 +12,7 @@ import { bucketHref } from './page-buckets';
 import { droppedFiles, pace, startUpload, type UploadTask } from './upload';
 import { ObjectDetails, type ObjectVersion } from './page-object';
 import { isKeyOrder, listHash, Pager, readListAddress, SortHeader, useHashQuery, type ListAddress } from './browser-paging';
+import { CreateFolderDialog, DeleteFolderDialog } from './folder-actions';
 
 interface ListPage {
   prefix: string;
@@ -19,8 +20,9 @@ interface ListPage {
   objects: ObjectVersion[];
   next?: string;
   nextOffset?: number;
-  total: number;
-  totalCapped: boolean;
+  /** Left out of a refresh whose total is known (`count=false`). */
+  total?: number;
+  totalCapped?: boolean;
 }
 
 function Breadcrumbs(props: { bucket: string; prefix: string }) {
@@ -69,15 +71,26 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
   const [storageClass, setStorageClass] = useState('STANDARD');
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [actionError, setActionError] = useState<unknown>(undefined);
+  const [folderAction, setFolderAction] = useState<{ kind: 'create' } | { kind: 'delete'; folder: string } | undefined>(undefined);
   const listPrefix = `${prefix}${filter}`;
-  const { data, error, reload } = usePoll(
-    () => {
+  // The folder's total is counted once per folder and filter (and after a change made here), not on every refresh.
+  const countKey = JSON.stringify([bucket, listPrefix, showDeleted]);
+  const counted = useRef<{ key: string; total: number; capped: boolean } | undefined>(undefined);
+  const { data, error, reload: reloadList } = usePoll(
+    async () => {
       const view = keyOrder ? { after } : { sort: address.sort, order: address.order, offset: String((pageNumber - 1) * pageSize) };
-      return api<ListPage>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, { query: { prefix: listPrefix, limit: String(pageSize), deleted: showDeleted ? 'true' : undefined, ...view } });
+      const known = keyOrder && counted.current?.key === countKey ? counted.current : undefined;
+      const answer = await api<ListPage>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, { query: { prefix: listPrefix, limit: String(pageSize), deleted: showDeleted ? 'true' : undefined, count: known ? 'false' : undefined, ...view } });
+      if (answer.total !== undefined) counted.current = { key: countKey, total: answer.total, capped: answer.totalCapped === true };
+      return answer.total === undefined && known ? { ...answer, total: known.total, totalCapped: known.capped } : answer;
     },
     15_000,
     [bucket, listPrefix, after, pageSize, showDeleted, address.sort, address.order, pageNumber],
   );
+  const reload = () => {
+    counted.current = undefined;
+    reloadList();
+  };
   const permissions = useBucketPermissions(bucket, prefix);
   // A folder that cannot be listed (no such bucket, no permission) offers nothing to do in it.
   const unlisted = error !== undefined && data === undefined ? 'This folder could not be listed.' : undefined;
@@ -120,7 +133,7 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
   const pagerProps = {
     first: (pageNumber - 1) * pageSize + 1,
     count: data ? data.folders.length + data.objects.length : undefined,
-    total: data ? { count: data.total, capped: data.totalCapped } : undefined,
+    total: data?.total !== undefined ? { count: data.total, capped: data.totalCapped === true } : undefined,
     failed: unlisted !== undefined,
     address: { ...address, filter },
     sortReason,
@@ -153,7 +166,7 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
       <h1 class="title-row">
         <span class="truncate">{prefix ? prefix.split('/').filter(Boolean).at(-1) : bucket}</span>
       </h1>
-      <Toolbar filter={filter} onFilter={setFilter} storageClass={storageClass} onStorageClass={setStorageClass} selectedCount={selected.size} onDelete={() => setConfirmDelete(true)} onFiles={upload} uploadReason={uploadReason} deleteReason={deleteReason} />
+      <Toolbar filter={filter} onFilter={setFilter} storageClass={storageClass} onStorageClass={setStorageClass} selectedCount={selected.size} onDelete={() => setConfirmDelete(true)} onFiles={upload} onCreateFolder={() => setFolderAction({ kind: 'create' })} uploadReason={uploadReason} deleteReason={deleteReason} />
       {uploads.length > 0 ? <Uploads tasks={uploads} onClear={() => setUploads(uploads.filter((task) => task.state === 'uploading' || task.state === 'queued'))} /> : null}
       <ErrorNotice error={actionError ?? error} onClose={() => setActionError(undefined)} />
       <div class={`browser ${details ? 'with-details' : ''}`}>
@@ -166,11 +179,33 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
           }
         >
           <Pager place="above" {...pagerProps} />
-          {data ? <ObjectTable bucket={bucket} prefix={prefix} page={data} filtered={filter !== ''} selected={selected} onSelect={setSelected} details={details} onDetails={setDetails} address={address} sortable={sortReason === undefined} onView={goTo} /> : null}
+          {data ? <ObjectTable bucket={bucket} prefix={prefix} page={data} filtered={filter !== ''} selected={selected} onSelect={setSelected} details={details} onDetails={setDetails} address={address} sortable={sortReason === undefined} onView={goTo} onDeleteFolder={deleteReason === undefined ? (folder) => setFolderAction({ kind: 'delete', folder }) : undefined} /> : null}
           <Pager place="below" {...pagerProps} />
         </Card>
         {details ? <ObjectDetails bucket={bucket} objectKey={details} onClose={() => setDetails(undefined)} onChanged={reload} /> : null}
       </div>
+      {folderAction?.kind === 'create' ? (
+        <CreateFolderDialog
+          bucket={bucket}
+          prefix={prefix}
+          onClose={() => setFolderAction(undefined)}
+          onCreated={() => {
+            setFolderAction(undefined);
+            reload();
+          }}
+        />
+      ) : null}
+      {folderAction?.kind === 'delete' ? (
+        <DeleteFolderDialog
+          bucket={bucket}
+          folder={folderAction.folder}
+          onClose={() => setFolderAction(undefined)}
+          onDeleted={() => {
+            setFolderAction(undefined);
+            reload();
+          }}
+        />
+      ) : null}
       {confirmDelete ? (
         <ConfirmDialog title={`Delete ${selected.size} object(s)?`} confirmLabel="Delete" danger onConfirm={deleteSelected} onCancel={() => setConfirmDelete(false)}>
           <p>On a versioned bucket this adds delete markers (earlier versions stay); otherwise the objects are removed for good.</p>
@@ -187,7 +222,7 @@ export function BrowserPage(props: { bucket: string; prefix: string }) {
 }
 
 /** Filter, storage class, upload (files, a folder, or dropped on it) and delete. */
-function Toolbar(props: { filter: string; onFilter: (value: string) => void; storageClass: string; onStorageClass: (value: string) => void; selectedCount: number; onDelete: () => void; onFiles: (files: FileToUpload[]) => void; uploadReason: string | undefined; deleteReason: string | undefined }) {
+function Toolbar(props: { filter: string; onFilter: (value: string) => void; storageClass: string; onStorageClass: (value: string) => void; selectedCount: number; onDelete: () => void; onFiles: (files: FileToUpload[]) => void; onCreateFolder: () => void; uploadReason: string | undefined; deleteReason: string | undefined }) {
   const [dragging, setDragging] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
@@ -233,6 +268,11 @@ function Toolbar(props: { filter: string; onFilter: (value: string) => void; sto
               Upload folder
             </button>
           ) : null}
+          {props.uploadReason === undefined ? (
+            <button class="button" type="button" onClick={props.onCreateFolder}>
+              Create folder
+            </button>
+          ) : null}
           <GuardedButton id="delete-selected" class="danger" reason={props.deleteReason} extraDisabled={props.selectedCount === 0} onClick={props.onDelete}>
             Delete{props.selectedCount > 0 ? ` (${props.selectedCount})` : ''}
           </GuardedButton>
@@ -246,7 +286,7 @@ function Toolbar(props: { filter: string; onFilter: (value: string) => void; sto
 }
 
 /** One page of folders and objects, with selection and a details button per object. */
-function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; filtered: boolean; selected: Set<string>; onSelect: (keys: Set<string>) => void; details: string | undefined; onDetails: (key: string) => void; address: ListAddress; sortable: boolean; onView: (next: Partial<ListAddress>) => void }) {
+function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; filtered: boolean; selected: Set<string>; onSelect: (keys: Set<string>) => void; details: string | undefined; onDetails: (key: string) => void; address: ListAddress; sortable: boolean; onView: (next: Partial<ListAddress>) => void; onDeleteFolder: ((folder: string) => void) | undefined }) {
   const { bucket, prefix, page, selected } = props;
   const objects = page.objects;
   if (page.folders.length === 0 && objects.length === 0) return <Empty>{props.filtered ? 'Nothing matches this filter.' : 'This folder is empty. Upload files or drop them here.'}</Empty>;
@@ -276,10 +316,17 @@ function ObjectTable(props: { bucket: string; prefix: string; page: ListPage; fi
           <tr key={`folder:${folder}`}>
             <td class="check-col" />
             <td colSpan={5}>
-              <a class="folder" href={bucketHref(bucket, folder)}>
-                <span class="icon-folder" aria-hidden="true" />
-                {folder.slice(prefix.length)}
-              </a>
+              <div class="folder-row">
+                <a class="folder" href={bucketHref(bucket, folder)}>
+                  <span class="icon-folder" aria-hidden="true" />
+                  {folder.slice(prefix.length)}
+                </a>
+                {props.onDeleteFolder ? (
+                  <button class="button small danger" type="button" aria-label={`Delete folder ${folder.slice(prefix.length)}`} onClick={() => props.onDeleteFolder?.(folder)}>
+                    Delete
+                  </button>
+                ) : null}
+              </div>
             </td>
           </tr>
         ))}

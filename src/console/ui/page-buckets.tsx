@@ -115,7 +115,7 @@ export function BucketsPage() {
       <Card title={`All buckets${data ? ` (${data.buckets.length})` : ''}`}>
         {data && data.buckets.length === 0 ? <Empty>No buckets yet: create one above.</Empty> : null}
         {data && data.buckets.length > 0 ? (
-          <table class="table">
+          <table class="table buckets-table">
             <thead>
               <tr>
                 <th>Name</th>

@@ -7,6 +7,7 @@ import { bytes, when } from './format';
 import { explorerHash } from './page-explorer';
 import { CopyButton } from './copy';
 import { Preview } from './preview';
+import { MetadataDialog, RestoreDialog, TagsDialog } from './object-actions';
 
 export interface ObjectVersion {
   key: string;
@@ -68,6 +69,17 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
   const [deleteError, setDeleteError] = useState<unknown>(undefined);
   const permissions = useBucketPermissions(props.bucket, props.objectKey);
   const mayDeleteVersion = may(permissions, 'deleteObjectVersion').allowed;
+  const mayRestore = may(permissions, 'getObjectVersion').allowed && may(permissions, 'putObject').allowed;
+  const mayTag = may(permissions, 'putObjectTagging').allowed;
+  const mayEditMetadata = may(permissions, 'getObject').allowed && may(permissions, 'putObject').allowed;
+  const [editing, setEditing] = useState<'tags' | 'metadata' | undefined>(undefined);
+  const [restoring, setRestoring] = useState<ObjectVersion | undefined>(undefined);
+  const changed = () => {
+    setEditing(undefined);
+    setRestoring(undefined);
+    reload();
+    props.onChanged();
+  };
   // The details take the focus when they open (on a phone they cover the list).
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), [props.objectKey]);
@@ -189,10 +201,20 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
             ) : null}
           </dl>
           {latest ? (
-            <p>
+            <p class="object-actions">
               <a class="button small" href={explorerHash(props.bucket, props.objectKey)}>
                 Show placement
               </a>
+              {mayTag ? (
+                <button class="button small" type="button" onClick={() => setEditing('tags')}>
+                  Edit tags
+                </button>
+              ) : null}
+              {mayEditMetadata && !latest.encryption?.type.startsWith('SSE-C') ? (
+                <button class="button small" type="button" onClick={() => setEditing('metadata')}>
+                  Edit metadata
+                </button>
+              ) : null}
             </p>
           ) : null}
           {latest ? <Preview bucket={props.bucket} objectKey={props.objectKey} version={latest} /> : null}
@@ -217,6 +239,11 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
                       Download
                     </a>
                   )}
+                  {mayRestore && !version.isLatest && !version.deleteMarker ? (
+                    <button class="button small" type="button" onClick={() => setRestoring(version)} aria-label={`Restore version ${version.versionId} as the latest`}>
+                      Restore
+                    </button>
+                  ) : null}
                   {mayDeleteVersion ? (
                     <button class="button small danger" type="button" onClick={() => setDeleting(version)}>
                       {version.deleteMarker ? 'Remove marker' : 'Delete version'}
@@ -228,6 +255,9 @@ export function ObjectDetails(props: { bucket: string; objectKey: string; onClos
           </ul>
         </>
       ) : null}
+      {editing === 'tags' && latest ? <TagsDialog bucket={props.bucket} version={latest} onClose={() => setEditing(undefined)} onSaved={changed} /> : null}
+      {editing === 'metadata' && latest ? <MetadataDialog bucket={props.bucket} version={latest} versioned={data?.versioning === 'enabled'} onClose={() => setEditing(undefined)} onSaved={changed} /> : null}
+      {restoring ? <RestoreDialog bucket={props.bucket} version={restoring} onClose={() => setRestoring(undefined)} onRestored={changed} /> : null}
       {deleting ? (
         <ConfirmDialog title={deleting.deleteMarker ? 'Remove this delete marker?' : 'Delete this version for good?'} confirmLabel="Delete" danger error={deleteError} onConfirm={deleteVersion} onCancel={cancelDelete}>
           <p class="mono break">{deleting.versionId}</p>

@@ -1,13 +1,14 @@
 /**
  * Service accounts (`#/service-accounts`): access keys of a user that never hold more than it
  * does. List every user's (the page needs admin:ListServiceAccounts), create
- * one (the secret is shown once, in a dialog with a Copy button, and kept nowhere), enable,
- * disable, remove. Each call is the admin API's own route, run by the console server in-process.
+ * one (the secret is shown once, in a dialog with a Copy button, and kept nowhere), edit its
+ * inline policy and expiry, enable, disable, remove. Each call is the admin API's own route, run by the console server in-process.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api';
 import { ActionsHead, Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll } from './components';
 import { when } from './format';
+import { EditAccountDialog } from './service-account-edit';
 
 interface ServiceAccount {
   accessKey: string;
@@ -30,6 +31,7 @@ export function ServiceAccountsPage() {
   const [error, setError] = useState<unknown>(undefined);
   const [created, setCreated] = useState<NewServiceAccount | undefined>(undefined);
   const [removing, setRemoving] = useState<string | undefined>(undefined);
+  const [editing, setEditing] = useState<ServiceAccount | undefined>(undefined);
   const run = async (work: () => Promise<unknown>) => {
     setError(undefined);
     try {
@@ -76,6 +78,9 @@ export function ServiceAccountsPage() {
                   <td class="hide-narrow">{account.name ?? ''}</td>
                   <td class="hide-narrow nowrap">{account.expiresMs === undefined ? 'never' : when(new Date(account.expiresMs).toISOString())}</td>
                   <td class="actions-col">
+                    <button class="button small" type="button" aria-label={`Edit ${account.accessKey}`} onClick={() => setEditing(account)}>
+                      Edit
+                    </button>
                     <button class="button small" type="button" aria-label={`${account.enabled ? 'Disable' : 'Enable'} ${account.accessKey}`} onClick={() => run(() => api('POST', iam('svcacct/update'), { query: { accessKey: account.accessKey }, body: { enabled: !account.enabled } }))}>
                       {account.enabled ? 'Disable' : 'Enable'}
                     </button>
@@ -89,6 +94,16 @@ export function ServiceAccountsPage() {
           </table>
         ) : null}
       </Card>
+      {editing ? (
+        <EditAccountDialog
+          account={editing}
+          onClose={() => setEditing(undefined)}
+          onSaved={() => {
+            setEditing(undefined);
+            accounts.reload();
+          }}
+        />
+      ) : null}
       {created ? <SecretOnce account={created} onClose={() => setCreated(undefined)} /> : null}
       {removing ? (
         <ConfirmDialog

@@ -1,6 +1,7 @@
 /**
  * The object page's preview of the latest version: an image, the start of a text, an audio or a
- * video player, from the console's preview route (sandboxed, inline, at most 16 MiB); other types,
+ * video player, a PDF in a frame (the browser's own viewer), from the console's preview route
+ * (sandboxed, inline, at most 16 MiB; a PDF framed by the console's origin only); other types,
  * larger or encrypted versions say why and leave the download to the version list. Text is
  * fetched and shown as text, never as a page.
  */
@@ -54,6 +55,7 @@ export function Preview(props: { bucket: string; objectKey: string; version: Obj
       {!why && kind === 'text' ? <TextPreview url={url} /> : null}
       {!why && kind === 'audio' ? <audio class="preview-media" src={url} controls preload="metadata" aria-label={`Play ${name}`} /> : null}
       {!why && kind === 'video' ? <video class="preview-media" src={url} controls preload="metadata" aria-label={`Play ${name}`} /> : null}
+      {!why && kind === 'pdf' ? <iframe class="preview-pdf" src={url} title={`Preview of ${name}`} /> : null}
     </section>
   );
 }

@@ -78,6 +78,9 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
   );
   // The outcome of a save is shown by what made it: the form, or the XML editor.
   const [fromForm, setFromForm] = useState(false);
+  // Whether the XML editor is open is the section's state, not the element's: the section is drawn
+  // again when a save is read back (the rules table replacing "No lifecycle rules"), and the editor stays as the user left it.
+  const [xmlOpen, setXmlOpen] = useState(false);
   const noAction = form.expireDays === '' && form.noncurrentDays === '' && form.abortDays === '';
   const add = async (event: Event) => {
     event.preventDefault();
@@ -90,9 +93,9 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
   };
   return (
     <Card title="Lifecycle rules">
-      {state.document === null ? <Empty>No lifecycle rules: objects stay until deleted.</Empty> : null}
+      {state.document === null ? <Empty key="empty">No lifecycle rules: objects stay until deleted.</Empty> : null}
       {rules.length > 0 ? (
-        <table class="table" aria-label="Lifecycle rules">
+        <table key="rules" class="table" aria-label="Lifecycle rules">
           <thead>
             <tr>
               <th>Rule</th>
@@ -123,7 +126,7 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
           </tbody>
         </table>
       ) : null}
-      <form class="setting-form" onSubmit={add} aria-label="Add a lifecycle rule" noValidate>
+      <form key="form" class="setting-form" onSubmit={add} aria-label="Add a lifecycle rule" noValidate>
         <h3>Add a rule</h3>
         <div class="form-row">
           {field('id', 'Rule name')}
@@ -144,7 +147,7 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
         </span>
         {fromForm ? <SaveOutcome id="lifecycle-form-error" state={state} /> : null}
       </form>
-      <details class="setting-xml" onFocusCapture={() => setFromForm(false)}>
+      <details key="xml" class="setting-xml" open={xmlOpen} onToggle={(event) => setXmlOpen((event.currentTarget as HTMLDetailsElement).open)} onFocusCapture={() => setFromForm(false)}>
         <summary>Edit the lifecycle XML (every rule S3 accepts)</summary>
         <DocumentEditor id="lifecycle-xml" label="LifecycleConfiguration" state={state} template={lifecycleTemplate} putReason={putReason} removeReason={putReason} removable outcomeHidden={fromForm} />
       </details>
