@@ -13,6 +13,7 @@ export type { UploadRecord, PartRecord, UploadedPart, PartOptions } from './mult
 export type { HealObjectOptions, HealObjectResult, HealOutcome, SlotHealth } from './heal-object.js';
 export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/coding.js';
 export { WorkerCoding } from './coding/worker-coding.js';
+export { ShardReadStats } from './shard-hedge.js';
 export { BodyDigests, digestAlgorithms, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
 export type { WritePrecondition } from './write-preconditions.js';
 export type { CompletionClaims, RequestedPart } from './multipart-checksums.js';
