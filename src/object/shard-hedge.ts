@@ -26,7 +26,7 @@ interface DriveReadTimes {
   askedAtMs: number;
 }
 
-/** What a node knows of its drives' shard reads, and the reads hedging asked for. */
+/** What a node knows of its drives' reads (shard reads, and whether their xl.meta answers come late), and the reads hedging asked for. */
 export class ShardReadStats {
   private readonly drives = new WeakMap<Drive, DriveReadTimes>();
   /** Shard reads asked beyond the first K because a shard was late. */
@@ -76,6 +76,19 @@ export class ShardReadStats {
   /** A read of the drive was still out when a hedge was decided. */
   wasLate(drive: Drive): void {
     this.timesOf(drive).late = true;
+  }
+
+  /** Drives whose xl.meta answer a settled read went on without (src/object/meta-io.ts). */
+  private readonly metaLateDrives = new WeakSet<Drive>();
+
+  metaLate(drive: Drive): boolean {
+    return this.metaLateDrives.has(drive);
+  }
+
+  /** The drive's xl.meta answer came in time (within the read's grace), or a read went on without it. */
+  metaAnswered(drive: Drive, inTime: boolean): void {
+    if (inTime) this.metaLateDrives.delete(drive);
+    else this.metaLateDrives.add(drive);
   }
 }
 
