@@ -40,6 +40,8 @@
  *
  * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts),
  * and `npm run bench -- --notify` 4 KiB PUTs with and without a notification rule (bench/notify.ts).
+ * `npm run bench -- --slow-drive` compares GETs with one drive of four 2 s late on reads against
+ * GETs with every drive healthy (bench/slow-drive.ts).
  * After the rounds, the compression case (bench/compression.ts) runs; `--compression` runs it alone.
  */
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
@@ -455,6 +457,7 @@ function passThrough(...names: string[]): Record<string, string> {
 
 if (process.argv.includes('--cluster')) await (await import('./cluster.js')).runClusterBench(process.argv.slice(2));
 else if (process.argv.includes('--notify')) await (await import('./notify.js')).runNotifyBench(process.argv.slice(2));
+else if (process.argv.includes('--slow-drive')) await (await import('./slow-drive.js')).runSlowDriveBench(process.argv.slice(2));
 else if (process.argv.includes('--compression')) await compressionOnly();
 else if (process.argv.includes('--sse')) await sseOnly();
 else await main();

@@ -69,6 +69,8 @@ import type { EventNotifier } from './ops/events/notifier.js';
 import { openReplication } from './cli/replication-wiring.js';
 import { registerReplicationMetrics } from './api/metrics/replication-metrics.js';
 import { registerTierMetrics } from './api/metrics/tier-metrics.js';
+import { registerErasureMetrics } from './api/metrics/erasure-metrics.js';
+import { ShardReadStats } from './object/shard-hedge.js';
 import type { Replicator } from './ops/replication/replicator.js';
 
 export { createLogger } from './observability.js';
@@ -126,6 +128,8 @@ export async function startServer(args: string[], env: Record<string, string | u
   registerEventMetrics(observability.metrics.registry, () => events.status(), () => Date.now());
   registerReplicationMetrics(observability.metrics.registry, () => replicator?.queueStats() ?? []);
   registerTierMetrics(observability.metrics.registry, () => tiers?.tiers.allDeletionStats() ?? []);
+  const shardReads = new ShardReadStats();
+  registerErasureMetrics(observability.metrics.registry, () => shardReads.hedgedReads);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport, onCall: (peer, seconds, failed) => observability.metrics.observeInternodeCall(peer, seconds, failed) }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
@@ -185,7 +189,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(s3Plugin, { context, credentials, access, sts, reservedPrefixes, virtualHostSuffixes: config.domains, logger: log, bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs, signatureV2: config.signatureV2 });
   });
   try {
-    const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, ...(hooks.newId ? { newId: hooks.newId } : {}) });
+    const ready = await startStorage(config, drives, { locker, clock: systemClock, logger: log, mayFormat: holdsFirstEndpoint, isLocal: (drive) => localDrives.has(drive), coding, shardReads, ...(hooks.newId ? { newId: hooks.newId } : {}) });
     kms = await createKms({ config, storage: ready, locker });
     replicator = await openReplication({ config, env, storage: ready, localDrivePath: firstLocalDrivePath(config, isOwn), locker, logger: log, events, kms: () => kms });
     context.replication = replicator;

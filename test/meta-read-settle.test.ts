@@ -3,7 +3,8 @@
  * src/object/meta-io.ts): whenever the answers that arrived so far are called settled, the vote
  * over them decides exactly what the vote over every drive's answer decides, whatever the late
  * answers are and in whatever order they came. And a GET through the object layer returns while
- * one drive's xl.meta read hangs.
+ * one drive's xl.meta read hangs, or while its shard reads hang and its xl.meta answers (hedged
+ * shard reads, src/object/shard-hedge.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -14,6 +15,10 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client 
 import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { latestVoteSettled, resolveVersion, type DriveMetaAnswer } from '../src/object/quorum.js';
+import { objectDir } from '../src/object/paths.js';
+import { decodeXlMeta } from '../src/format/xl-meta.js';
+import { readFile } from 'node:fs/promises';
+import { parseExposition } from './helpers/metrics.js';
 import type { ObjectVersion } from '../src/format/xl-meta-types.js';
 
 function versionOf(id: number, dataShards: number, parityShards: number, deleteMarker: boolean): ObjectVersion {
@@ -96,7 +101,7 @@ describe('a GET beside a hung drive', () => {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'svc-settle-'));
     // No drive deadline worth the name: without settled reads, a GET would wait for the hung drive.
-    server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false', SVC_FAULT_INJECTION: 'on', SVC_DRIVE_MAX_TIMEOUT: '10m' } });
+    server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false', SVC_FAULT_INJECTION: 'on', SVC_DRIVE_MAX_TIMEOUT: '10m', SVC_PROMETHEUS_AUTH_TYPE: 'public' } });
     s3 = s3ClientFor(server.url);
     await s3.send(new CreateBucketCommand({ Bucket: 'settle' }));
     await s3.send(new PutObjectCommand({ Bucket: 'settle', Key: 'small', Body: small }));
@@ -119,5 +124,33 @@ describe('a GET beside a hung drive', () => {
     }
     expect((await admin(server.url, 'POST', '/svc/admin/v4/faults', `drive=${encodeURIComponent(drives[1]!)}`, { body: JSON.stringify({}) })).status).toBe(200);
     expect((await read('large')).equals(large)).toBe(true);
+  }, 60_000);
+
+  it('answers from parity while the drive of a data shard never answers its shard reads (its xl.meta does), asking parity first after that', async () => {
+    const drives = ((await admin(server.url, 'GET', '/svc/admin/v4/faults')).body.drives as { drive: string }[]).map((entry) => entry.drive);
+    const indexes = await Promise.all(drives.map(async (drive) => decodeXlMeta(await readFile(join(drive, objectDir('settle', 'large'), 'xl.meta'))).versions[0]!.erasure!.index));
+    const dataDrive = drives[indexes.indexOf(1)]!;
+    const hung = { operations: { readRange: { hang: true } } };
+    const setPlan = async (plan: unknown): Promise<void> => {
+      expect((await admin(server.url, 'POST', '/svc/admin/v4/faults', `drive=${encodeURIComponent(dataDrive)}`, { body: JSON.stringify(plan) })).status).toBe(200);
+    };
+    const hedgedReads = async (): Promise<number> => {
+      const families = parseExposition(await (await fetch(`${server.url}/svc/metrics/node`)).text());
+      return families.get('svc_erasure_hedged_reads_total')?.samples[0]?.value ?? Number.NaN;
+    };
+    const read = async (): Promise<Buffer> => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: 'settle', Key: 'large' }))).Body!.transformToByteArray());
+    const before = await hedgedReads();
+    expect(before).toBeGreaterThanOrEqual(0);
+    await setPlan(hung);
+    // Bounded by the test's own timeout: the drive answers no shard read until its plan changes, so
+    // each GET returns only by asking parity instead, and the read it left behind is still hung.
+    expect((await read()).equals(large)).toBe(true);
+    const afterFirst = await hedgedReads();
+    expect(afterFirst).toBeGreaterThan(before);
+    for (let round = 0; round < 3; round += 1) expect((await read()).equals(large)).toBe(true);
+    const planNow = ((await admin(server.url, 'GET', '/svc/admin/v4/faults')).body.drives as { drive: string; faults: unknown }[]).find((entry) => entry.drive === dataDrive)!.faults;
+    expect(planNow).toEqual(hung);
+    await setPlan({});
+    expect((await read()).equals(large)).toBe(true);
   }, 60_000);
 });

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { isSvcError, SvcError } from '../errors/index.js';
 import { systemDir, type Drive } from '../drive/index.js';
-import { ErasureSet, ObjectLayer, type BlockCoding, type NamespaceLocker, type RepairRequest, type SetLogger } from '../object/index.js';
+import { ErasureSet, ObjectLayer, type BlockCoding, type NamespaceLocker, type RepairRequest, type SetLogger, type ShardReadStats } from '../object/index.js';
 import { encodeFormatJson } from '../format/format-json.js';
 import type { Clock } from '../util/clock.js';
 import { limits } from '../util/limits.js';
@@ -50,7 +50,7 @@ export interface StartedStorage {
 export async function startStorage(
   config: ServerConfig,
   drives: (Drive | undefined)[][],
-  options: { locker: NamespaceLocker; clock: Clock; logger: StartupLogger; newId?: () => string; mayFormat?: boolean; driveCheckIntervalMs?: number; isLocal?: (drive: Drive) => boolean; coding?: BlockCoding },
+  options: { locker: NamespaceLocker; clock: Clock; logger: StartupLogger; newId?: () => string; mayFormat?: boolean; driveCheckIntervalMs?: number; isLocal?: (drive: Drive) => boolean; coding?: BlockCoding; shardReads?: ShardReadStats },
 ): Promise<StartedStorage> {
   const newId = options.newId ?? randomUUID;
   const formats = await waitForFormat(config.layout, drives, newId, options.mayFormat ?? true, options.logger);
@@ -96,6 +96,7 @@ export async function startStorage(
         ...(storageClass.inlineBlockBytes !== undefined ? { inlineBlockOverrideBytes: storageClass.inlineBlockBytes } : {}),
         blockSizeBytes: limits.erasureBlockSizeBytes,
         ...(options.coding ? { coding: options.coding } : {}),
+        ...(options.shardReads ? { shardReads: options.shardReads } : {}),
         listQuorum: config.listQuorum,
         logger: options.logger,
         onRepairNeeded: (request) => repairHandler?.(pool.index, setIndex, request),

@@ -1,7 +1,8 @@
 /**
  * GET and HEAD in one erasure set: vote on metadata, then stream only the erasure blocks a range
  * touches, preferring data shards, falling back to parity and reconstruction when a shard is
- * missing or fails its bitrot check. Fewer than K good shards fails closed.
+ * missing, fails its bitrot check, or is late (hedged reads, shard-hedge.ts). Fewer than K good
+ * shards fails closed.
  */
 import { SvcError } from '../errors/index.js';
 import type { ObjectVersion } from '../format/xl-meta-types.js';
@@ -14,8 +15,9 @@ import { readObjectMeta } from './meta-io.js';
 import { latestVoteSettled, resolveVersion, type DriveMetaAnswer, type ResolvedVersion } from './quorum.js';
 import { partPathIn } from './paths.js';
 import { readBuffers } from './read-buffers.js';
+import { gatherFirst, shardReadStatsOf } from './shard-hedge.js';
 import type { SetConfig } from './set-context.js';
-import type { FileReader } from '../drive/index.js';
+import type { Drive, FileReader } from '../drive/index.js';
 import { limits } from '../util/limits.js';
 import type { GetObjectOptions, ObjectInfo } from './types.js';
 import { toObjectInfo } from './object-info.js';
@@ -173,6 +175,8 @@ interface PartRead {
   badSlots: Set<number>;
   /** Each slot's shard file of this part, opened at its first read and closed when the part is done. */
   readers: Map<number, Promise<FileReader>>;
+  /** Reads out on each slot's shard file. */
+  reading: Map<number, Set<Promise<unknown>>>;
 }
 
 async function* streamRange(
@@ -190,7 +194,7 @@ async function* streamRange(
     for (const part of resolved.version.parts) {
       const partEnd = partStart + part.sizeBytes;
       if (partEnd > range.offset && partStart < end) {
-        const read: PartRead = { config, bucket, key, resolved, partNumber: part.number, partSizeBytes: part.sizeBytes, badSlots, readers: new Map() };
+        const read: PartRead = { config, bucket, key, resolved, partNumber: part.number, partSizeBytes: part.sizeBytes, badSlots, readers: new Map(), reading: new Map() };
         yield* streamPart(read, Math.max(range.offset, partStart) - partStart, Math.min(end, partEnd) - partStart);
       }
       partStart = partEnd;
@@ -249,13 +253,24 @@ async function* streamPart(part: PartRead, from: number, to: number): AsyncGener
   }
 }
 
-/** Waits out the runs still being read (their buffers go back), then closes the part's shard files. */
+/**
+ * Waits out the runs still being read (their buffers go back), then closes the part's shard
+ * files: at once where no read is out, and where a late read was left behind (hedged reads), when
+ * it ends, without waiting for it.
+ */
 async function closePart(part: PartRead, reading: Promise<ReadRun>[]): Promise<void> {
   for (const pending of reading) {
     const unsent = await pending.catch(() => undefined);
     for (const buffer of unsent?.buffers ?? []) readBuffers.release(buffer);
   }
-  await Promise.all([...part.readers.values()].map(async (opening) => (await opening.catch(() => undefined))?.close()));
+  await Promise.all(
+    [...part.readers.entries()].map(async ([slot, opening]) => {
+      const close = async (): Promise<void> => (await opening.catch(() => undefined))?.close();
+      const out = [...(part.reading.get(slot) ?? [])];
+      if (out.length > 0) void Promise.allSettled(out).then(close);
+      else await close();
+    }),
+  );
 }
 
 /** Consecutive blocks of a part: each one's data shards, and every pooled buffer read for them. */
@@ -265,10 +280,17 @@ interface ReadRun {
   buffers: Uint8Array[];
 }
 
+/** One slot's verified chunks of a run, and the pooled buffer they are views of (none for inline data). */
+interface ShardAnswer {
+  chunks: Uint8Array[];
+  buffer?: Uint8Array;
+}
+
 /**
  * Reads `count` blocks from `firstBlock` on: from K shard files whose chunks all verify, data
- * shards first, parity as needed. A slot with a chunk missing or corrupt is left for the rest of
- * the GET. Fewer than K good slots fails closed.
+ * shards first, parity as needed, and parity also for a shard that is late (hedged reads,
+ * shard-hedge.ts). A slot with a chunk missing or corrupt is left for the rest of the GET. Fewer
+ * than K good slots fails closed.
  */
 async function readRun(part: PartRead, firstBlock: number, count: number): Promise<ReadRun> {
   const erasure = part.resolved.version.erasure!;
@@ -276,26 +298,41 @@ async function readRun(part: PartRead, firstBlock: number, count: number): Promi
   const chunks = Array.from({ length: count }, (_, position) => chunkOffsetInShardFile(firstBlock + position, part.partSizeBytes, k, erasure.blockSizeBytes));
   const slotOfShard = new Map<number, number>();
   for (const [slot, version] of part.resolved.holders) if (!part.badSlots.has(slot)) slotOfShard.set(version.erasure!.index, slot);
-  const shards: (Uint8Array | null)[][] = chunks.map(() => new Array<Uint8Array | null>(k + erasure.parityShards).fill(null));
-  const buffers: Uint8Array[] = [];
-  const order = [...slotOfShard.keys()].sort((a, b) => a - b);
-  let good = 0;
-  let next = 0;
-  while (good < k && next < order.length) {
-    const batch = order.slice(next, next + (k - good));
-    next += batch.length;
-    const read = await Promise.all(batch.map((shardIndex) => readShardRun(part, slotOfShard.get(shardIndex)!, chunks, buffers)));
-    batch.forEach((shardIndex, position) => {
-      const shardChunks = read[position];
-      if (!shardChunks) return void part.badSlots.add(slotOfShard.get(shardIndex)!);
-      shardChunks.forEach((chunk, block) => (shards[block]![shardIndex - 1] = chunk));
-      good += 1;
-    });
-  }
-  if (good < k) {
+  const stats = shardReadStatsOf(part.config);
+  const nowMs = performance.now();
+  const driveOf = (shardIndex: number): Drive => part.config.drives[slotOfShard.get(shardIndex)!]!;
+  // Data shards first; a drive that was late just now after every other.
+  const byIndex = [...slotOfShard.keys()].sort((a, b) => a - b);
+  const order = [...byIndex.filter((index) => !stats.asksLast(driveOf(index), nowMs)), ...byIndex.filter((index) => stats.asksLast(driveOf(index), nowMs))];
+  const onDrives = part.resolved.version.inlineData === undefined;
+  const delayMs = onDrives ? stats.hedgeDelayMs(order.map(driveOf)) : Infinity;
+  const { answers, failed, hedged } = await gatherFirst<ShardAnswer>({
+    candidates: order,
+    needed: k,
+    delayMs,
+    read: async (shardIndex) => {
+      if (!onDrives) return readShardRun(part, slotOfShard.get(shardIndex)!, chunks);
+      const drive = driveOf(shardIndex);
+      const started = performance.now();
+      stats.asked(drive, started);
+      const answer = await readShardRun(part, slotOfShard.get(shardIndex)!, chunks);
+      if (answer) stats.answered(drive, performance.now() - started, delayMs);
+      return answer;
+    },
+    onUnused: (answer) => {
+      if (answer.buffer) readBuffers.release(answer.buffer);
+    },
+    onLate: (late) => late.forEach((shardIndex) => stats.wasLate(driveOf(shardIndex))),
+  });
+  stats.hedgedReads += hedged;
+  for (const shardIndex of failed) part.badSlots.add(slotOfShard.get(shardIndex)!);
+  const buffers = [...answers.values()].flatMap((answer) => (answer.buffer ? [answer.buffer] : []));
+  if (answers.size < k) {
     for (const buffer of buffers) readBuffers.release(buffer);
-    throw new SvcError('ErasureReadQuorum', undefined, { bucket: part.bucket, key: part.key, partNumber: part.partNumber, blockIndex: firstBlock, goodShards: good, needed: k });
+    throw new SvcError('ErasureReadQuorum', undefined, { bucket: part.bucket, key: part.key, partNumber: part.partNumber, blockIndex: firstBlock, goodShards: answers.size, needed: k });
   }
+  const shards: (Uint8Array | null)[][] = chunks.map(() => new Array<Uint8Array | null>(k + erasure.parityShards).fill(null));
+  for (const [shardIndex, answer] of answers) answer.chunks.forEach((chunk, block) => (shards[block]![shardIndex - 1] = chunk));
   const blocks = shards.map((blockShards, position) => {
     const lengthBytes = Math.min(erasure.blockSizeBytes, part.partSizeBytes - (firstBlock + position) * erasure.blockSizeBytes);
     const dataComplete = blockShards.slice(0, k).every((shard) => shard !== null);
@@ -307,34 +344,64 @@ async function readRun(part: PartRead, firstBlock: number, count: number): Promi
 
 /**
  * One slot's chunks of consecutive blocks (`chunks`, adjacent in its shard file), verified, read
- * in one call into a pooled buffer that is added to `buffers`; undefined when any is missing or
- * corrupt.
+ * in one call into a pooled buffer; undefined when any is missing or corrupt. A buffer whose read
+ * failed is not reused: a call past its deadline may still write into it.
  */
-async function readShardRun(part: PartRead, slot: number, chunks: { offset: number; lengthBytes: number }[], buffers: Uint8Array[]): Promise<Uint8Array[] | undefined> {
+async function readShardRun(part: PartRead, slot: number, chunks: { offset: number; lengthBytes: number }[]): Promise<ShardAnswer | undefined> {
   const version: ObjectVersion = part.resolved.holders.get(slot)!;
   const start = chunks[0]!.offset;
   const last = chunks[chunks.length - 1]!;
   const lengthBytes = last.offset + last.lengthBytes - start;
+  if (version.inlineData) {
+    const verified = verifiedChunks(version.inlineData.subarray(start, start + lengthBytes), chunks, start, lengthBytes);
+    return verified && { chunks: verified };
+  }
+  let reader: FileReader;
   try {
-    let framed: Uint8Array;
-    if (version.inlineData) {
-      framed = version.inlineData.subarray(start, start + lengthBytes);
-    } else {
-      const into = readBuffers.acquire(lengthBytes);
-      buffers.push(into);
-      framed = await (await readerOf(part, slot, version)).read(start, lengthBytes, into);
-    }
-    if (framed.length !== lengthBytes) return undefined;
-    const verified: Uint8Array[] = [];
-    for (const chunk of chunks) {
-      const data = unframeChunk(framed.subarray(chunk.offset - start, chunk.offset - start + chunk.lengthBytes));
-      if (!data) return undefined;
-      verified.push(data);
-    }
-    return verified;
+    reader = await readerOf(part, slot, version);
   } catch {
     return undefined;
   }
+  const into = readBuffers.acquire(lengthBytes);
+  let framed: Uint8Array;
+  try {
+    framed = await whileReading(part, slot, reader.read(start, lengthBytes, into));
+  } catch {
+    readBuffers.forget(into);
+    return undefined;
+  }
+  const verified = verifiedChunks(framed, chunks, start, lengthBytes);
+  if (!verified) {
+    readBuffers.release(into);
+    return undefined;
+  }
+  return { chunks: verified, buffer: into };
+}
+
+/** The chunks' data from their framed bytes (read from `start` on), each bitrot-checked; undefined when any fails. */
+function verifiedChunks(framed: Uint8Array, chunks: { offset: number; lengthBytes: number }[], start: number, lengthBytes: number): Uint8Array[] | undefined {
+  if (framed.length !== lengthBytes) return undefined;
+  const verified: Uint8Array[] = [];
+  for (const chunk of chunks) {
+    const data = unframeChunk(framed.subarray(chunk.offset - start, chunk.offset - start + chunk.lengthBytes));
+    if (!data) return undefined;
+    verified.push(data);
+  }
+  return verified;
+}
+
+/** Notes a read on the slot's shard file until it settles, so the file is closed only after it (closePart). */
+function whileReading<T>(part: PartRead, slot: number, reading: Promise<T>): Promise<T> {
+  let out = part.reading.get(slot);
+  if (!out) {
+    out = new Set();
+    part.reading.set(slot, out);
+  }
+  const tracked = out;
+  tracked.add(reading);
+  const forget = (): void => void tracked.delete(reading);
+  reading.then(forget, forget);
+  return reading;
 }
 
 function readerOf(part: PartRead, slot: number, version: ObjectVersion): Promise<FileReader> {

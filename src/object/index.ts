@@ -14,6 +14,7 @@ export type { HealObjectOptions, HealObjectResult, HealOutcome, SlotHealth } fro
 export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/coding.js';
 export { WorkerCoding } from './coding/worker-coding.js';
 export { StreamDigests } from './coding/stream-digests.js';
+export { ShardReadStats } from './shard-hedge.js';
 export { BodyDigests, digestAlgorithms, type DigestAlgorithm, type DigestValues } from './coding/digests.js';
 export type { WritePrecondition } from './write-preconditions.js';
 export type { CompletionClaims, RequestedPart } from './multipart-checksums.js';

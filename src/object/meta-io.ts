@@ -10,6 +10,7 @@ import type { DriveMetaAnswer } from './quorum.js';
 import type { SetConfig } from './set-context.js';
 import { isPartFileName, legacyObjectDir, objectDir, xlMetaPathIn } from './paths.js';
 import { limits } from '../util/limits.js';
+import { shardReadStatsOf, type ShardReadStats } from './shard-hedge.js';
 
 /**
  * When a read may stop waiting for drives: `settled(answers, pending)` says whether the answers so
@@ -39,17 +40,22 @@ export async function readMetaAnswers(config: SetConfig, dir: string, options: {
     }
   });
   if (!options.settle) return Promise.all(asks);
-  return settledAnswers(asks, options.settle);
+  return settledAnswers(asks, options.settle, config.drives, shardReadStatsOf(config));
 }
 
 /**
  * Collects answers as they come. Once they settle the read, the silent drives get a grace of
  * `metaReadGraceFloorMs` plus the time taken so far (under load every answer is slower, and a
  * healthy drive a little behind the others is still awaited; a drive seconds behind is not).
+ * A drive left out this way is known late (`lateness`) and gets no grace from the reads that
+ * follow, until one of its answers comes within the grace its read would have given it.
  */
-function settledAnswers(asks: Promise<DriveMetaAnswer>[], settled: MetaSettle): Promise<DriveMetaAnswer[]> {
+function settledAnswers(asks: Promise<DriveMetaAnswer>[], settled: MetaSettle, drives: (Drive | undefined)[], lateness: ShardReadStats): Promise<DriveMetaAnswer[]> {
   const started = performance.now();
   const answers: DriveMetaAnswer[] = [];
+  const answered = new Set<number>();
+  /** When the grace of this read ends (or would have, had it been waited out), from `started`. */
+  let graceEndMs = Infinity;
   return new Promise((resolve) => {
     let grace: ReturnType<typeof setTimeout> | undefined;
     let done = false;
@@ -57,16 +63,28 @@ function settledAnswers(asks: Promise<DriveMetaAnswer>[], settled: MetaSettle): 
       if (done) return;
       done = true;
       if (grace !== undefined) clearTimeout(grace);
+      drives.forEach((drive, slot) => drive && !answered.has(slot) && lateness.metaAnswered(drive, false));
       resolve([...answers].sort((a, b) => a.slot - b.slot));
     };
     for (const ask of asks) {
       void ask.then((answer) => {
-        if (done) return;
+        const elapsedMs = performance.now() - started;
+        const drive = drives[answer.slot];
+        if (done) {
+          if (drive && elapsedMs <= graceEndMs) lateness.metaAnswered(drive, true);
+          return;
+        }
+        answered.add(answer.slot);
+        if (drive) lateness.metaAnswered(drive, true);
         answers.push(answer);
         const pending = asks.length - answers.length;
         if (pending === 0) finish();
         else if (grace === undefined && settled(answers, pending)) {
-          grace = setTimeout(finish, limits.metaReadGraceFloorMs + (performance.now() - started));
+          const graceMs = limits.metaReadGraceFloorMs + elapsedMs;
+          graceEndMs = elapsedMs + graceMs;
+          const silent = drives.filter((each, slot) => each !== undefined && !answered.has(slot)) as Drive[];
+          if (silent.every((each) => lateness.metaLate(each))) finish();
+          else grace = setTimeout(finish, graceMs);
         }
       });
     }

@@ -10,6 +10,7 @@ import { writeQuorum, readQuorum, deleteQuorum } from '../erasure/geometry.js';
 import type { NamespaceLocker } from './locks.js';
 import type { BlockCoding } from './coding/coding.js';
 import type { TierGateway } from './tier-gateway.js';
+import type { ShardReadStats } from './shard-hedge.js';
 
 export interface SetLogger {
   warn(fields: Record<string, unknown>, message: string): void;
@@ -46,6 +47,8 @@ export interface SetConfig {
   onRepairNeeded?: (request: RepairRequest) => void;
   /** Remote tiers (lifecycle transitions); without it a transitioned version cannot be read. */
   tiers?: TierGateway;
+  /** The node's record of its drives' shard reads (hedged reads); a set without it keeps its own. */
+  shardReads?: ShardReadStats;
 }
 
 export interface Geometry {

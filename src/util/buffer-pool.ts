@@ -43,6 +43,16 @@ export class BufferPool {
     return view;
   }
 
+  /**
+   * Gives up the caller's claim on a buffer without returning it to the pool: for memory a call
+   * that failed may still write into (a drive call past its deadline goes on), which must never
+   * serve another read. It is left to the garbage collector.
+   */
+  forget(buffer: Uint8Array): void {
+    if (!this.claims.delete(buffer.buffer)) return;
+    this.outstanding -= 1;
+  }
+
   /** Drops a claim on the buffer under `view`; the last one returns the buffer. Views of other memory are ignored. */
   release(view: Uint8Array): void {
     const memory = view.buffer;

@@ -248,6 +248,22 @@ export const limits = {
    * (src/object/meta-io.ts, docs/erasure.md "Slow drives").
    */
   metaReadGraceFloorMs: 5,
+  /**
+   * Hedged shard reads (src/object/shard-hedge.ts, docs/erasure.md "Slow drives"): a GET asks K
+   * shards of a block; when they have not all answered within the hedge delay, it asks one more
+   * shard for each one still out, and decodes from the first K that verify. The delay is this
+   * multiple of the set's typical recent shard-read latency (the lower median over its drives),
+   * never below the floor nor above the ceiling.
+   */
+  shardReadHedgeLatencyMultiple: 3,
+  shardReadHedgeFloorMs: 15,
+  shardReadHedgeCeilingMs: 1_000,
+  /**
+   * A drive whose shard read was late is asked last (after parity) by the reads that follow;
+   * once this long has passed since it was last asked, one read asks it in its turn again, and an
+   * answer within the hedge delay puts it back in its place.
+   */
+  shardReadLateRetryMs: 1_000,
   /** Internode RPC: a drive call, a batch, or a peer control call unanswered this long fails (DriveOffline). */
   rpcTimeoutMs: 30_000,
   /** Drive operations one internode batch request carries at most (more wait for the next). */
