@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, CreateMultipartUploadCommand, ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -52,5 +52,20 @@ describe('ListMultipartUploads', () => {
     const malformed = await admin(server.url, 'GET', '/uploads', 'uploads=&max-uploads=many');
     expect(malformed.status).toBe(400);
     expect(malformed.body.raw).toContain('<Code>InvalidArgument</Code>');
+  });
+
+  it('names an upload only where as many drives hold its record as reading it needs (not a copy left on one drive)', async () => {
+    const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'uploads', Key: 'leftover' }));
+    const base = join(root, 'd1', '.svc.sys', 'multipart', 'uploads');
+    let dir: string | undefined;
+    for (const hash of await readdir(base)) if ((await readdir(join(base, hash))).includes(upload.UploadId!)) dir = join(hash, upload.UploadId!);
+    expect(dir).toBeDefined();
+    const listed = async () => ((await s3.send(new ListMultipartUploadsCommand({ Bucket: 'uploads', Prefix: 'leftover' }))).Uploads ?? []).map((entry) => entry.UploadId);
+    // Two copies of four (K of EC 2+2) still read: listed. One copy, as a drive cut off while the
+    // upload was completed or aborted elsewhere keeps it: not listed.
+    for (const drive of ['d3', 'd4']) await rm(join(root, drive, '.svc.sys', 'multipart', 'uploads', dir!), { recursive: true });
+    expect(await listed()).toEqual([upload.UploadId]);
+    await rm(join(root, 'd2', '.svc.sys', 'multipart', 'uploads', dir!), { recursive: true });
+    expect(await listed()).toEqual([]);
   });
 });

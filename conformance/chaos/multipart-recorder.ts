@@ -116,15 +116,12 @@ export class MultipartRecorder implements Recorder {
   }
 
   /**
-   * Every node lists the same open uploads: each left open on purpose, none completed or aborted.
-   * `findings`: what breaks the rule in a way known and described in docs/chaos.md (a completed
-   * or aborted upload listed again: its directory stayed on the drives of a node cut off when it
-   * ended, and a listing names an upload found on any one drive); reported, not failed, unless
-   * SVC_CHAOS_STRICT_UPLOADS=on.
+   * Every node lists the same open uploads: each left open on purpose, none completed or aborted
+   * (an upload that ended while a node was cut off keeps its directory on that node's drives: a
+   * listing must not count such a minority of copies).
    */
-  async checkUploadListings(clients: S3Client[], bucket: string, prefix: string): Promise<{ problems: string[]; findings: string[] }> {
+  async checkUploadListings(clients: S3Client[], bucket: string, prefix: string): Promise<string[]> {
     const problems: string[] = [];
-    const findings: string[] = [];
     const lists: string[][] = [];
     for (const [index, s3] of clients.entries()) {
       try {
@@ -146,9 +143,9 @@ export class MultipartRecorder implements Recorder {
     for (const upload of this.uploads) {
       const shown = listed.has(`${upload.key} ${upload.uploadId}`);
       if (upload.fate === 'left open' && !shown) problems.push(`upload ${upload.uploadId} of ${upload.key}, created and left open, is not listed`);
-      if ((upload.fate === 'completed' || upload.fate === 'aborted') && shown) (process.env.SVC_CHAOS_STRICT_UPLOADS === 'on' ? problems : findings).push(`upload ${upload.uploadId} of ${upload.key} is listed although it was ${upload.fate}`);
+      if ((upload.fate === 'completed' || upload.fate === 'aborted') && shown) problems.push(`upload ${upload.uploadId} of ${upload.key} is listed although it was ${upload.fate}`);
     }
-    return { problems, findings };
+    return problems;
   }
 
   /** Create, parts through other nodes, then (unless left open) Complete as the recorded write. */

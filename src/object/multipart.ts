@@ -258,22 +258,25 @@ function choosePartsOrFail(requested: { number: number; etag: string }[], availa
 
 /** Uploads of a bucket found on the set's drives (each listed once). */
 export async function listUploads(config: SetConfig, bucket: string): Promise<UploadRecord[]> {
-  const found = new Map<string, UploadRecord>();
+  // An upload is listed only where as many drives hold it as readUpload needs: a copy left on the
+  // drives of a node cut off while the upload was completed or aborted elsewhere is not one.
+  const found = new Map<string, { record: UploadRecord; copies: number }>();
   await onDrives(config, async (drive) => {
     const base = `${systemDir}/multipart/${bucket}`;
     for (const hash of await drive.listDir(base).catch(() => [] as string[])) {
       for (const id of await drive.listDir(`${base}/${hash.slice(0, -1)}`).catch(() => [] as string[])) {
-        if (found.has(id.slice(0, -1))) continue;
         try {
           const record = decodeUploadRecord(Buffer.from(await drive.readFile(`${base}/${hash.slice(0, -1)}/${id.slice(0, -1)}/upload.json`)).toString());
-          found.set(record.uploadId, record);
+          const entry = found.get(record.uploadId) ?? { record, copies: 0 };
+          entry.copies += 1;
+          found.set(record.uploadId, entry);
         } catch {
-          // incomplete, removed meanwhile, or refused by its decoder: another drive's copy may list it
+          // incomplete, removed meanwhile, or refused by its decoder: this drive's copy casts no vote
         }
       }
     }
   });
-  return [...found.values()];
+  return [...found.values()].filter((entry) => entry.copies >= Math.min(majority(config), entry.record.dataShards)).map((entry) => entry.record);
 }
 
 async function onDrives(config: SetConfig, action: (drive: Drive) => Promise<void>, slots?: number[]): Promise<number[]> {
