@@ -36,10 +36,10 @@ if (noFakeClock && process.env.CI) throw new Error(`CI requires faketime for the
 
 /** Why a scenario cannot run on this machine, or undefined. */
 function unavailable(name: string): string | undefined {
+  if (longScenarios.has(name) && process.env.SVC_CHAOS_LONG !== 'on') return 'a long scenario: SVC_CHAOS_LONG=on runs it';
   if (name === 'kill-drives-mid-rebalance') return noMount;
   if (name === 'clock-skew') return noFakeClock;
   if ((partitionKinds as readonly string[]).includes(name) || (partitionWorkKinds as readonly string[]).includes(name)) return noNetLab;
-  if (longScenarios.has(name) && process.env.SVC_CHAOS_LONG !== 'on') return 'a long scenario: SVC_CHAOS_LONG=on runs it';
   return undefined;
 }
 
