@@ -102,7 +102,7 @@ describe.skipIf(!haveChromium)("a bucket's settings page", () => {
       await policy.getByLabel(/Prefix to make public/).fill('public/');
       await policy.getByRole('button', { name: 'Make this prefix public (read-only)' }).click();
       await policy.getByTestId('public-draft').waitFor();
-      expect(await policy.getByLabel('Policy (JSON)').inputValue()).toContain(`arn:aws:s3:::${bucket}/public/*`);
+      await expect.poll(() => policy.getByLabel('Policy (JSON)').inputValue()).toContain(`arn:aws:s3:::${bucket}/public/*`);
       await policy.getByRole('button', { name: 'Save', exact: true }).click();
       await policy.getByTestId('public-warning').waitFor();
       const stored = JSON.parse((await s3.send(new GetBucketPolicyCommand({ Bucket: bucket }))).Policy ?? '{}');

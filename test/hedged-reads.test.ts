@@ -128,6 +128,13 @@ describe('erasure set: hedged reads over slow, hung and failing drives', () => {
     console.log(`hedged-read property seed ${seed} (SVC_PROPERTY_SEED=${seed} replays it)`);
     let hedgedRuns = 0;
     let failedRuns = 0;
+    // Both sides drawn whatever the seed: a hung drive in each slot in turn (one of them holds a data
+    // shard), and too few readable drives.
+    type Drawn = { drives: number; parity: number; sizeBytes: number; states: DriveState[]; slowMs: number; rangeStart: number; rangeShare: number; seed: number };
+    const examples: [Drawn][] = [
+      ...[0, 1, 2, 3].map((hung): [Drawn] => [{ drives: 4, parity: 2, sizeBytes: 3 * blockSizeBytes + 12_345, states: [0, 1, 2, 3].map((slot): DriveState => (slot === hung ? 'hung' : 'healthy')), slowMs: 5, rangeStart: 0, rangeShare: 1, seed: 7 }]),
+      [{ drives: 4, parity: 1, sizeBytes: 1000, states: ['offline', 'eio', 'healthy', 'healthy'], slowMs: 5, rangeStart: 0, rangeShare: 1, seed: 7 }],
+    ];
     try {
       await fc.assert(
         fc.asyncProperty(scenario, async ({ drives, parity, sizeBytes, states, slowMs, rangeStart, rangeShare, seed: bytesSeed }) => {
@@ -173,7 +180,11 @@ describe('erasure set: hedged reads over slow, hung and failing drives', () => {
           await test.cleanup();
           current = undefined;
         }),
-        { seed, numRuns: 80 },
+        {
+          seed,
+          numRuns: 80,
+          examples,
+        },
       );
     } catch (error) {
       throw new Error(`hedged-read property failed with seed ${seed}: ${(error as Error).message}`);

@@ -3,6 +3,7 @@
  * of the write checker, the rebalance status, and the closing heal that must fail on nothing and
  * leave every object at full redundancy.
  */
+import { limits } from '../../src/util/limits.js';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Target } from '../runner/check.js';
 import { testCredentials } from '../harness/server-process.js';
@@ -57,18 +58,32 @@ export async function waitForHeal(target: Target, path: string, token: string, t
   }
 }
 
-/** Heals the bucket, then checks with a deep dry-run scan that every object is at full redundancy. */
+/**
+ * Heals the bucket, then checks with a deep dry-run scan that every object is at full redundancy.
+ * A lock granted where the answer or the release was lost to a cut link is held until its expiry
+ * (30 s, SPEC: released after expiry): a heal whose only failures are lock waits is run once more
+ * after that expiry.
+ */
 export async function healAndCheckRedundancy(target: Target, context: ChaosContext): Promise<string[]> {
   // A deep heal reads every shard: its time grows with the traffic.
   const timeoutMs = 120_000 * Math.max(1, volume(context.size) / 5);
-  // remove: versions left on a drive that was offline while a majority deleted them (moved objects) are dangling.
-  const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', remove: true }) });
-  if (heal.status !== 200) return [`heal start answered ${heal.status} ${JSON.stringify(heal.body)}`];
-  const healed = await waitForHeal(target, bucket, heal.body.clientToken, timeoutMs);
-  context.note(`heal: ${healed.counts.objectsHealed} objects healed, ${healed.counts.shardsHealed} shards written, ${healed.counts.failures} failures`);
-  const problems: string[] = [];
-  for (const item of healed.items as any[]) if (item.outcome === 'failed' || item.outcome === 'unrecoverable') problems.push(`heal ${item.bucket}/${item.object ?? ''} (pool ${item.pool}, set ${item.set}): ${item.outcome} ${item.reason ?? ''}`);
-  if (healed.counts.failures > 0 && problems.length === 0) problems.push(`the heal failed on ${healed.counts.failures} item(s)`);
+  const healOnce = async (): Promise<string[]> => {
+    // remove: versions left on a drive that was offline while a majority deleted them (moved objects) are dangling.
+    const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', remove: true }) });
+    if (heal.status !== 200) return [`heal start answered ${heal.status} ${JSON.stringify(heal.body)}`];
+    const healed = await waitForHeal(target, bucket, heal.body.clientToken, timeoutMs);
+    context.note(`heal: ${healed.counts.objectsHealed} objects healed, ${healed.counts.shardsHealed} shards written, ${healed.counts.failures} failures`);
+    const failed: string[] = [];
+    for (const item of healed.items as any[]) if (item.outcome === 'failed' || item.outcome === 'unrecoverable') failed.push(`heal ${item.bucket}/${item.object ?? ''} (pool ${item.pool}, set ${item.set}): ${item.outcome} ${item.reason ?? ''}`);
+    if (healed.counts.failures > 0 && failed.length === 0) failed.push(`the heal failed on ${healed.counts.failures} item(s)`);
+    return failed;
+  };
+  let problems = await healOnce();
+  if (problems.length > 0 && problems.every((problem) => /waiting for the write lock/.test(problem))) {
+    context.note(`heal waited out locks (${problems.length}): healing again after the lock expiry`);
+    await new Promise((resolve) => setTimeout(resolve, limits.lockExpiryMs + 1_000));
+    problems = await healOnce();
+  }
   const scan = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', dryRun: true }) });
   const checked = await waitForHeal(target, bucket, scan.body.clientToken, timeoutMs);
   for (const item of checked.items as any[]) if (item.outcome !== 'healthy') problems.push(`after heal ${item.bucket}/${item.object}: ${item.outcome} ${item.reason ?? ''} (${(item.before ?? []).map((slot: any) => slot.state).join(',')})`);
