@@ -199,7 +199,7 @@ const consoleExamples: Record<string, { path: string; body?: unknown; raw?: stri
   'DELETE sessions/:handle': { path: 'sessions/no-such-session' },
   // Each bucket setting: read it, send a document S3's parser refuses (nothing is stored), remove it.
   ...Object.fromEntries(
-    ['policy', 'lifecycle', 'cors', 'tagging', 'encryption', 'object-lock', 'public-access-block', 'notification'].flatMap((setting) => [
+    ['policy', 'lifecycle', 'cors', 'tagging', 'encryption', 'object-lock', 'public-access-block', 'notification', 'replication'].flatMap((setting) => [
       [`GET buckets/:bucket/settings/${setting}`, { path: `buckets/photos/settings/${setting}` }],
       [`PUT buckets/:bucket/settings/${setting}`, { path: `buckets/photos/settings/${setting}`, body: { document: 'not a document' } }],
       [`DELETE buckets/:bucket/settings/${setting}`, { path: `buckets/photos/settings/${setting}` }],

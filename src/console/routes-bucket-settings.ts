@@ -1,7 +1,7 @@
 /**
  * A bucket's settings page: each setting read, replaced or removed as its S3 document (a policy's
- * JSON, a lifecycle, CORS, tagging, encryption, object lock, public access block or notification
- * XML) through the S3 API's own handler (s3-bridge.ts), so a document is judged by the parser S3
+ * JSON, a lifecycle, CORS, tagging, encryption, object lock, public access block, notification or
+ * replication XML) through the S3 API's own handler (s3-bridge.ts), so a document is judged by the parser S3
  * uses and refused with S3's error; each route needs the S3 action the same S3 request would.
  * Also: whether the bucket is public (GetBucketPolicyStatus), and what deleting the bucket would
  * remove (its versions, delete markers and unfinished uploads, counted).
@@ -18,6 +18,7 @@ import * as encryption from '../api/s3/handlers/bucket-encryption.js';
 import * as objectLock from '../api/s3/handlers/object-lock.js';
 import * as publicAccessBlock from '../api/s3/handlers/public-access-block.js';
 import * as notification from '../api/s3/handlers/bucket-notification.js';
+import * as replication from '../api/s3/handlers/bucket-replication.js';
 import type { ConsoleContext } from './context.js';
 import { bodyRecord, bucketParam } from './input.js';
 import { requestAccess } from './request-state.js';
@@ -42,6 +43,7 @@ export const bucketSettings: Setting[] = [
   { name: 'object-lock', get: { handler: objectLock.getObjectLockConfiguration, action: 's3:GetBucketObjectLockConfiguration', absent: 'ObjectLockConfigurationNotFoundError' }, put: { handler: objectLock.putObjectLockConfiguration, action: 's3:PutBucketObjectLockConfiguration' } },
   { name: 'public-access-block', get: { handler: publicAccessBlock.getPublicAccessBlock, action: 's3:GetBucketPublicAccessBlock', absent: 'NoSuchPublicAccessBlockConfiguration' }, put: { handler: publicAccessBlock.putPublicAccessBlock, action: 's3:PutBucketPublicAccessBlock' }, remove: { handler: publicAccessBlock.deletePublicAccessBlock, action: 's3:PutBucketPublicAccessBlock' } },
   { name: 'notification', get: { handler: notification.getBucketNotification, action: 's3:GetBucketNotification' } },
+  { name: 'replication', get: { handler: replication.getBucketReplication, action: 's3:GetReplicationConfiguration', absent: 'ReplicationConfigurationNotFoundError' }, put: { handler: replication.putBucketReplication, action: 's3:PutReplicationConfiguration' }, remove: { handler: replication.deleteBucketReplication, action: 's3:PutReplicationConfiguration' } },
 ];
 
 export async function bucketSettingsRoutes(app: FastifyInstance, options: { context: ConsoleContext }): Promise<void> {

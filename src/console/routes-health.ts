@@ -29,6 +29,8 @@ const deploymentActions: ActionRule[] = [
   ['listUsers', () => ({ action: adminActions.listUsers })],
   ['dataUsageInfo', () => ({ action: 'admin:DataUsageInfo' })],
   ['endSessions', () => ({ action: adminActions.disableUser })],
+  ['getBucketTarget', () => ({ action: adminActions.getBucketTarget })],
+  ['setBucketTarget', () => ({ action: adminActions.setBucketTarget })],
 ];
 
 const bucketActions: ActionRule[] = [

@@ -15,6 +15,7 @@ const documents: Record<string, { what: string; example: string }> = {
   'object-lock': { what: 'the ObjectLockConfiguration XML', example: '<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>30</Days></DefaultRetention></Rule></ObjectLockConfiguration>' },
   'public-access-block': { what: 'the PublicAccessBlockConfiguration XML', example: '<PublicAccessBlockConfiguration><BlockPublicPolicy>true</BlockPublicPolicy></PublicAccessBlockConfiguration>' },
   notification: { what: 'the NotificationConfiguration XML', example: '<NotificationConfiguration/>' },
+  replication: { what: 'the ReplicationConfiguration XML', example: '<ReplicationConfiguration><Role></Role><Rule><ID>to-dr</ID><Priority>1</Priority><Status>Enabled</Status><Filter><Prefix></Prefix></Filter><DeleteMarkerReplication><Status>Enabled</Status></DeleteMarkerReplication><ExistingObjectReplication><Status>Enabled</Status></ExistingObjectReplication><Destination><Bucket>arn:svc:replication::3f2a9c01d4e5b6a7:photos-copy</Bucket></Destination></Rule></ReplicationConfiguration>' },
 };
 
 export const settingsSchemas = {

@@ -157,6 +157,21 @@ export function elements(node: Element | Document, name: string): Element[] {
   return [...(found.length > 0 ? found : node.getElementsByTagName(name))];
 }
 
+/** The stored document with one more element at the end of its root `root` (a new document when there is none). */
+export function withElement(document: string | null | undefined, root: string, element: string): string {
+  const end = `</${root}>`;
+  if (!document || !document.includes(end)) return `<${root}>${element}${end}`;
+  return document.replace(new RegExp(`${end}\\s*$`), `${element}${end}`);
+}
+
+/** The stored document without its `name` element at `index` (undefined when none is left). */
+export function withoutElement(document: string, name: string, index: number): string | undefined {
+  const xml = parseXml(document)!;
+  const found = elements(xml, name);
+  found[index]?.remove();
+  return found.length <= 1 ? undefined : new XMLSerializer().serializeToString(xml);
+}
+
 export function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }

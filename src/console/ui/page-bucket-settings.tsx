@@ -1,7 +1,8 @@
 /**
  * A bucket's settings (`#/settings/<bucket>`): versioning, object lock and its default retention,
  * the bucket policy (with whether it is public) and public access block, lifecycle rules, CORS,
- * tags, default encryption and the notification rules with their targets' queues. Every change
+ * tags, default encryption, the notification rules with their targets' queues, and the replication
+ * rules with the replication status (settings-replication.tsx). Every change
  * goes through S3's own handler on the server; controls the session may not use are disabled
  * with the server's reason.
  */
@@ -12,6 +13,7 @@ import { permissionReason, useBucketPermissions, type Permissions } from './perm
 import { bucketHref, type BucketRow } from './page-buckets';
 import { childText, DocumentEditor, elements, escapeXml, parseXml, SaveOutcome, settingReason, useSetting } from './bucket-setting';
 import { LifecycleSection, PolicySection } from './settings-rules';
+import { ReplicationSection } from './settings-replication';
 
 export function BucketSettingsPage(props: { bucket: string }) {
   const { bucket } = props;
@@ -41,6 +43,7 @@ export function BucketSettingsPage(props: { bucket: string }) {
           <TagsSection bucket={bucket} permissions={permissions} />
           <EncryptionSection bucket={bucket} permissions={permissions} />
           <NotificationSection bucket={bucket} />
+          <ReplicationSection bucket={bucket} versioning={row.versioning} permissions={permissions} />
         </>
       ) : null}
     </div>

@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { api } from './api';
 import { Card, Empty, usePoll } from './components';
 import type { Permissions } from './permissions';
-import { childText, DocumentEditor, elements, escapeXml, parseXml, SaveOutcome, settingReason, useSetting } from './bucket-setting';
+import { childText, DocumentEditor, elements, escapeXml, parseXml, SaveOutcome, settingReason, useSetting, withElement, withoutElement } from './bucket-setting';
 
 const lifecycleTemplate = '<LifecycleConfiguration>\n  <Rule>\n    <ID>expire-logs</ID>\n    <Filter><Prefix>logs/</Prefix></Filter>\n    <Status>Enabled</Status>\n    <Expiration><Days>30</Days></Expiration>\n  </Rule>\n</LifecycleConfiguration>';
 
@@ -47,20 +47,6 @@ function ruleXml(rule: { id: string; prefix: string; expireDays: string; noncurr
   return `<Rule>${parts.join('')}</Rule>`;
 }
 
-/** The stored configuration with one more rule (a new configuration when there is none). */
-function withRule(document: string | null | undefined, rule: string): string {
-  if (!document || !document.includes('</LifecycleConfiguration>')) return `<LifecycleConfiguration>${rule}</LifecycleConfiguration>`;
-  return document.replace(/<\/LifecycleConfiguration>\s*$/, `${rule}</LifecycleConfiguration>`);
-}
-
-/** The stored configuration without its rule at `index` (undefined when none is left). */
-function withoutRule(document: string, index: number): string | undefined {
-  const xml = parseXml(document)!;
-  const rules = elements(xml, 'Rule');
-  rules[index]?.remove();
-  return rules.length <= 1 ? undefined : new XMLSerializer().serializeToString(xml);
-}
-
 export function LifecycleSection(props: { bucket: string; permissions: Permissions | undefined }) {
   const state = useSetting(props.bucket, 'lifecycle');
   const putReason = settingReason(props.permissions, 'lifecycle', 'put');
@@ -85,10 +71,10 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
   const add = async (event: Event) => {
     event.preventDefault();
     setFromForm(true);
-    if (await state.save(withRule(state.document, ruleXml(form)))) setForm({ id: '', prefix: '', expireDays: '', noncurrentDays: '', abortDays: '' });
+    if (await state.save(withElement(state.document, 'LifecycleConfiguration', ruleXml(form)))) setForm({ id: '', prefix: '', expireDays: '', noncurrentDays: '', abortDays: '' });
   };
   const removeRule = (index: number) => {
-    const rest = withoutRule(state.document!, index);
+    const rest = withoutElement(state.document!, 'Rule', index);
     void (rest === undefined ? state.remove() : state.save(rest));
   };
   return (
