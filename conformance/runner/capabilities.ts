@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { chunkedPut, presignedUrl, type RawAnswer } from './http.js';
+import { sendSignedV2 } from './sigv2.js';
 import { customerAlgorithmHeader, customerKeyHeaders, kmsKeyIdHeader, sseHeader } from './sse.js';
 import { capabilityNames, type Capabilities, type Capability, type CapabilityState, type Target } from './check.js';
 
@@ -124,6 +125,17 @@ const probes: Record<Exclude<Capability, 'multi-pool'>, Probe> = {
     if (answer.headers[customerAlgorithmHeader] !== 'AES256') return { present: false, detail: `an SSE-C PUT was answered without ${customerAlgorithmHeader} (the customer key ignored)` };
     const read = await target.raw({ method: 'GET', path: `/${bucket}/sse-c`, headers: customerKeyHeaders(key) });
     return read.status === 200 && read.text === 'sealed' ? 'an SSE-C PUT and a GET with the key' : { present: false, detail: `a GET of an SSE-C object with its key answered ${described(read)}` };
+  },
+  /**
+   * A GET signed with Signature Version 2 (`Authorization: AWS key:signature`) reads an object
+   * back. A server that takes V4 alone answers with another refusal (AWS: 400 InvalidRequest).
+   */
+  async sigv2(target, bucket) {
+    await target.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'v2', Body: 'signed with v2' }));
+    const answer = await sendSignedV2(target.options, { method: 'GET', path: `/${bucket}/v2` });
+    if (answer.status === 200 && answer.text === 'signed with v2') return 'a V2-signed GET reads';
+    if (['SignatureDoesNotMatch', 'InvalidAccessKeyId', 'RequestTimeTooSkewed'].includes(answer.code)) return { present: true, detail: `unknown, the probe was refused (${described(answer)})` };
+    return { present: false, detail: `a GET signed with Signature Version 2 answered ${described(answer)}` };
   },
 };
 

@@ -10,7 +10,7 @@ import { createPrng, type Prng } from '../../src/util/prng.js';
 import { rawS3, type RawAnswer, type RawRequest } from './http.js';
 
 /** What a target may or may not offer; probed before a run (capabilities.ts). */
-export const capabilityNames = ['admin', 'iam', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned', 'object-lock', 'sse-s3', 'sse-kms', 'sse-c'] as const;
+export const capabilityNames = ['admin', 'iam', 'multi-pool', 'versioning', 'multipart', 'checksums', 'aws-chunked', 'aws-chunked-trailer', 'presigned', 'object-lock', 'sse-s3', 'sse-kms', 'sse-c', 'sigv2'] as const;
 export type Capability = (typeof capabilityNames)[number];
 
 export interface CapabilityState {

@@ -72,8 +72,12 @@ export async function rawS3(credentials: Credentials, request: RawRequest): Prom
   return send(url, request.method, `${request.path}${query ? `?${query}` : ''}`, { ...headers, ...request.unsignedHeaders, 'content-length': String(body.length) }, body);
 }
 
-/** Sends a prepared request with node:http (or node:https for an https endpoint), exactly as given. */
-export function send(url: URL, method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<RawAnswer> {
+/**
+ * Sends a prepared request with node:http (or node:https for an https endpoint), exactly as given.
+ * With `withoutLength` the request carries neither Content-Length nor Transfer-Encoding (a client
+ * that does not say its length; by HTTP/1.1 such a request has no body) and `body` is not sent.
+ */
+export function send(url: URL, method: string, path: string, headers: Record<string, string>, body: Buffer, options: { withoutLength?: boolean } = {}): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const outgoing = request({ host: url.hostname, port: url.port, method, path, headers, timeout: 30_000 }, (response) => {
@@ -84,7 +88,11 @@ export function send(url: URL, method: string, path: string, headers: Record<str
     });
     outgoing.on('timeout', () => outgoing.destroy(new Error(`${method} ${path} timed out`)));
     outgoing.on('error', reject);
-    outgoing.end(body);
+    if (options.withoutLength) {
+      outgoing.removeHeader('content-length');
+      outgoing.removeHeader('transfer-encoding');
+      outgoing.end();
+    } else outgoing.end(body);
   });
 }
 

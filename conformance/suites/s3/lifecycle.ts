@@ -41,7 +41,7 @@ export function normalRules(list: LifecycleRule[]): string {
 }
 
 /** JSON with every object's keys sorted (the order of XML elements is not part of the answer). */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, field: unknown) => (field && typeof field === 'object' && !Array.isArray(field) ? Object.fromEntries(Object.entries(field).sort(([a], [b]) => (a < b ? -1 : 1))) : field));
 }
 

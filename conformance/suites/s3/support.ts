@@ -50,3 +50,12 @@ export function patterned(size: number, salt = 0): Buffer {
 }
 
 export const encodeKey = (key: string) => key.split('/').map(encodeURIComponent).join('/');
+
+/** A raw answer in a message: its status and error code. */
+export const describeAnswer = (answer: RawAnswer) => `${answer.status}${answer.code ? ` ${answer.code}` : ''}`;
+
+/** A repeatable element of a parsed XML answer as a list (absent: empty). */
+export const listOf = (value: unknown): Record<string, any>[] => (value === undefined || value === '' ? [] : Array.isArray(value) ? value : [value as Record<string, any>]);
+
+/** Headers of a configuration body: its type and Content-MD5 (which AWS asks of configuration PUTs). */
+export const bodyHeaders = (body: string, type = 'application/xml') => ({ 'content-type': type, 'content-md5': createHash('md5').update(body).digest('base64') });
