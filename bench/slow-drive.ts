@@ -169,7 +169,7 @@ export async function runSlowDriveBench(args: string[]): Promise<void> {
   });
   const client = await createLoadClient('http', { endpoint: server.url, ...testCredentials });
   try {
-    console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}, shared with other work; svc: 4 fs drives, EC 2+2, built server, SVC_FAULT_INJECTION=on`);
+    console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; svc: 4 fs drives, EC 2+2, built server, SVC_FAULT_INJECTION=on`);
     console.log(`load: SigV4-signed node:http from the bench's process; ${settings.smallObjects} x 4 KiB (GETs 32 at a time), ${settings.largeObjects} x 1 MiB (GETs 8 at a time); slow: one drive ${lateMs} ms late on every read; ${settings.rounds} round(s)\n`);
     const bucket = 'slow-drive';
     await client.createBucket(bucket);
