@@ -59,7 +59,7 @@ describe('ListMultipartUploads', () => {
     const base = join(root, 'd1', '.svc.sys', 'multipart', 'uploads');
     let dir: string | undefined;
     for (const hash of await readdir(base)) if ((await readdir(join(base, hash))).includes(upload.UploadId!)) dir = join(hash, upload.UploadId!);
-    expect(dir).toBeDefined();
+    expect(dir).toMatch(new RegExp(`/${upload.UploadId}$`));
     const listed = async () => ((await s3.send(new ListMultipartUploadsCommand({ Bucket: 'uploads', Prefix: 'leftover' }))).Uploads ?? []).map((entry) => entry.UploadId);
     // Two copies of four (K of EC 2+2) still read: listed. One copy, as a drive cut off while the
     // upload was completed or aborted elsewhere keeps it: not listed.
