@@ -162,7 +162,8 @@ describe.skipIf(skipReason !== undefined)('deploy/docker-compose.proxy.yml: Cadd
   it('the black-box conformance suites pass against the proxy URL', async () => {
     const caFile = join(dir, 'pebble-root.pem');
     await writeFile(caFile, await ca!.rootPem());
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3,admin', '--seed', '11'], {
+    // Caddy forwards a body-less PUT with Content-Length: 0: the missing-length check would judge Caddy, not svc.
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3,admin', '--seed', '11', '--except', 's3.put.missing-content-length'], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', HOME: dir, NODE_EXTRA_CA_CERTS: caFile, SVC_TEST_RESOLVE: `${s3Host}=${proxyIp}` },
       maxBuffer: 32 * 1024 * 1024,

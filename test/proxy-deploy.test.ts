@@ -205,7 +205,8 @@ ${noStickyHost} {
   it('passes the conformance suite against the proxy\'s URL', async () => {
     const caFile = join(dir, 'pebble-root-conformance.pem');
     await writeFile(caFile, rootPem);
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3', '--seed', '1'], {
+    // Caddy forwards a body-less PUT with Content-Length: 0: the missing-length check would judge Caddy, not svc.
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3', '--seed', '1', '--except', 's3.put.missing-content-length'], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', HOME: dir, NODE_EXTRA_CA_CERTS: caFile, SVC_TEST_RESOLVE: names.map((name) => `${name}=${proxyIp}`).join(',') },
       maxBuffer: 32 * 1024 * 1024,
