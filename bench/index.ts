@@ -39,7 +39,7 @@
  * DIR/svc and DIR/svcSse when they stop (bench/sse-profile.ts measures the same in one process).
  *
  * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts),
- * and `npm run bench -- --notify` 4 KiB PUTs with and without a notification rule (bench/notify.ts).
+ * and `npm run bench -- --notify [--cpu-prof=DIR]` 4 KiB PUTs with and without a notification rule (bench/notify.ts).
  * `npm run bench -- --slow-drive` compares GETs with one drive of four 2 s late on reads against
  * GETs with every drive healthy (bench/slow-drive.ts).
  * After the rounds, the compression case (bench/compression.ts) runs; `--compression` runs it alone.

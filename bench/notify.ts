@@ -1,14 +1,18 @@
 /**
  * `npm run bench -- --notify`: the cost of bucket notifications on 4 KiB PUTs. One built svc (4 fs
- * drives, EC 2+2) with two event targets, a webhook (a node:http receiver in a process of its own
+ * drives, EC 2+2) with two event targets, a webhook (a node:http receiver in the bench's process
  * that answers 200) and NATS (the Debian nats-server, on loopback), and three buckets: one without
  * a rule, one whose rule sends every ObjectCreated event to the webhook, one to NATS. Each round
  * runs the same 4 KiB PUT load (bench/load.ts, in a process of its own, after its warm-up) against
  * each bucket, in an order that moves each round; each ratio is taken within its round and the goal
  * (each ratio at least 0.8) is judged on the median of the rounds'. Every PUT with a rule writes and
- * fsyncs its event to the target's queue before it is answered; delivery runs beside the load.
+ * fsyncs its event to the target's queue before it is answered (the events of concurrent PUTs
+ * share a file and its fsyncs); delivery runs beside the load.
  *
- *   npm run bench -- --notify [--quick] [--rounds=N]
+ *   npm run bench -- --notify [--quick] [--rounds=N] [--cpu-prof=DIR]
+ *
+ * `--cpu-prof=DIR`: the server runs under `node --cpu-prof` and writes its profile in DIR when it
+ * stops (bench/profile-summary.ts reads it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -28,6 +32,7 @@ export async function runNotifyBench(args: string[]): Promise<void> {
   const quick = args.includes('--quick');
   const rounds = quick ? 1 : Number(args.find((arg) => arg.startsWith('--rounds='))?.slice('--rounds='.length) ?? '3');
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 9) throw new Error('--rounds=N: a whole number from 1 to 9');
+  const profileDir = args.find((arg) => arg.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
   const smallOps = quick ? 600 : 3000;
   const warmUpPairs = quick ? 300 : 3000;
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-notify-'));
@@ -39,6 +44,7 @@ export async function runNotifyBench(args: string[]): Promise<void> {
     args: [join(root, 'd{1...4}')],
     env: {
       SVC_OBS_LOGGER_LEVEL: 'warn',
+      ...(profileDir !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
       SVC_NOTIFY_WEBHOOK_ENABLE_bench: 'on', SVC_NOTIFY_WEBHOOK_ENDPOINT_bench: receiver.url,
       SVC_NOTIFY_NATS_ENABLE_bench: 'on', SVC_NOTIFY_NATS_ADDRESS_bench: `127.0.0.1:${natsPort}`, SVC_NOTIFY_NATS_SUBJECT_bench: 'bench',
     },

@@ -1,9 +1,11 @@
 /**
  * A target's event queue on its own (real files in a temporary directory; the target is a
  * function): events are delivered in the order queued and survive a reopen; a failed delivery is
- * retried; an event file that does not decode (torn, another magic, another version) is moved to
- * quarantine and counted while the rest flow; a full queue drops its oldest event not in flight,
- * counts it and warns. Several deliveries in flight keep each key's order and stay at least once,
+ * retried; the events of concurrent calls share a file and its fsyncs (counted through the
+ * queue's fsync hook) and a reopen delivers each of them in order; an event file that does not
+ * decode (torn, another magic, another version, a file of several events of the wrong count) is
+ * moved to quarantine with its events counted while the rest flow; a full queue drops its oldest
+ * event not in flight, counts it and warns. Several deliveries in flight keep each key's order and stay at least once,
  * also through a real webhook that fails some requests (fast-check prints the seed to replay).
  * The event file decoder is strict.
  * Also the rules' matching and overlap, and AWS's key encoding in records.
@@ -14,7 +16,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeEventFile, EventQueue, eventFileMagic, writeRawEventFile, type EventQueueOptions } from '../src/ops/events/queue.js';
+import { decodeEventFile, EventQueue, eventFileMagic, eventGroupMagic, writeRawEventFile, type EventQueueOptions } from '../src/ops/events/queue.js';
 import { encodeStateFile } from '../src/format/state-file.js';
 import { ruleMatches, rulesOverlap } from '../src/ops/events/event-names.js';
 import { encodeRecordKey } from '../src/ops/events/records.js';
@@ -69,6 +71,51 @@ describe('event queue', () => {
     await until(() => received.length === 6);
     await queue.close();
     expect((await readdir(join(directory, 'webhook-1'))).filter((name) => name.endsWith('.evt'))).toEqual([]);
+  });
+
+  it('writes the events of concurrent calls together, with fewer fsyncs than events, and a restart delivers every one in order', async () => {
+    let syncs = 0;
+    const held = await EventQueue.open(options(() => new Promise(() => undefined), { limitEntries: 1_000, onSync: () => void (syncs += 1) }));
+    const calls: Promise<void>[] = [];
+    for (let index = 0; index < 200; index += 1) {
+      calls.push(held.enqueue({ index }, `k${index % 7}`));
+      // Calls keep arriving while earlier ones are being written.
+      if (index % 10 === 9) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(calls);
+    expect(held.stats().depth).toBe(200);
+    await held.close();
+    const files = (await readdir(join(directory, 'webhook-1'))).filter((name) => name.endsWith('.evt'));
+    expect(files.some((name) => /^\d{16}-\d{13}-\d+\.evt$/.test(name))).toBe(true);
+    expect(syncs).toBe(2 * files.length);
+    expect(syncs).toBeLessThan(200);
+    const received: unknown[] = [];
+    let syncsAfter = 0;
+    const queue = await EventQueue.open(options(async (payload) => void received.push(payload), { limitEntries: 1_000, concurrency: 4, onSync: () => void (syncsAfter += 1) }));
+    await until(() => queue.stats().depth === 0);
+    await queue.close();
+    expect(received).toEqual(Array.from({ length: 200 }, (_, index) => ({ index })));
+    expect(syncsAfter).toBe(0);
+    expect((await readdir(join(directory, 'webhook-1'))).filter((name) => name.endsWith('.evt'))).toEqual([]);
+  });
+
+  it('a file of several events that does not decode goes to quarantine whole, each of its events counted', async () => {
+    const queueDirectory = join(directory, 'webhook-1');
+    const held = await EventQueue.open(options(() => new Promise(() => undefined)));
+    await held.close();
+    const at = 1_800_000_000_000;
+    const torn = await writeRawEventFile(queueDirectory, 0, at, encodeStateFile(eventGroupMagic, { version: 1, queuedMs: at, payloads: ['a', 'b', 'c'] }).subarray(0, 20), 3);
+    const short = await writeRawEventFile(queueDirectory, 3, at, encodeStateFile(eventGroupMagic, { version: 1, queuedMs: at, payloads: ['d'] }), 2);
+    const single = await writeRawEventFile(queueDirectory, 5, at, encodeStateFile(eventGroupMagic, { version: 1, queuedMs: at, payloads: ['x'] }));
+    await writeRawEventFile(queueDirectory, 6, at, encodeStateFile(eventGroupMagic, { version: 1, queuedMs: at, payloads: ['e', 'f'] }), 2);
+    const received: unknown[] = [];
+    const queue = await EventQueue.open(options(async (payload) => void received.push(payload)));
+    await until(() => queue.stats().depth === 0);
+    await queue.close();
+    expect(received).toEqual(['e', 'f']);
+    expect(queue.stats().quarantined).toBe(6);
+    expect((await readdir(join(directory, 'quarantine', 'webhook-1'))).sort()).toEqual([torn, short, single].sort());
+    expect((await readdir(queueDirectory)).filter((name) => name.endsWith('.evt'))).toEqual([]);
   });
 
   it('moves an event file that does not decode to quarantine, counts it, and delivers the rest', async () => {

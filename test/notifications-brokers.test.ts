@@ -137,10 +137,14 @@ describe('every event type reaches each target in AWS record shape', () => {
       const { names, put } = await everyChange(bucket);
       const records = await pollUntil(() => consumers.get(kind)!.records(), (got) => got.filter((record) => record.s3.bucket.name === bucket).length >= names.length);
       const mine = records.filter((record) => record.s3.bucket.name === bucket);
-      expect(mine.map((record) => record.eventName)).toEqual(names);
-      expectAwsShape(mine[0]!, bucket, put);
-      const sequencers = mine.map((record) => record.s3.object.sequencer);
-      expect([...sequencers].sort()).toEqual(sequencers);
+      expect(mine.map((record) => record.eventName).sort()).toEqual([...names].sort());
+      expectAwsShape(mine.find((record) => record.s3.object.key === 'photos/cat+1.jpg')!, bucket, put);
+      // Each object's events arrive in the order of its changes; those of different objects may
+      // overtake each other (several deliveries in flight), as a slow target shows under load.
+      const sequencers = new Map<string, string[]>();
+      for (const record of mine) sequencers.set(record.s3.object.key, [...(sequencers.get(record.s3.object.key) ?? []), record.s3.object.sequencer]);
+      expect(sequencers.get('copy.jpg')).toHaveLength(4);
+      for (const ofKey of sequencers.values()) expect([...ofKey].sort()).toEqual(ofKey);
       if (kind === 'webhook') expect(new Set(webhook.authorizations)).toEqual(new Set(['Bearer hook-token']));
     }, 60_000);
   }

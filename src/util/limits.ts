@@ -405,6 +405,10 @@ export const limits = {
   eventDropWarningIntervalMs: 60_000,
   /** Deliveries in flight to one target at most (events of one object still go one after another, in order). */
   eventDeliveriesInFlight: 8,
+  /** Events one queue file holds at most (the events raised while the previous write was on the drive share the next); more wait for the write after. */
+  eventQueueGroupEventsMax: 256,
+  /** While a queue holds fewer events than this, the payloads it writes stay in memory for their delivery instead of being read back. */
+  eventQueueKeptPayloadsMax: 1_024,
   /** Live listeners of a node's events at most. */
   eventWatchersMax: 64,
   /**
@@ -454,6 +458,9 @@ export const limits = {
   replicationInMemoryMaxBytes: 16 * MiB,
   /** A resync lists this many versions per page and saves its progress after each. */
   replicationResyncPageSize: 500,
+  /** A resync whose walk failed is tried again, from its last key, after a backoff doubling from the base up to the cap. */
+  replicationResyncRetryBaseMs: 1_000,
+  replicationResyncRetryMaxMs: 300_000,
   /** Remote tiers (lifecycle transitions): at most this many tiers, */
   maxTiers: 100,
   /** ... a connection to a tier must open within this long, */

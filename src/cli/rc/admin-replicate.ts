@@ -88,7 +88,7 @@ export async function replicateResync(context: RcContext, text: string, arn: str
     },
   );
   context.print(finished, () => describeStatus(finished));
-  if ((finished.resyncs as Record<string, any>[]).some((resync) => resync.status === 'failed')) throw new RcError('a resync failed (see its error above)');
+  if ((finished.resyncs as Record<string, any>[]).some((resync) => resync.status === 'failed')) throw new RcError('a resync failed (see its error above): the server tries it again from its last key');
 }
 
 /** Per node (when the deployment has several): each target's queue on it, or why the node did not answer. */

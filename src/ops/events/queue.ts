@@ -1,24 +1,33 @@
 /**
- * A target's queue of events on this node's drive (docs/notifications.md "Delivery"): one file per
- * event, `<sequence 16 digits>-<queued ms 13 digits>.evt`, in the versioned state-file format
- * (magic `SVEV`), written and fsynced (file and directory) before `enqueue` resolves. Up to
- * `concurrency` deliveries at a time, oldest first, and never two of one order key (an object's
- * `bucket/key`) at once nor out of turn, so each key's events reach the target in the order they
- * were queued; an event whose key is not known (found on the drive at open) waits for every
- * delivery before it and holds back every one after it. A file is removed once the target took
- * it; a failed delivery stops new ones for a capped backoff on the injected timers, then is tried
- * again in its turn. A new queue on the same directory (a restart) delivers what it finds. A file
- * that does not decode is moved to the quarantine directory and counted; a full queue drops its
- * oldest event that is not being delivered, counts it and warns.
+ * A target's queue of events on this node's drive (docs/notifications.md "Delivery"), in the
+ * versioned state-file format: a file `<sequence 16 digits>-<queued ms 13 digits>.evt` holds one
+ * event (magic `SVEV`), a file `<first sequence>-<queued ms>-<count>.evt` holds `count` events of
+ * consecutive sequences (magic `SVEG`). Every file is written to a temporary name, fsynced,
+ * renamed and the directory fsynced before the `enqueue` calls it holds resolve. One write is on the drive
+ * at a time: the calls that arrive while it is are written together, in one file, by the next
+ * (a group commit), so concurrent requests share their fsyncs while each still resolves only once
+ * its event is durable.
+ * Up to `concurrency` deliveries at a time, oldest first, and never two of one order key (an
+ * object's `bucket/key`) at once nor out of turn, so each key's events reach the target in the
+ * order they were queued; an event whose key is not known (found on the drive at open) waits for
+ * every delivery before it and holds back every one after it. A file is removed once the target
+ * took each of its events (or they were dropped); a failed delivery stops new ones for a capped
+ * backoff on the injected timers, then is tried again in its turn. A new queue on the same
+ * directory (a restart) delivers every event of every file it finds. A file that does not decode
+ * is moved to the quarantine directory and its events counted; a full queue drops its oldest event
+ * that is not being delivered, counts it and warns.
  */
-import { mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeStateFile, encodeStateFile } from '../../format/state-file.js';
 import type { Timers } from '../../util/clock.js';
+import { limits } from '../../util/limits.js';
 import { isSvcError, SvcError } from '../../errors/index.js';
 
 export const eventFileMagic = 'SVEV';
-const fileName = /^(\d{16})-(\d{13})\.evt$/;
+export const eventGroupMagic = 'SVEG';
+const singleFileName = /^(\d{16})-(\d{13})\.evt$/;
+const groupFileName = /^(\d{16})-(\d{13})-([1-9]\d{0,5})\.evt$/;
 
 export interface EventQueueStats {
   /** Events waiting, on disk. */
@@ -29,7 +38,7 @@ export interface EventQueueStats {
   failed: number;
   /** Events dropped because the queue was full, since this process started. */
   dropped: number;
-  /** Event files that did not decode, moved to quarantine, since this process started. */
+  /** Events of files that did not decode, moved to quarantine, since this process started. */
   quarantined: number;
   /** When the oldest waiting event was queued (ms), if any. */
   oldestQueuedMs?: number;
@@ -52,13 +61,41 @@ export interface EventQueueOptions {
   logger: { warn(fields: Record<string, unknown>, message: string): void };
   /** Deliveries in flight at most (default 1: strictly one after another). */
   concurrency?: number;
+  /** Called after each fsync the queue makes (of a file or of its directory). */
+  onSync?(): void;
+}
+
+/** One file of the queue and what is left of it. */
+interface QueueFile {
+  name: string;
+  /** A file of several events (magic `SVEG`) rather than one (`SVEV`). */
+  group: boolean;
+  count: number;
+  /** Its events still in the queue: the file is removed when none is left. */
+  remaining: number;
+  /** Its events' payloads, from its write or its first read, each let go once delivered. */
+  payloads?: unknown[];
+  reading?: Promise<unknown[]>;
+  quarantined?: boolean;
 }
 
 interface Entry {
-  name: string;
+  file: QueueFile;
+  /** Its place in its file. */
+  index: number;
   queuedMs: number;
   /** Events of one key are delivered one after another, in order; undefined: in order with every event. */
   orderKey?: string;
+}
+
+/** An `enqueue` call waiting for the write that makes its event durable. */
+interface Pending {
+  sequence: number;
+  queuedMs: number;
+  payload: unknown;
+  orderKey: string | undefined;
+  resolve(): void;
+  reject(error: unknown): void;
 }
 
 /** How far past the oldest waiting event a dispatch looks for one it may start, per delivery slot. */
@@ -69,6 +106,8 @@ export class EventQueue {
   private nextSequence = 0;
   private readonly inFlight = new Set<Entry>();
   private readonly sending = new Set<Promise<void>>();
+  private pending: Pending[] = [];
+  private writing: Promise<void> | undefined;
   private failures = 0;
   private paused = false;
   private readonly counts = { sent: 0, failed: 0, dropped: 0, quarantined: 0 };
@@ -76,7 +115,10 @@ export class EventQueue {
   private closed = false;
   private wake: (() => void) | undefined;
   private retryTimer: unknown;
-  private readonly abort = new AbortController();
+  /** One per delivery in flight: aborted by its timeout or by `close`. */
+  private readonly deliveries = new Set<AbortController>();
+  /** The queue's directory, open for its fsyncs while events are written. */
+  private directoryHandle: FileHandle | undefined;
   private lastDropWarningMs = -Infinity;
   private running: Promise<void> | undefined;
 
@@ -87,36 +129,27 @@ export class EventQueue {
     const queue = new EventQueue(options);
     await mkdir(options.directory, { recursive: true });
     for (const name of (await readdir(options.directory)).sort()) {
-      const match = fileName.exec(name);
+      const single = singleFileName.exec(name);
+      const match = single ?? groupFileName.exec(name);
       if (!match) continue; // a temporary file of a write a crash cut short
-      queue.entries.push({ name, queuedMs: Number(match[2]) });
-      queue.nextSequence = Math.max(queue.nextSequence, Number(match[1]) + 1);
+      const count = single ? 1 : Number(match[3]);
+      const file: QueueFile = { name, group: !single, count, remaining: count };
+      for (let index = 0; index < count; index += 1) queue.entries.push({ file, index, queuedMs: Number(match[2]) });
+      queue.nextSequence = Math.max(queue.nextSequence, Number(match[1]) + count);
     }
     queue.running = queue.deliverLoop();
     return queue;
   }
 
-  /** Writes the event to the queue; resolves once it is durable. Events with one `orderKey` are delivered in the order queued. */
-  async enqueue(payload: unknown, orderKey?: string): Promise<void> {
-    const queuedMs = Math.trunc(this.options.nowMs());
-    const name = `${String(this.nextSequence++).padStart(16, '0')}-${String(queuedMs).padStart(13, '0')}.evt`;
-    const bytes = encodeStateFile(eventFileMagic, { version: 1, queuedMs, payload });
-    const temporary = join(this.options.directory, `.${name}.tmp`);
-    const handle = await open(temporary, 'w');
-    try {
-      await handle.writeFile(bytes);
-      await handle.datasync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, join(this.options.directory, name));
-    await syncDirectory(this.options.directory);
-    if (this.entries.length >= this.options.limitEntries) await this.dropOldest();
-    // Concurrent enqueues may finish out of order: the queue stays in sequence order.
-    let index = this.entries.length;
-    while (index > 0 && this.entries[index - 1]!.name > name) index -= 1;
-    this.entries.splice(index, 0, { name, queuedMs, ...(orderKey !== undefined ? { orderKey } : {}) });
-    this.wake?.();
+  /**
+   * Writes the event to the queue; resolves once it is durable. Events with one `orderKey` are
+   * delivered in the order queued (the order of the calls).
+   */
+  enqueue(payload: unknown, orderKey?: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ sequence: this.nextSequence++, queuedMs: Math.trunc(this.options.nowMs()), payload, orderKey, resolve, reject });
+      this.writing ??= this.writeLoop();
+    });
   }
 
   stats(): EventQueueStats {
@@ -124,21 +157,91 @@ export class EventQueue {
     return { depth: this.entries.length, ...this.counts, ...(oldest ? { oldestQueuedMs: oldest.queuedMs } : {}), ...(this.lastError !== undefined ? { lastError: this.lastError } : {}) };
   }
 
-  /** Stops delivering; what is queued stays on disk for the next start. */
+  /** Stops delivering (the writes under way finish); what is queued stays on disk for the next start. */
   async close(): Promise<void> {
     this.closed = true;
-    this.abort.abort();
+    for (const delivery of this.deliveries) delivery.abort();
     this.options.timers.clearTimeout(this.retryTimer);
     this.wake?.();
     await this.running;
+    await this.writing;
+    await this.closeDirectory();
+  }
+
+  private async closeDirectory(): Promise<void> {
+    const handle = this.directoryHandle;
+    this.directoryHandle = undefined;
+    await handle?.close().catch(() => undefined);
+  }
+
+  /** Writes what waits, one file at a time, until nothing does: the calls made meanwhile go together in the next file. */
+  private async writeLoop(): Promise<void> {
+    await Promise.resolve(); // the calls of this same turn join the first file
+    try {
+      while (this.pending.length > 0) {
+        const group = this.pending.splice(0, limits.eventQueueGroupEventsMax);
+        try {
+          const file = await this.write(group);
+          for (const [index, waiting] of group.entries()) {
+            if (this.entries.length >= this.options.limitEntries) await this.dropOldest();
+            this.entries.push({ file, index, queuedMs: waiting.queuedMs, ...(waiting.orderKey !== undefined ? { orderKey: waiting.orderKey } : {}) });
+          }
+        } catch (error) {
+          for (const waiting of group) waiting.reject(error);
+          continue;
+        }
+        this.wake?.();
+        for (const waiting of group) waiting.resolve();
+      }
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  /** One file of the group's events, durable when it resolves: written to a temporary name, fsynced, renamed, and the directory fsynced. */
+  private async write(group: Pending[]): Promise<QueueFile> {
+    const first = group[0]!;
+    const stem = `${String(first.sequence).padStart(16, '0')}-${String(first.queuedMs).padStart(13, '0')}`;
+    const single = group.length === 1;
+    const name = single ? `${stem}.evt` : `${stem}-${group.length}.evt`;
+    const payloads = group.map((waiting) => waiting.payload);
+    const bytes = single
+      ? encodeStateFile(eventFileMagic, { version: 1, queuedMs: first.queuedMs, payload: first.payload })
+      : encodeStateFile(eventGroupMagic, { version: 1, queuedMs: first.queuedMs, payloads });
+    const temporary = join(this.options.directory, `.${name}.tmp`);
+    try {
+      const handle = await open(temporary, 'w');
+      try {
+        await handle.writeFile(bytes);
+        await handle.datasync();
+        this.options.onSync?.();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, join(this.options.directory, name));
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+    await this.syncDirectory();
+    return { name, group: !single, count: group.length, remaining: group.length, ...(this.entries.length < limits.eventQueueKeptPayloadsMax ? { payloads } : {}) };
+  }
+
+  private async syncDirectory(): Promise<void> {
+    try {
+      this.directoryHandle ??= await open(this.options.directory, 'r');
+      await this.directoryHandle.sync();
+    } catch (error) {
+      await this.closeDirectory();
+      throw error;
+    }
+    this.options.onSync?.();
   }
 
   private async dropOldest(): Promise<void> {
-    const index = this.entries.findIndex((entry) => !this.inFlight.has(entry));
-    if (index < 0) return;
-    const [dropped] = this.entries.splice(index, 1);
-    if (!dropped) return;
-    await unlink(join(this.options.directory, dropped.name)).catch(() => undefined);
+    const entry = this.entries.find((candidate) => !this.inFlight.has(candidate));
+    if (!entry) return;
+    await this.release(entry);
     this.counts.dropped += 1;
     const nowMs = this.options.nowMs();
     if (nowMs - this.lastDropWarningMs >= this.options.dropWarningIntervalMs) {
@@ -205,50 +308,85 @@ export class EventQueue {
 
   /** True when the entry left the queue (taken, quarantined or dropped meanwhile). */
   private async deliver(entry: Entry): Promise<boolean> {
-    const path = join(this.options.directory, entry.name);
     let payload: unknown;
     try {
-      payload = decodeEventFile(await readFile(path));
+      payload = await this.payloadOf(entry);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return this.remove(entry);
+      if (code === 'ENOENT') {
+        await this.release(entry);
+        return true;
+      }
       if (!isSvcError(error) && typeof code === 'string') {
         // The drive failed to read it: not the file's fault, so it is retried.
         this.counts.failed += 1;
         this.lastError = (error as Error).message;
         return false;
       }
-      await this.quarantine(entry, error);
+      await this.quarantine(entry.file, error);
       return true;
     }
-    const timeout = AbortSignal.timeout(this.options.sendTimeoutMs);
+    const delivery = new AbortController();
+    const timer = setTimeout(() => delivery.abort(), this.options.sendTimeoutMs);
+    timer.unref();
+    this.deliveries.add(delivery);
     try {
-      const signal = AbortSignal.any([this.abort.signal, timeout]);
-      await untilAborted(this.options.send(payload, signal), signal);
+      await untilAborted(this.options.send(payload, delivery.signal), delivery.signal);
     } catch (error) {
       if (this.closed) return false;
       this.counts.failed += 1;
       this.lastError = error instanceof Error ? error.message : String(error);
       return false;
+    } finally {
+      clearTimeout(timer);
+      this.deliveries.delete(delivery);
     }
     this.counts.sent += 1;
     this.lastError = undefined;
-    await unlink(path).catch(() => undefined);
-    return this.remove(entry);
-  }
-
-  private remove(entry: Entry): true {
-    const index = this.entries.indexOf(entry);
-    if (index >= 0) this.entries.splice(index, 1);
+    await this.release(entry);
     return true;
   }
 
-  private async quarantine(entry: Entry, error: unknown): Promise<void> {
+  /** The entry's payload: kept from the write, or read from its file (once for every event of the file). */
+  private async payloadOf(entry: Entry): Promise<unknown> {
+    const file = entry.file;
+    if (!file.payloads) {
+      file.reading ??= readFile(join(this.options.directory, file.name)).then((bytes) => {
+        const payloads = file.group ? decodeEventGroupFile(bytes, file.count) : [decodeEventFile(bytes)];
+        file.payloads = payloads;
+        return payloads;
+      }).finally(() => (file.reading = undefined));
+      await file.reading;
+    }
+    return file.payloads![entry.index];
+  }
+
+  /** Takes the entry out of the queue; the last of its file removes the file. */
+  private async release(entry: Entry): Promise<void> {
+    const index = this.entries.indexOf(entry);
+    if (index < 0) return;
+    this.entries.splice(index, 1);
+    const file = entry.file;
+    if (file.payloads) file.payloads[entry.index] = undefined;
+    file.remaining -= 1;
+    if (file.remaining === 0) await unlink(join(this.options.directory, file.name)).catch(() => undefined);
+  }
+
+  /** Moves a file that does not decode to quarantine, with every event it holds that is still queued. */
+  private async quarantine(file: QueueFile, error: unknown): Promise<void> {
+    if (file.quarantined) return;
+    file.quarantined = true;
+    let events = 0;
+    for (let index = this.entries.length - 1; index >= 0; index -= 1) {
+      if (this.entries[index]!.file !== file) continue;
+      this.entries.splice(index, 1);
+      events += 1;
+    }
+    file.remaining = 0;
+    this.counts.quarantined += events;
     await mkdir(this.options.quarantineDirectory, { recursive: true });
-    await rename(join(this.options.directory, entry.name), join(this.options.quarantineDirectory, entry.name)).catch(() => undefined);
-    this.counts.quarantined += 1;
-    this.remove(entry);
-    this.options.logger.warn({ file: entry.name, directory: this.options.directory, error: error instanceof Error ? error.message : String(error) }, 'an event file does not decode: moved to quarantine');
+    await rename(join(this.options.directory, file.name), join(this.options.quarantineDirectory, file.name)).catch(() => undefined);
+    this.options.logger.warn({ file: file.name, events, directory: this.options.directory, error: error instanceof Error ? error.message : String(error) }, 'an event file does not decode: moved to quarantine');
   }
 }
 
@@ -261,6 +399,15 @@ export function decodeEventFile(bytes: Uint8Array): unknown {
   return document.payload;
 }
 
+/** Decodes a file of several events strictly: the state-file frame, then `{ version: 1, queuedMs, payloads }` with as many payloads as its name says. */
+export function decodeEventGroupFile(bytes: Uint8Array, count: number): unknown[] {
+  const document = decodeStateFile(eventGroupMagic, bytes) as { version?: unknown; queuedMs?: unknown; payloads?: unknown } | null;
+  if (typeof document !== 'object' || document === null || document.version !== 1 || typeof document.queuedMs !== 'number' || !Array.isArray(document.payloads) || document.payloads.length !== count) {
+    throw new SvcError('CorruptFormat', `${eventGroupMagic}: not a version 1 document of ${count} events`);
+  }
+  return document.payloads as unknown[];
+}
+
 /** Rejects when the signal fires first (a send that ignores its signal is left to settle on its own). */
 export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(new Error('delivery timed out'));
@@ -271,7 +418,8 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
   });
 }
 
-async function syncDirectory(directory: string): Promise<void> {
+/** Fsyncs a directory, so that the names just created or renamed in it are durable. */
+export async function syncDirectory(directory: string): Promise<void> {
   const handle = await open(directory, 'r');
   try {
     await handle.sync();
@@ -280,9 +428,9 @@ async function syncDirectory(directory: string): Promise<void> {
   }
 }
 
-/** For tests and tools: writes bytes as an event file would be named (a damaged file, a fixture). */
-export async function writeRawEventFile(directory: string, sequence: number, queuedMs: number, bytes: Uint8Array): Promise<string> {
-  const name = `${String(sequence).padStart(16, '0')}-${String(queuedMs).padStart(13, '0')}.evt`;
+/** For tests and tools: writes bytes as an event file would be named (a damaged file, a fixture); with `count`, as a file of that many events. */
+export async function writeRawEventFile(directory: string, sequence: number, queuedMs: number, bytes: Uint8Array, count?: number): Promise<string> {
+  const name = `${String(sequence).padStart(16, '0')}-${String(queuedMs).padStart(13, '0')}${count === undefined ? '' : `-${count}`}.evt`;
   await writeFile(join(directory, name), bytes);
   return name;
 }

@@ -226,6 +226,7 @@ class AmqpTarget implements EventTarget {
 
 class PostgresTarget implements EventTarget {
   private client: pg.Client | undefined;
+  private connecting: Promise<pg.Client> | undefined;
 
   constructor(readonly config: TargetConfig) {}
 
@@ -233,15 +234,26 @@ class PostgresTarget implements EventTarget {
     return `"${this.config.settings.TABLE!}"`;
   }
 
-  private async connected(): Promise<pg.Client> {
-    if (this.client) return this.client;
+  /** One connection for every delivery: those that start while it is being made wait for it, so their rows go in in the order they started. */
+  private connected(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async connect(): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: this.config.settings.CONNECTION_STRING!, connectionTimeoutMillis: 5_000 });
     client.on('error', () => {
       if (this.client === client) this.client = undefined;
     });
-    await client.connect();
     const columns = this.config.settings.FORMAT === 'access' ? 'event_time TIMESTAMP WITH TIME ZONE NOT NULL, event_data JSONB' : 'key VARCHAR PRIMARY KEY, value JSONB';
-    await client.query(`CREATE TABLE IF NOT EXISTS ${this.table} (${columns})`);
+    try {
+      await client.connect();
+      await client.query(`CREATE TABLE IF NOT EXISTS ${this.table} (${columns})`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
     this.client = client;
     return client;
   }

@@ -1,7 +1,7 @@
 /**
  * A node's bucket replication (docs/replication.md). A change that a rule of its bucket matches
  * becomes one task per destination, written to that remote target's queue on this node's drive
- * (the bucket notifications' durable queue, src/ops/events/queue.ts: one file per task, fsynced
+ * (the bucket notifications' durable queue, src/ops/events/queue.ts: each task fsynced
  * before the request is answered, delivered oldest first with a capped backoff, kept across
  * restarts) after the version is marked PENDING. Delivering a task reads the version as it is
  * now and writes it on the target with the replica headers (the target keeps its version id and
@@ -106,6 +106,7 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
       logger: options.logger,
       enqueue: (task) => this.enqueue(task),
       configuration: async (bucket) => (await options.objects.bucketRecord(bucket))?.replication,
+      timers: options.timers,
     });
   }
 

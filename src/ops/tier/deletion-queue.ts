@@ -3,7 +3,7 @@
  * deleted, overwritten or expired, the object its tier holds for it must go too. Each such
  * deletion is written to a queue on this node's drive before it is attempted, one queue per tier
  * under `.svc.sys/tier-deletions/<TIER>/`: the bucket notifications' durable queue
- * (src/ops/events/queue.ts: one fsynced file per entry, oldest first, capped backoff), so a tier
+ * (src/ops/events/queue.ts: each entry fsynced before it is tried, oldest first, capped backoff), so a tier
  * that cannot be reached, or a restart, loses none. A deletion is done once the tier answered it
  * (an object already gone counts as deleted); the entries of a tier removed meanwhile are dropped.
  */
