@@ -14,8 +14,9 @@
  * before): the deterministic figure, which the machine's load does not move. The goals (four nodes against one: CPU per operation, throughput, 4 KiB GET p99) are
  * judged on the medians of the rounds' ratios, each ratio taken within its round.
  *
- *   npm run bench -- --cluster [--small=N] [--large=M] [--rounds=R] [--warmup=W] [--warmup-seconds=S] [--probe=P] [--client=sdk|http] [--cpu-prof=DIR] [--json=FILE]
+ *   npm run bench -- --cluster [--small=N] [--large=M] [--rounds=R] [--warmup=W] [--warmup-seconds=S] [--large-warmup=L] [--quick] [--probe=P] [--client=sdk|http] [--cpu-prof=DIR] [--json=FILE]
  *   npm run bench -- --cluster --probe-only     the four-node cluster's round trips per operation alone
+ *   npm run bench -- --cluster --compare=<ref>  this checkout's build against another commit's (bench/cluster-compare.ts)
  *
  * --large=0 leaves out the 64 MiB phases (and their goals); --cpu-prof=DIR runs the servers with
  * `node --cpu-prof`, each writing its profile under DIR/one or DIR/four when it stops (wall-clock
@@ -33,31 +34,38 @@
  * and prints the floor that puts under the four nodes' 64 MiB CPU; each phase's server CPU is
  * split by thread (event loops, libuv's I/O pool, other threads).
  *
- * Defaults are quick-look sized (N=400, M=4, R=1, W=6000, S=120, P=20); the figures of
- * docs/benchmarks.md use --small=1000 --large=8 --rounds=3.
+ * Defaults are quick-look sized (N=400, M=4, R=1, W=6000, S=120, L=16, P=20); `--quick` warms up
+ * less (W=1500, S=15, L=4), for comparisons that must fit many rounds; the figures of
+ * docs/benchmarks.md use --small=1000 --large=8 --rounds=3. Every timed phase starts after a
+ * sync(1), on a disk done with the writes before it, and each phase's figures come with the
+ * machine's load: the one-minute load average at its end, and the cores kept busy by every other
+ * process meanwhile (/proc/stat less the servers' and the load generator's CPU).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { join, resolve } from 'node:path';
 import { startSvc, repoRoot, testCredentials } from '../conformance/harness/server-process.js';
 import { startProcessCluster } from '../conformance/harness/process-cluster.js';
 import { createLoadClient, payloadOf, type ClientKind } from './clients.js';
-import { median, processCpuMs, runBenchScript, threadCpuMs, type ThreadCpuMs } from './shared.js';
+import { machineCpuMs, median, processCpuMs, runBenchScript, threadCpuMs, type ThreadCpuMs } from './shared.js';
+import { Turns } from './compare.js';
 import type { ClusterBenchSummary } from './cluster-summary.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const largeMegabytes = (64 * MiB) / 1e6;
 
-type Phase = 'smallPut' | 'smallGet' | 'largePut' | 'largeGet';
-const phases: Phase[] = ['smallPut', 'smallGet', 'largePut', 'largeGet'];
-const phaseNames: Record<Phase, string> = { smallPut: '4 KiB PUT', smallGet: '4 KiB GET', largePut: '64 MiB PUT', largeGet: '64 MiB GET' };
+export type Phase = 'smallPut' | 'smallGet' | 'largePut' | 'largeGet';
+export const phases: Phase[] = ['smallPut', 'smallGet', 'largePut', 'largeGet'];
+export const phaseNames: Record<Phase, string> = { smallPut: '4 KiB PUT', smallGet: '4 KiB GET', largePut: '64 MiB PUT', largeGet: '64 MiB GET' };
 const services = ['drive', 'lock', 'peer'] as const;
 type RoundTrips = Record<(typeof services)[number], number>;
 type Probed = RoundTrips & { serverCpuMs: number };
 
-interface Settings {
+export interface Settings {
   smallOps: number;
   largeObjects: number;
   rounds: number;
@@ -65,6 +73,8 @@ interface Settings {
   warmUpPairs: number;
   /** The longest the 4 KiB warm-up may run, per node of the target. */
   warmUpSeconds: number;
+  /** 64 MiB pairs of the warm-up per node of the target. */
+  largeWarmUpPairs: number;
   probeOps: number;
   client: ClientKind;
   /** Only the probe's round trips of the four-node cluster (no load, no goals). */
@@ -77,12 +87,14 @@ interface Settings {
 
 /** One running target: its server processes and their S3 endpoints. */
 interface Servers {
+  /** What the bench's lines call it: `one node`, `four nodes`, and the build's name when several run. */
+  label: string;
   pids: number[];
   urls: string[];
   stop(): Promise<void>;
 }
 
-interface PhaseFigures {
+export interface PhaseFigures {
   /** op/s (4 KiB) or MB/s (64 MiB). */
   rate: number;
   latencyMs: { p50: number; p90: number; p99: number };
@@ -92,15 +104,19 @@ interface PhaseFigures {
   threadCpuMs: ThreadCpuMs;
   clientCpuMs: number;
   roundTrips: RoundTrips;
+  /** The machine's one-minute load average at the phase's end (this bench's processes count in it). */
+  loadAverage: number;
+  /** Cores kept busy during the phase by every process but the target's servers and the load generator. */
+  otherCores: number;
 }
 
-interface TargetFigures {
+export interface TargetFigures {
   phases: Record<Phase, PhaseFigures>;
-  /** Round trips and server CPU (ms, summed over the servers) per operation, one operation at a time through the first node. */
-  probe: Record<Phase, Probed>;
+  /** Round trips and server CPU (ms, summed over the servers) per operation, one operation at a time through the first node (absent when not probed). */
+  probe?: Record<Phase, Probed>;
 }
 
-type TargetName = 'one' | 'four';
+export type TargetName = 'one' | 'four';
 type Round = Record<TargetName, TargetFigures> & {
   /** CPU ms per MB (both ends) of moving bytes between two processes over loopback, measured in the round. */
   loopbackMsPerMb: number;
@@ -108,17 +124,32 @@ type Round = Record<TargetName, TargetFigures> & {
 
 const serverEnv = { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_CONSOLE_ENABLE: 'false' };
 
-async function startTarget(target: TargetName, dir: string, cpuProfileDir?: string): Promise<Servers> {
+/** A build of the server the bench runs, and the environment it adds to the servers'. */
+export interface Build {
+  name: string;
+  /** Another build's `dist/src/cli/svc.js`; this checkout's build when unset. */
+  script?: string;
+  env?: Record<string, string>;
+}
+
+export const thisBuild: Build = { name: 'this checkout' };
+
+export const targetLabels: Record<TargetName, string> = { one: 'one node', four: 'four nodes' };
+
+async function startTarget(target: TargetName, dir: string, build: Build, cpuProfileDir: string | undefined, label: string): Promise<Servers> {
   // Node options for the servers: BENCH_SERVER_NODE_OPTIONS as given, and --cpu-prof with --cpu-prof=DIR.
   const nodeOptions = [process.env.BENCH_SERVER_NODE_OPTIONS, cpuProfileDir === undefined ? undefined : `--cpu-prof --cpu-prof-dir=${join(cpuProfileDir, target)}`].filter(Boolean).join(' ');
-  const env = nodeOptions === '' ? serverEnv : { ...serverEnv, NODE_OPTIONS: nodeOptions };
+  const env: Record<string, string> = { ...serverEnv, ...build.env };
+  if (nodeOptions !== '') env.NODE_OPTIONS = nodeOptions;
+  const program = { entry: 'build' as const, ...(build.script === undefined ? {} : { script: build.script }) };
   if (target === 'one') {
     await mkdir(join(dir, 'one'), { recursive: true });
-    const server = await startSvc({ entry: 'build', args: [join(dir, 'one', 'd{1...16}')], env });
-    return { pids: [server.child.pid!], urls: [server.url], stop: async () => void (await server.stop()) };
+    const server = await startSvc({ ...program, args: [join(dir, 'one', 'd{1...16}')], env });
+    return { label, pids: [server.child.pid!], urls: [server.url], stop: async () => void (await server.stop()) };
   }
-  const cluster = await startProcessCluster({ nodes: 4, drivesPerNode: 4, entry: 'build', env });
+  const cluster = await startProcessCluster({ ...program, nodes: 4, drivesPerNode: 4, env });
   return {
+    label,
     pids: cluster.nodes.map((node) => node!.child.pid!),
     urls: cluster.urls,
     stop: async () => {
@@ -194,23 +225,58 @@ async function probe(servers: Servers, settings: Settings): Promise<Record<Phase
   }
 }
 
+/**
+ * How a load process takes turns with those of other builds: before each timed phase it waits
+ * until `before(phase)` resolves; `after(phase)` is called once the phase's end is read.
+ */
+interface LoadSteps {
+  before(phase: Phase): Promise<void>;
+  after(phase: Phase): void;
+}
+
+/** What is read at a phase's edge. */
+interface Edge {
+  cpuMs: number[];
+  threads: ThreadCpuMs;
+  trips: RoundTrips;
+  machineMs: number;
+  atMs: number;
+}
+
+const run = promisify(execFile);
+
 /** One load process (bench/load.ts) over `phaseList`; the servers' CPU and round trips are read at each phase's edges. */
-async function runLoad(servers: Servers, settings: Settings, phaseList: string[], threads: number): Promise<Partial<Record<Phase, PhaseFigures>>> {
-  const edges = new Map<string, Promise<{ cpuMs: number[]; threads: ThreadCpuMs; trips: RoundTrips }>>();
+async function runLoad(servers: Servers, settings: Settings, phaseList: string[], threads: number, steps: LoadSteps): Promise<Partial<Record<Phase, PhaseFigures>>> {
+  const edges = new Map<string, Promise<Edge>>();
   const done = new Map<string, number>();
+  const loadAverages = new Map<string, number>();
   const onLine = (line: string): void => {
-    if (line.startsWith('warm-up ') || line.startsWith('large warm-up ') || line.startsWith('large shapes ')) console.log(`  ${servers.pids.length === 1 ? 'one node' : 'four nodes'}: ${line}`);
+    if (line.startsWith('warm-up ') || line.startsWith('large warm-up ') || line.startsWith('large shapes ')) console.log(`  ${servers.label}: ${line}`);
     const mark = /^phase (\w+) (start|end)(?: (\d+))?$/.exec(line);
     if (!mark) return;
     const cpuMs = servers.pids.map((pid) => processCpuMs(pid) ?? 0);
     const threads = sumThreads(servers.pids.map((pid) => threadCpuMs(pid) ?? { eventLoop: 0, ioPool: 0, otherThreads: 0 }));
+    const machineMs = machineCpuMs();
+    const atMs = performance.now();
     // The profiles' clock is the monotonic one: a phase's samples are those between its edges.
     if (settings.cpuProfileDir !== undefined || process.env.BENCH_PHASE_EDGES === '1') console.log(`phase edge: ${mark[1]} ${mark[2]} at ${process.hrtime.bigint() / 1000n} µs`);
-    edges.set(`${mark[1]} ${mark[2]}`, roundTripsSoFar(servers.urls).then((trips) => ({ cpuMs, threads, trips })));
+    const edge = roundTripsSoFar(servers.urls).then((trips) => ({ cpuMs, threads, trips, machineMs, atMs }));
+    edges.set(`${mark[1]} ${mark[2]}`, edge);
     if (mark[3] !== undefined) done.set(mark[1]!, Number(mark[3]));
+    if (mark[2] === 'end') {
+      loadAverages.set(mark[1]!, loadavg()[0]!);
+      // The next turn starts once this phase's figures are read, whether or not that worked (a failed reading fails below).
+      const after = (): void => steps.after(mark[1] as Phase);
+      void edge.then(after, after);
+    }
   };
-  const args = [servers.urls.join(','), testCredentials.accessKeyId, testCredentials.secretAccessKey, String(settings.smallOps), String(settings.largeObjects), phaseList.join(','), settings.client, String(threads), String(settings.warmUpPairs * servers.pids.length), String(settings.warmUpSeconds * servers.pids.length)];
-  const lastLine = await runBenchScript('the load generator', 'load.ts', args, { onLine });
+  // Each phase starts on a disk done with what came before (the last phase's writes, another build's included): sync(1).
+  const reply = (line: string): Promise<string> | undefined => {
+    const ready = /^ready (\w+)$/.exec(line);
+    return ready ? steps.before(ready[1] as Phase).then(() => run('sync')).then(() => 'go\n') : undefined;
+  };
+  const args = [servers.urls.join(','), testCredentials.accessKeyId, testCredentials.secretAccessKey, String(settings.smallOps), String(settings.largeObjects), phaseList.join(','), settings.client, String(threads), String(settings.warmUpPairs * servers.pids.length), String(settings.warmUpSeconds * servers.pids.length), String(settings.largeWarmUpPairs)];
+  const lastLine = await runBenchScript(`the load generator of ${servers.label}`, 'load.ts', args, { onLine, reply, env: { ...process.env, BENCH_LOAD_STEPPED: '1' } });
   const output = JSON.parse(lastLine) as Partial<Record<Phase, number>> & { cpu: Record<string, number>; latencyMs: Record<string, PhaseFigures['latencyMs']> };
   const figures: Partial<Record<Phase, PhaseFigures>> = {};
   for (const phase of phases) {
@@ -218,29 +284,79 @@ async function runLoad(servers: Servers, settings: Settings, phaseList: string[]
     const start = await edges.get(`${phase} start`)!;
     const end = await edges.get(`${phase} end`)!;
     const operations = Math.max(1, done.get(phase) ?? 1);
+    const serverCpuMs = end.cpuMs.map((cpuMs, index) => cpuMs - start.cpuMs[index]!);
+    const othersMs = end.machineMs - start.machineMs - sum(serverCpuMs) - output.cpu[phase]! * operations;
     figures[phase] = {
       rate: output[phase]!,
       latencyMs: output.latencyMs[phase]!,
-      serverCpuMs: end.cpuMs.map((cpuMs, index) => (cpuMs - start.cpuMs[index]!) / operations),
+      serverCpuMs: serverCpuMs.map((cpuMs) => cpuMs / operations),
       threadCpuMs: threadsPerOperation(start.threads, end.threads, operations),
       clientCpuMs: output.cpu[phase]!,
       roundTrips: perOperation(start.trips, end.trips, operations),
+      loadAverage: loadAverages.get(phase)!,
+      otherCores: Math.max(0, othersMs) / Math.max(1, end.atMs - start.atMs),
     };
   }
   return figures;
 }
 
-async function measureTarget(target: TargetName, dir: string, settings: Settings): Promise<TargetFigures> {
-  const servers = await startTarget(target, dir, settings.cpuProfileDir);
+/**
+ * Measures `target` for each build, all of them running at once: their load processes take turns,
+ * each warm-up and then each timed phase run by one build after another in the order given, so
+ * that the builds' figures of a phase are taken moments apart, under the same background load,
+ * while the other builds' servers idle. With one build (the plain bench) no turn waits.
+ */
+export async function measureTarget(target: TargetName, dir: string, settings: Settings, builds: Build[] = [thisBuild], options: { probe: boolean } = { probe: true }): Promise<TargetFigures[]> {
+  const running: Servers[] = [];
+  const several = builds.length > 1;
   try {
-    const probed = await probe(servers, settings);
+    for (const [index, build] of builds.entries()) {
+      const profiles = settings.cpuProfileDir === undefined || !several ? settings.cpuProfileDir : join(settings.cpuProfileDir, `build-${index + 1}`);
+      running.push(await startTarget(target, join(dir, `build-${index + 1}`), build, profiles, several ? `${targetLabels[target]}, ${build.name}` : targetLabels[target]));
+    }
+    const probes: (Record<Phase, Probed> | undefined)[] = [];
+    for (const servers of running) probes.push(options.probe ? await probe(servers, settings) : undefined);
     // With 64 MiB phases to come, a few 64 MiB pairs go before the 4 KiB warm-up (see load.ts).
-    const small = await runLoad(servers, settings, [...(settings.largeObjects > 0 ? ['large-shapes'] : []), 'small-put', 'small-get'], 1);
-    const large = settings.largeObjects > 0 ? await runLoad(servers, settings, ['large-put', 'large-get'], 2) : {};
-    return { phases: { ...small, ...large } as Record<Phase, PhaseFigures>, probe: probed };
+    const small = await inTurns(running, ['smallPut', 'smallGet'], (servers, steps) => runLoad(servers, settings, [...(settings.largeObjects > 0 ? ['large-shapes'] : []), 'small-put', 'small-get'], 1, steps));
+    const large = settings.largeObjects > 0 ? await inTurns(running, ['largePut', 'largeGet'], (servers, steps) => runLoad(servers, settings, ['large-put', 'large-get'], 2, steps)) : running.map(() => ({}));
+    return running.map((_, index) => ({ phases: { ...small[index], ...large[index] } as Record<Phase, PhaseFigures>, ...(probes[index] ? { probe: probes[index] } : {}) }));
   } finally {
-    await servers.stop();
+    await Promise.all(running.map((servers) => servers.stop()));
   }
+}
+
+type LoadFigures = Partial<Record<Phase, PhaseFigures>>;
+
+/**
+ * One load process per running target, taking turns: first their warm-ups (a process's warm-up
+ * ends when it is ready for its first timed phase), then each phase of `timed`, one process after
+ * another. A failure of one stops the others.
+ */
+async function inTurns(running: Servers[], timed: Phase[], load: (servers: Servers, steps: LoadSteps) => Promise<LoadFigures>): Promise<LoadFigures[]> {
+  const turns = new Turns(running.map((_, index) => index), ['warm-up', ...timed]);
+  const results = await Promise.allSettled(
+    running.map(async (servers, index) => {
+      let warmingUp = true;
+      const steps: LoadSteps = {
+        before: async (phase) => {
+          if (warmingUp) turns.end(index, 'warm-up');
+          warmingUp = false;
+          await turns.take(index, phase);
+        },
+        after: (phase) => turns.end(index, phase),
+      };
+      try {
+        await turns.take(index, 'warm-up');
+        return await load(servers, steps);
+      } catch (error) {
+        turns.fail(error);
+        throw error;
+      }
+    }),
+  );
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((result) => (result as PromiseFulfilledResult<LoadFigures>).value);
 }
 
 const sum = (values: number[]): number => values.reduce((total, value) => total + value, 0);
@@ -252,22 +368,24 @@ const tripsText = (trips: RoundTrips): string => `${(trips.drive + trips.lock + 
 /** CPU per operation, or per MB for 64 MiB objects. */
 const perUnit = (phase: Phase, ms: number): number => (phase.startsWith('large') ? ms / largeMegabytes : ms);
 
-function printTarget(name: string, figures: TargetFigures): void {
+export function printTarget(name: string, figures: TargetFigures): void {
   console.log(`  ${name}`);
   for (const phase of phases) {
     const f = figures.phases[phase];
     if (!f) continue;
     const unit = phase.startsWith('small') ? 'op/s' : 'MB/s';
     const cpuUnit = phase.startsWith('small') ? 'ms/op' : 'ms/MB';
+    const probed = figures.probe?.[phase];
     const perNode = f.serverCpuMs.length > 1 ? ` (${f.serverCpuMs.map((ms) => perUnit(phase, ms).toFixed(2)).join(' + ')})` : '';
     console.log(
       `    ${phaseNames[phase].padEnd(10)} ${f.rate.toFixed(0).padStart(5)} ${unit}  p50 ${f.latencyMs.p50.toFixed(1)} p90 ${f.latencyMs.p90.toFixed(1)} p99 ${f.latencyMs.p99.toFixed(1)} ms` +
         `  server CPU ${perUnit(phase, sum(f.serverCpuMs)).toFixed(2)} ${cpuUnit}${perNode}, load ${perUnit(phase, f.clientCpuMs).toFixed(2)}` +
-        `  round trips/op: one at a time ${tripsText(figures.probe[phase])}, under load ${tripsText(f.roundTrips)}` +
-        `  one at a time: server CPU ${perUnit(phase, figures.probe[phase].serverCpuMs).toFixed(2)} ${cpuUnit}`,
+        `  round trips/op:${probed ? ` one at a time ${tripsText(probed)},` : ''} under load ${tripsText(f.roundTrips)}` +
+        (probed ? `  one at a time: server CPU ${perUnit(phase, probed.serverCpuMs).toFixed(2)} ${cpuUnit}` : ''),
     );
     const threads = f.threadCpuMs;
     console.log(`${' '.repeat(17)}server CPU by thread: event loops ${perUnit(phase, threads.eventLoop).toFixed(2)}, I/O pool ${perUnit(phase, threads.ioPool).toFixed(2)}, other threads ${perUnit(phase, threads.otherThreads).toFixed(2)} ${cpuUnit}`);
+    console.log(`${' '.repeat(17)}machine: load average ${f.loadAverage.toFixed(1)} at the end, other processes kept ${f.otherCores.toFixed(2)} of ${availableParallelism()} cores busy`);
   }
 }
 
@@ -374,19 +492,22 @@ function numberFlag(args: string[], name: string, fallback: number, max: number,
   return value;
 }
 
-function settingsOf(args: string[]): Settings {
+export function settingsOf(args: string[]): Settings {
   const client = args.find((arg) => arg.startsWith('--client='))?.slice('--client='.length) ?? 'sdk';
   if (client !== 'sdk' && client !== 'http') throw new Error(`--client=${client}: the load generator's client is sdk (the default here) or http`);
   const cpuProfileDir = args.find((arg) => arg.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
   const jsonPath = args.find((arg) => arg.startsWith('--json='))?.slice('--json='.length);
+  const quick = args.includes('--quick');
   return {
     smallOps: numberFlag(args, 'small', 400, 100_000),
     largeObjects: numberFlag(args, 'large', 4, 64, 0),
     rounds: numberFlag(args, 'rounds', 1, 9),
     // V8 optimizes a function after 3,000 calls in its process (--invocation-count-for-turbofan):
     // with as many pairs, what a GET or a PUT calls once was still unoptimized when timing began.
-    warmUpPairs: numberFlag(args, 'warmup', 6000, 20_000),
-    warmUpSeconds: numberFlag(args, 'warmup-seconds', 120, 300),
+    // --quick: a shorter warm-up, for comparisons that must fit many rounds (both sides warmed alike).
+    warmUpPairs: numberFlag(args, 'warmup', quick ? 1500 : 6000, 20_000),
+    warmUpSeconds: numberFlag(args, 'warmup-seconds', quick ? 15 : 120, 300),
+    largeWarmUpPairs: numberFlag(args, 'large-warmup', quick ? 4 : 16, 64, 0),
     probeOps: numberFlag(args, 'probe', 20, 1000),
     client,
     probeOnly: args.includes('--probe-only'),
@@ -396,7 +517,7 @@ function settingsOf(args: string[]): Settings {
 }
 
 async function printProbe(root: string, settings: Settings): Promise<void> {
-  const servers = await startTarget('four', root, settings.cpuProfileDir);
+  const servers = await startTarget('four', root, thisBuild, settings.cpuProfileDir, targetLabels.four);
   try {
     const probed = await probe(servers, settings);
     console.log('four nodes, internode round trips per operation, one at a time through the first node:');
@@ -406,11 +527,16 @@ async function printProbe(root: string, settings: Settings): Promise<void> {
   }
 }
 
+/** The machine and the load, as the bench's first lines. */
+export function printSetup(settings: Settings): void {
+  console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; 16 fs drives, one set, EC:4, on one disk: one node, and four nodes on 127.0.0.2-5 with four drives each`);
+  console.log(`load (${settings.client === 'sdk' ? 'AWS SDK' : 'SigV4-signed node:http'}): 4 KiB x ${settings.smallOps} at 32 concurrent, 64 MiB x ${settings.largeObjects} at 4 concurrent, after ${settings.warmUpPairs} untimed 4 KiB pairs per node (at most ${settings.warmUpSeconds} s per node) and ${settings.largeWarmUpPairs} 64 MiB pairs per node; ${settings.rounds} round(s); probe: ${settings.probeOps} 4 KiB and 2 64 MiB PUTs and GETs one at a time through the first node\n`);
+}
+
 export async function runClusterBench(args: string[]): Promise<void> {
   if (!existsSync(join(repoRoot, 'dist/src/cli/svc.js'))) throw new Error('no build in dist/: run npm install (or npm run build) first');
   const settings = settingsOf(args);
-  console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; 16 fs drives, one set, EC:4, on one disk: one node, and four nodes on 127.0.0.2-5 with four drives each`);
-  console.log(`load (${settings.client === 'sdk' ? 'AWS SDK' : 'SigV4-signed node:http'}): 4 KiB x ${settings.smallOps} at 32 concurrent, 64 MiB x ${settings.largeObjects} at 4 concurrent, after ${settings.warmUpPairs} untimed 4 KiB pairs per node (at most ${settings.warmUpSeconds} s per node); ${settings.rounds} round(s); probe: ${settings.probeOps} 4 KiB and 2 64 MiB PUTs and GETs one at a time through the first node\n`);
+  printSetup(settings);
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-cluster-'));
   try {
     if (settings.probeOnly) return await printProbe(root, settings);
@@ -418,7 +544,7 @@ export async function runClusterBench(args: string[]): Promise<void> {
     for (let index = 0; index < settings.rounds; index += 1) {
       const order: TargetName[] = index % 2 === 0 ? ['one', 'four'] : ['four', 'one'];
       const round = {} as Round;
-      for (const target of order) round[target] = await measureTarget(target, join(root, `round-${index + 1}`), settings);
+      for (const target of order) [round[target]] = (await measureTarget(target, join(root, `round-${index + 1}`, target), settings)) as [TargetFigures];
       round.loopbackMsPerMb = settings.largeObjects > 0 ? await measureLoopback() : 0;
       console.log(`round ${index + 1} of ${settings.rounds} (${order.join(' first, then ')})`);
       printTarget('one node', round.one);

@@ -38,7 +38,9 @@
  * `--cpu-prof=DIR` both servers run under `node --cpu-prof`, writing their profiles under
  * DIR/svc and DIR/svcSse when they stop (bench/sse-profile.ts measures the same in one process).
  *
- * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts),
+ * `npm run bench -- --cluster` compares one node with a four-node cluster instead (bench/cluster.ts);
+ * `npm run bench -- --cluster --compare=<git ref>` this checkout's build with another commit's
+ * (bench/cluster-compare.ts),
  * and `npm run bench -- --notify [--cpu-prof=DIR]` 4 KiB PUTs with and without a notification rule (bench/notify.ts).
  * `npm run bench -- --slow-drive` compares GETs with one drive of four 2 s late on reads against
  * GETs with every drive healthy (bench/slow-drive.ts).
@@ -455,7 +457,8 @@ function passThrough(...names: string[]): Record<string, string> {
   return Object.fromEntries(names.flatMap((name) => (process.env[name] !== undefined ? [[name, process.env[name]!]] : [])));
 }
 
-if (process.argv.includes('--cluster')) await (await import('./cluster.js')).runClusterBench(process.argv.slice(2));
+if (process.argv.includes('--cluster') && process.argv.some((arg) => arg.startsWith('--compare') || arg.startsWith('--targets='))) await (await import('./cluster-compare.js')).runClusterCompare(process.argv.slice(2));
+else if (process.argv.includes('--cluster')) await (await import('./cluster.js')).runClusterBench(process.argv.slice(2));
 else if (process.argv.includes('--notify')) await (await import('./notify.js')).runNotifyBench(process.argv.slice(2));
 else if (process.argv.includes('--slow-drive')) await (await import('./slow-drive.js')).runSlowDriveBench(process.argv.slice(2));
 else if (process.argv.includes('--compression')) await compressionOnly();

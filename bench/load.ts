@@ -14,12 +14,16 @@
  * inside this process instead, sharing the load's one thread, which is how s3rver figures are
  * often quoted (`threads` must then be 1).
  *
- *   node --import tsx bench/load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs] [small-warm-up-seconds]
+ *   node --import tsx bench/load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs] [small-warm-up-seconds] [large-warm-up-pairs-per-endpoint]
  *
  * `phases` is a comma-separated subset of small-put, small-get, large-put, large-get. With
- * `BENCH_SSE=AES256` in its environment every PUT asks for SSE-S3.
+ * `BENCH_SSE=AES256` in its environment every PUT asks for SSE-S3. With `BENCH_LOAD_STEPPED=1`
+ * it prints `ready <phase>` before each timed phase and waits for a line on its input before
+ * running it: a bench comparing builds runs each phase of one build right after the same phase of
+ * the other (bench/cluster.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { createLoadClient, payloadOf, type ClientKind, type ClientOptions, type LoadClient, type Payload } from './clients.js';
@@ -192,10 +196,21 @@ async function resolveEndpoint(endpoint: string): Promise<{ url: string; stop():
   return { url: `http://127.0.0.1:${port}`, stop: () => instance.close() };
 }
 
-const usage = 'usage: load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs] [small-warm-up-seconds]';
+const usage = 'usage: load.ts <endpoint[,endpoint...]> <access-key> <secret-key> <small-ops> <large-objects> <phases> [http|sdk] [threads] [small-warm-up-pairs] [small-warm-up-seconds] [large-warm-up-pairs-per-endpoint]';
+
+/** With BENCH_LOAD_STEPPED=1, the lines of this process's input: one before each timed phase lets it run. */
+const steps = process.env.BENCH_LOAD_STEPPED === '1' && isMainThread ? createInterface({ input: process.stdin }) : undefined;
+const stepLines = steps?.[Symbol.asyncIterator]();
+
+/** Waits, when stepped, for the line that lets `phase` run. */
+async function waitForTurn(phase: string): Promise<void> {
+  if (!stepLines) return;
+  console.log(`ready ${phase}`);
+  if ((await stepLines.next()).done) throw new Error(`the input closed before the phase ${phase} was let run`);
+}
 
 async function main(): Promise<void> {
-  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText, clientText = 'http', threadsText = '1', warmUpText, warmUpSecondsText] = process.argv.slice(2);
+  const [target, accessKeyId, secretAccessKey, smallOpsText, largeObjectsText, phasesText, clientText = 'http', threadsText = '1', warmUpText, warmUpSecondsText, largeWarmUpText] = process.argv.slice(2);
   if (!target || !accessKeyId || !secretAccessKey) throw new Error(usage);
   if (clientText !== 'http' && clientText !== 'sdk') throw new Error(`unknown client ${clientText}; ${usage}`);
   const threads = Number(threadsText);
@@ -220,9 +235,13 @@ async function main(): Promise<void> {
     const warmUpPairs = warmUpText === undefined ? defaultSmallWarmUpPairs : Number(warmUpText);
     const warmUpSeconds = warmUpSecondsText === undefined ? smallSeconds : Number(warmUpSecondsText);
     if (!(warmUpSeconds > 0 && warmUpSeconds <= maxWarmUpSeconds)) throw new Error(`small-warm-up-seconds ${warmUpSecondsText}: from 1 to ${maxWarmUpSeconds}; ${usage}`);
-    await measure(runner, { smallOps: Number(smallOpsText ?? 3000), largeObjects: Number(largeObjectsText ?? 8), warmUpPairs, warmUpSeconds, largeWarmUpPairs: largeWarmUpPairsPerEndpoint * setup.length, largeShapesPairs: largeShapesPairsPerEndpoint * setup.length }, new Set((phasesText ?? 'small-put,small-get,large-put,large-get').split(',')));
+    const largeWarmUpPairs = largeWarmUpText === undefined ? largeWarmUpPairsPerEndpoint : Number(largeWarmUpText);
+    if (!(Number.isInteger(largeWarmUpPairs) && largeWarmUpPairs >= 0 && largeWarmUpPairs <= 64)) throw new Error(`large-warm-up-pairs-per-endpoint ${largeWarmUpText}: a whole number from 0 to 64; ${usage}`);
+    await measure(runner, { smallOps: Number(smallOpsText ?? 3000), largeObjects: Number(largeObjectsText ?? 8), warmUpPairs, warmUpSeconds, largeWarmUpPairs: largeWarmUpPairs * setup.length, largeShapesPairs: largeShapesPairsPerEndpoint * setup.length }, new Set((phasesText ?? 'small-put,small-get,large-put,large-get').split(',')));
   } finally {
     await runner?.close();
+    steps?.close();
+    if (steps) process.stdin.destroy();
     for (const client of setup) client.destroy();
     await Promise.all(resolved.map((each) => each.stop()));
   }
@@ -239,6 +258,7 @@ async function measure(runner: LoadRunner, counts: { smallOps: number; largeObje
    * CPU ms per operation (all of its threads).
    */
   async function phase(name: string, task: Task): Promise<{ done: number; perSecond: number }> {
+    await waitForTurn(name);
     console.log(`phase ${name} start`);
     const before = process.cpuUsage();
     const started = performance.now();

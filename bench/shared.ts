@@ -2,7 +2,7 @@
 import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { once } from 'node:events';
 import { repoRoot } from '../conformance/harness/server-process.js';
 
@@ -30,25 +30,54 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   }
 }
 
-/** Starts `node --import tsx bench/<script> ...args` in a process of its own, its stdout piped here. */
-export function spawnBenchScript(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcessByStdio<null, Readable, null> {
-  return spawn(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts `node --import tsx bench/<script> ...args` in a process of its own, its stdin and stdout piped here. */
+export function spawnBenchScript(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcessByStdio<Writable, Readable, null> {
+  return spawn(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'inherit'] });
+}
+
+export interface BenchScriptOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Sees every line of output as it comes. */
+  onLine?: (line: string) => void;
+  /**
+   * Answers a line of output: the text it resolves to is written to the script's input. When it
+   * fails, the script is stopped and the run fails with that error.
+   */
+  reply?: (line: string) => Promise<string> | undefined;
 }
 
 /**
- * Runs a bench script to its end and resolves with its last line of output; `onLine` sees every
- * line as it comes. A non-zero exit fails with `what` named.
+ * Runs a bench script to its end and resolves with its last line of output. A non-zero exit
+ * fails with `what` named.
  */
-export async function runBenchScript(what: string, script: string, args: string[], options: { env?: NodeJS.ProcessEnv; onLine?: (line: string) => void } = {}): Promise<string> {
+export async function runBenchScript(what: string, script: string, args: string[], options: BenchScriptOptions = {}): Promise<string> {
   const child = spawnBenchScript(script, args, options.env);
+  // A reply written after the script ended fails (EPIPE): the script's exit code tells what happened.
+  child.stdin.on('error', () => undefined);
   let lastLine = '';
+  const failures: unknown[] = [];
   createInterface({ input: child.stdout }).on('line', (line) => {
     options.onLine?.(line);
     if (line.trim()) lastLine = line;
+    options.reply?.(line)?.then(
+      (text) => child.stdin.write(text),
+      (error: unknown) => {
+        failures.push(error);
+        child.kill('SIGTERM');
+      },
+    );
   });
   const [code] = (await once(child, 'exit')) as [number | null];
+  if (failures.length > 0) throw failures[0];
   if (code !== 0) throw new Error(`${what} failed (exit ${code})`);
   return lastLine;
+}
+
+/** CPU ms every process of the machine has used so far, all cores summed (user, nice, system, interrupts, steal: /proc/stat). */
+export function machineCpuMs(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return ((user + nice + system + irq + softirq + steal) * 1000) / clockTicksPerSecond;
 }
 
 export function median(values: number[]): number {

@@ -73,8 +73,14 @@ export async function startProcessCluster(options: {
       await rm(root, { recursive: true, force: true });
     },
   };
-  // Nodes start together; each waits for format quorum across the others.
-  await Promise.all(hosts.map((_, index) => cluster.start(index, { waitReady: false })));
-  await Promise.all(nodes.map((node) => waitReady(node!, 60_000)));
+  // Nodes start together; each waits for format quorum across the others. A cluster that does
+  // not come up is taken down, so that no node outlives the failed start.
+  try {
+    await Promise.all(hosts.map((_, index) => cluster.start(index, { waitReady: false })));
+    await Promise.all(nodes.map((node) => waitReady(node!, 60_000)));
+  } catch (error) {
+    await cluster.destroy();
+    throw error;
+  }
   return cluster;
 }

@@ -135,7 +135,14 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
       return exited;
     },
   };
-  if (options.waitReady ?? true) await waitReady(process_);
+  if (options.waitReady ?? true) {
+    try {
+      await waitReady(process_);
+    } catch (error) {
+      await process_.kill(); // a server that missed its readiness deadline does not outlive the failed start
+      throw error;
+    }
+  }
   return process_;
 }
 
