@@ -18,7 +18,7 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { s3ClientFor, startSvc, type SvcProcess } from './helpers/server-process.js';
+import { s3ClientFor, startSvc, waitReady, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { uploadDir } from '../src/object/multipart.js';
 
@@ -33,10 +33,11 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'svc-upload-leftovers-'));
   keep = await mkdtemp(join(tmpdir(), 'svc-upload-kept-'));
   // The heal looks at a leftover again one drive deadline after it found it: 3 s here.
-  server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false', SVC_DRIVE_MAX_TIMEOUT: '3s' } });
+  server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false', SVC_DRIVE_MAX_TIMEOUT: '3s' }, waitReady: false });
+  await waitReady(server, 90_000);
   s3 = s3ClientFor(server.url);
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await server?.kill();
