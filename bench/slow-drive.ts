@@ -22,7 +22,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSvc, testCredentials, type SvcProcess } from '../conformance/harness/server-process.js';
+import { startSvc, testCredentials, waitReady, type SvcProcess } from '../conformance/harness/server-process.js';
 import { sendSigned } from '../src/cli/rc/signed-request.js';
 import { createLoadClient, payloadOf, type LoadClient, type Payload } from './clients.js';
 import { median } from './shared.js';
@@ -199,7 +199,10 @@ export async function runSlowDriveBench(args: string[]): Promise<void> {
     entry: 'build',
     args: [join(root, 'd{1...4}')],
     env: { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_FAULT_INJECTION: 'on', SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_CONSOLE_ENABLE: 'false' },
+    waitReady: false,
   });
+  // A start on a busy machine can take longer than the usual 30 s.
+  await waitReady(server, 120_000);
   const client = await createLoadClient('http', { endpoint: server.url, ...testCredentials });
   try {
     console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; svc: 4 fs drives, EC 2+2, built server, SVC_FAULT_INJECTION=on`);
