@@ -48,7 +48,7 @@ interface PhaseFigures {
   p99Ms: number;
   done: number;
   hedgedReads: number;
-  /** GETs whose metadata read went on without some drive's xl.meta answer (svc_erasure_meta_reads_without_drive_total). */
+  /** Metadata reads of GETs that went on without some drive's xl.meta answer (svc_erasure_meta_reads_without_drive_total). */
   metaWithoutDrive: number;
   /** Times the server took a drive offline for missing its deadline during the phase (its warnings). */
   takenOffline: number;
@@ -152,11 +152,10 @@ function printPhase(what: string, figures: PhaseFigures, unitBytes: number, inli
 
 /** Which case a phase saw, from its counts: what the slow drive cost its GETs, or why nothing. */
 function caseOf(figures: PhaseFigures, inline: boolean): string {
-  const share = (count: number): string => `${count} of ${figures.done} GETs`;
   if (figures.takenOffline > 0) return `a drive was taken offline ${figures.takenOffline} time(s) for missing its deadline: until it answered a probe, no GET asked it`;
   const parts: string[] = [];
   if (figures.metaWithoutDrive > 0) {
-    parts.push(`${share(figures.metaWithoutDrive)} settled their metadata vote without a drive's xl.meta answer (the drive stayed online); such a drive is no holder of the version for that GET, so ${inline ? 'nothing more is read from it (inline: the bytes are in xl.meta)' : 'its shards are not asked: parity stands in, no hedge needed'}`);
+    parts.push(`${figures.metaWithoutDrive} metadata reads of ${figures.done} GETs settled their vote without a drive's xl.meta answer (the drive stayed online; a GET of shard files reads xl.meta twice, before and under its lock); such a drive is no holder of the version for that GET, so ${inline ? 'nothing more is read from it (inline: the bytes are in xl.meta)' : 'its shards are not asked: parity stands in, no hedge needed'}`);
   } else {
     parts.push('every drive answered every metadata read within the grace');
   }
