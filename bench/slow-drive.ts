@@ -9,8 +9,11 @@
  * requests from this process (bench/clients.ts), 4 KiB GETs 32 at a time and 1 MiB GETs 8 at a
  * time, after an untimed warm-up.
  *
- * Printed per phase: throughput, p50/p99 latency, and the hedged shard reads the server counted
- * (`svc_erasure_hedged_reads_total`). Goals (issue's): with the slow drive, 4 KiB GET p99 at most
+ * Printed per phase: throughput, p50/p99 latency, the hedged shard reads the server counted
+ * (`svc_erasure_hedged_reads_total`), the GETs whose metadata vote settled without a drive's
+ * answer (`svc_erasure_meta_reads_without_drive_total`: such a drive's shards are not asked at
+ * all, so a slow drive left out this way needs no hedge), the drives the server took offline for
+ * missing their deadline (its warnings), and the case these add up to. Goals (issue's): with the slow drive, 4 KiB GET p99 at most
  * 2 x healthy and throughput at least 0.7 x healthy, judged on the median of the rounds' ratios,
  * each taken within its round.
  *
@@ -19,7 +22,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSvc, testCredentials, type SvcProcess } from '../conformance/harness/server-process.js';
+import { startSvc, testCredentials, waitReady, type SvcProcess } from '../conformance/harness/server-process.js';
 import { sendSigned } from '../src/cli/rc/signed-request.js';
 import { createLoadClient, payloadOf, type LoadClient, type Payload } from './clients.js';
 import { median } from './shared.js';
@@ -45,6 +48,10 @@ interface PhaseFigures {
   p99Ms: number;
   done: number;
   hedgedReads: number;
+  /** Metadata reads of GETs that went on without some drive's xl.meta answer (svc_erasure_meta_reads_without_drive_total). */
+  metaWithoutDrive: number;
+  /** Times the server took a drive offline for missing its deadline during the phase (its warnings). */
+  takenOffline: number;
 }
 
 type Size = 'small' | 'large';
@@ -98,9 +105,15 @@ async function drive(count: number, parallel: number, work: (index: number) => P
   return { latenciesMs, seconds: (performance.now() - started) / 1000 };
 }
 
-async function hedgedReadsSoFar(server: SvcProcess): Promise<number> {
+/** The server's read counters so far, and how often it has taken a drive offline (counted in its warnings). */
+async function readCountsSoFar(server: SvcProcess): Promise<{ hedgedReads: number; metaWithoutDrive: number; takenOffline: number }> {
   const text = await (await fetch(`${server.url}/svc/metrics/node`)).text();
-  return Number(/^svc_erasure_hedged_reads_total (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+  const counter = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return {
+    hedgedReads: counter('svc_erasure_hedged_reads_total'),
+    metaWithoutDrive: counter('svc_erasure_meta_reads_without_drive_total'),
+    takenOffline: server.logs().split('\n').filter((line) => line.includes('taken offline')).length,
+  };
 }
 
 async function adminCall(server: SvcProcess, method: 'GET' | 'POST', path: string, rawQuery = '', body?: string): Promise<unknown> {
@@ -114,22 +127,41 @@ async function setPlan(server: SvcProcess, drive: string, plan: object): Promise
 }
 
 async function getPhase(server: SvcProcess, client: LoadClient, bucket: string, size: Size, count: number, bytes: number): Promise<PhaseFigures> {
-  const hedgedBefore = await hedgedReadsSoFar(server);
+  const before = await readCountsSoFar(server);
   const { latenciesMs, seconds } = await drive(count, concurrency[size], async (index) => {
     const length = await client.get(bucket, `${size}/${index}`);
     if (length !== bytes) throw new Error(`GET ${size}/${index}: ${length} bytes of ${bytes}`);
   });
   const sorted = latenciesMs.sort((a, b) => a - b);
-  return { rate: latenciesMs.length / seconds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), done: latenciesMs.length, hedgedReads: (await hedgedReadsSoFar(server)) - hedgedBefore };
+  const after = await readCountsSoFar(server);
+  return {
+    rate: latenciesMs.length / seconds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), done: latenciesMs.length,
+    hedgedReads: after.hedgedReads - before.hedgedReads, metaWithoutDrive: after.metaWithoutDrive - before.metaWithoutDrive, takenOffline: after.takenOffline - before.takenOffline,
+  };
 }
 
 async function putAll(client: LoadClient, bucket: string, size: Size, count: number, payload: Payload): Promise<void> {
   await drive(count, concurrency[size], (index) => client.put(bucket, `${size}/${index}`, payload));
 }
 
-function printPhase(what: string, figures: PhaseFigures, unitBytes: number): void {
+function printPhase(what: string, figures: PhaseFigures, unitBytes: number, inline: boolean): void {
   const megabytes = unitBytes >= MiB ? `, ${((figures.rate * unitBytes) / 1e6).toFixed(0)} MB/s` : '';
-  console.log(`    ${what.padEnd(22)} ${figures.rate.toFixed(0).padStart(6)} op/s${megabytes}  p50 ${figures.p50Ms.toFixed(1)} ms  p99 ${figures.p99Ms.toFixed(1)} ms  hedged shard reads ${figures.hedgedReads} (${(figures.hedgedReads / Math.max(1, figures.done)).toFixed(3)}/GET)`);
+  console.log(`    ${what.padEnd(22)} ${figures.rate.toFixed(0).padStart(6)} op/s${megabytes}  p50 ${figures.p50Ms.toFixed(1)} ms  p99 ${figures.p99Ms.toFixed(1)} ms  hedged shard reads ${figures.hedgedReads} (${(figures.hedgedReads / Math.max(1, figures.done)).toFixed(3)}/GET)  metadata votes without a drive ${figures.metaWithoutDrive}  drives taken offline ${figures.takenOffline}`);
+  console.log(`      case: ${caseOf(figures, inline)}`);
+}
+
+/** Which case a phase saw, from its counts: what the slow drive cost its GETs, or why nothing. */
+function caseOf(figures: PhaseFigures, inline: boolean): string {
+  if (figures.takenOffline > 0) return `a drive was taken offline ${figures.takenOffline} time(s) for missing its deadline: until it answered a probe, no GET asked it`;
+  const parts: string[] = [];
+  if (figures.metaWithoutDrive > 0) {
+    parts.push(`${figures.metaWithoutDrive} metadata reads of ${figures.done} GETs settled their vote without a drive's xl.meta answer (the drive stayed online; a GET of shard files reads xl.meta twice, before and under its lock); such a drive is no holder of the version for that GET, so ${inline ? 'nothing more is read from it (inline: the bytes are in xl.meta)' : 'its shards are not asked: parity stands in, no hedge needed'}`);
+  } else {
+    parts.push('every drive answered every metadata read within the grace');
+  }
+  if (figures.hedgedReads > 0) parts.push(`${figures.hedgedReads} shard read(s) hedged: a drive that was asked answered late`);
+  else if (!inline) parts.push('no shard read was hedged');
+  return parts.join('; ');
 }
 
 interface Goal {
@@ -166,7 +198,10 @@ export async function runSlowDriveBench(args: string[]): Promise<void> {
     entry: 'build',
     args: [join(root, 'd{1...4}')],
     env: { SVC_OBS_LOGGER_LEVEL: 'warn', SVC_FAULT_INJECTION: 'on', SVC_PROMETHEUS_AUTH_TYPE: 'public', SVC_CONSOLE_ENABLE: 'false' },
+    waitReady: false,
   });
+  // A start on a busy machine can take longer than the usual 30 s.
+  await waitReady(server, 120_000);
   const client = await createLoadClient('http', { endpoint: server.url, ...testCredentials });
   try {
     console.log(`machine: ${availableParallelism()} cores, node ${process.versions.node}; svc: 4 fs drives, EC 2+2, built server, SVC_FAULT_INJECTION=on`);
@@ -199,8 +234,8 @@ export async function runSlowDriveBench(args: string[]): Promise<void> {
       await setPlan(server, slowDrive, {});
       console.log(`round ${index + 1} of ${settings.rounds} (${order.join(' first, then ')}; slow drive ${slowDrive})`);
       for (const state of ['healthy', 'slow'] as const) {
-        printPhase(`${state} 4 KiB GET`, round[state].small, 4 * KiB);
-        printPhase(`${state} 1 MiB GET`, round[state].large, MiB);
+        printPhase(`${state} 4 KiB GET`, round[state].small, 4 * KiB, true);
+        printPhase(`${state} 1 MiB GET`, round[state].large, MiB, false);
       }
       rounds.push(round);
     }

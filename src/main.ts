@@ -129,7 +129,7 @@ export async function startServer(args: string[], env: Record<string, string | u
   registerReplicationMetrics(observability.metrics.registry, () => replicator?.queueStats() ?? []);
   registerTierMetrics(observability.metrics.registry, () => tiers?.tiers.allDeletionStats() ?? []);
   const shardReads = new ShardReadStats();
-  registerErasureMetrics(observability.metrics.registry, () => shardReads.hedgedReads);
+  registerErasureMetrics(observability.metrics.registry, () => shardReads);
   const lockTable = new LockTable(systemClock);
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport, onCall: (peer, seconds, failed) => observability.metrics.observeInternodeCall(peer, seconds, failed) }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;

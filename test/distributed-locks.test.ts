@@ -119,6 +119,66 @@ describe('distributed locker', () => {
   });
 });
 
+/**
+ * A lock server behind a link that can be cut: while cut, calls get no answer (the caller's call
+ * fails, as one timed out does) and wait in order, as bytes in a connection's send buffer do;
+ * when the link heals they arrive, in the order they were sent.
+ */
+function cutLink(table: LockTable): { server: LockServer; cut(): void; heal(): void } {
+  let cut = false;
+  const waiting: (() => void)[] = [];
+  const call = <T>(apply: () => T): Promise<T> => {
+    if (!cut) return Promise.resolve(apply());
+    waiting.push(() => void apply());
+    return Promise.reject(new Error('no answer: the link is cut'));
+  };
+  return {
+    server: {
+      remote: true,
+      acquire: (resource, mode, uid, ttlMs) => call(() => table.acquire(resource, mode, uid, ttlMs)),
+      refresh: (resource, uid, ttlMs) => call(() => table.refresh(resource, uid, ttlMs)),
+      release: (resource, uid) => call(() => table.release(resource, uid)),
+    },
+    cut: () => (cut = true),
+    heal: () => {
+      cut = false;
+      for (const deliver of waiting.splice(0)) deliver();
+    },
+  };
+}
+
+describe('a lock server behind a cut link', () => {
+  it('frees what the lost calls of a failed attempt grant when they arrive after the cut heals', async () => {
+    const tables = Array.from({ length: 4 }, () => new LockTable({ nowMs: () => Date.now() }));
+    const link = cutLink(tables[1]!);
+    const [own, , third, fourth] = servers(tables, new Set(), 0);
+    const locker = new DistributedNamespaceLocker({ servers: [own!, link.server, third!, fourth!] });
+    // Another writer holds server 2: no attempt of this node reaches a quorum of three.
+    expect(tables[2]!.acquire('b/k', 'write', 'another-writer', 60_000)).toBe(true);
+    link.cut();
+    await expect(locker.acquire('b/k', 'write', 100)).rejects.toThrow(/timed out/);
+    expect(tables[1]!.held()).toEqual([]);
+    // The link heals: the acquires sent across it arrive (and are granted), then the releases sent after them.
+    link.heal();
+    expect(tables[1]!.held()).toEqual([]);
+    tables[2]!.release('b/k', 'another-writer');
+    const other = new DistributedNamespaceLocker({ servers: servers(tables, new Set(), 1) });
+    (await other.acquire('b/k', 'write', 100))();
+  });
+
+  it('frees the grant of a held lock whose answer was lost, once the holder releases and the link heals', async () => {
+    const tables = Array.from({ length: 4 }, () => new LockTable({ nowMs: () => Date.now() }));
+    const link = cutLink(tables[1]!);
+    const [own, , third, fourth] = servers(tables, new Set(), 0);
+    const locker = new DistributedNamespaceLocker({ servers: [own!, link.server, third!, fourth!] });
+    link.cut();
+    const release = await locker.acquire('b/k', 'write', 1_000);
+    release();
+    link.heal();
+    for (const table of tables) expect(table.held()).toEqual([]);
+  });
+});
+
 describe('a restarted node', () => {
   const run = (node: string, startedAtMs: number, id: string) => ({ node, startedAtMs, id });
 

@@ -13,9 +13,12 @@
  *
  * Every upload's fate is kept: completed or aborted with an answer, left open on purpose, or
  * unknown (an answer lost). After the closing heal every node must list the same open uploads,
- * among them every upload left open on purpose, and none completed or aborted.
+ * among them every upload left open on purpose, and none completed or aborted; and the drives
+ * must hold the directories of those open uploads only.
  */
 import { createHash } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   AbortMultipartUploadCommand,
@@ -64,6 +67,8 @@ export class MultipartRecorder implements Recorder {
   /** The MD5 of the body each written ETag stands for. */
   private readonly bodies = new Map<string, string>();
   counts = { uploads: 0, completed: 0, refused: 0, unknown: 0, leftOpen: 0, abandoned: 0 };
+  /** The upload ids node 1 listed after the closing heal (checkUploadListings). */
+  private listedIds = new Set<string>();
 
   async record(options: WorkloadOptions): Promise<RecordedRun> {
     const history: HistoryOperation[] = [];
@@ -140,11 +145,37 @@ export class MultipartRecorder implements Recorder {
       }
     });
     const listed = new Set(first);
+    this.listedIds = new Set(first.map((entry) => entry.split(' ').at(-1)!));
     for (const upload of this.uploads) {
       const shown = listed.has(`${upload.key} ${upload.uploadId}`);
       if (upload.fate === 'left open' && !shown) problems.push(`upload ${upload.uploadId} of ${upload.key}, created and left open, is not listed`);
       if ((upload.fate === 'completed' || upload.fate === 'aborted') && shown) problems.push(`upload ${upload.uploadId} of ${upload.key} is listed although it was ${upload.fate}`);
     }
+    return problems;
+  }
+
+  /**
+   * What the drives themselves hold after the closing heal (run after checkUploadListings): the
+   * directory of every upload under `.svc.sys/multipart/<bucket>/` on every drive must be one of
+   * an upload the nodes list as open. A directory of an upload completed or aborted while its
+   * drive was cut off is left behind there unless the heal removes it. `note` gets the count.
+   */
+  async checkUploadDirs(drives: string[], bucket: string, note: (event: string) => void): Promise<string[]> {
+    const problems: string[] = [];
+    const fates = new Map(this.uploads.map((upload) => [upload.uploadId, upload]));
+    let found = 0;
+    for (const drive of drives) {
+      const base = join(drive, '.svc.sys', 'multipart', bucket);
+      for (const hash of await readdir(base).catch(() => [] as string[])) {
+        for (const id of await readdir(join(base, hash)).catch(() => [] as string[])) {
+          found += 1;
+          if (this.listedIds.has(id)) continue;
+          const upload = fates.get(id);
+          problems.push(`upload ${id}${upload ? ` of ${upload.key} (${upload.fate})` : ''} is not open, yet its directory is left on ${drive}`);
+        }
+      }
+    }
+    note(`upload directories on the drives after the heal: ${found}, of ${this.listedIds.size} open upload(s); ${problems.length} left behind`);
     return problems;
   }
 

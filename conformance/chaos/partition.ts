@@ -195,7 +195,10 @@ export async function partitionInside(run: InsideRun): Promise<InsideResult> {
           context.note(`multipart uploads: ${uploads} created, ${completed} completed, ${refused} Completes refused, ${unknown} with unknown outcome, ${leftOpen} left open, ${abandoned} abandoned after a part failed`);
           return multipart.problems;
         },
-        afterHeal: async () => multipart.checkUploadListings(servers.map((server) => s3ClientFor(server.url)), bucket, recordedPrefix),
+        afterHeal: async () => [
+          ...(await multipart.checkUploadListings(servers.map((server) => s3ClientFor(server.url)), bucket, recordedPrefix)),
+          ...(await multipart.checkUploadDirs(nodes.flatMap((node) => ['d1', 'd2'].map((drive) => join(run.root, node.name, drive))), bucket, context.note)),
+        ],
       } : {}),
     });
     return result;

@@ -72,7 +72,8 @@ export async function healAndCheckRedundancy(target: Target, context: ChaosConte
     const heal = await target.admin('POST', `/svc/admin/v3/heal/${bucket}`, '', { body: JSON.stringify({ scanMode: 'deep', remove: true }) });
     if (heal.status !== 200) return [`heal start answered ${heal.status} ${JSON.stringify(heal.body)}`];
     const healed = await waitForHeal(target, bucket, heal.body.clientToken, timeoutMs);
-    context.note(`heal: ${healed.counts.objectsHealed} objects healed, ${healed.counts.shardsHealed} shards written, ${healed.counts.failures} failures`);
+    const uploads = (healed.items as any[]).filter((item) => item.type === 'upload' && item.outcome === 'healed').length;
+    context.note(`heal: ${healed.counts.objectsHealed} objects healed, ${healed.counts.shardsHealed} shards written, ${healed.counts.failures} failures${uploads > 0 ? `; ${uploads} upload directories left behind removed` : ''}`);
     const failed: string[] = [];
     for (const item of healed.items as any[]) if (item.outcome === 'failed' || item.outcome === 'unrecoverable') failed.push(`heal ${item.bucket}/${item.object ?? ''} (pool ${item.pool}, set ${item.set}): ${item.outcome} ${item.reason ?? ''}`);
     if (healed.counts.failures > 0 && failed.length === 0) failed.push(`the heal failed on ${healed.counts.failures} item(s)`);

@@ -2,8 +2,9 @@
  * Distributed namespace locks: a lock is held when a quorum of the nodes' lock servers grant it
  * (write: N/2 + 1; read: N - N/2, so a reader's and a writer's quorums always share a server, for odd
  * N too), refreshed while held, released where asked when done.
- * A failed attempt releases its partial grants and retries after a random pause until the
- * timeout, then fails with SlowDown.
+ * A failed attempt releases its partial grants, and sends a release wherever its call got no
+ * answer (a lost answer may hide a grant), then retries after a random pause until the timeout,
+ * and fails with SlowDown.
  *
  * An attempt asks only as many servers as the quorum needs, this node's own first and then the
  * peers that follow it in the servers' order (so each node leans on different peers, and its
@@ -37,6 +38,9 @@ export interface DistributedLockerOptions {
   holder?: LockHolderRun;
 }
 
+/** A server's answer to an acquire: granted, refused, or none (it failed or timed out: it may have granted). */
+type Answer = 'granted' | 'refused' | 'lost';
+
 export class DistributedNamespaceLocker implements NamespaceLocker {
   private readonly ttlMs: number;
   /** The order servers are asked in: this node's own first, then the peers after it, wrapping around. */
@@ -58,16 +62,21 @@ export class DistributedNamespaceLocker implements NamespaceLocker {
     const deadline = Date.now() + timeoutMs;
     const quorum = this.quorum(mode);
     for (let attempt = 0; ; attempt += 1) {
-      const ask = (servers: LockServer[]) => Promise.all(servers.map((server) => server.acquire(resource, mode, uid, this.ttlMs).catch(() => false)));
+      const ask = (servers: LockServer[]) => Promise.all(servers.map((server) => server.acquire(resource, mode, uid, this.ttlMs).then((granted): Answer => (granted ? 'granted' : 'refused'), (): Answer => 'lost')));
       let asked = this.askOrder.slice(0, quorum);
-      let granted = await ask(asked);
-      if (granted.filter(Boolean).length < quorum) {
+      let answers = await ask(asked);
+      if (answers.filter((answer) => answer === 'granted').length < quorum) {
         const rest = this.askOrder.slice(quorum);
-        granted = [...granted, ...(await ask(rest))];
+        answers = [...answers, ...(await ask(rest))];
         asked = [...asked, ...rest];
       }
-      const holding = asked.filter((_, index) => granted[index]);
+      const holding = asked.filter((_, index) => answers[index] === 'granted');
       if (holding.length >= quorum) return this.holdUntilReleased(resource, uid, quorum, holding, asked);
+      // Released where granted, and where the answer was lost: a call lost to a cut link may have
+      // been granted there, or may yet arrive and be granted once the link heals; the release,
+      // sent after it on the same stream, then frees it at once instead of at its expiry. Not
+      // awaited there: the server may stay unreachable for long.
+      for (const server of asked.filter((_, index) => answers[index] === 'lost')) void server.release(resource, uid).catch(() => undefined);
       await Promise.all(holding.map((server) => server.release(resource, uid).catch(() => undefined)));
       if (Date.now() >= deadline) throw new SvcError('SlowDown', `timed out after ${timeoutMs} ms waiting for the ${mode} lock on ${resource}`, { resource });
       const pauseMs = Math.min(250, 10 * 2 ** Math.min(attempt, 5)) * (0.5 + (this.options.random ?? Math.random)());

@@ -100,7 +100,7 @@ export interface HealPath {
 }
 
 export interface HealItem {
-  type: 'format' | 'bucket' | 'object';
+  type: 'format' | 'bucket' | 'object' | 'upload';
   pool: number;
   set: number;
   bucket?: string;

@@ -11,6 +11,7 @@ import { updateVersionMetadata, type VersionUpdate } from './update-metadata.js'
 import { listAnyKeys, listSet, type ListEntry } from './list-objects.js';
 import { healObject, type HealObjectOptions, type HealObjectResult } from './heal-object.js';
 import { placeObject, type ObjectPlacement } from './placement.js';
+import { findUploadLeftovers, removeUploadLeftovers, type UploadLeftover } from './multipart.js';
 import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import type { WalkOptions } from './walk-keys.js';
 import { dropRestoredCopy, restoreCopy, recordTransition, versionRecord, writeTransitionedCopy, type ExpectedVersion } from './transitioned.js';
@@ -71,6 +72,15 @@ export class ErasureSet {
 
   healObject(bucket: string, key: string, options?: HealObjectOptions): Promise<HealObjectResult> {
     return healObject(this.config, bucket, key, options);
+  }
+
+  /** Upload directories a minority of drives kept after their upload ended (multipart.ts: heal looks twice, then removes them). */
+  findUploadLeftovers(bucket: string): Promise<UploadLeftover[]> {
+    return findUploadLeftovers(this.config, bucket);
+  }
+
+  removeUploadLeftovers(bucket: string, earlier: UploadLeftover[], dryRun: boolean): Promise<UploadLeftover[]> {
+    return removeUploadLeftovers(this.config, bucket, earlier, dryRun);
   }
 
   /** Where a version's shards are, read-only (with `verify`, each shard's bitrot hashes checked). */

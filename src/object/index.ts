@@ -9,7 +9,7 @@ export type { ListEntry } from './list-objects.js';
 export type { ObjectReader } from './get-object.js';
 export type * from './types.js';
 export { checkObjectKey, checkBucketName, objectDir, legacyObjectDir } from './paths.js';
-export type { UploadRecord, PartRecord, UploadedPart, PartOptions } from './multipart.js';
+export type { UploadRecord, PartRecord, UploadedPart, PartOptions, UploadLeftover } from './multipart.js';
 export type { HealObjectOptions, HealObjectResult, HealOutcome, SlotHealth } from './heal-object.js';
 export { MainThreadCoding, mainThreadCoding, type BlockCoding } from './coding/coding.js';
 export { WorkerCoding } from './coding/worker-coding.js';

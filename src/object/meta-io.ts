@@ -63,7 +63,13 @@ function settledAnswers(asks: Promise<DriveMetaAnswer>[], settled: MetaSettle, d
       if (done) return;
       done = true;
       if (grace !== undefined) clearTimeout(grace);
-      drives.forEach((drive, slot) => drive && !answered.has(slot) && lateness.metaAnswered(drive, false));
+      let without = false;
+      drives.forEach((drive, slot) => {
+        if (!drive || answered.has(slot)) return;
+        without = true;
+        lateness.metaAnswered(drive, false);
+      });
+      if (without) lateness.metaReadsWithoutDrive += 1;
       resolve([...answers].sort((a, b) => a.slot - b.slot));
     };
     for (const ask of asks) {

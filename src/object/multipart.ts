@@ -279,6 +279,70 @@ export async function listUploads(config: SetConfig, bucket: string): Promise<Up
   return [...found.values()].filter((entry) => entry.copies >= Math.min(majority(config), entry.record.dataShards)).map((entry) => entry.record);
 }
 
+/** An upload's directory found on some drives of a set, its record below the quorum reading it needs. */
+export interface UploadLeftover {
+  /** The directory (uploadDir's path). */
+  dir: string;
+  uploadId: string;
+  /** Slots of the drives that hold it. */
+  slots: number[];
+  /** The upload's key, when a copy of its record could be read. */
+  key?: string;
+}
+
+/**
+ * Uploads of a bucket whose directories a minority of the set's drives still hold while a
+ * majority answer that the upload is not there: an upload completed or aborted while those drives
+ * were cut off (or out of their node's reach), or a Create refused below quorum whose rollback
+ * missed them. Such a copy is never listed or read (readUpload and listUploads need a quorum of
+ * copies), and nothing else removes it. An upload being created looks the same for a moment (its
+ * record reaches the drives one by one), so a leftover is removed only when a second look, at
+ * least one drive deadline later, still finds it so (`removeUploadLeftovers`).
+ */
+export async function findUploadLeftovers(config: SetConfig, bucket: string): Promise<UploadLeftover[]> {
+  const base = `${systemDir}/multipart/${bucket}`;
+  const holders = new Map<string, { uploadId: string; slots: number[] }>();
+  await Promise.all(onlineSlots(config).map(async (slot) => {
+    const drive = config.drives[slot]!;
+    for (const hash of await drive.listDir(base).catch(() => [] as string[])) {
+      if (!hash.endsWith('/')) continue;
+      for (const id of await drive.listDir(`${base}/${hash.slice(0, -1)}`).catch(() => [] as string[])) {
+        if (!id.endsWith('/')) continue;
+        const dir = `${base}/${hash.slice(0, -1)}/${id.slice(0, -1)}`;
+        const entry = holders.get(dir) ?? { uploadId: id.slice(0, -1), slots: [] };
+        entry.slots.push(slot);
+        holders.set(dir, entry);
+      }
+    }
+  }));
+  const leftovers: UploadLeftover[] = [];
+  for (const [dir, { uploadId, slots }] of holders) {
+    const votes = await readVotes(config, `${dir}/upload.json`, decodeUploadRecord);
+    const best = votes.best;
+    if (best && best.count >= Math.min(majority(config), best.record.dataShards)) continue;
+    if (votes.missing < majority(config)) continue; // too few drives answered to say it is gone
+    leftovers.push({ dir, uploadId, slots: slots.sort((a, b) => a - b), ...(best ? { key: best.record.key } : {}) });
+  }
+  return leftovers.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
+}
+
+/**
+ * Looks again at leftovers found earlier (findUploadLeftovers) and removes those still left over
+ * from the drives that hold them (unless `dryRun`); returns them. The caller makes sure the first
+ * look is at least a drive deadline old, so a Create in flight then has ended since.
+ */
+export async function removeUploadLeftovers(config: SetConfig, bucket: string, earlier: UploadLeftover[], dryRun: boolean): Promise<UploadLeftover[]> {
+  if (earlier.length === 0) return [];
+  const seen = new Set(earlier.map((leftover) => leftover.dir));
+  const still = (await findUploadLeftovers(config, bucket)).filter((leftover) => seen.has(leftover.dir));
+  if (!dryRun) {
+    for (const leftover of still) {
+      await Promise.all(leftover.slots.map((slot) => config.drives[slot]?.deleteRecursive(leftover.dir).catch(() => undefined)));
+    }
+  }
+  return still;
+}
+
 async function onDrives(config: SetConfig, action: (drive: Drive) => Promise<void>, slots?: number[]): Promise<number[]> {
   const chosen = slots ?? onlineSlots(config);
   const results = await Promise.all(

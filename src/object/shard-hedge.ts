@@ -31,6 +31,8 @@ export class ShardReadStats {
   private readonly drives = new WeakMap<Drive, DriveReadTimes>();
   /** Shard reads asked beyond the first K because a shard was late. */
   hedgedReads = 0;
+  /** Metadata reads that settled without some drive's answer (meta-io.ts): that drive's shards are not asked. */
+  metaReadsWithoutDrive = 0;
 
   private timesOf(drive: Drive): DriveReadTimes {
     let times = this.drives.get(drive);

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../errors/index.js';
 import { systemDir, type Drive } from '../drive/index.js';
-import type { ErasureSet, HealObjectResult, ObjectLayer, RepairRequest } from '../object/index.js';
+import type { ErasureSet, HealObjectResult, ObjectLayer, RepairRequest, UploadLeftover } from '../object/index.js';
 import type { StartedStorage } from '../cluster/startup.js';
 import { limits } from '../util/limits.js';
 import type { BackgroundHealStatus } from '../contracts/cluster.js';
@@ -96,6 +96,12 @@ export class HealManager {
       logger: HealLogger;
       /** Where refused state files go (the node's one quarantine; a private one when unset). */
       quarantine?: StateFileQuarantine;
+      /**
+       * How long after finding an upload directory left behind a bucket heal looks again before
+       * removing it: the drive deadline (SVC_DRIVE_MAX_TIMEOUT), by which any Create in flight at
+       * the first look has ended.
+       */
+      uploadSettleMs?: number;
     },
   ) {}
 
@@ -258,13 +264,54 @@ export class HealManager {
     const recursive = path.prefix === undefined || options.recursive;
     for (const [pool, entry] of this.objects.pools.entries()) {
       for (const [setIndex, set] of entry.sets.entries()) {
+        const leftovers = path.prefix ? undefined : await this.lookForUploadLeftovers(set, bucket);
         if (!path.prefix) await this.healBucketOnSet(sequence, pool, setIndex, set, bucket);
         if (recursive) {
           for await (const key of set.listAnyKeys(bucket, { prefix: path.prefix ?? '' })) await this.healKey(sequence, pool, setIndex, set, bucket, key);
         } else {
           await this.healKey(sequence, pool, setIndex, set, bucket, path.prefix!);
         }
+        if (leftovers) await this.healUploadLeftovers(sequence, pool, setIndex, set, bucket, leftovers);
       }
+    }
+  }
+
+  /** The first look for upload directories left behind (ErasureSet.findUploadLeftovers), and when it was taken. */
+  private async lookForUploadLeftovers(set: ErasureSet, bucket: string): Promise<{ found: UploadLeftover[]; atMs: number }> {
+    const atMs = performance.now();
+    const found = await set.findUploadLeftovers(bucket).catch(() => [] as UploadLeftover[]);
+    return { found, atMs };
+  }
+
+  /**
+   * Removes the upload directories still left behind a drive deadline after the first look (a
+   * Create in flight then has ended: its record is on a quorum, or was rolled back), each an item.
+   */
+  private async healUploadLeftovers(sequence: Sequence, pool: number, setIndex: number, set: ErasureSet, bucket: string, first: { found: UploadLeftover[]; atMs: number }): Promise<void> {
+    if (first.found.length === 0) return;
+    const waitMs = first.atMs + (this.options.uploadSettleMs ?? limits.driveCallDeadlineMsDefault) - performance.now();
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    if (sequence.abort.signal.aborted || this.closed) throw new Stopped();
+    const dryRun = sequence.status.options.dryRun === true;
+    let still: UploadLeftover[];
+    try {
+      still = await set.removeUploadLeftovers(bucket, first.found, dryRun);
+    } catch (error) {
+      sequence.status.counts.failures += 1;
+      this.record(sequence, { type: 'upload', pool, set: setIndex, bucket, outcome: 'failed', reason: `upload directories left behind: ${error instanceof Error ? error.message : String(error)}` });
+      return;
+    }
+    const endpoints = set.drives.map((drive, slot) => drive?.endpoint ?? `slot ${slot}`);
+    for (const leftover of still) {
+      this.record(sequence, {
+        type: 'upload',
+        pool,
+        set: setIndex,
+        bucket,
+        ...(leftover.key !== undefined ? { object: leftover.key } : {}),
+        outcome: dryRun ? 'would-heal' : 'healed',
+        reason: `upload ${leftover.uploadId} ended (completed or aborted) while ${leftover.slots.map((slot) => endpoints[slot]!).join(', ')} kept its directory: ${dryRun ? 'would be removed' : 'removed'} there`,
+      });
     }
   }
 
@@ -283,8 +330,10 @@ export class HealManager {
       this.record(sequence, item);
     }
     for (const bucket of await this.objects.listBuckets()) {
+      const leftovers = await this.lookForUploadLeftovers(set, bucket.name);
       await this.healBucketOnSet(sequence, pool, setIndex, set, bucket.name);
       for await (const key of set.listAnyKeys(bucket.name, { prefix: '' })) await this.healKey(sequence, pool, setIndex, set, bucket.name, key);
+      await this.healUploadLeftovers(sequence, pool, setIndex, set, bucket.name, leftovers);
     }
     for (const record of this.replacements.filter((candidate) => candidate.pool === pool && candidate.set === setIndex)) {
       if (sequence.status.options.dryRun || !record.startedAt) continue;

@@ -145,7 +145,7 @@ export const healStatusSchema = object(
     items: list(
       object(
         {
-          type: oneOfValues(['format', 'bucket', 'object'], 'what was healed'),
+          type: oneOfValues(['format', 'bucket', 'object', 'upload'], 'what was healed (upload: the directory of a multipart upload left behind on some drives after it ended)'),
           pool: count('pool'),
           set: count('set'),
           bucket: text('bucket'),
