@@ -15,7 +15,7 @@ import { contentTypeOf } from '../src/cli/rc/content-types.js';
 import { admin } from './helpers/admin-client.js';
 import { toolPath } from './helpers/external-tools.js';
 import { rcIn } from './helpers/rc-process.js';
-import { repoRoot, s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
+import { repoRoot, s3ClientFor, startSvc, testCredentials, waitReady, type SvcProcess } from './helpers/server-process.js';
 
 describe('rc cp content types', () => {
   it('guesses from the extension, case aside, and falls back to octet-stream', () => {
@@ -34,9 +34,11 @@ describe('a first server on four directories of one disk', () => {
   const { rc, ok } = rcIn(() => root);
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'svc-newcomer-'));
-    server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' } });
+    server = await startSvc({ args: [join(root, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' }, waitReady: false });
+    // A machine busy with other work may take longer than the usual 30 s to start it.
+    await waitReady(server, 120_000);
     await ok('alias', 'set', 'local', server.url, testCredentials.accessKeyId, testCredentials.secretAccessKey);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await server?.stop();
     await rm(root, { recursive: true, force: true });
