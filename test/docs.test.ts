@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDocShell, type DocShell } from './helpers/doc-shell.js';
+import { drawSubnet, openDocShell, pagePrefix, type DocShell } from './helpers/doc-shell.js';
 import { missingTool } from './helpers/external-tools.js';
 import { anchorsOf, brokenLinks, markdownPages, outputMatches, runnableBlocks, slugOf, withoutCode } from './helpers/markdown.js';
 import { repoRoot } from './helpers/server-process.js';
@@ -33,6 +33,25 @@ describe('markdown helpers', () => {
     expect(outputMatches('readable yes', 'readable no')).toBe(false);
     expect(outputMatches('a\n…', 'b')).toBe(false);
     expect(outputMatches('a', 'a\nb')).toBe(false);
+  });
+});
+
+describe('moved addresses', () => {
+  it('200 subnets drawn in one process: each new, none repeats the draw before it, and every page keeps its length when moved', () => {
+    const pages = markdownPages(repoRoot).filter((page) => runnableBlocks(read(page)).length > 0);
+    expect(pages).toContain('docs/tutorial-erasure.md');
+    // The tutorial uploads a script holding an address and shows the size of its shards.
+    expect(read('docs/tutorial-erasure.md')).toMatch(/url=http:\/\/127\.0\.0\.1:\d+\//);
+    const texts = pages.flatMap((page) => runnableBlocks(read(page)).flatMap((block) => [block.body, block.expected ?? '']));
+    let previous: string | undefined;
+    for (let draw = 0; draw < 200; draw += 1) {
+      const subnet = drawSubnet();
+      expect(subnet).toMatch(/^127\.[1-9]\.\d\.$/);
+      expect(subnet).not.toBe(previous);
+      expect(subnet.length).toBe(pagePrefix.length);
+      for (const text of texts) expect(text.replaceAll(pagePrefix, subnet).length).toBe(text.length);
+      previous = subnet;
+    }
   });
 });
 
@@ -136,6 +155,13 @@ const runnablePages = markdownPages(repoRoot).filter((page) => runnableBlocks(re
 const distMissing = existsSync(join(repoRoot, 'dist/src/cli/svc.js')) ? undefined : 'dist/ is not built (npm run build; npm install builds it)';
 if (distMissing && process.env.CI) throw new Error(`CI requires ${distMissing}`);
 
+/**
+ * SVC_TEST_DOCS_RUNS=N runs each page N times in this process, each run in a new directory on a
+ * newly drawn subnet (with `-t tutorial`, the tutorial alone); 1 by default.
+ */
+const pageRuns = Number(process.env.SVC_TEST_DOCS_RUNS ?? '1');
+if (!Number.isInteger(pageRuns) || pageRuns < 1) throw new Error(`SVC_TEST_DOCS_RUNS=${process.env.SVC_TEST_DOCS_RUNS} is not a whole number of runs (1 or more)`);
+
 describe('runnable examples', () => {
   it('the pages with runnable blocks are the README, the tutorial and the runbooks', () => {
     expect(runnablePages).toEqual(expect.arrayContaining(['README.md', 'docs/tutorial-erasure.md']));
@@ -146,9 +172,11 @@ describe('runnable examples', () => {
     const needsAws = runnableBlocks(read(page)).some((block) => /^\s*aws /m.test(block.body));
     const skipReason = distMissing ?? (needsAws ? missingTool('aws', 'awscli') : undefined);
     if (skipReason) console.log(`runnable blocks of ${page} skipped: ${skipReason}`);
-    it.skipIf(skipReason !== undefined)(`${page}: every runnable block succeeds and prints what the page shows`, async () => {
-      await runPage(page);
-    }, 900_000);
+    for (let run = 1; run <= pageRuns; run += 1) {
+      it.skipIf(skipReason !== undefined)(`${page}: every runnable block succeeds and prints what the page shows${pageRuns > 1 ? ` (run ${run} of ${pageRuns})` : ''}`, async () => {
+        await runPage(page);
+      }, 900_000);
+    }
   }
 });
 

@@ -51,6 +51,8 @@ export interface ServerConfig {
   faultInjection: boolean;
   /** Accept AWS Signature Version 2 on the S3 API (SVC_API_SIGNATURE_V2, on by default). */
   signatureV2: boolean;
+  /** Queue objects that reads and writes found damaged for repair in the background (SVC_HEAL_MRF, on by default). */
+  readRepair: boolean;
   /** Domains for virtual-host-style addressing (`<bucket>.<domain>`), from SVC_DOMAIN. */
   domains: string[];
   /** Data movement knobs (SPEC "Startup configuration"), already capped. */
@@ -142,6 +144,7 @@ export function readServerConfig(args: string[], env: Record<string, string | un
     ...(values.SVC_DRIVE_ROOT ? { driveRoot: values.SVC_DRIVE_ROOT } : {}),
     faultInjection: values.SVC_FAULT_INJECTION === 'on',
     signatureV2: oneOf(values, 'SVC_API_SIGNATURE_V2', ['on', 'off'] as const) === 'on',
+    readRepair: oneOf(values, 'SVC_HEAL_MRF', ['on', 'off'] as const) === 'on',
     domains: (values.SVC_DOMAIN ?? '').split(',').map((domain) => domain.trim().toLowerCase()).filter((domain) => domain !== ''),
     decommissionBucketConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_BUCKET_CONCURRENCY', limits.decommissionBucketConcurrencyDefault, limits.decommissionBucketConcurrencyDefault),
     decommissionEntryConcurrency: boundedInteger(values, 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', limits.decommissionEntryConcurrencyDefault, limits.decommissionEntryConcurrencyHardCap),

@@ -54,6 +54,8 @@ export interface MrfStatus {
   dropped: number;
   retried: number;
   gaveUp: number;
+  /** Reports not queued: read-repair is off (SVC_HEAL_MRF=off). */
+  notQueued: number;
 }
 
 export interface HealingDrive {

@@ -8,7 +8,8 @@
  *   (the recorded replacement intent) and for every local set after an unclean shutdown.
  * - The MRF queue: reads that met missing or corrupt shards and writes that missed drives report
  *   the object; a bounded queue heals them in the background and is saved on graceful shutdown
- *   (mrf-file.ts), read back strictly at the next start.
+ *   (mrf-file.ts), read back strictly at the next start. With read-repair off (SVC_HEAL_MRF=off)
+ *   reports are only counted, and a saved queue stays unread.
  * - A root heal still running at graceful shutdown is saved as `root-heal-<task-id>.json` and
  *   replayed with the same task id at startup.
  * - A saved queue or root-heal record that is invalid, oversized or of an unsupported version is
@@ -77,7 +78,7 @@ export class HealManager {
   private readonly mrfKeys = new Set<string>();
   /** Entries whose heal found drives offline, each waiting for its next attempt. */
   private readonly mrfWaiting = new Map<string, { entry: MrfEntry; timer: NodeJS.Timeout }>();
-  private mrfStats = { processed: 0, failed: 0, dropped: 0, retried: 0, gaveUp: 0 };
+  private mrfStats = { processed: 0, failed: 0, dropped: 0, retried: 0, gaveUp: 0, notQueued: 0 };
   private mrfRunning: Promise<void> | undefined;
   private background: Promise<void> = Promise.resolve();
   private closed = false;
@@ -102,6 +103,11 @@ export class HealManager {
        * the first look has ended.
        */
       uploadSettleMs?: number;
+      /**
+       * False (SVC_HEAL_MRF=off): reports of damaged objects are counted, not queued, and a queue
+       * saved at a shutdown stays on disk unread; only heal sequences repair.
+       */
+      readRepair?: boolean;
     },
   ) {}
 
@@ -121,7 +127,12 @@ export class HealManager {
   /** Replacement intents, unclean-shutdown heals, saved MRF entries and root heals. */
   async start(): Promise<void> {
     const { storage } = this.options;
-    storage.onRepairNeeded((pool, set, request) => this.enqueue(pool, set, request));
+    const readRepair = this.options.readRepair ?? true;
+    storage.onRepairNeeded((pool, set, request) => {
+      if (readRepair) this.enqueue(pool, set, request);
+      else this.mrfStats.notQueued += 1;
+    });
+    if (!readRepair) this.options.logger.warn({ variable: 'SVC_HEAL_MRF' }, 'read-repair is off: objects reads and writes find damaged are repaired only by a heal sequence');
     for (const pending of storage.driveMonitor.pendingSlots()) {
       if (pending.reason !== 'unformatted' || !storage.isLocal(pending.drive)) continue;
       this.replacements.push({ pool: pending.pool, set: pending.set, slot: pending.slot, endpoint: pending.drive.endpoint, driveId: pending.expectedDriveId, detectedAt: new Date(this.options.nowMs()).toISOString(), objectsHealed: 0, objectsFailed: 0, completed: false });
@@ -140,7 +151,7 @@ export class HealManager {
         }
       }
     }
-    await this.loadMrf();
+    if (readRepair) await this.loadMrf();
     await this.replayRootHeals();
   }
 

@@ -23,7 +23,7 @@ export interface HealService {
 export async function createHealService(options: { config: ServerConfig; storage: StartedStorage; links: PeerLinks; logger: Logger; quarantine: StateFileQuarantine }): Promise<HealService> {
   const { config, storage, links, logger } = options;
   const { nodes, ownNode } = links;
-  const manager = new HealManager({ storage, nodeName: `${config.address.host}-${config.address.port}`, ...(nodes.length > 1 && ownNode >= 0 ? { tokenSuffix: `@${ownNode}` } : {}), nowMs: () => Date.now(), logger, quarantine: options.quarantine, ...(config.driveDeadlineMs > 0 ? { uploadSettleMs: config.driveDeadlineMs } : {}) });
+  const manager = new HealManager({ storage, nodeName: `${config.address.host}-${config.address.port}`, ...(nodes.length > 1 && ownNode >= 0 ? { tokenSuffix: `@${ownNode}` } : {}), nowMs: () => Date.now(), logger, quarantine: options.quarantine, ...(config.driveDeadlineMs > 0 ? { uploadSettleMs: config.driveDeadlineMs } : {}), readRepair: config.readRepair });
   await manager.start();
   const sequence = async (clientToken: string, path: HealPath, stop: boolean): Promise<HealSequenceStatus> => {
     const owner = /@(\d+)$/.exec(clientToken);

@@ -24,6 +24,24 @@ export interface DocShell {
   close(): Promise<void>;
 }
 
+/** The loopback prefix the pages are written for. */
+export const pagePrefix = '127.0.0.';
+let lastSubnet: string | undefined;
+
+/**
+ * A subnet no other test uses (they stay on 127.0.0.x), for one page: nodes keep their documented
+ * addresses' last byte and port. `127.<1-9>.<0-9>.` has the length of `127.0.0.`: pages upload
+ * files holding addresses and show the sizes that follow, which must be what a reader typing the
+ * page sees, whatever the draw. Never the previous draw of this process, so a page never meets a
+ * server the page before it left behind.
+ */
+export function drawSubnet(random: () => number = Math.random): string {
+  for (;;) {
+    const subnet = `127.${1 + Math.floor(random() * 9)}.${Math.floor(random() * 10)}.`;
+    if (subnet !== lastSubnet) return (lastSubnet = subnet);
+  }
+}
+
 export function openDocShell(): DocShell {
   const dir = mkdtempSync(join(tmpdir(), 'svc-docs-'));
   const bin = join(dir, '.bin');
@@ -36,13 +54,10 @@ export function openDocShell(): DocShell {
   wrapper('rc', 'rc.js');
   // The README runs the client as ./rc, the script at the checkout's root.
   symlinkSync(join(bin, 'rc'), join(dir, 'rc'));
-  // A subnet no other test uses: nodes keep their documented addresses' last byte and port.
-  // Always the same length (three digits in both bytes): pages upload files holding addresses
-  // and show the sizes that follow, which must not depend on the subnet drawn.
-  const subnet = `127.${100 + Math.floor(Math.random() * 100)}.${100 + Math.floor(Math.random() * 150)}.`;
+  const subnet = drawSubnet();
   const groups: number[] = [];
   const env = { PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: dir, LANG: 'C.UTF-8', TERM: 'dumb' };
-  const rewrite = (text: string) => text.replaceAll('127.0.0.', subnet);
+  const rewrite = (text: string) => text.replaceAll(pagePrefix, subnet);
   const run = (script: string, timeoutMs: number) =>
     new Promise<BlockRun>((resolve) => {
       const child = spawn('bash', ['-c', `set -e -o pipefail\nexec 2>&1\n${rewrite(script)}`], { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });

@@ -64,7 +64,7 @@ export const exampleHealStatus = {
 };
 
 export const exampleBackgroundHeal = {
-  mrf: { queued: 0, awaitingDrives: 1, limit: 10000, processed: 3, failed: 0, dropped: 0, retried: 2, gaveUp: 0 },
+  mrf: { queued: 0, awaitingDrives: 1, limit: 10000, processed: 3, failed: 0, dropped: 0, retried: 2, gaveUp: 0, notQueued: 0 },
   background: [],
   healingDrives: [],
   stateFilesQuarantined: 0,

@@ -166,7 +166,7 @@ export const healStatusSchema = object(
 
 export const backgroundHealSchema = object(
   {
-  mrf: object({ queued: count('objects waiting'), awaitingDrives: count('objects to heal again later: their heal found drives offline'), limit: count('queue bound'), processed: count('healed'), failed: count('not healed'), dropped: count('dropped when the queue was full'), retried: count('heals tried again after drives were offline'), gaveUp: count('objects given up after every retry (a heal sequence covers them)') }, { description: 'the queue of objects reads and writes found damaged' }),
+  mrf: object({ queued: count('objects waiting'), awaitingDrives: count('objects to heal again later: their heal found drives offline'), limit: count('queue bound'), processed: count('healed'), failed: count('not healed'), dropped: count('dropped when the queue was full'), retried: count('heals tried again after drives were offline'), gaveUp: count('objects given up after every retry (a heal sequence covers them)'), notQueued: count('reports of damaged objects not queued because read-repair is off (SVC_HEAL_MRF=off)') }, { description: 'the queue of objects reads and writes found damaged' }),
   background: list(
     object({ task: text('task id'), status: text('task state'), pool: count('pool'), set: count('set'), counts: healCounts }, { optional: ['pool', 'set'] }),
     'background erasure-set heals (replaced drives, unclean shutdown)',

@@ -20,6 +20,7 @@ const mrfLabels: Record<string, string> = {
   dropped: 'dropped (queue full):',
   retried: 'retried:',
   gaveUp: 'given up:',
+  notQueued: 'not queued (read-repair off):',
 };
 
 interface Pending {
