@@ -420,5 +420,33 @@ describe('POST Object (browser form upload)', () => {
     expect([missing.status, (await missing.text()).includes('exactly one file')]).toEqual([400, true]);
     expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'compat', Key: 'elsewhere/x' })))).status).toBe(404);
   });
+
+  it('the tagging field stores its tag set with the object; tags PutObjectTagging refuses are refused and store nothing', async () => {
+    const tagging = '<Tagging><TagSet><Tag><Key>team</Key><Value>blue</Value></Tag><Tag><Key>stage</Key><Value>draft &amp; 1</Value></Tag></TagSet></Tagging>';
+    const post = await presignedPost('forms/tagged', [{ tagging }], { tagging });
+    const uploaded = await postForm(post.url, post.fields, new Blob(['tagged by a form']));
+    expect(uploaded.status, await uploaded.clone().text()).toBe(204);
+    const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: 'compat', Key: 'forms/tagged' }));
+    expect(tags.TagSet).toEqual([{ Key: 'team', Value: 'blue' }, { Key: 'stage', Value: 'draft & 1' }]);
+    const read = await s3.send(new GetObjectCommand({ Bucket: 'compat', Key: 'forms/tagged' }));
+    expect([await read.Body!.transformToString(), read.TagCount]).toEqual(['tagged by a form', 2]);
+    const refusals: [string, number, string][] = [
+      ['<Tagging><TagSet><Tag><Key>aws:owner</Key><Value>me</Value></Tag></TagSet></Tagging>', 400, 'InvalidTag'],
+      ['<Tagging><TagSet><Tag><Key>twice</Key><Value>1</Value></Tag><Tag><Key>twice</Key><Value>2</Value></Tag></TagSet></Tagging>', 400, 'InvalidTag'],
+      [`<Tagging><TagSet><Tag><Key>long</Key><Value>${'v'.repeat(257)}</Value></Tag></TagSet></Tagging>`, 400, 'InvalidTag'],
+      ['<Tagging><TagSet><Tag><Key>open</Key>', 400, 'MalformedXML'],
+      ['<Tags><Tag><Key>a</Key><Value>b</Value></Tag></Tags>', 400, 'MalformedXML'],
+    ];
+    for (const [document, status, code] of refusals) {
+      const refused = await presignedPost('forms/badly-tagged', [{ tagging: document }], { tagging: document });
+      const answer = await postForm(refused.url, refused.fields, new Blob(['x']));
+      expect([answer.status, (await answer.text()).includes(`<Code>${code}</Code>`)], document).toEqual([status, true]);
+    }
+    // A tagging field the policy does not name is an extra field, as any other.
+    const unnamed = await presignedPost('forms/badly-tagged', []);
+    const extra = await postForm(unnamed.url, { ...unnamed.fields, tagging }, new Blob(['x']));
+    expect([extra.status, (await extra.text()).includes('Extra input fields: tagging')]).toEqual([403, true]);
+    expect((await failure(s3.send(new HeadObjectCommand({ Bucket: 'compat', Key: 'forms/badly-tagged' })))).status).toBe(404);
+  });
 });
 

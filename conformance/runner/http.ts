@@ -172,7 +172,8 @@ export async function chunkedPut(credentials: Credentials, upload: ChunkedUpload
   return send(url, 'PUT', upload.path, { ...rest, 'content-length': String(body.length) }, body);
 }
 
-function signingKey(secretKey: string, day: string): Buffer {
+/** The SigV4 signing key of a day (`yyyymmdd`) in us-east-1 for s3. */
+export function signingKey(secretKey: string, day: string): Buffer {
   let key = createHmac('sha256', `AWS4${secretKey}`).update(day).digest();
   for (const part of ['us-east-1', 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
   return key;

@@ -35,6 +35,7 @@ import { aclLoggingChecks } from './s3/acl-logging.js';
 import { overTimeChecks } from './s3/over-time.js';
 import { encryptionChecks } from './s3/encryption.js';
 import { roundThreeChecks } from './s3/round-three.js';
+import { formPolicyGrantChecks } from './s3/forms-policies-grants.js';
 
 const md5 = (bytes: Uint8Array | string) => createHash('md5').update(bytes).digest('hex');
 
@@ -244,4 +245,4 @@ const coreChecks: Check[] = [
   },
 ];
 
-export const s3Checks: Check[] = withSources([...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks, ...recentChecks, ...aclLoggingChecks, ...overTimeChecks, ...encryptionChecks, ...roundThreeChecks]);
+export const s3Checks: Check[] = withSources([...coreChecks, ...bucketChecks, ...objectChecks, ...readChecks, ...copyMultipartChecks, ...versionListingChecks, ...authChecksumChecks, ...objectLockChecks, ...lifecycleChecks, ...recentChecks, ...aclLoggingChecks, ...overTimeChecks, ...encryptionChecks, ...roundThreeChecks, ...formPolicyGrantChecks]);

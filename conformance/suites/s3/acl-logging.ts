@@ -19,7 +19,7 @@ const describe = (answer: RawAnswer) => `${answer.status}${answer.code ? ` ${ans
 const listOf = (value: unknown): Record<string, any>[] => (value === undefined ? [] : Array.isArray(value) ? value : [value as Record<string, any>]);
 
 /** Makes a bucket whose Object Ownership is ObjectWriter and whose public access block is off (ACLs, public ones included, then apply). */
-async function aclBucket(target: Target, purpose: string): Promise<string> {
+export async function aclBucket(target: Target, purpose: string): Promise<string> {
   const bucket = await target.makeBucket(purpose);
   const controls = '<OwnershipControls><Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule></OwnershipControls>';
   const set = await target.raw({ method: 'PUT', path: `/${bucket}`, query: { ownershipControls: '' }, body: controls, headers: { 'content-type': 'application/xml' } });

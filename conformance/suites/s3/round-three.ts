@@ -47,9 +47,9 @@ function putPublicAccessBlock(target: Target, bucket: string, settings: Record<s
 }
 
 const publicAccessBlockOf = (target: Target, bucket: string) => target.raw({ method: 'GET', path: `/${bucket}`, query: { publicAccessBlock: '' } });
-const deletePublicAccessBlock = (target: Target, bucket: string) => target.raw({ method: 'DELETE', path: `/${bucket}`, query: { publicAccessBlock: '' } });
+export const deletePublicAccessBlock = (target: Target, bucket: string) => target.raw({ method: 'DELETE', path: `/${bucket}`, query: { publicAccessBlock: '' } });
 
-function putPolicy(target: Target, bucket: string, policy: unknown): Promise<RawAnswer> {
+export function putPolicy(target: Target, bucket: string, policy: unknown): Promise<RawAnswer> {
   const body = JSON.stringify(policy);
   return target.raw({ method: 'PUT', path: `/${bucket}`, query: { policy: '' }, body, headers: bodyHeaders(body, 'application/json') });
 }
@@ -75,10 +75,10 @@ async function isPublic(target: Target, bucket: string): Promise<string> {
   return String(answer.xml.PolicyStatus?.IsPublic);
 }
 
-type Tag = [key: string, value: string];
+export type Tag = [key: string, value: string];
 
 const xmlText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const taggingXml = (tags: Tag[]) => `<Tagging xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><TagSet>${tags.map(([key, value]) => `<Tag><Key>${xmlText(key)}</Key><Value>${xmlText(value)}</Value></Tag>`).join('')}</TagSet></Tagging>`;
+export const taggingXml = (tags: Tag[]) => `<Tagging xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><TagSet>${tags.map(([key, value]) => `<Tag><Key>${xmlText(key)}</Key><Value>${xmlText(value)}</Value></Tag>`).join('')}</TagSet></Tagging>`;
 
 function putBucketTags(target: Target, bucket: string, tags: Tag[]): Promise<RawAnswer> {
   const body = taggingXml(tags);
@@ -86,8 +86,8 @@ function putBucketTags(target: Target, bucket: string, tags: Tag[]): Promise<Raw
 }
 
 const bucketTagsOf = (target: Target, bucket: string) => target.raw({ method: 'GET', path: `/${bucket}`, query: { tagging: '' } });
-const tagText = (tags: Tag[]) => tags.map(([key, value]) => `${key}=${value}`).sort().join(', ');
-const tagsRead = (answer: RawAnswer) => tagText(listOf(answer.xml.Tagging?.TagSet?.Tag).map((tag): Tag => [String(tag.Key), String(tag.Value ?? '')]));
+export const tagText = (tags: Tag[]) => tags.map(([key, value]) => `${key}=${value}`).sort().join(', ');
+export const tagsRead = (answer: RawAnswer) => tagText(listOf(answer.xml.Tagging?.TagSet?.Tag).map((tag): Tag => [String(tag.Key), String(tag.Value ?? '')]));
 
 const lifecycleXml = [
   '<LifecycleConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',

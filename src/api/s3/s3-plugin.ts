@@ -25,7 +25,7 @@ import * as tagging from './handlers/tagging.js';
 import { restoreObject } from './handlers/restore.js';
 import { getObjectAttributes } from './handlers/attributes.js';
 import * as bucketCors from './handlers/bucket-cors.js';
-import { isEncryptionField, postObject } from './handlers/post-object.js';
+import { isFormHeaderField, postObject } from './handlers/post-object.js';
 import { actualHeaders, matchingRule } from './cors.js';
 import { guardRequest } from './request-guards.js';
 import { checkExpectedOwner } from './expected-owner.js';
@@ -126,18 +126,18 @@ async function handle(options: S3PluginOptions, request: FastifyRequest, reply: 
     if (bucket !== undefined && key === undefined && isFormUpload(request.method, query, request.headers)) {
       // Signed by its POST policy, not by an Authorization header.
       setAuditFacts(request, { api: 'PostObject', actions: ['s3:PutObject'], resource: bucket });
-      // The form's encryption fields stand for a PUT's encryption headers in the policy conditions.
-      const mayPut = async (accessKeyId: string, sessionToken: string | undefined, key: string, encryptionFields: Record<string, string>): Promise<void> => {
+      // The form's encryption fields and tags stand for a PUT's headers in the policy conditions.
+      const mayPut = async (accessKeyId: string, sessionToken: string | undefined, key: string, formHeaders: Record<string, string>): Promise<void> => {
         if (!options.access) return;
         const principal = principalOf(options.access, accessKeyId, sessionToken);
         setAuditFacts(request, { principal: auditPrincipalOf(principal), resource: `${bucket}/${key}` });
-        const headers = { ...Object.fromEntries(Object.entries(request.headers).filter(([name]) => !isEncryptionField(name))), ...encryptionFields };
+        const headers = { ...Object.fromEntries(Object.entries(request.headers).filter(([name]) => !isFormHeaderField(name))), ...formHeaders };
         await authorize(options.context, { principal, sourceIp: request.ip, query, headers, secureTransport: request.protocol === 'https', formUpload: true }, [{ action: 's3:PutObject', bucket, key }]);
       };
       let poster = 'anonymous';
-      const mayPutAs = async (accessKeyId: string, sessionToken: string | undefined, key: string, encryptionFields: Record<string, string>): Promise<void> => {
+      const mayPutAs = async (accessKeyId: string, sessionToken: string | undefined, key: string, formHeaders: Record<string, string>): Promise<void> => {
         poster = accessKeyId;
-        await mayPut(accessKeyId, sessionToken, key, encryptionFields);
+        await mayPut(accessKeyId, sessionToken, key, formHeaders);
       };
       const posted = await postObject(options.context, options.credentials, request.headers, requestBody, bucket, mayPutAs, { signatureV2: options.signatureV2 === true, secureTransport: request.protocol === 'https' });
       await queueEvents(options.context, posted, { principalId: poster, sourceIp: request.ip, requestId });

@@ -2,7 +2,9 @@
  * POST Object: a browser form upload signed with a SigV4 POST policy (or SigV2's, where accepted). The policy (base64 JSON
  * with an expiration and conditions) is checked against the form's fields: every condition must
  * hold, and every field must be named by a condition. The file then streams into a PUT; a file
- * outside content-length-range is refused before anything is committed.
+ * outside content-length-range is refused before anything is committed. A `tagging` field holds
+ * a `<Tagging><TagSet>` document, checked as PutObjectTagging checks its body and stored with the
+ * object.
  */
 import { versionEvent } from '../../../ops/events/types.js';
 import { SvcError } from '../../../errors/index.js';
@@ -14,6 +16,7 @@ import { boundaryOf, readForm, type FormUpload } from '../form-body.js';
 import { withRequestedAcl } from '../acl-request.js';
 import { toXml } from '../xml.js';
 import { bucketDefaultEncryption, metadataOf, storageClassOf, storeAs } from './objects.js';
+import { encodeTags, tagSetFromXml, tagsMetadataKey } from './tagging.js';
 import { writeEncryptionOf } from '../sse-headers.js';
 import { encryptionHeaders } from '../../../ops/sse/encrypted-objects.js';
 import { storeObject } from '../../../ops/compression/compressed-objects.js';
@@ -27,8 +30,12 @@ interface LengthRange {
   max: number;
 }
 
-/** Form fields that ask for encryption: the policy's conditions and the caller's policies judge them as they would the headers of a PUT. */
-export const isEncryptionField = (name: string): boolean => name.startsWith('x-amz-server-side-encryption');
+/**
+ * Form fields the caller's policies judge as they would the headers of a PUT: those that ask for
+ * encryption, and the tags (as `x-amz-tagging`, for `s3:RequestObjectTag/<key>` and
+ * `s3:RequestObjectTagKeys`).
+ */
+export const isFormHeaderField = (name: string): boolean => name.startsWith('x-amz-server-side-encryption') || name === 'x-amz-tagging';
 
 export async function postObject(
   context: S3Context,
@@ -36,7 +43,7 @@ export async function postObject(
   headers: Record<string, string | string[] | undefined>,
   body: AsyncIterable<Uint8Array>,
   bucket: string,
-  mayPut: (accessKeyId: string, sessionToken: string | undefined, key: string, encryptionFields: Record<string, string>) => Promise<void>,
+  mayPut: (accessKeyId: string, sessionToken: string | undefined, key: string, formHeaders: Record<string, string>) => Promise<void>,
   options: { signatureV2: boolean; secureTransport?: boolean } = { signatureV2: false },
 ): Promise<S3Response> {
   await context.objects.requireBucket(bucket);
@@ -56,13 +63,16 @@ export async function postObject(
   if (keyField === undefined || keyField === '') throw new SvcError('InvalidArgument', 'The form has no key field.');
   const key = keyField.replaceAll('${filename}', form.fileName);
   fields.set('key', key);
-  await mayPut(accessKeyId, sessionToken, key, Object.fromEntries([...fields].filter(([name]) => isEncryptionField(name))));
+  const tags = formTags(fields);
+  const judged = Object.fromEntries([...fields].filter(([name]) => isFormHeaderField(name)));
+  await mayPut(accessKeyId, sessionToken, key, tags === undefined ? judged : { ...judged, 'x-amz-tagging': tags });
   const range = checkPolicy(decodePolicy(policyText, context.nowMs()), fields, bucket);
   const asHeaders = formHeaders(fields, form);
   // The form's encryption fields as a PUT's headers, else the bucket's default encryption.
   const settings = { secure: options.secureTransport === true, allowInsecure: context.encryption?.allowInsecureSsec === true, kms: context.encryption?.kms() };
   const sse: (SseRequest & { customerKeyMd5?: string }) | undefined = writeEncryptionOf(asHeaders, settings) ?? bucketDefaultEncryption((await context.objects.bucketRecord(bucket))?.encryption);
   const metadata = metadataOf(asHeaders);
+  if (tags !== undefined) metadata.systemMetadata[tagsMetadataKey] = tags;
   metadata.systemMetadata = await withRequestedAcl(context, { auth: { accessKeyId }, headers: asHeaders }, { bucket, key }, metadata.systemMetadata);
   const putOptions = {
     storageClass: storageClassOf(asHeaders),
@@ -79,11 +89,20 @@ export async function postObject(
   return { ...answer, headers: { ...answer.headers, ...encryption }, events: [versionEvent('ObjectCreated:Post', info)] };
 }
 
-/** The form's fields as the request headers a PUT would carry (content type, metadata, class). */
+/** The `tagging` field's tag set, checked against AWS's rules and encoded as stored; absent or empty: undefined. */
+function formTags(fields: Map<string, string>): string | undefined {
+  const document = fields.get('tagging');
+  if (document === undefined) return undefined;
+  if (fields.has('x-amz-tagging')) throw new SvcError('InvalidArgument', 'Give the tags in the tagging field or in x-amz-tagging, not both.', { errorFields: { ArgumentName: 'tagging' } });
+  return encodeTags(tagSetFromXml(Buffer.from(document, 'utf8')));
+}
+
+/** The form's fields as the request headers a PUT would carry (content type, metadata, class); the tags travel apart. */
 function formHeaders(fields: Map<string, string>, form: FormUpload): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (fields.has('tagging')) throw new SvcError('NotImplemented', 'The tagging form field is not supported; tag the object with PutObjectTagging after the upload.');
-  for (const [name, value] of fields) headers[name === 'acl' ? 'x-amz-acl' : name] = value;
+  for (const [name, value] of fields) {
+    if (name !== 'tagging') headers[name === 'acl' ? 'x-amz-acl' : name] = value;
+  }
   if (headers['content-type'] === undefined && form.fileContentType !== undefined) headers['content-type'] = form.fileContentType;
   return headers;
 }

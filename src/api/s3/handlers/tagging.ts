@@ -63,7 +63,12 @@ export async function getObjectTagging(context: S3Context, request: S3Request, b
 
 /** The tags of a `<Tagging><TagSet>` body, in the order given (not yet checked against the limits). */
 async function tagSetOf(request: S3Request): Promise<Tag[]> {
-  const parsed = parseXmlBody(await readAll(request.body, limits.maxXmlConfigBodyBytes), ['Tag']);
+  return tagSetFromXml(await readAll(request.body, limits.maxXmlConfigBodyBytes));
+}
+
+/** The tags of a `<Tagging><TagSet>` document (a body, or a form's `tagging` field), in the order given. */
+export function tagSetFromXml(bytes: Uint8Array): Tag[] {
+  const parsed = parseXmlBody(bytes, ['Tag']);
   const tagSet = (parsed.Tagging as Record<string, unknown> | undefined)?.TagSet;
   if (tagSet === undefined) throw new SvcError('MalformedXML', 'The body must be <Tagging><TagSet>...</TagSet></Tagging>.');
   // An empty <TagSet/> parses as an empty string: no tags.
