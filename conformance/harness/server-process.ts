@@ -26,6 +26,8 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 export interface SvcProcess {
   url: string;
   port: number;
+  /** The console listener's URL, when the console runs at an address picked here. */
+  consoleUrl?: string;
   child: ChildProcess;
   logs(): string;
   exited: Promise<number | null>;
@@ -120,9 +122,12 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://${host}:${port}`;
+  // The console's URL when its address was picked here (a caller that sets SVC_CONSOLE_ADDRESS knows its own).
+  const consoleAddress = consolePort === undefined || options.env?.SVC_CONSOLE_ADDRESS !== undefined ? undefined : `${host}:${consolePort}`;
   const process_: SvcProcess = {
     url,
     port,
+    ...(consoleAddress !== undefined ? { consoleUrl: `http://${consoleAddress}` } : {}),
     child,
     logs: () => output,
     exited,
