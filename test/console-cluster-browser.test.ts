@@ -31,14 +31,14 @@ const on = (consoleUrl: string, session: ConsoleSession) => (method: string, pat
 
 describe('the console across the nodes of a cluster', () => {
   beforeAll(async () => {
-    cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, env: { SVC_CONSOLE_ENABLE: 'true' } });
+    cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, env: { SVC_CONSOLE_ENABLE: 'true' }, readyTimeoutMs: 150_000 });
     [one, two] = cluster.nodes.map((node) => node!.consoleUrl!) as [string, string];
     expect(one).not.toBe(two);
     // The console listens once storage is up, just after the S3 listener reports ready.
     for (const url of [one, two]) await waitFor(`the console at ${url}`, async () => (await fetch(`${url}/svc/console/health`)).ok, { timeoutMs: 30_000, intervalMs: 100 });
     await mkdir(shots, { recursive: true });
     if (haveChromium) browser = await launchChromium();
-  }, 120_000);
+  }, 240_000);
   afterAll(async () => {
     await browser?.close();
     await cluster?.destroy();
@@ -73,7 +73,7 @@ describe('the console across the nodes of a cluster', () => {
     expect([refused.status, refused.body.Code]).toEqual([401, 'ConsoleSignInRequired']);
     // The session that ended it goes on, on either node.
     expect((await on(two, keeper)('GET', 'buckets')).status).toBe(200);
-  }, 60_000);
+  }, 180_000);
 
   it.skipIf(!haveChromium)('carries a browser session to the other node and signs it out there from the first', async () => {
     const context = await browser!.newContext({ viewport: { width: 1440, height: 900 } });
@@ -92,7 +92,7 @@ describe('the console across the nodes of a cluster', () => {
     await other.getByLabel('Access key').waitFor();
     expect(await other.getByRole('heading', { name: 'Cluster' }).count()).toBe(0);
     await context.close();
-  }, 60_000);
+  }, 180_000);
 
   it.skipIf(!haveChromium)('keeps the per-node table inside a phone screen, the page not overflowing', async () => {
     for (const [name, viewport] of [
@@ -112,5 +112,5 @@ describe('the console across the nodes of a cluster', () => {
       expect(await seriousViolations(page)).toEqual([]);
       await page.context().close();
     }
-  }, 90_000);
+  }, 180_000);
 });

@@ -44,7 +44,7 @@ describe.skipIf(!haveChromium)('the KMS keys page', () => {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'svc-console-kms-'));
     await mkdir(shots, { recursive: true });
-    running = await startConsoleServer([join(root, 'd{1...4}')], { SVC_KMS_SECRET_KEY: `svc-root:${randomBytes(32).toString('base64')}` });
+    running = await startConsoleServer([join(root, 'd{1...4}')], { SVC_KMS_SECRET_KEY: `svc-root:${randomBytes(32).toString('base64')}` }, { readyTimeoutMs: 120_000 });
     session = await signIn(running.consoleUrl);
     for (const key of ['old-backups', 'photos-key']) expect((await session.call('POST', `admin/v4/kms/key/create?key-id=${key}`)).status).toBe(200);
     const s3 = s3ClientFor(running.server.url);
@@ -55,7 +55,7 @@ describe.skipIf(!haveChromium)('the KMS keys page', () => {
     expect((await session.call('POST', 'users', { body: { ...keyViewer, policies: ['kms-status'] } })).status).toBe(200);
     expect((await session.call('POST', 'users', { body: { ...reader, policies: ['readonly'] } })).status).toBe(200);
     browser = await launchChromium();
-  }, 120_000);
+  }, 240_000);
   afterAll(async () => {
     await browser?.close();
     await running?.server.kill();
@@ -90,7 +90,7 @@ describe.skipIf(!haveChromium)('the KMS keys page', () => {
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
     await page.context().close();
-  }, 60_000);
+  }, 180_000);
 
   it('deletes a key in two steps from the keyboard on a phone', async () => {
     const page = await openKeys(narrow);
@@ -113,7 +113,7 @@ describe.skipIf(!haveChromium)('the KMS keys page', () => {
     expect(await documentOverflow(page)).toBeLessThanOrEqual(0);
     expect(await seriousViolations(page)).toEqual([]);
     await page.context().close();
-  }, 60_000);
+  }, 180_000);
 
   it('shows a user without admin:KMSDeleteKey no Delete, and the route refuses it; a readonly user is not offered the page', async () => {
     const page = await openKeys(narrow, keyViewer);
@@ -132,5 +132,5 @@ describe.skipIf(!haveChromium)('the KMS keys page', () => {
     const listed = await readonly.call('GET', 'admin/v4/kms/key/list');
     expect([listed.status, listed.body.Code]).toEqual([403, 'AccessDenied']);
     expect((await session.call('GET', 'session')).body.pages).toContain('kms');
-  }, 60_000);
+  }, 180_000);
 });

@@ -59,7 +59,7 @@ describe.skipIf(!haveChromium)("a bucket's replication settings and status", () 
     rootA = await mkdtemp(join(tmpdir(), 'svc-console-repl-a-'));
     rootB = await mkdtemp(join(tmpdir(), 'svc-console-repl-b-'));
     await mkdir(shots, { recursive: true });
-    [running, target] = await Promise.all([startConsoleServer([join(rootA, 'd{1...4}')]), startSvc({ args: [join(rootB, 'd{1...4}')] })]);
+    [running, target] = await Promise.all([startConsoleServer([join(rootA, 'd{1...4}')], {}, { readyTimeoutMs: 120_000 }), startSvc({ args: [join(rootB, 'd{1...4}')], readyTimeoutMs: 120_000 })]);
     s3 = s3ClientFor(running.server.url);
     await versionedBucket(running.server, 'src');
     await versionedBucket(target, 'dst');
@@ -71,7 +71,7 @@ describe.skipIf(!haveChromium)("a bucket's replication settings and status", () 
     const created = await (await signIn(running.consoleUrl)).call('POST', 'users', { body: { ...viewer, policies: ['readonly'] } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     browser = await launchChromium();
-  }, 120_000);
+  }, 240_000);
   afterAll(async () => {
     await browser?.close();
     await Promise.all([running?.server.kill(), target?.kill()]);
@@ -138,7 +138,7 @@ describe.skipIf(!haveChromium)("a bucket's replication settings and status", () 
     await page.screenshot({ path: join(shots, 'replication-narrow.png'), fullPage: true });
     expect(await seriousViolations(page)).toEqual([]);
     await page.context().close();
-  }, 60_000);
+  }, 180_000);
 
   it('adds a remote target from the page, refusing bad input by name, and never shows its secret again', async () => {
     const page = await openSettings(wide);
@@ -176,7 +176,7 @@ describe.skipIf(!haveChromium)("a bucket's replication settings and status", () 
     await targets.screenshot({ path: join(shots, 'replication-targets-wide.png') });
     expect(await seriousViolations(page)).toEqual([]);
     await page.context().close();
-  }, 60_000);
+  }, 180_000);
 
   it('removes a remote target from the keyboard on a phone; one a rule names is refused in the dialog', async () => {
     const page = await openSettings(narrow);
@@ -202,7 +202,7 @@ describe.skipIf(!haveChromium)("a bucket's replication settings and status", () 
     expect(await documentOverflow(page)).toBeLessThanOrEqual(0);
     expect(await seriousViolations(page)).toEqual([]);
     await page.context().close();
-  }, 60_000);
+  }, 180_000);
 
   it('offers a readonly user no control, with the reasons, and the routes refuse it with nothing changed', async () => {
     const page = await openSettings(narrow, viewer);
@@ -242,5 +242,5 @@ describe.skipIf(!haveChromium)("a bucket's replication settings and status", () 
     }
     expect(await storedRules()).toEqual(before);
     expect(await listedTargets()).toEqual(['dst']);
-  }, 60_000);
+  }, 180_000);
 });

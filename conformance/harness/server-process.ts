@@ -42,6 +42,8 @@ export interface StartOptions {
   port?: number;
   /** Wait for /health/ready (default true). */
   waitReady?: boolean;
+  /** How long to wait for it at most (default 30 s): a bound on a wait, for a machine others share. */
+  readyTimeoutMs?: number;
   /** Run the build in dist/ that `npm install` makes, or the TypeScript sources through tsx; by default the build when it is current. */
   entry?: 'source' | 'build';
   /** Runs this built `svc.js` instead (an altered copy of dist/, for the mutation check). */
@@ -140,7 +142,7 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
       return exited;
     },
   };
-  if (options.waitReady ?? true) await waitReady(process_);
+  if (options.waitReady ?? true) await waitReady(process_, options.readyTimeoutMs);
   return process_;
 }
 
