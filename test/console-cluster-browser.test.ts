@@ -80,7 +80,7 @@ describe('the console across the nodes of a cluster', () => {
     const page = await context.newPage();
     await signInOnPage(page, one);
     // The same cookie given to the other node's address (a browser keeps cookies per host).
-    const [cookie] = (await context.cookies(one)).filter((entry) => entry.name === 'svc_console_session');
+    const [cookie] = (await context.cookies(`${one}/svc/console/`)).filter((entry) => entry.name === 'svc_console_session');
     expect(cookie).toBeDefined();
     await context.addCookies([{ name: cookie!.name, value: cookie!.value, domain: new URL(two).hostname, path: '/svc/console/', httpOnly: true, sameSite: 'Strict' }]);
     const other = await context.newPage();

@@ -181,7 +181,7 @@ describe.skipIf(!haveChromium)("a bucket's replication settings and status", () 
   it('removes a remote target from the keyboard on a phone; one a rule names is refused in the dialog', async () => {
     const page = await openSettings(narrow);
     const targets = section(page, 'Remote targets');
-    await expect.poll(() => targets.getByRole('table', { name: 'Remote targets' }).locator('tbody tr').count()).toBe(2);
+    await expect.poll(() => targets.getByRole('table', { name: 'Remote targets' }).locator('tbody tr').count(), { timeout: 30_000 }).toBe(2);
     await targets.getByRole('button', { name: `Remove target dst at ${target.url}` }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Remove target' }).click();
