@@ -33,7 +33,9 @@ import { createTierService, type TierService } from './services/tier-service.js'
 import { driveRpcPlugin } from './api/rpc/drive-rpc-plugin.js';
 import { rpcKeyFor } from './transport/rpc-token.js';
 import { Transport } from './transport/transport.js';
-import type { ObservabilityOperation, PeerHandlerTable } from './ops/peer-protocol.js';
+import { askPeer, type ConsoleOperation, type ObservabilityOperation, type PeerHandlerTable } from './ops/peer-protocol.js';
+import { peersOf } from './services/peer-links.js';
+import { RevokedSessions } from './console/request-state.js';
 import { SvcError } from './errors/index.js';
 import { createRemoteDrive } from '../backends/remote/remote-drive.js';
 import { answerS3FrameworkError, s3ClientErrorHandler, s3Plugin } from './api/s3/s3-plugin.js';
@@ -55,6 +57,7 @@ import type { StsService } from './api/sts/sts.js';
 import { answerConsoleFrameworkError, consoleClientErrorBody, consolePlugin } from './console/console-plugin.js';
 import { loadConsoleAssets } from './console/assets.js';
 import { SessionSealer } from './console/session.js';
+import type { ConsoleContext } from './console/context.js';
 import { OpenIdSignIn } from './console/openid.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
@@ -131,6 +134,14 @@ export async function startServer(args: string[], env: Record<string, string | u
   const shardReads = new ShardReadStats();
   registerErasureMetrics(observability.metrics.registry, () => shardReads);
   const lockTable = new LockTable(systemClock);
+  // Console sessions signed out here or on another node: the console refuses them, the peer protocol takes the others' announcements.
+  const consoleRevoked = new RevokedSessions(() => Date.now());
+  const consolePeerHandlers: Pick<PeerHandlerTable, ConsoleOperation> = {
+    'console-session-ended': async ({ sessionId, untilMs }) => {
+      consoleRevoked.revokeId(sessionId, untilMs);
+      return { revoked: true };
+    },
+  };
   const locker = makeLocker(config, isOwn, lockTable, { rpcKey, launchHash, transport, onCall: (peer, seconds, failed) => observability.metrics.observeInternodeCall(peer, seconds, failed) }, log);
   const coding: BlockCoding = config.codingThreads > 0 ? new WorkerCoding(config.codingThreads, log) : mainThreadCoding;
   let stopping = false;
@@ -168,7 +179,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     await app.register(driveRpcPlugin, { rpcKey, launchHash, driveFor: (path) => localByPath.get(path), nowMs: () => Date.now() });
     await app.register(lockRpcPlugin, { rpcKey, launchHash, table: lockTable, nowMs: () => Date.now() });
     await app.register(rpcStreamPlugin, { rpcKey, launchHash, table: lockTable, driveFor: (path) => localByPath.get(path), buffers: transport.buffers, nowMs: () => Date.now(), observe: (service) => observability.metrics.observeInternodeRequest(service) });
-    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...(admin?.peerHandlers ?? startingPeerHandlers), ...observability.peerHandlers }) });
+    await app.register(peerRpcPlugin, { rpcKey, launchHash, nowMs: () => Date.now(), handlers: () => ({ ...(admin?.peerHandlers ?? startingPeerHandlers), ...observability.peerHandlers, ...consolePeerHandlers }) });
     // Root keys, then the users of iam.bin (known once storage is up); every request is authorised against their policies.
     const credentials = { secretFor: (id: string, token?: string) => (id === config.accessKey && token === undefined ? config.secretKey : admin?.iam.secretFor(id, token)) };
     const access = { rootAccessKey: config.accessKey, principalOf: (id: string, token?: string) => admin?.iam.resolve(id, token)?.principal };
@@ -232,7 +243,7 @@ export async function startServer(args: string[], env: Record<string, string | u
     ? await listen(config.consoleAddress, config.requestTimeouts, consoleListenerAnswers, async (app) => {
         installAudit(app, audit, 'console');
         await app.register(consoleHealthPlugin, { state });
-        await app.register(consolePlugin, consoleOptions(config, env, { storage: started, admin: () => admin!, audit, s3: context }, log));
+        await app.register(consolePlugin, consoleOptions(config, env, { storage: started, admin: () => admin!, audit, s3: context, revoked: consoleRevoked, announceSessionEnded: sessionEndAnnouncer(config, isOwn, { rpcKey, launchHash }, log) }, log));
       })
     : undefined;
   log.info({ s3: config.address, console: config.consoleEnabled ? config.consoleAddress : 'disabled' }, 'listening');
@@ -303,7 +314,12 @@ function stsService(config: ServerConfig, identityClock: OffsetClock, iam: () =>
 }
 
 /** The web console: the same object layer and admin services as the S3 and admin APIs. */
-function consoleOptions(config: ServerConfig, env: Record<string, string | undefined>, services: { storage: StartedStorage; admin: () => AdminServices; audit: AuditLog; s3: S3Context }, log: Logger): Parameters<typeof consolePlugin>[1] {
+function consoleOptions(
+  config: ServerConfig,
+  env: Record<string, string | undefined>,
+  services: { storage: StartedStorage; admin: () => AdminServices; audit: AuditLog; s3: S3Context; revoked: RevokedSessions; announceSessionEnded: ConsoleContext['announceSessionEnded'] },
+  log: Logger,
+): Parameters<typeof consolePlugin>[1] {
   const { storage, admin } = services;
   const credentials = { accessKey: config.accessKey, secretKey: config.secretKey };
   const assets = loadConsoleAssets();
@@ -322,11 +338,32 @@ function consoleOptions(config: ServerConfig, env: Record<string, string | undef
       audit: services.audit,
       nowMs: () => Date.now(),
       s3: () => services.s3,
+      ...(services.announceSessionEnded ? { announceSessionEnded: services.announceSessionEnded } : {}),
       logger: log,
     },
+    revoked: services.revoked,
     assets,
     trustedProxies: config.consoleTrustedProxies,
     bodyIdleTimeoutMs: config.requestTimeouts.bodyIdleMs,
+  };
+}
+
+/**
+ * A console session signed out or ended on this node, told to every other node before the answer
+ * (each refuses the cookie from then on); a node that does not answer within the change-notice
+ * timeout is logged by name and refuses the session only at its expiry. Undefined on one node.
+ */
+function sessionEndAnnouncer(config: ServerConfig, isOwn: OwnEndpointTest, peers: { rpcKey: Buffer; launchHash: string }, log: Logger): ConsoleContext['announceSessionEnded'] {
+  const others = peersOf(config, isOwn);
+  if (others.length === 0) return undefined;
+  return async (ended) => {
+    await Promise.all(
+      others.map((peer) =>
+        askPeer(peer, 'console-session-ended', ended, { ...peers, timeoutMs: limits.changeNoticeTimeoutMs }).catch((error: unknown) => {
+          log.warn({ peer: `${peer.host}:${peer.port}`, err: error }, 'console session ended: a peer was not told');
+        }),
+      ),
+    );
   };
 }
 
@@ -414,7 +451,7 @@ const stillStarting = async (): Promise<never> => {
 };
 
 /** The admin services' peer operations until storage is up: each answers SlowDown. */
-const startingPeerHandlers: Omit<PeerHandlerTable, ObservabilityOperation> = {
+const startingPeerHandlers: Omit<PeerHandlerTable, ObservabilityOperation | ConsoleOperation> = {
   'heal-sequence': stillStarting,
   'rebalance-event': stillStarting,
   'rebalance-start': stillStarting,

@@ -71,6 +71,7 @@ const examples: { [Op in PeerOperation]: { request: PeerRequest<Op>; answer: Pee
     request: {},
     answer: { intervalMs: 10_000, latencyBoundsSeconds: [0.001, 0.01], nodes: ['127.0.0.1:9000'], unreachable: [], samples: [{ atMs: 1_764_393_600_000, requests: 3, clientErrors: 1, serverErrors: 0, latencyCounts: [1, 2, 0], receivedBytes: 10, sentBytes: 20, driveOperations: 8, driveErrors: 0, healScannedObjects: 0, healedObjects: 0, readRepairs: 0 }] },
   },
+  'console-session-ended': { request: { sessionId: 'kq3JxZ0h2Vb9aXc1', untilMs: 1_764_436_800_000 }, answer: { revoked: true } },
 };
 
 /** Requests each operation must refuse (a missing, mistyped or unknown field). */
@@ -96,6 +97,7 @@ const malformedRequests: { [Op in PeerOperation]: unknown[] } = {
   'replication-resync': [{}, { bucket: 'b', bucketArn: 1 }, { bucket: 'b', watch: true }],
   metrics: [{ format: 'json' }],
   'metrics-history': [{ scope: 'node' }, 'all'],
+  'console-session-ended': [{ sessionId: 'k' }, { sessionId: 7, untilMs: 1 }, { sessionId: 'k', untilMs: -1 }, { sessionId: 'k', untilMs: 1, accessKey: 'a' }],
 };
 
 const codeOfCall = async (promise: Promise<unknown>): Promise<string> =>

@@ -32,6 +32,8 @@ export async function startProcessCluster(options: {
   script?: string;
   /** A command node i is started under (e.g. faketime with the node's clock offset), read at each start. */
   wrap?: (index: number) => string[] | undefined;
+  /** How long each node may take to be ready at most (default 60 s). */
+  readyTimeoutMs?: number;
 }): Promise<ProcessCluster> {
   const root = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   const port = await freePort('127.0.0.2');
@@ -52,7 +54,7 @@ export async function startProcessCluster(options: {
       const wrap = options.wrap?.(index);
       const node = await startSvc({ args: cluster.args, host: hosts[index]!, port, waitReady: false, ...(wrap ? { wrap } : {}), ...(options.entry ? { entry: options.entry } : {}), ...(options.script ? { script: options.script } : {}), env: { SVC_DRIVE_ROOT: join(root, `node${index + 1}`), SVC_CONSOLE_ENABLE: 'false', ...options.env } });
       nodes[index] = node;
-      if (startOptions.waitReady ?? true) await waitReady(node, 60_000);
+      if (startOptions.waitReady ?? true) await waitReady(node, options.readyTimeoutMs ?? 60_000);
       return node;
     },
     async stop(index) {
@@ -77,7 +79,7 @@ export async function startProcessCluster(options: {
   // not come up is taken down, so that no node outlives the failed start.
   try {
     await Promise.all(hosts.map((_, index) => cluster.start(index, { waitReady: false })));
-    await Promise.all(nodes.map((node) => waitReady(node!, 60_000)));
+    await Promise.all(nodes.map((node) => waitReady(node!, options.readyTimeoutMs ?? 60_000)));
   } catch (error) {
     await cluster.destroy();
     throw error;

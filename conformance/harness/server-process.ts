@@ -26,6 +26,8 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 export interface SvcProcess {
   url: string;
   port: number;
+  /** The console listener's URL, when the console runs at an address picked here. */
+  consoleUrl?: string;
   child: ChildProcess;
   logs(): string;
   exited: Promise<number | null>;
@@ -40,6 +42,8 @@ export interface StartOptions {
   port?: number;
   /** Wait for /health/ready (default true). */
   waitReady?: boolean;
+  /** How long to wait for it at most (default 30 s): a bound on a wait, for a machine others share. */
+  readyTimeoutMs?: number;
   /** Run the build in dist/ that `npm install` makes, or the TypeScript sources through tsx; by default the build when it is current. */
   entry?: 'source' | 'build';
   /** Runs this built `svc.js` instead (an altered copy of dist/, for the mutation check). */
@@ -120,9 +124,12 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://${host}:${port}`;
+  // The console's URL when its address was picked here (a caller that sets SVC_CONSOLE_ADDRESS knows its own).
+  const consoleAddress = consolePort === undefined || options.env?.SVC_CONSOLE_ADDRESS !== undefined ? undefined : `${host}:${consolePort}`;
   const process_: SvcProcess = {
     url,
     port,
+    ...(consoleAddress !== undefined ? { consoleUrl: `http://${consoleAddress}` } : {}),
     child,
     logs: () => output,
     exited,
@@ -137,7 +144,7 @@ async function startSvcOnce(options: StartOptions): Promise<SvcProcess> {
   };
   if (options.waitReady ?? true) {
     try {
-      await waitReady(process_);
+      await waitReady(process_, options.readyTimeoutMs);
     } catch (error) {
       await process_.kill(); // a server that missed its readiness deadline does not outlive the failed start
       throw error;

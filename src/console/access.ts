@@ -19,8 +19,11 @@ export type { Permission };
 /** Admin actions the console's pages need: the catalogue's names (src/iam/actions.ts). */
 export const adminActions = adminAction;
 
-/** The console's pages and the action each needs (buckets and the object browser need a session only). */
-const pageActions: [page: string, action: string | undefined][] = [
+/**
+ * The console's pages and the action each needs (buckets and the object browser need a session
+ * only); a page about a service the deployment may lack (the KMS) is offered only when it has it.
+ */
+const pageActions: [page: string, action: string | undefined, present?: (context: ConsoleContext) => boolean][] = [
   ['overview', adminActions.serverInfo],
   ['buckets', undefined],
   ['cluster', adminActions.serverInfo],
@@ -29,6 +32,7 @@ const pageActions: [page: string, action: string | undefined][] = [
   ['users', adminActions.listUsers],
   ['groups', adminActions.listGroups],
   ['service-accounts', adminActions.listServiceAccounts],
+  ['kms', adminActions.kmsKeyStatus, (context) => context.admin().kms !== undefined],
 ];
 
 export class ConsoleAccess {
@@ -82,7 +86,10 @@ export class ConsoleAccess {
   /** The pages this session may open (the app shows only these). */
   async pages(): Promise<string[]> {
     const open: string[] = [];
-    for (const [page, action] of pageActions) if (action === undefined || (await this.allows([{ action }]))) open.push(page);
+    for (const [page, action, present] of pageActions) {
+      if (present && !present(this.context)) continue;
+      if (action === undefined || (await this.allows([{ action }]))) open.push(page);
+    }
     return open;
   }
 }

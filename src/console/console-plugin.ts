@@ -61,6 +61,8 @@ export interface ConsolePluginOptions {
   trustedProxies: string[];
   /** A body that sends nothing for this long while it is read is answered RequestTimeout (0: no limit), as on the S3 listener. */
   bodyIdleTimeoutMs: number;
+  /** The sessions this node refuses, shared with its peer handler that takes the other nodes' sign-outs (a list of its own when left out). */
+  revoked?: RevokedSessions;
 }
 
 export async function consolePlugin(app: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
@@ -102,7 +104,7 @@ export async function answerConsoleFrameworkError(error: SvcError, request: Fast
 async function apiPlugin(app: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
   const { context } = options;
   const trusted = trustedProxyList(options.trustedProxies);
-  const revoked = new RevokedSessions(context.nowMs);
+  const revoked = options.revoked ?? new RevokedSessions(context.nowMs);
   const registry = new SessionRegistry(() => context.sealer.settings, revoked);
   await app.register(swagger, consoleOpenApiOptions);
   // Uploads stream their body into the object layer: only JSON is parsed here, read with the idle timeout.

@@ -32,6 +32,11 @@ export interface ConsoleContext {
   /** This node's recent audit entries (the Users page's audit section). */
   audit: Pick<AuditLog, 'recent' | 'stats'>;
   nowMs(): number;
+  /**
+   * Tells every other node of the deployment that a session was signed out or ended here, so each
+   * refuses its cookie too (a peer that does not answer is logged); absent on a single node.
+   */
+  announceSessionEnded?(ended: { sessionId: string; untilMs: number }): Promise<void>;
   /** The S3 API's context: bucket settings run its own handlers (s3-bridge.ts); absent, the settings routes answer NotImplemented. */
   s3?: () => S3Context;
   logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };

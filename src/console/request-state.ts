@@ -56,14 +56,27 @@ export function requestAccess(request: FastifyRequest): ConsoleAccess {
   return access;
 }
 
-/** Session ids signed out on this node, kept until their absolute expiry. */
+/**
+ * Session ids signed out or ended, on this node or announced by another, kept until their absolute
+ * expiry. Each node holds its own list: a sign-out is announced to every peer, which refuses the
+ * session from then on too.
+ */
 export class RevokedSessions {
   private readonly untilMs = new Map<string, number>();
 
   constructor(private readonly nowMs: () => number) {}
 
-  revoke(session: Session, maxMs: number): void {
-    this.untilMs.set(session.id, session.issuedAtMs + maxMs);
+  /** Refuses the session here; answers the id and until when, for the announcement to the peers. */
+  revoke(session: Pick<Session, 'id' | 'issuedAtMs'>, maxMs: number): { sessionId: string; untilMs: number } {
+    const untilMs = session.issuedAtMs + maxMs;
+    this.revokeId(session.id, untilMs);
+    return { sessionId: session.id, untilMs };
+  }
+
+  /** Refuses a session by id until `untilMs` (a peer's announcement). */
+  revokeId(sessionId: string, untilMs: number): void {
+    this.untilMs.delete(sessionId);
+    this.untilMs.set(sessionId, untilMs);
     if (this.untilMs.size > limits.consoleRevokedSessionsMax) this.untilMs.delete(this.untilMs.keys().next().value!);
   }
 

@@ -31,6 +31,8 @@ const deploymentActions: ActionRule[] = [
   ['endSessions', () => ({ action: adminActions.disableUser })],
   ['getBucketTarget', () => ({ action: adminActions.getBucketTarget })],
   ['setBucketTarget', () => ({ action: adminActions.setBucketTarget })],
+  ['kmsKeyStatus', () => ({ action: adminActions.kmsKeyStatus })],
+  ['kmsDeleteKey', () => ({ action: adminActions.kmsDeleteKey })],
 ];
 
 const bucketActions: ActionRule[] = [

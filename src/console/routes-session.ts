@@ -43,7 +43,8 @@ export async function sessionRoutes(app: FastifyInstance, options: { context: Co
   app.get('/session', { schema: sessionSchemas.current, config: { access: { session: 'the session itself: who, its policies, the pages it may open' } } }, async (request, reply) => sessionAnswer(context, reply, requestAccess(request), context.nowMs()));
   app.delete('/session', { schema: sessionSchemas.signOut, config: { access: { session: 'signs the session out' } } }, async (request, reply) => {
     const session = requestSession(request);
-    options.revoked.revoke(session, context.sealer.settings.maxMs);
+    const ended = options.revoked.revoke(session, context.sealer.settings.maxMs);
+    await context.announceSessionEnded?.(ended);
     reply.header('set-cookie', sessionCookie(undefined, { maxAgeMs: 0, secure: requestOrigin(request).secure }));
     return { signedOut: true };
   });

@@ -34,14 +34,16 @@ export async function sessionsRoutes(app: FastifyInstance, options: { context: C
     if (record?.accessKey !== access.session.accessKey) await access.require([{ action: adminActions.disableUser }]);
     if (!record) throw new SvcError('NoSuchConsoleSession', undefined, { handle });
     if (record.id === access.session.id) throw new SvcError('InvalidArgument', 'this is the session making the request: sign out instead', { field: 'handle' });
-    registry.end(record);
+    const ended = registry.end(record);
+    await context.announceSessionEnded?.(ended);
     context.logger.info({ accessKey: record.accessKey, endedBy: access.session.accessKey }, 'console session ended');
     return { ended: [handle] };
   });
-  app.post('/sessions/end-others', { schema: sessionsSchemas.endOthers, config: { access: { session: "ends the session's principal's other sessions on this node" } } }, async (request) => {
+  app.post('/sessions/end-others', { schema: sessionsSchemas.endOthers, config: { access: { session: "ends the session's principal's other sessions this node knows, on every node" } } }, async (request) => {
     const access = requestAccess(request);
     const others = registry.list(context.nowMs(), access.session.accessKey).filter((record) => record.id !== access.session.id);
-    for (const record of others) registry.end(record);
+    const ended = others.map((record) => registry.end(record));
+    await Promise.all(ended.map((session) => context.announceSessionEnded?.(session)));
     return { ended: others.map((record) => record.handle) };
   });
 }

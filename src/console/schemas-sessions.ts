@@ -25,7 +25,7 @@ export const sessionsSchemas = {
   }),
   end: consoleSchema('session', {
     summary: 'End a session',
-    description: "Its cookie is refused by this node from now on (other nodes until its idle expiry). Another principal's needs admin:DisableUser. Refusals: `NoSuchConsoleSession`, the session asking (`InvalidArgument`: sign out instead).",
+    description: "Its cookie is refused from now on by this node and, once told (before the answer), by every other node of the deployment. Another principal's needs admin:DisableUser. Refusals: `NoSuchConsoleSession`, the session asking (`InvalidArgument`: sign out instead).",
     querystring: statusQuery({}),
     params: object({ handle: text('the session\'s handle') }),
     response: ended,
@@ -33,7 +33,7 @@ export const sessionsSchemas = {
   }),
   endOthers: consoleSchema('session', {
     summary: 'End every other session',
-    description: "Ends the signed-in principal's other sessions this node knows (this one stays).",
+    description: "Ends the signed-in principal's other sessions this node knows (this one stays), on every node.",
     querystring: statusQuery({}),
     response: ended,
     example: { response: { ended: ['m3Yb0Jc8qvXf1sW2aLk9dQ'] } },

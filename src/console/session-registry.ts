@@ -3,8 +3,8 @@
  * cookie (session.ts) and every node accepts it, so no node holds a list of them all: each node
  * remembers, in memory, the sessions that made a request to it (when it began, when it was last
  * seen here, from which address and browser), forgets one once it would have expired, and ends
- * one by refusing its id from then on, as sign-out does. A restart forgets the list, and a
- * session ended here stays valid on the other nodes until its idle expiry.
+ * one by refusing its id from then on, as sign-out does (the caller announces it to the other
+ * nodes, which refuse it too). A restart forgets the list.
  */
 import { createHash } from 'node:crypto';
 import { limits } from '../util/limits.js';
@@ -67,10 +67,11 @@ export class SessionRegistry {
     return this.list(nowMs).find((record) => record.handle === handle);
   }
 
-  /** Ends the session on this node: its cookie is refused here from now on. */
-  end(record: SessionRecord): void {
-    this.revoked.revoke({ id: record.id, accessKey: record.accessKey, kind: record.kind, policies: [], issuedAtMs: record.issuedAtMs, lastSeenMs: record.lastSeenMs }, this.settings().maxMs);
+  /** Ends the session on this node: its cookie is refused here from now on. Answers what to announce to the other nodes. */
+  end(record: SessionRecord): { sessionId: string; untilMs: number } {
+    const ended = this.revoked.revoke({ id: record.id, issuedAtMs: record.issuedAtMs }, this.settings().maxMs);
     this.records.delete(record.id);
+    return ended;
   }
 
   /** Forgets a session signed out by its own request. */

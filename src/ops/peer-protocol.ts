@@ -159,11 +159,15 @@ export const peerOperations = {
   metrics: { request: request({}), answer: answer({ text }) },
   /** The peer's own recent metrics history (the console's cluster graphs). */
   'metrics-history': { request: request({}), answer: answer({ intervalMs: whole, latencyBoundsSeconds: listOf(finite), samples: listOf(answer({ atMs: whole })) }) as Decoder<unknown> as Decoder<MetricsHistory> },
+  /** A console session was signed out or ended on another node: the peer refuses its cookie until `untilMs` (its absolute expiry). */
+  'console-session-ended': { request: request({ sessionId: text, untilMs: whole }), answer: answer({ revoked: exactly(true) }) },
 } as const satisfies Record<string, { request: Decoder<unknown>; answer: Decoder<unknown> }>;
 
 export type PeerOperation = keyof typeof peerOperations;
 /** The operations the observability side of a node answers (the others are the admin services'). */
 export type ObservabilityOperation = 'metrics' | 'metrics-history';
+/** The operation the console side of a node answers. */
+export type ConsoleOperation = 'console-session-ended';
 export type PeerRequest<Op extends PeerOperation> = ReturnType<(typeof peerOperations)[Op]['request']>;
 export type PeerAnswer<Op extends PeerOperation> = ReturnType<(typeof peerOperations)[Op]['answer']>;
 

@@ -17,7 +17,7 @@ import type { HealManager } from '../ops/heal.js';
 import type { IamStore } from '../ops/iam-store.js';
 import type { LifecycleScanner } from '../ops/lifecycle.js';
 import { createExplorer } from '../ops/explorer.js';
-import type { ObservabilityOperation, PeerHandlerTable } from '../ops/peer-protocol.js';
+import type { ConsoleOperation, ObservabilityOperation, PeerHandlerTable } from '../ops/peer-protocol.js';
 import type { NamespaceLocker } from '../object/locks.js';
 import type { AdminContext } from '../api/admin/context.js';
 import type { Kms } from '../ops/kms/kms.js';
@@ -42,7 +42,7 @@ import type { UsageScanner } from '../ops/usage-scanner.js';
 export interface AdminServices {
   context: AdminContext;
   /** This node's part of the peer handler table: every operation but metrics. */
-  peerHandlers: Omit<PeerHandlerTable, ObservabilityOperation>;
+  peerHandlers: Omit<PeerHandlerTable, ObservabilityOperation | ConsoleOperation>;
   decommission: DecommissionManager;
   rebalance: RebalanceManager;
   heal: HealManager;
@@ -101,7 +101,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const usage = createUsageService({ storage, leader: options.leader, logger });
   const replication = createReplicationService({ local: options.replication, links, logger });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
-  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers, ...replication.peerHandlers } satisfies Omit<PeerHandlerTable, ObservabilityOperation>;
+  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers, ...replication.peerHandlers } satisfies Omit<PeerHandlerTable, ObservabilityOperation | ConsoleOperation>;
   const { setViews, ...poolStatus } = pools;
   const context: AdminContext = {
     ...poolStatus,

@@ -1,6 +1,6 @@
 /** Debian's Chromium for browser tests: whether it is there (a missing one skips with the reason, or fails under CI), and a headless launch. */
 import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { testCredentials } from './server-process.js';
 
 export const chromiumPath = '/usr/bin/chromium';
@@ -44,4 +44,18 @@ export async function openConsolePage(browser: Browser, consoleUrl: string, opti
   }
   await page.goto(`${consoleUrl}/svc/console/#/${options.hash}`);
   return page;
+}
+
+/** Presses Tab until `target` has the focus, as a keyboard user reaches it; throws after `presses` presses. */
+export async function tabTo(page: Page, target: Locator, presses = 100): Promise<void> {
+  for (let press = 0; press < presses; press += 1) {
+    if (await target.evaluate((element) => element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`${String(target)} is not reached with ${presses} presses of Tab`);
+}
+
+/** How far the document is wider than the window (0 or less: the page does not scroll sideways). */
+export async function documentOverflow(page: Page): Promise<number> {
+  return (await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')) as number;
 }

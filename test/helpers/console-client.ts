@@ -6,9 +6,9 @@ export interface ConsoleServer {
   consoleUrl: string;
 }
 
-export async function startConsoleServer(args: string[], env: Record<string, string> = {}): Promise<ConsoleServer> {
+export async function startConsoleServer(args: string[], env: Record<string, string> = {}, options: { readyTimeoutMs?: number } = {}): Promise<ConsoleServer> {
   const consolePort = await freePort();
-  const server = await startSvc({ args, env: { SVC_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`, ...env } });
+  const server = await startSvc({ args, env: { SVC_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`, ...env }, ...options });
   return { server, consoleUrl: `http://127.0.0.1:${consolePort}` };
 }
 

@@ -9,6 +9,9 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unk
   const [error, setError] = useState<ApiError | Error | undefined>(undefined);
   const [tick, setTick] = useState(0);
   const depsKey = useRef<string | undefined>(undefined);
+  // Read when the next load is scheduled: a page may poll faster while something runs, without an extra load when it changes.
+  const interval = useRef(intervalMs);
+  interval.current = intervalMs;
   useEffect(() => {
     // Other parameters (another bucket, say): the last answer was for them, not for these.
     const key = JSON.stringify(deps);
@@ -22,7 +25,7 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unk
     const run = async (repeat = false) => {
       // A page in a hidden tab is not refreshed: it asks again once shown.
       if (repeat && document.hidden) {
-        timer = setTimeout(() => void run(true), intervalMs);
+        timer = setTimeout(() => void run(true), interval.current);
         return;
       }
       try {
@@ -33,7 +36,7 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unk
       } catch (caught) {
         if (live) setError(caught as Error);
       }
-      if (live && intervalMs > 0) timer = setTimeout(() => void run(true), intervalMs);
+      if (live && interval.current > 0) timer = setTimeout(() => void run(true), interval.current);
     };
     void run();
     return () => {

@@ -16,6 +16,7 @@ import { BucketSettingsPage } from './page-bucket-settings';
 import { GroupsPage } from './page-groups';
 import { ServiceAccountsPage } from './page-service-accounts';
 import { SessionsPage } from './page-sessions';
+import { KmsPage } from './page-kms';
 
 interface SessionInfo {
   accessKey: string;
@@ -133,6 +134,7 @@ const pages: { id: string; label: string }[] = [
   { id: 'users', label: 'Users' },
   { id: 'groups', label: 'Groups' },
   { id: 'service-accounts', label: 'Service accounts' },
+  { id: 'kms', label: 'KMS keys' },
   { id: 'sessions', label: 'Sessions' },
 ];
 
@@ -240,6 +242,8 @@ function pageFor(route: string[]) {
       return <ServiceAccountsPage />;
     case 'sessions':
       return <SessionsPage />;
+    case 'kms':
+      return <KmsPage />;
     default:
       return <OverviewPage />;
   }

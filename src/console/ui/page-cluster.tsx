@@ -14,8 +14,8 @@ export function ClusterPage() {
       <ErrorNotice error={error} />
       {data ? (
         <>
-          <Card title={`Nodes (${data.nodes.length})`}>
-            <table class="table">
+          <Card title={`Nodes (${data.nodes.length})`} scrollable>
+            <table class="table nodes-table" aria-label="Nodes">
               <thead>
                 <tr>
                   <th>Node</th>
@@ -26,7 +26,7 @@ export function ClusterPage() {
               <tbody>
                 {data.nodes.map((node) => (
                   <tr key={node.endpoint}>
-                    <td class="mono">{node.endpoint === 'local' ? `${data.thisNode} (local drives)` : node.endpoint}</td>
+                    <td class="mono break">{node.endpoint === 'local' ? `${data.thisNode} (local drives)` : node.endpoint}</td>
                     <td>
                       <Badge state={node.state} />
                     </td>
@@ -41,7 +41,7 @@ export function ClusterPage() {
           <MetricsGraphs scope="cluster" title="Last hour (every node, added up)" />
           <MetricsGraphs scope="node" title={`Last hour (${data.thisNode})`} />
           {data.pools.map((pool) => (
-            <Card key={pool.id} title={`Pool ${pool.id}`} actions={<span class="muted small mono">{pool.cmdline}</span>}>
+            <Card key={pool.id} title={`Pool ${pool.id}`} actions={<span class="muted small mono break">{pool.cmdline}</span>}>
               <p class="muted small">
                 {pool.setCount} set(s) of {pool.drivesPerSet} drives · {bytes(pool.usedBytes)} of {bytes(pool.totalBytes)} used
                 {pool.decommission ? (

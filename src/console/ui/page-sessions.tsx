@@ -44,7 +44,7 @@ export function SessionsPage() {
     <div class="page">
       <h1>Sessions</h1>
       <p class="muted">
-        Console sessions this node has served since it started. A session is valid on every node; one ended here is refused by this node at once and by the others when it has been idle for the session idle time.
+        Console sessions this node has served since it started. A session is valid on every node; one ended here, or signed out, is refused at once by every node.
       </p>
       <ErrorNotice error={error ?? mine.error ?? everyone.error} onClose={() => setError(undefined)} />
       <Card

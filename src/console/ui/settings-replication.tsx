@@ -3,13 +3,15 @@
  * status, priority, filter, destination, delete-marker and existing-object replication), a form
  * that adds or edits the common rule and the XML for every other, saved through S3's own
  * PutBucketReplication handler; the bucket's remote targets to choose from (never with a secret);
- * and the replication status of the deployment (each target's queue summed and per node, resyncs
- * with their progress) with a Resync button. Controls the session may not use are not drawn; the
- * server's reason is shown instead.
+ * the remote targets themselves, added (endpoint, credentials, bucket: the admin API checks them
+ * first) and removed, the secret sent once and never shown again; and the replication status of
+ * the deployment (each target's queue summed and per node, resyncs with a progress bar, polled
+ * once a second while one runs) with a Resync button. Controls the session may not use are not
+ * drawn; the server's reason is shown instead.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api';
-import { ActionsHead, Badge, Card, Empty, ErrorNotice, usePoll } from './components';
+import { ActionsHead, Badge, Card, ConfirmDialog, Empty, ErrorNotice, ProgressBar, usePoll } from './components';
 import { may, permissionReason, type Permissions } from './permissions';
 import { DocumentEditor, elements, escapeXml, parseXml, SaveOutcome, settingReason, useSetting, withElement, withoutElement } from './bucket-setting';
 
@@ -18,6 +20,7 @@ interface RemoteTarget {
   endpoint: string;
   targetBucket: string;
   accessKey: string;
+  region: string;
 }
 
 interface TargetStatus {
@@ -121,17 +124,17 @@ function destinationName(arn: string, targets: RemoteTarget[] | undefined): stri
 }
 
 /** The bucket's remote targets, when the session may list them (admin:GetBucketTarget). */
-function useRemoteTargets(bucket: string, permissions: Permissions | undefined): { targets: RemoteTarget[] | undefined; reason: string | undefined } {
+function useRemoteTargets(bucket: string, permissions: Permissions | undefined): { targets: RemoteTarget[] | undefined; reason: string | undefined; reload: () => void } {
   const allowed = may(permissions, 'getBucketTarget').allowed;
   const listed = usePoll<{ targets: RemoteTarget[] } | undefined>(() => (allowed ? api<{ targets: RemoteTarget[] }>('GET', 'admin/v4/replication/target/list', { query: { bucket } }) : Promise.resolve(undefined)), 0, [bucket, allowed]);
-  return { targets: listed.data?.targets, reason: permissions === undefined ? undefined : allowed ? listed.error?.message : permissionReason(permissions, 'getBucketTarget') };
+  return { targets: listed.data?.targets, reason: permissions === undefined ? undefined : allowed ? listed.error?.message : permissionReason(permissions, 'getBucketTarget'), reload: listed.reload };
 }
 
 export function ReplicationSection(props: { bucket: string; versioning: string; permissions: Permissions | undefined }) {
   const state = useSetting(props.bucket, 'replication');
   const getReason = settingReason(props.permissions, 'replication', 'get');
   const putReason = settingReason(props.permissions, 'replication', 'put');
-  const { targets, reason: targetsReason } = useRemoteTargets(props.bucket, props.permissions);
+  const { targets, reason: targetsReason, reload: reloadTargets } = useRemoteTargets(props.bucket, props.permissions);
   const rules = rulesOf(state.document);
   const [form, setForm] = useState<RuleForm>(emptyForm);
   const [editing, setEditing] = useState<number | undefined>(undefined);
@@ -214,8 +217,7 @@ export function ReplicationSection(props: { bucket: string; versioning: string; 
             </tbody>
           </table>
         ) : null}
-        {targetsReason ? <p class="reason">The remote targets are not shown. {targetsReason}</p> : null}
-        {targets && targets.length === 0 ? <p class="muted small">This bucket has no remote target: add one with <code>rc admin replicate add</code> before a rule can send anything.</p> : null}
+        {targets && targets.length === 0 ? <p class="muted small">This bucket has no remote target: add one under Remote targets before a rule can send anything.</p> : null}
         {props.versioning !== 'enabled' ? <p class="reason">Versioning must be enabled on this bucket before S3 takes a replication rule.</p> : null}
         {putReason !== undefined ? (
           <p class="reason" id="replication-put-why">
@@ -284,6 +286,7 @@ export function ReplicationSection(props: { bucket: string; versioning: string; 
           </>
         )}
       </Card>
+      <RemoteTargetsSection bucket={props.bucket} versioning={props.versioning} permissions={props.permissions} targets={targets} reason={targetsReason} reload={reloadTargets} />
       <ReplicationStatusSection bucket={props.bucket} permissions={props.permissions} hasRules={rules.length > 0} />
     </>
   );
@@ -293,7 +296,10 @@ export function ReplicationSection(props: { bucket: string; versioning: string; 
 function ReplicationStatusSection(props: { bucket: string; permissions: Permissions | undefined; hasRules: boolean }) {
   const allowed = may(props.permissions, 'getBucketTarget').allowed;
   const resyncReason = permissionReason(props.permissions, 'setBucketTarget');
-  const report = usePoll<ReplicationStatus | undefined>(() => (allowed ? api<ReplicationStatus>('GET', 'admin/v4/replication/status', { query: { bucket: props.bucket } }) : Promise.resolve(undefined)), 3000, [props.bucket, allowed]);
+  // Once a second while a resync runs (its progress bar moves), every 3 s otherwise.
+  const [running, setRunning] = useState(false);
+  const report = usePoll<ReplicationStatus | undefined>(() => (allowed ? api<ReplicationStatus>('GET', 'admin/v4/replication/status', { query: { bucket: props.bucket } }) : Promise.resolve(undefined)), running ? resyncPollMs : statusPollMs, [props.bucket, allowed]);
+  useEffect(() => setRunning((report.data?.resyncs ?? []).some((run) => run.status === 'running')), [report.data]);
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
   const resync = async () => {
@@ -376,10 +382,7 @@ function ReplicationStatusSection(props: { bucket: string; permissions: Permissi
         </table>
       ) : null}
       {(data?.resyncs ?? []).map((run) => (
-        <p key={run.id} class="small" data-testid="resync">
-          Resync to {run.bucketArn}: <Badge state={run.status} /> {run.keys} keys walked, {run.queued} versions queued{run.status === 'running' && run.afterKey ? `, up to ${run.afterKey}` : ''}
-          {run.error ? ` (${run.error})` : ''}
-        </p>
+        <ResyncProgress key={run.id} run={run} targets={data?.targets ?? []} />
       ))}
       {allowed && resyncReason === undefined ? (
         <div class="setting-actions">
@@ -392,6 +395,180 @@ function ReplicationStatusSection(props: { bucket: string; permissions: Permissi
         <p class="reason">You cannot start a resync. {resyncReason}</p>
       ) : null}
       <ErrorNotice error={error} />
+    </Card>
+  );
+}
+
+const statusPollMs = 3000;
+const resyncPollMs = 1000;
+
+/**
+ * A resync's progress: the walk's counts, then how much of what it queued the destination has
+ * taken (queued less what still waits in the destination's queue, summed over the nodes). While
+ * the walk runs the total is not known yet, and the bar says so.
+ */
+function ResyncProgress(props: { run: Resync; targets: TargetStatus[] }) {
+  const { run } = props;
+  const target = props.targets.find((candidate) => candidate.arn === run.bucketArn || `arn:aws:s3:::${candidate.targetBucket}` === run.bucketArn);
+  const pending = Math.min(run.queued, target?.queued ?? 0);
+  const replicated = run.queued - pending;
+  const value = run.queued === 0 ? (run.status === 'running' ? 0 : 100) : (replicated / run.queued) * 100;
+  const name = target ? `${target.targetBucket} at ${target.endpoint}` : run.bucketArn;
+  return (
+    <div class="resync">
+      <p class="small" data-testid="resync">
+        Resync to {name}: <Badge state={run.status} /> {run.keys} keys walked, {run.queued} versions queued, {replicated} replicated{pending > 0 ? `, ${pending} waiting` : ''}
+        {run.status === 'running' && run.afterKey ? `, up to ${run.afterKey}` : ''}
+        {run.error ? ` (${run.error})` : ''}
+      </p>
+      <ProgressBar value={value} label={`Resync to ${name}: ${replicated} of ${run.queued} versions replicated${run.status === 'running' ? ' so far, the walk goes on' : ''}`} tone={run.status === 'failed' ? 'bad' : 'ok'} />
+    </div>
+  );
+}
+
+interface TargetForm {
+  endpoint: string;
+  targetBucket: string;
+  accessKey: string;
+  secretKey: string;
+  region: string;
+}
+
+const emptyTarget: TargetForm = { endpoint: '', targetBucket: '', accessKey: '', secretKey: '', region: '' };
+
+/**
+ * The bucket's remote targets: listed (never with a secret), added from a form (the admin API
+ * checks the endpoint, the credentials and the target bucket's versioning first, and its named
+ * refusal is shown beside the form), removed after a confirmation (refused while a rule names the
+ * target). The secret is sent once: the field is emptied when the target is saved.
+ */
+function RemoteTargetsSection(props: { bucket: string; versioning: string; permissions: Permissions | undefined; targets: RemoteTarget[] | undefined; reason: string | undefined; reload: () => void }) {
+  const changeReason = permissionReason(props.permissions, 'setBucketTarget');
+  const [form, setForm] = useState<TargetForm>(emptyTarget);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const [added, setAdded] = useState<string | undefined>(undefined);
+  const [removing, setRemoving] = useState<RemoteTarget | undefined>(undefined);
+  const [removeError, setRemoveError] = useState<unknown>(undefined);
+  const set = (change: Partial<TargetForm>) => setForm({ ...form, ...change });
+  const field = (name: keyof TargetForm) => (event: Event) => set({ [name]: (event.target as HTMLInputElement).value } as Partial<TargetForm>);
+  const add = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    setAdded(undefined);
+    try {
+      const body = { bucket: props.bucket, endpoint: form.endpoint.trim(), targetBucket: form.targetBucket.trim(), accessKey: form.accessKey, secretKey: form.secretKey, ...(form.region.trim() === '' ? {} : { region: form.region.trim() }) };
+      const answer = await api<{ target: RemoteTarget }>('POST', 'admin/v4/replication/target/add', { body });
+      setForm(emptyTarget);
+      setAdded(`${answer.target.targetBucket} at ${answer.target.endpoint}`);
+      props.reload();
+    } catch (caught) {
+      setError(caught);
+      // The secret is not kept in the page after it was sent, taken or not.
+      setForm((current) => ({ ...current, secretKey: '' }));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const remove = async (target: RemoteTarget) => {
+    setBusy(true);
+    setRemoveError(undefined);
+    try {
+      await api('POST', 'admin/v4/replication/target/remove', { query: { bucket: props.bucket, arn: target.arn } });
+      setRemoving(undefined);
+      props.reload();
+    } catch (caught) {
+      setRemoveError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const targets = props.targets ?? [];
+  return (
+    <Card title="Remote targets" scrollable>
+      {props.reason ? <p class="reason">The remote targets are not shown. {props.reason}</p> : null}
+      {props.targets && targets.length === 0 ? <Empty>No remote target yet.</Empty> : null}
+      {targets.length > 0 ? (
+        <table class="table" aria-label="Remote targets">
+          <thead>
+            <tr>
+              <th>Bucket</th>
+              <th>Endpoint</th>
+              <th class="hide-narrow">Access key</th>
+              <th class="hide-narrow">Region</th>
+              <ActionsHead />
+            </tr>
+          </thead>
+          <tbody>
+            {targets.map((target) => (
+              <tr key={target.arn}>
+                <td class="break">{target.targetBucket}</td>
+                <td class="small break">{target.endpoint}</td>
+                <td class="hide-narrow small">{target.accessKey}</td>
+                <td class="hide-narrow small">{target.region}</td>
+                <td class="actions-col">
+                  {changeReason === undefined ? (
+                    <button class="button small danger" type="button" aria-label={`Remove target ${target.targetBucket} at ${target.endpoint}`} onClick={() => (setRemoveError(undefined), setRemoving(target))}>
+                      Remove
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {changeReason !== undefined ? (
+        <p class="reason">You cannot add or remove remote targets. {changeReason}</p>
+      ) : (
+        <form class="setting-form" onSubmit={add} aria-label="Add a remote target" noValidate>
+          <h3>Add a remote target</h3>
+          {props.versioning !== 'enabled' ? <p class="reason">Versioning must be enabled on this bucket before it takes a remote target.</p> : null}
+          <div class="form-row">
+            <label class="field compact">
+              <span>Endpoint</span>
+              <input name="target-endpoint" value={form.endpoint} placeholder="https://dr.example.net:9000" autocomplete="off" spellcheck={false} onInput={field('endpoint')} />
+            </label>
+            <label class="field compact">
+              <span>Target bucket</span>
+              <input name="target-bucket" value={form.targetBucket} autocomplete="off" spellcheck={false} onInput={field('targetBucket')} />
+            </label>
+            <label class="field compact">
+              <span>Region (empty: us-east-1)</span>
+              <input name="target-region" value={form.region} autocomplete="off" spellcheck={false} onInput={field('region')} />
+            </label>
+          </div>
+          <div class="form-row">
+            <label class="field compact">
+              <span>Access key</span>
+              <input name="target-access-key" value={form.accessKey} autocomplete="off" spellcheck={false} onInput={field('accessKey')} />
+            </label>
+            <label class="field compact">
+              <span>Secret key</span>
+              <input name="target-secret-key" type="password" value={form.secretKey} autocomplete="new-password" onInput={field('secretKey')} />
+            </label>
+          </div>
+          <div class="setting-actions">
+            <button class="button primary" type="submit" disabled={busy || form.endpoint.trim() === '' || form.targetBucket.trim() === '' || form.accessKey === '' || form.secretKey === ''}>
+              {busy ? 'Checking the target…' : 'Add target'}
+            </button>
+          </div>
+          <ErrorNotice error={error} />
+          {added ? (
+            <p class="notice ok" role="status">
+              Target {added} added. Its secret key is kept sealed on the server and is not shown again.
+            </p>
+          ) : null}
+        </form>
+      )}
+      {removing ? (
+        <ConfirmDialog title={`Remove the target ${removing.targetBucket}?`} confirmLabel="Remove target" danger busy={busy} error={removeError} onConfirm={() => void remove(removing)} onCancel={() => setRemoving(undefined)}>
+          <p>
+            Changes of {props.bucket} stop going to {removing.targetBucket} at {removing.endpoint}, and what waits in its queue is dropped. A target a replication rule names is refused: remove the rule first.
+          </p>
+        </ConfirmDialog>
+      ) : null}
     </Card>
   );
 }
