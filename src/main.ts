@@ -434,6 +434,7 @@ const startingPeerHandlers: Omit<PeerHandlerTable, ObservabilityOperation> = {
   'kms-rewrap-status': stillStarting,
   'replication-status': stillStarting,
   'replication-resync': stillStarting,
+  'tier-deletions': stillStarting,
 };
 
 /**
