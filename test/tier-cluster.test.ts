@@ -16,7 +16,7 @@ import {
   CreateBucketCommand, DeleteBucketLifecycleCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutBucketLifecycleConfigurationCommand, PutObjectCommand, RestoreObjectCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { startProcessCluster, type ProcessCluster } from './helpers/process-cluster.js';
-import { freePort, s3ClientFor, startSvc, testCredentials, type SvcProcess } from './helpers/server-process.js';
+import { freePort, s3ClientFor, startSvc, testCredentials, waitReady, type SvcProcess } from './helpers/server-process.js';
 import { admin } from './helpers/admin-client.js';
 import { rcIn } from './helpers/rc-process.js';
 import { waitFor } from './helpers/poll.js';
@@ -30,13 +30,17 @@ let home: string;
 let tierPort: number;
 const body = (key: string): Buffer => Buffer.from(`the bytes of ${key}, moved to the tier and read back`);
 
-const startTier = (): Promise<SvcProcess> => startSvc({ args: [join(tierRoot, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' }, port: tierPort });
+/** Starts the tier's server (kept in `tier` before it is ready, so that afterAll stops it whatever happens). */
+async function startTier(): Promise<void> {
+  tier = await startSvc({ args: [join(tierRoot, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' }, port: tierPort, waitReady: false });
+  await waitReady(tier, 60_000);
+}
 
 beforeAll(async () => {
   tierRoot = await mkdtemp(join(tmpdir(), 'svc-tier-cluster-'));
   home = await mkdtemp(join(tmpdir(), 'svc-tier-cluster-home-'));
   tierPort = await freePort();
-  tier = await startTier();
+  await startTier();
   // The lifecycle clock runs two days ahead: a one-day transition and a one-day restore are due.
   cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, env: { SVC_LIFECYCLE_CLOCK_OFFSET: '2d' } });
   await s3ClientFor(tier.url).send(new CreateBucketCommand({ Bucket: 'warm' }));
