@@ -32,6 +32,8 @@ export async function startProcessCluster(options: {
   script?: string;
   /** A command node i is started under (e.g. faketime with the node's clock offset), read at each start. */
   wrap?: (index: number) => string[] | undefined;
+  /** How long each node may take to be ready at the first start (default 60 s). */
+  readyTimeoutMs?: number;
 }): Promise<ProcessCluster> {
   const root = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   const port = await freePort('127.0.0.2');
@@ -75,6 +77,6 @@ export async function startProcessCluster(options: {
   };
   // Nodes start together; each waits for format quorum across the others.
   await Promise.all(hosts.map((_, index) => cluster.start(index, { waitReady: false })));
-  await Promise.all(nodes.map((node) => waitReady(node!, 60_000)));
+  await Promise.all(nodes.map((node) => waitReady(node!, options.readyTimeoutMs ?? 60_000)));
   return cluster;
 }
