@@ -471,6 +471,7 @@ const startingPeerHandlers: Omit<PeerHandlerTable, ObservabilityOperation | Cons
   'kms-rewrap-status': stillStarting,
   'replication-status': stillStarting,
   'replication-resync': stillStarting,
+  'tier-deletions': stillStarting,
 };
 
 /**

@@ -66,6 +66,7 @@ const examples: { [Op in PeerOperation]: { request: PeerRequest<Op>; answer: Pee
     },
   },
   'replication-resync': { request: { bucket: 'photos', bucketArn: 'arn:aws:s3:::photos-copy' }, answer: { resyncs: [{ id: 'photos-1', bucket: 'photos', bucketArn: 'arn:aws:s3:::photos-copy', status: 'completed', startedMs: 1, updatedMs: 2, keys: 3, queued: 4 }] } },
+  'tier-deletions': { request: { tier: 'WARM' }, answer: { deletions: { tier: 'WARM', pending: 2, deleted: 14, failed: 3, dropped: 0, oldestQueuedAt: '2026-11-29T07:10:00.000Z', lastError: 'tier WARM cannot be reached' } } },
   metrics: { request: {}, answer: { text: 'svc_up 1\n' } },
   'metrics-history': {
     request: {},
@@ -95,6 +96,7 @@ const malformedRequests: { [Op in PeerOperation]: unknown[] } = {
   'event-targets-changed': [{ arn: 'arn:svc:sqs::1:webhook' }],
   'replication-status': [{ bucket: 7 }, { bucket: 'b', node: 'n1' }],
   'replication-resync': [{}, { bucket: 'b', bucketArn: 1 }, { bucket: 'b', watch: true }],
+  'tier-deletions': [{}, { tier: 7 }, { tier: 'WARM', node: 'n1' }],
   metrics: [{ format: 'json' }],
   'metrics-history': [{ scope: 'node' }, 'all'],
   'console-session-ended': [{ sessionId: 'k' }, { sessionId: 7, untilMs: 1 }, { sessionId: 'k', untilMs: -1 }, { sessionId: 'k', untilMs: 1, accessKey: 'a' }],
@@ -126,6 +128,7 @@ describe('the peer protocol', () => {
     expect(codeOf(() => decodePeerAnswer('decommission-start', { entries: [{ pool: 'one', state: 'active' }] }))).toBe('MalformedPeerMessage');
     expect(codeOf(() => decodePeerAnswer('iam-changed', { reloaded: 'yes' }))).toBe('MalformedPeerMessage');
     expect(codeOf(() => decodePeerAnswer('heal-sequence', { clientToken: 't', status: 'paused' }))).toBe('MalformedPeerMessage');
+    expect(codeOf(() => decodePeerAnswer('tier-deletions', { deletions: { tier: 'WARM', pending: -1, deleted: 0, failed: 0, dropped: 0 } }))).toBe('MalformedPeerMessage');
   });
 
   it('refuses, at compile time, a handler table that misses an operation or answers the wrong shape', () => {

@@ -287,7 +287,7 @@ describe('tier object deletions', () => {
     expect(sampleValue(metrics, 'svc_tier_deletion_queued_objects', { tier: 'COLD' })).toBe(1);
     expect(sampleValue(metrics, 'svc_tier_deletion_failures_total', { tier: 'COLD' })).toBeGreaterThan(0);
     const { ok } = rcIn(() => home);
-    expect(await ok('admin', 'tier', 'info', 'main', 'cold')).toContain('pending deletions on this node: 1');
+    expect(await ok('admin', 'tier', 'info', 'main', 'cold')).toContain('pending deletions on all nodes: 1');
 
     await main.stop();
     main = await startMain();

@@ -150,6 +150,10 @@ export interface LifecycleCycle {
   expired: { currentVersions: number; noncurrentVersions: number; deleteMarkers: number; multipartUploads: number };
   /** Versions whose data was moved to a remote tier (Transition, NoncurrentVersionTransition). */
   transitioned: number;
+  /** Restored copies (RestoreObject) past their expiry whose local bytes were removed. */
+  restoredCopiesEnded: number;
+  /** Every key of every bucket was walked to rebuild a restored-copy index marked for repair. */
+  repairWalk: boolean;
   /** Versions a rule would have removed but object lock kept. */
   lockedVersionsKept: number;
   errors: number;

@@ -14,7 +14,7 @@ import { placeObject, type ObjectPlacement } from './placement.js';
 import { findUploadLeftovers, removeUploadLeftovers, type UploadLeftover } from './multipart.js';
 import { majority, onlineSlots, requireQuorum, type SetConfig } from './set-context.js';
 import type { WalkOptions } from './walk-keys.js';
-import { dropRestoredCopy, restoreCopy, recordTransition, versionRecord, writeTransitionedCopy, type ExpectedVersion } from './transitioned.js';
+import { dropRestoredCopy, restoreCopy, recordTransition, versionRecord, writeTransitionedCopy, type ExpectedVersion, type RestoredCopyEnd } from './transitioned.js';
 import type { ObjectVersion, TransitionInfo } from '../format/xl-meta-types.js';
 import type { DeleteObjectOptions, DeleteObjectResult, GetObjectOptions, ObjectInfo, PutObjectOptions } from './types.js';
 
@@ -62,8 +62,8 @@ export class ErasureSet {
   }
 
   /** Ends a version's restored copy (its local bytes go); the caller holds the write lock. */
-  dropRestoredCopy(bucket: string, key: string, versionId: string): Promise<void> {
-    return dropRestoredCopy(this.config, bucket, key, versionId);
+  dropRestoredCopy(bucket: string, key: string, versionId: string, nowMs: number): Promise<RestoredCopyEnd> {
+    return dropRestoredCopy(this.config, bucket, key, versionId, nowMs);
   }
 
   deleteObject(bucket: string, key: string, options: DeleteObjectOptions): Promise<DeleteObjectResult> {

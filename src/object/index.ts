@@ -21,6 +21,6 @@ export type { CompletionClaims, RequestedPart } from './multipart-checksums.js';
 export type { ObjectPlacement, SlotPlacement, ShardFile, ShardStatus } from './placement.js';
 export { isVersionLocked, versionLock, lockModeKey, lockRetainUntilKey, legalHoldKey, type RetentionMode, type VersionLock } from './object-lock-fields.js';
 export { checkDefaultRetention, checkRetentionChange, isRetentionMode, withLegalHold, withRetention, withoutLockFields, type BucketObjectLock, type DefaultRetention, type Retention } from './object-lock.js';
-export { hasLocalData, type TierGateway } from './tier-gateway.js';
-export type { ExpectedVersion } from './transitioned.js';
+export { hasLocalData, type RestoredCopyRecorder, type TierGateway } from './tier-gateway.js';
+export type { ExpectedVersion, RestoredCopyEnd } from './transitioned.js';
 export type { TransitionInfo, ObjectVersion } from '../format/xl-meta-types.js';

@@ -25,8 +25,8 @@ import type { BucketVersioning, DeleteObjectResult, GetObjectOptions, MultipartC
 import type { DigestAlgorithm } from './coding/digests.js';
 import { withBucketLock, type BucketObjectLock } from './object-lock.js';
 import type { CompressionInfo, EncryptionKeyRecord } from '../format/xl-meta-types.js';
-import type { TierGateway } from './tier-gateway.js';
-import type { ExpectedVersion } from './transitioned.js';
+import type { RestoredCopyRecorder, TierGateway } from './tier-gateway.js';
+import type { ExpectedVersion, RestoredCopyEnd } from './transitioned.js';
 import type { TransitionInfo } from '../format/xl-meta-types.js';
 
 export interface PoolSets {
@@ -356,10 +356,21 @@ export class ObjectLayer {
     }
   }
 
-  /** Ends a restored copy whose time is up (the lifecycle scanner, under the object's write lock). */
-  async dropRestoredCopy(bucket: string, key: string, versionId: string): Promise<void> {
+  /** Ends a restored copy whose expiry is at or before `nowMs` (the lifecycle scanner, under the object's write lock). */
+  async dropRestoredCopy(bucket: string, key: string, versionId: string, nowMs: number): Promise<RestoredCopyEnd> {
     const { poolIndex } = await this.locate(bucket, key, versionId);
-    await this.setFor(poolIndex, key).dropRestoredCopy(bucket, key, versionId);
+    return this.setFor(poolIndex, key).dropRestoredCopy(bucket, key, versionId, nowMs);
+  }
+
+  /** Where each set notes its restored copies (the restored-copy index). */
+  setRestoredCopyRecorders(recorderFor: (poolIndex: number, setIndex: number) => RestoredCopyRecorder): void {
+    for (const set of this.allSets()) set.config.restores = recorderFor(set.config.poolIndex, set.config.setIndex);
+  }
+
+  /** Notes a restored copy in the index of the set holding the version (a repair walk found it). */
+  async noteRestoredCopy(bucket: string, key: string, versionId: string, expiryMs: number): Promise<void> {
+    const { poolIndex } = await this.locate(bucket, key, versionId);
+    await this.setFor(poolIndex, key).config.restores?.record({ bucket, key, versionId, expiryMs });
   }
 
   /** Changes the stored metadata (tags) of one version in place, data untouched. */

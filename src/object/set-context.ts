@@ -9,7 +9,7 @@ import { SvcError } from '../errors/index.js';
 import { writeQuorum, readQuorum, deleteQuorum } from '../erasure/geometry.js';
 import type { NamespaceLocker } from './locks.js';
 import type { BlockCoding } from './coding/coding.js';
-import type { TierGateway } from './tier-gateway.js';
+import type { RestoredCopyRecorder, TierGateway } from './tier-gateway.js';
 import type { ShardReadStats } from './shard-hedge.js';
 
 export interface SetLogger {
@@ -47,6 +47,8 @@ export interface SetConfig {
   onRepairNeeded?: (request: RepairRequest) => void;
   /** Remote tiers (lifecycle transitions); without it a transitioned version cannot be read. */
   tiers?: TierGateway;
+  /** Where the set notes its restored copies before making them (their end then needs no walk). */
+  restores?: RestoredCopyRecorder;
   /** The node's record of its drives' shard reads (hedged reads); a set without it keeps its own. */
   shardReads?: ShardReadStats;
 }

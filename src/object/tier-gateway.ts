@@ -19,6 +19,19 @@ export interface TierGateway {
   release(transition: TransitionInfo): void;
 }
 
+/**
+ * Where an erasure set notes its restored copies (RestoreObject), so that their end needs no walk
+ * of the keys (src/ops/tier/restore-index.ts implements it).
+ */
+export interface RestoredCopyRecorder {
+  /**
+   * Notes that the set holds, or is about to hold, a restored copy of this version until
+   * `expiryMs`. Resolves once the note is durable; throws (and the restore is refused) when it
+   * cannot be made.
+   */
+  record(copy: { bucket: string; key: string; versionId: string; expiryMs: number }): Promise<void>;
+}
+
 /** Does this version have its bytes on the drives (never transitioned, or restored)? */
 export function hasLocalData(version: { transition?: TransitionInfo; dataDir?: string; inlineData?: Uint8Array }): boolean {
   return version.transition === undefined || version.dataDir !== undefined || version.inlineData !== undefined;

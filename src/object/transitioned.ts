@@ -85,12 +85,15 @@ export async function restoreCopy(config: SetConfig, bucket: string, key: string
   if (!target.transition) throw new SvcError('ObjectAlreadyInActiveTierError', undefined, { bucket, key, versionId: target.versionId });
   if (hasLocalData(target)) {
     const transition = { ...target.transition, restoreExpiryMs: Math.max(expiryMs, target.transition.restoreExpiryMs ?? 0) };
+    await config.restores?.record({ bucket, key, versionId: target.versionId, expiryMs: transition.restoreExpiryMs });
     await changeVersion(config, bucket, key, target, (own) => ({ version: { ...own, transition } }));
     return { restoredNow: false, info: toObjectInfo(bucket, key, { ...target, transition }, resolved.isLatest) };
   }
   const tiers = config.tiers;
   if (!source && !tiers) throw new SvcError('TierUnreachable', `the version's data is on tier ${target.transition.tier}, which this node cannot reach`, { tier: target.transition.tier });
   const transitioned = target.transition;
+  // Noted before the bytes are written: the index holds every restored copy (and perhaps one never made).
+  await config.restores?.record({ bucket, key, versionId: target.versionId, expiryMs });
   const slices = source ? new ByteSlices(source) : undefined;
   const open = async (offset: number, length: number): Promise<AsyncIterable<Uint8Array>> => (slices ? slices.next(length) : tiers!.open(transitioned, { offset, length }));
   const erasure = target.erasure!;
@@ -122,14 +125,23 @@ export async function restoreCopy(config: SetConfig, bucket: string, key: string
   }
 }
 
-/** Ends a restored copy: the local bytes go, the version reads from its tier again. */
-export async function dropRestoredCopy(config: SetConfig, bucket: string, key: string, versionId: string): Promise<void> {
+/** What ending a restored copy found: ended now, none there, or one that lasts until later (restored again). */
+export interface RestoredCopyEnd {
+  ended: boolean;
+  laterExpiryMs?: number;
+}
+
+/** Ends a restored copy whose expiry is at or before `nowMs`: the local bytes go, the version reads from its tier again. */
+export async function dropRestoredCopy(config: SetConfig, bucket: string, key: string, versionId: string, nowMs: number): Promise<RestoredCopyEnd> {
   const target = await versionRecord(config, bucket, key, versionId);
-  if (!target.transition || target.transition.restoreExpiryMs === undefined) return;
+  const expiryMs = target.transition?.restoreExpiryMs;
+  if (!target.transition || expiryMs === undefined) return { ended: false };
+  if (expiryMs > nowMs) return { ended: false, laterExpiryMs: expiryMs };
   await changeVersion(config, bucket, key, target, (own) => {
     const { restoreExpiryMs: _ended, ...transition } = own.transition ?? target.transition!;
     return { version: withoutLocalData({ ...own, transition }), garbage: own.dataDir };
   });
+  return { ended: true };
 }
 
 /** Applies `change` to every online drive's copy of `target` with the version's write quorum; a drive without it counts as failed. */

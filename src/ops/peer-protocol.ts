@@ -37,6 +37,7 @@ import type { ListenPollAnswer } from './events/listen.js';
 import type { MetricsHistory } from '../contracts/metrics-history.js';
 import type { NodeReplicationStatus } from './replication/replicator.js';
 import type { ResyncState } from './replication/resync.js';
+import type { TierDeletionStats } from './tier/deletion-queue.js';
 
 /** Reads a value off the wire as a T, or throws MalformedPeerMessage naming where (`at`) it went wrong. */
 export type Decoder<T> = (value: unknown, at: string) => T;
@@ -116,6 +117,7 @@ const healSequenceStatus = answer({ clientToken: text, status: oneOf('running', 
 const kmsKeyStatus = answer({ keyId: text, enabled: flag, version: whole }) as Decoder<unknown> as Decoder<KmsKeyStatus>;
 const kmsRewrapStatus = answer({ state: oneOf('none', 'running', 'finished', 'failed') }) as Decoder<unknown> as Decoder<KmsRewrapStatus>;
 const healPath: Decoder<HealPath> = request({ bucket: optional(text), prefix: optional(text) });
+const tierDeletionStats = answer({ tier: text, pending: whole, deleted: whole, failed: whole, dropped: whole, oldestQueuedAt: optional(text), lastError: optional(text) }) as Decoder<unknown> as Decoder<TierDeletionStats>;
 const resyncState = answer({ id: text, bucket: text, bucketArn: text, status: oneOf('running', 'completed', 'failed') }) as Decoder<unknown> as Decoder<ResyncState>;
 
 /** Every peer operation: the decoder of its request and of its answer. */
@@ -155,6 +157,8 @@ export const peerOperations = {
   },
   /** A resync forwarded to the leader, which runs every resync of the deployment. */
   'replication-resync': { request: request({ bucket: text, bucketArn: optional(text) }), answer: answer({ resyncs: listOf(resyncState) }) },
+  /** The peer's own queue of objects waiting to be deleted on a tier (a cluster-wide `rc admin tier info`). */
+  'tier-deletions': { request: request({ tier: text }), answer: answer({ deletions: tierDeletionStats }) },
   /** The peer's own metrics in the Prometheus text format (a cluster-wide scrape). */
   metrics: { request: request({}), answer: answer({ text }) },
   /** The peer's own recent metrics history (the console's cluster graphs). */

@@ -42,6 +42,8 @@ export class StateStore<T extends StateDocument> {
       maxBytes?: number;
       /** The cluster-wide lock the file's saves take, if any: the spread takes it too. */
       lock?: () => Promise<() => void>;
+      /** Told when a copy was read and refused (after it was quarantined). */
+      onRefused?: () => void;
     },
   ) {}
 
@@ -62,6 +64,7 @@ export class StateStore<T extends StateDocument> {
       return bytes === undefined ? undefined : this.options.validate(decodeStateFile(this.options.magic, bytes));
     } catch (error) {
       await this.options.quarantine.moveAside(drive, this.path, this.options.name, error);
+      this.options.onRefused?.();
       return undefined;
     }
   }

@@ -34,7 +34,7 @@ import { createPoolStatus } from './pool-status.js';
 import { createKmsKeysService } from './kms-keys-service.js';
 import { createEventsService } from './events-service.js';
 import type { TierService } from './tier-service.js';
-import { tierUser } from '../ops/tier/transition.js';
+import { createTierAdmin } from './tier-admin.js';
 import { createUsageService } from './usage-service.js';
 import { createReplicationService } from './replication-service.js';
 import type { UsageScanner } from '../ops/usage-scanner.js';
@@ -95,13 +95,14 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
   const heal = await createHealService({ config, storage, links, logger, quarantine });
   const buckets = createBucketNotices({ storage, links });
   const iam = await createIamService({ config, storage, links, logger, quarantine, identityClock: options.identityClock, ...(options.locker ? { locker: options.locker } : {}) });
-  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, events: options.events, ...(options.tiers ? { transition: options.tiers.transition } : {}) });
+  const lifecycle = createLifecycleService({ config, storage, isOwn, logger, events: options.events, ...(options.tiers ? { transition: options.tiers.transition, restores: options.tiers.restores } : {}) });
   const kmsKeys = await createKmsKeysService({ config, storage, links, logger, kms: options.kms });
   const events = await createEventsService({ notifier: options.events, storage, links, logger, quarantine, ...(options.locker ? { locker: options.locker } : {}) });
   const usage = createUsageService({ storage, leader: options.leader, logger });
   const replication = createReplicationService({ local: options.replication, links, logger });
+  const tiers = createTierAdmin({ service: options.tiers, storage, links, logger });
   const pools = createPoolStatus({ config, storage, isOwn, decommission: decommission.manager, rebalance: rebalance.manager, heal: heal.manager });
-  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers, ...replication.peerHandlers } satisfies Omit<PeerHandlerTable, ObservabilityOperation | ConsoleOperation>;
+  const peerHandlers = { ...decommission.peerHandlers, ...rebalance.peerHandlers, ...heal.peerHandlers, ...buckets.peerHandlers, ...iam.peerHandlers, ...kmsKeys.peerHandlers, ...events.peerHandlers, ...replication.peerHandlers, ...tiers.peerHandlers } satisfies Omit<PeerHandlerTable, ObservabilityOperation | ConsoleOperation>;
   const { setViews, ...poolStatus } = pools;
   const context: AdminContext = {
     ...poolStatus,
@@ -124,7 +125,7 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
     ...(kmsKeys.control ? { kmsKeys: kmsKeys.control } : {}),
     events: events.context,
     ...(options.replication ? { replication: replication.admin } : {}),
-    ...(options.tiers ? { tiers: tierAdmin(options.tiers, storage) } : {}),
+    ...(tiers.admin ? { tiers: tiers.admin } : {}),
   };
   const started = rebalance;
   return {
@@ -140,20 +141,5 @@ export async function createAdminServices(options: AdminServicesOptions): Promis
       await iam.close();
       await Promise.all([decommission.close(), started.close(), heal.close(), lifecycle.close(), kmsKeys.close(), events.close(), usage.close()]);
     },
-  };
-}
-
-/** The tiers as the admin routes see them: removal looks for what still uses the tier. */
-function tierAdmin(service: TierService, storage: StartedStorage): NonNullable<AdminContext['tiers']> {
-  const { tiers } = service;
-  return {
-    list: async () => {
-      await tiers.load();
-      return tiers.list();
-    },
-    info: (name) => tiers.info(name),
-    deletions: (name) => tiers.deletionStats(name),
-    add: (input) => tiers.add(input),
-    remove: (name) => tiers.remove(name, (tier) => tierUser(storage.objects, tier)),
   };
 }

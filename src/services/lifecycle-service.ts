@@ -12,8 +12,9 @@ import { LifecycleScanner } from '../ops/lifecycle.js';
 import { limits } from '../util/limits.js';
 import type { EventSink, ObjectEvent } from '../ops/events/types.js';
 import type { TransitionVersion } from '../ops/tier/transition.js';
+import type { RestoreIndex } from '../ops/tier/restore-index.js';
 
-export function createLifecycleService(options: { config: ServerConfig; storage: StartedStorage; isOwn: OwnEndpointTest; logger: Logger; events?: EventSink; transition?: TransitionVersion }): LifecycleScanner {
+export function createLifecycleService(options: { config: ServerConfig; storage: StartedStorage; isOwn: OwnEndpointTest; logger: Logger; events?: EventSink; transition?: TransitionVersion; restores?: RestoreIndex }): LifecycleScanner {
   const { config, storage, isOwn, logger } = options;
   const nodes = [...new Set(config.layout.pools.flatMap((pool) => pool.endpoints).flatMap((endpoint) => (endpoint.kind === 'url' ? [`${endpoint.host}:${endpoint.port}`] : [])))].sort();
   const own = config.layout.pools.flatMap((pool) => pool.endpoints).find((endpoint) => endpoint.kind === 'url' && isOwn(endpoint));
@@ -35,6 +36,7 @@ export function createLifecycleService(options: { config: ServerConfig; storage:
     logger,
     ...(options.events ? { onExpired: lifecycleEvents(options.events) } : {}),
     ...(options.transition ? { transition: options.transition } : {}),
+    ...(options.restores ? { restores: options.restores } : {}),
   });
   if (config.lifecycleClockOffsetMs > 0) logger.warn({ offsetMs: config.lifecycleClockOffsetMs }, 'SVC_LIFECYCLE_CLOCK_OFFSET is set: lifecycle rules are judged ahead of the wall clock (a test harness setting)');
   scanner.start();

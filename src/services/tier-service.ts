@@ -4,6 +4,9 @@
  * tier objects freed on delete through this node's deletion queues), and the transition the
  * lifecycle scanner runs.
  *
+ * Each erasure set's restored copies are indexed in `restored.bin` on its drives
+ * (ops/tier/restore-index.ts), so the lifecycle scanner ends them without walking the keys.
+ *
  * The deletion queues live under `.svc.sys/tier-deletions` on this node's first local drive; a
  * node without one (drives in memory) keeps them in a temporary directory removed at stop, and
  * says so.
@@ -20,10 +23,13 @@ import { StateStore } from '../ops/state-store.js';
 import { validateTierDocument, type TierDocument } from '../ops/tier/tier-document.js';
 import { TierRegistry } from '../ops/tier/tiers.js';
 import { transitionVersions, type TransitionVersion } from '../ops/tier/transition.js';
+import { RestoreIndex } from '../ops/tier/restore-index.js';
 
 export interface TierService {
   tiers: TierRegistry;
   transition: TransitionVersion;
+  /** Every set's restored copies (RestoreObject) with their expiry: the lifecycle scanner ends them from it. */
+  restores: RestoreIndex;
   close(): Promise<void>;
 }
 
@@ -43,8 +49,17 @@ export async function createTierService(options: { config: ServerConfig; storage
   if (temporary) options.logger.warn({ directory }, 'tier deletion queues are in a temporary directory (no local drive on disk): deletions pending at stop are forgotten');
   await tiers.openDeletions({ directory, removeOnClose: temporary, timers: systemTimers, nowMs: () => Date.now() });
   storage.objects.setTierGateway(tiers);
+  const setLocker = storage.objects.allSets()[0]!.config.locker;
+  const restores = new RestoreIndex({
+    sets: storage.objects.allSets().map((set) => ({ poolIndex: set.config.poolIndex, setIndex: set.config.setIndex, drives: () => set.config.drives })),
+    quarantine: storage.quarantine,
+    lock: (resource) => setLocker.acquire(resource, 'write'),
+    logger: options.logger,
+  });
+  storage.objects.setRestoredCopyRecorders((poolIndex, setIndex) => restores.recorderFor(poolIndex, setIndex));
   return {
     tiers,
+    restores,
     transition: transitionVersions({ objects: storage.objects, tiers, deploymentId: storage.deploymentId, nowMs: () => Date.now(), multipartThresholdBytes: config.tierMultipartThresholdBytes }),
     close: () => tiers.close(),
   };

@@ -477,6 +477,10 @@ export const limits = {
   tierMultipartThresholdMinBytes: MiB,
   /** ... whose size is the object's size over this many parts, rounded up to a MiB, and at least the S3 minimum part size. */
   tierMultipartTargetParts: 10_000,
+  /** An erasure set's restored-copy index (`restored.bin`) names at most this many restored copies (RestoreObject beyond it is SlowDown until some expire), */
+  maxRestoredCopiesPerSet: 10_000,
+  /** ... and a copy of the file larger than this is refused (quarantined; the set's index is then rebuilt by a walk). */
+  maxRestoreIndexBytes: 16 * MiB,
   /** A state file's spread to the drives that lack its newest copy reads and writes at most this many times (a save elsewhere may race it). */
   stateFileSpreadRounds: 3,
 } as const;

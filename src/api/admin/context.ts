@@ -13,7 +13,7 @@ import type { Kms, KmsKeyStatus } from '../../ops/kms/kms.js';
 import type { KmsRewrapStatus } from '../../contracts/kms.js';
 import type { TierInfo } from '../../ops/tier/tier-document.js';
 import type { TierInput } from '../../ops/tier/tiers.js';
-import type { TierDeletionStats } from '../../ops/tier/deletion-queue.js';
+import type { TierDeletionNodeRow, TierDeletionTotals } from '../../ops/tier/deletion-queue.js';
 import type { UsageScanner } from '../../ops/usage-scanner.js';
 import type { MetricsHistory } from '../../contracts/metrics-history.js';
 import type { RouteSchema } from './route-schema.js';
@@ -105,8 +105,8 @@ export interface AdminContext {
   tiers?: {
     list(): Promise<TierInfo[]>;
     info(name: string): Promise<TierInfo>;
-    /** This node's queue of tier objects waiting to be deleted on the tier. */
-    deletions(name: string): TierDeletionStats;
+    /** Every node's queue of tier objects waiting to be deleted on the tier (a node that did not answer listed as unreachable), and their sum. */
+    deletions(name: string): Promise<{ deletions: TierDeletionTotals; nodes: TierDeletionNodeRow[] }>;
     add(input: TierInput): Promise<TierInfo>;
     /** TierInUse while a lifecycle rule or a transitioned version names it. */
     remove(name: string): Promise<void>;

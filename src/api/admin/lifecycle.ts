@@ -22,9 +22,9 @@ export const lifecycleCycleSchema = closed(
     finishedAt: nullable(instant('when it ended (null while it runs)')),
     judgedAt: instant("the lifecycle clock's time the rules were judged at"),
     currentBucket: nullable(schema.text('the bucket being scanned')),
-    bucketsScanned: count('buckets with rules scanned to the end'),
+    bucketsScanned: count('buckets walked to the end (those with rules; every bucket on a repair walk)'),
     bucketsSkipped: count("buckets whose scan lock another node held"),
-    objectsScanned: count('keys walked'),
+    objectsScanned: count("keys walked (those under the rules' prefixes; every key on a repair walk)"),
     versionsScanned: count('versions (delete markers included) of the keys walked'),
     expired: closed({
       currentVersions: count('current versions expired (deleted, or a delete marker put on them)'),
@@ -33,6 +33,8 @@ export const lifecycleCycleSchema = closed(
       multipartUploads: count('incomplete multipart uploads aborted'),
     }),
     transitioned: count("versions whose data was moved to a remote tier (Transition, NoncurrentVersionTransition)"),
+    restoredCopiesEnded: count('restored copies (RestoreObject) past their expiry whose local bytes were removed (found through the restored-copy index, no walk needed)'),
+    repairWalk: schema.boolean("every key of every bucket was walked to rebuild a set's restored-copy index marked for repair (a copy of it was refused)"),
     lockedVersionsKept: count('versions a rule would have removed but object lock kept'),
     errors: count('keys or buckets that failed'),
     recentErrors: schema.list(schema.text('a failure'), 'the last 10 failures, in words'),
@@ -55,7 +57,7 @@ export const lifecycleStatusSchema = closed(
 const exampleCycle = {
   trigger: 'manual', startedAt: '2026-11-25T06:26:01.000Z', finishedAt: '2026-11-25T06:26:01.412Z', judgedAt: '2026-11-25T06:26:01.000Z', currentBucket: null,
   bucketsScanned: 1, bucketsSkipped: 0, objectsScanned: 2, versionsScanned: 2,
-  expired: { currentVersions: 2, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 }, transitioned: 0, lockedVersionsKept: 0, errors: 0, recentErrors: [],
+  expired: { currentVersions: 2, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 }, transitioned: 0, restoredCopiesEnded: 1, repairWalk: false, lockedVersionsKept: 0, errors: 0, recentErrors: [],
 };
 
 export const lifecycleRoutes: AdminRoute[] = [
@@ -77,10 +79,10 @@ export const lifecycleRoutes: AdminRoute[] = [
     path: `${lifecycle}/run`,
     schema: {
       summary: 'Start a lifecycle cycle now',
-      description: 'Starts a cycle on this node over every bucket with rules (each under its cluster-wide scan lock) and answers at once. No query string, not even a bare `?`. 409 LifecycleScanRunning while a cycle runs.',
+      description: "Starts a cycle on this node over every bucket with rules (each under its cluster-wide scan lock; the keys under the rules' prefixes) and over the restored-copy index of every set (restored copies past their expiry end, in any bucket), and answers at once. No query string, not even a bare `?`. 409 LifecycleScanRunning while a cycle runs.",
       querystring: schema.noQuery(),
       response: closed({ started: lifecycleCycleSchema }),
-      example: { response: { started: { ...exampleCycle, finishedAt: null, bucketsScanned: 0, objectsScanned: 0, versionsScanned: 0, expired: { currentVersions: 0, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 } } } },
+      example: { response: { started: { ...exampleCycle, finishedAt: null, bucketsScanned: 0, objectsScanned: 0, versionsScanned: 0, restoredCopiesEnded: 0, expired: { currentVersions: 0, noncurrentVersions: 0, deleteMarkers: 0, multipartUploads: 0 } } } },
     },
     access: { actions: [admin.lifecycle] },
     handle: async (context, request) => {

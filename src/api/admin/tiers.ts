@@ -25,17 +25,33 @@ export const tierSchema = schema.object(
   { description: 'One remote tier (its secret key is never shown).' },
 );
 
+const deletionFigures = {
+  pending: schema.integer('tier objects waiting to be deleted, in the queue', { minimum: 0 }),
+  deleted: schema.integer('tier objects the tier deleted since the node started', { minimum: 0 }),
+  failed: schema.integer('attempts that failed (each is retried) since the node started', { minimum: 0 }),
+  dropped: schema.integer('deletions dropped because the queue was full, since the node started', { minimum: 0 }),
+  oldestQueuedAt: schema.text('when the oldest waiting deletion was queued', { format: 'date-time' }),
+  lastError: schema.text('why the last attempt failed (cleared by a success)'),
+};
+
 const deletionsSchema = schema.object(
   {
     tier: schema.text('the tier name'),
-    pending: schema.integer('tier objects waiting to be deleted, in the queue on this node', { minimum: 0 }),
-    deleted: schema.integer('tier objects the tier deleted since this node started', { minimum: 0 }),
-    failed: schema.integer('attempts that failed (each is retried) since this node started', { minimum: 0 }),
-    dropped: schema.integer('deletions dropped because the queue was full, since this node started', { minimum: 0 }),
-    oldestQueuedAt: schema.text('when the oldest waiting deletion was queued', { format: 'date-time' }),
-    lastError: schema.text('why the last attempt failed (cleared by a success)'),
+    ...deletionFigures,
+    nodesAnswered: schema.integer('nodes whose queue is counted here', { minimum: 0 }),
+    nodesUnreachable: schema.integer('nodes that did not answer (their queues are not counted)', { minimum: 0 }),
   },
-  { optional: ['oldestQueuedAt', 'lastError'], description: "This node's deletion queue of the tier." },
+  { optional: ['oldestQueuedAt', 'lastError'], description: "The tier's deletion queues summed over the nodes that answered: counts added, the oldest entry of any node, the first node's last error." },
+);
+
+const nodeDeletionsSchema = schema.object(
+  {
+    node: schema.text('the node (host:port, in launch order; `this node` on a deployment of local paths)'),
+    state: schema.oneOfValues(['answered', 'unreachable'], 'answered, or unreachable (the node did not answer in time: its queue is unknown)'),
+    ...deletionFigures,
+    error: schema.text('why the node is unreachable'),
+  },
+  { optional: ['pending', 'deleted', 'failed', 'dropped', 'oldestQueuedAt', 'lastError', 'error'], description: "One node's deletion queue of the tier (the figures when it answered, the error when not)." },
 );
 
 const exampleTier = { name: 'WARM', endpoint: 'http://127.0.0.1:9100', bucket: 'warm', prefix: 'svc/', region: 'us-east-1', accessKey: 'tier-user', createdAt: '2026-11-29T07:00:00.000Z' };
@@ -111,16 +127,28 @@ export const tierRoutes: AdminRoute[] = [
     path: `${tierPath}/info`,
     schema: {
       summary: 'One remote tier',
-      description: "The tier of this name (`TierNotFound` when none), and the answering node's queue of tier objects waiting to be deleted there (their versions were deleted, overwritten or expired; retried with backoff until the tier takes them).",
+      description:
+        "The tier of this name (`TierNotFound` when none), and every node's queue of tier objects waiting to be deleted there (their versions were deleted, overwritten or expired on that node; retried with backoff until the tier takes them). The answering node asks every other node; one that does not answer in time is listed as `unreachable` with the error, never left out, and `deletions` sums the nodes that answered.",
       querystring: tierQuery,
-      response: schema.object({ tier: tierSchema, deletions: deletionsSchema }),
-      example: { query: 'tier=WARM', response: { tier: exampleTier, deletions: { tier: 'WARM', pending: 2, deleted: 14, failed: 3, dropped: 0, oldestQueuedAt: '2026-11-29T07:10:00.000Z', lastError: 'tier WARM (http://127.0.0.1:9100) cannot be reached: connect ECONNREFUSED' } } },
+      response: schema.object({ tier: tierSchema, deletions: deletionsSchema, nodes: schema.list(nodeDeletionsSchema, 'one row per node, in launch order') }),
+      example: {
+        query: 'tier=WARM',
+        response: {
+          tier: exampleTier,
+          deletions: { tier: 'WARM', pending: 2, deleted: 14, failed: 3, dropped: 0, oldestQueuedAt: '2026-11-29T07:10:00.000Z', lastError: 'tier WARM (http://127.0.0.1:9100) cannot be reached: connect ECONNREFUSED', nodesAnswered: 2, nodesUnreachable: 1 },
+          nodes: [
+            { node: '10.0.0.1:9000', state: 'answered', pending: 2, deleted: 9, failed: 3, dropped: 0, oldestQueuedAt: '2026-11-29T07:10:00.000Z', lastError: 'tier WARM (http://127.0.0.1:9100) cannot be reached: connect ECONNREFUSED' },
+            { node: '10.0.0.2:9000', state: 'answered', pending: 0, deleted: 5, failed: 0, dropped: 0 },
+            { node: '10.0.0.3:9000', state: 'unreachable', error: 'peer 10.0.0.3:9000 did not answer: connect ECONNREFUSED' },
+          ],
+        },
+      },
     },
     access: { actions: [admin.listTier] },
     handle: async (context, request) => {
       const tiers = tiersOf(context);
       const tier = await tiers.info(tierParameter(request.rawQuery, false));
-      return { tier, deletions: tiers.deletions(tier.name) };
+      return { tier, ...(await tiers.deletions(tier.name)) };
     },
   },
   {

@@ -27,10 +27,11 @@ function describe(status: Record<string, any>): string {
   if (cycles.length === 0) return [...lines, 'no cycle has run yet'].join('\n');
   lines.push(
     table(
-      ['CYCLE', 'TRIGGER', 'STARTED', 'FINISHED', 'BUCKETS', 'OBJECTS', 'EXPIRED', 'NONCURRENT', 'MARKERS', 'UPLOADS', 'LOCKED KEPT', 'ERRORS'],
-      cycles.map(([name, cycle]) => [name, cycle.trigger, cycle.startedAt, cycle.finishedAt ?? '-', cycle.bucketsScanned, cycle.objectsScanned, cycle.expired.currentVersions, cycle.expired.noncurrentVersions, cycle.expired.deleteMarkers, cycle.expired.multipartUploads, cycle.lockedVersionsKept, cycle.errors]),
+      ['CYCLE', 'TRIGGER', 'STARTED', 'FINISHED', 'BUCKETS', 'OBJECTS', 'EXPIRED', 'NONCURRENT', 'MARKERS', 'UPLOADS', 'RESTORES ENDED', 'LOCKED KEPT', 'ERRORS'],
+      cycles.map(([name, cycle]) => [name, cycle.trigger, cycle.startedAt, cycle.finishedAt ?? '-', cycle.bucketsScanned, cycle.objectsScanned, cycle.expired.currentVersions, cycle.expired.noncurrentVersions, cycle.expired.deleteMarkers, cycle.expired.multipartUploads, cycle.restoredCopiesEnded ?? 0, cycle.lockedVersionsKept, cycle.errors]),
     ),
   );
+  for (const [name, cycle] of cycles) if (cycle.repairWalk) lines.push(`${name} cycle: every key of every bucket walked to rebuild a restored-copy index`);
   for (const [, cycle] of cycles) for (const error of cycle.recentErrors as string[]) lines.push(`error: ${error}`);
   return lines.join('\n');
 }

@@ -1,5 +1,6 @@
 /** `rc admin tier add|ls|info|rm`: the remote tiers lifecycle transitions move data to. */
 import { RcError, table, type RcContext } from './context.js';
+import type { TierDeletionNodeRow, TierDeletionTotals } from '../../contracts/tiers.js';
 
 const base = '/svc/admin/v4/tier';
 
@@ -32,10 +33,20 @@ export async function tierInfo(context: RcContext, aliasName: string, name: stri
   const answer = await context.admin(alias, 'GET', `${base}/info`, { tier: name });
   context.print(answer, () => {
     const tier = table(['NAME', 'ENDPOINT', 'BUCKET', 'PREFIX', 'REGION', 'ACCESS KEY', 'CREATED'], [[...row(answer.tier), answer.tier.accessKey, answer.tier.createdAt]]);
-    const deletions = answer.deletions as { pending: number; deleted: number; failed: number; dropped: number; oldestQueuedAt?: string; lastError?: string } | undefined;
-    if (!deletions) return tier;
-    const pending = `pending deletions on this node: ${deletions.pending}${deletions.oldestQueuedAt ? ` (oldest queued ${deletions.oldestQueuedAt})` : ''}; deleted ${deletions.deleted}, failed attempts ${deletions.failed}, dropped ${deletions.dropped}`;
-    return `${tier}\n${pending}${deletions.lastError ? `\nlast error: ${deletions.lastError}` : ''}`;
+    const nodes = (answer.nodes ?? []) as TierDeletionNodeRow[];
+    const totals = answer.deletions as TierDeletionTotals | undefined;
+    if (!totals) return tier;
+    const perNode = table(
+      ['NODE', 'STATE', 'PENDING', 'OLDEST QUEUED', 'DELETED', 'FAILED', 'DROPPED', 'LAST ERROR'],
+      nodes.map((node) =>
+        node.state === 'answered'
+          ? [node.node, node.state, node.pending, node.oldestQueuedAt ?? '-', node.deleted, node.failed, node.dropped, node.lastError ?? '-']
+          : [node.node, node.state, '?', '?', '?', '?', '?', node.error],
+      ),
+    );
+    const unreachable = totals.nodesUnreachable > 0 ? ` (${totals.nodesUnreachable} node${totals.nodesUnreachable === 1 ? '' : 's'} unreachable, not counted)` : '';
+    const sum = `pending deletions on all nodes: ${totals.pending}${totals.oldestQueuedAt ? ` (oldest queued ${totals.oldestQueuedAt})` : ''}; deleted ${totals.deleted}, failed attempts ${totals.failed}, dropped ${totals.dropped}${unreachable}`;
+    return `${tier}\n\n${perNode}\n${sum}`;
   });
 }
 

@@ -15,6 +15,7 @@ import type { Timers } from '../../util/clock.js';
 import { limits } from '../../util/limits.js';
 import { EventQueue, type EventQueueStats } from '../events/queue.js';
 import { tierNamePattern } from './tier-document.js';
+import type { TierDeletionFigures, TierDeletionNodeRow, TierDeletionTotals } from '../../contracts/tiers.js';
 
 /** One entry of a tier's queue: the object to delete there. */
 export interface TierDeletion {
@@ -24,20 +25,29 @@ export interface TierDeletion {
 }
 
 /** One tier's queue on this node. */
-export interface TierDeletionStats {
+export interface TierDeletionStats extends TierDeletionFigures {
   tier: string;
-  /** Deletions waiting (on disk). */
-  pending: number;
-  /** Deletions the tier took since this node started. */
-  deleted: number;
-  /** Attempts that failed (each is retried) since this node started. */
-  failed: number;
-  /** Entries dropped because the queue was full, since this node started. */
-  dropped: number;
-  /** When the oldest waiting deletion was queued, if any. */
-  oldestQueuedAt?: string;
-  /** Why the last attempt failed; cleared by the next success. */
-  lastError?: string;
+}
+
+export type { TierDeletionNodeRow, TierDeletionTotals };
+
+/**
+ * The answered rows summed: counts added, the oldest entry the oldest on any node, the last error
+ * the first node's that has one (in row order); the rows of unreachable nodes only counted.
+ */
+export function summedDeletions(tier: string, rows: readonly TierDeletionNodeRow[]): TierDeletionTotals {
+  const totals: TierDeletionTotals = { tier, pending: 0, deleted: 0, failed: 0, dropped: 0, nodesAnswered: 0, nodesUnreachable: 0 };
+  for (const row of rows) {
+    if (row.state === 'unreachable') {
+      totals.nodesUnreachable += 1;
+      continue;
+    }
+    totals.nodesAnswered += 1;
+    for (const field of ['pending', 'deleted', 'failed', 'dropped'] as const) totals[field] += row[field];
+    if (row.oldestQueuedAt !== undefined && (totals.oldestQueuedAt === undefined || row.oldestQueuedAt < totals.oldestQueuedAt)) totals.oldestQueuedAt = row.oldestQueuedAt;
+    if (totals.lastError === undefined && row.lastError !== undefined) totals.lastError = row.lastError;
+  }
+  return totals;
 }
 
 export interface TierDeletionQueueOptions {
