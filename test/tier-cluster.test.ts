@@ -32,8 +32,9 @@ const body = (key: string): Buffer => Buffer.from(`the bytes of ${key}, moved to
 
 /** Starts the tier's server (kept in `tier` before it is ready, so that afterAll stops it whatever happens). */
 async function startTier(): Promise<void> {
-  tier = await startSvc({ args: [join(tierRoot, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' }, port: tierPort, waitReady: false });
-  await waitReady(tier, 60_000);
+  const started = await startSvc({ args: [join(tierRoot, 'd{1...4}')], env: { SVC_CONSOLE_ENABLE: 'false' }, port: tierPort, waitReady: false });
+  tier = started;
+  await waitReady(started, 60_000);
 }
 
 beforeAll(async () => {

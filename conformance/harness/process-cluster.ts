@@ -32,7 +32,7 @@ export async function startProcessCluster(options: {
   script?: string;
   /** A command node i is started under (e.g. faketime with the node's clock offset), read at each start. */
   wrap?: (index: number) => string[] | undefined;
-  /** How long each node may take to be ready at the first start (default 60 s). */
+  /** How long each node may take to be ready at most (default 60 s). */
   readyTimeoutMs?: number;
 }): Promise<ProcessCluster> {
   const root = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
