@@ -44,7 +44,7 @@ beforeAll(async () => {
   await startTier();
   // The lifecycle clock runs two days ahead: a one-day transition and a one-day restore are due.
   cluster = await startProcessCluster({ nodes: 2, drivesPerNode: 2, env: { SVC_LIFECYCLE_CLOCK_OFFSET: '2d' }, readyTimeoutMs: 150_000 });
-  await s3ClientFor(tier.url).send(new CreateBucketCommand({ Bucket: 'warm' }));
+  await s3ClientFor(tier!.url).send(new CreateBucketCommand({ Bucket: 'warm' }));
 }, 240_000);
 
 afterAll(async () => {
