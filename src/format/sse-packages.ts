@@ -16,9 +16,9 @@
  * flipping a byte fails authentication: nothing unauthenticated is ever returned.
  *
  * The stream transforms seal and open each package on the event loop with one `node:crypto`
- * cipher (AES-GCM runs at GB/s per core here): measured against WebCrypto on libuv's thread pool,
- * it takes a third to a half of the CPU per MB (no copies in and out of the pool, no round trip
- * per package), which is what a busy server lacks (docs/benchmarks.md, "SSE-S3 against plain").
+ * cipher: measured against WebCrypto on libuv's thread pool, it takes half the CPU per MB or less
+ * (no copies into and out of the pool, no round trip per package), and CPU is what a busy server
+ * lacks (docs/benchmarks.md, "SSE-S3 against plain").
  *
  * Pure code: bytes in, bytes out (the stream transforms take and give async iterables).
  */
