@@ -2,8 +2,9 @@
  * SSE-S3 against plain in one process, without HTTP (docs/benchmarks.md, "SSE-S3 against plain"):
  * 64 MiB PUTs and GETs through the code the S3 handlers call (`putEncrypted`, `getDecrypted`) and
  * straight through the object layer, on 4 fs drives (EC 2+2) with coding threads as a server has
- * them, turn about so both share the machine's moment. Prints MB/s and the process's CPU per MB
- * (every thread). Made for profiling:
+ * them, turn about so all share the machine's moment; and the same SSE-S3 PUT and GET with the
+ * packages sealed and opened on the thread pool as before (bench/sse-offloop.ts), to compare in
+ * one run. Prints MB/s and the process's CPU per MB (every thread). Made for profiling:
  *
  *   node --cpu-prof --cpu-prof-dir=DIR --import tsx bench/sse-profile.ts [--objects=N]
  *   node --import tsx bench/profile-summary.ts DIR/<file>.cpuprofile
@@ -17,7 +18,10 @@ import { createFsDrive } from '../backends/fs/fs-drive.js';
 import { BuiltinKms, validateKmsDocument, type KmsDocument } from '../src/ops/kms/builtin-kms.js';
 import { StateStore } from '../src/ops/state-store.js';
 import { StateFileQuarantine } from '../src/cluster/state-quarantine.js';
-import { getDecrypted, putEncrypted } from '../src/ops/sse/encrypted-objects.js';
+import { getDecrypted, plaintextTap, putEncrypted } from '../src/ops/sse/encrypted-objects.js';
+import { newObjectKey, openObjectKey } from '../src/ops/sse/object-keys.js';
+import { cipherRangeOf, sealedSizeBytes } from '../src/format/sse-packages.js';
+import { openStreamOffLoop, sealStreamOffLoop } from './sse-offloop.js';
 
 const MiB = 1024 * 1024;
 const objectBytes = 64 * MiB;
@@ -71,6 +75,21 @@ async function main(): Promise<void> {
       { name: 'PUT plain', run: async (index) => void (await layer.putObject('bench', `plain-${index}`, pieces(), options)) },
       { name: 'PUT SSE-S3', run: async (index) => void (await putEncrypted(layer, kms, { kind: 'SSE-S3' }, 'bench', `sse-${index}`, pieces(), options)) },
       {
+        name: 'PUT SSE pool',
+        run: async (index) => {
+          // putEncrypted with the thread-pool sealer of before.
+          const { packageKey, record } = await newObjectKey(kms, { kind: 'SSE-S3' }, 'bench', `pool-${index}`);
+          const tap = plaintextTap<void>(pieces(), [], undefined, coding);
+          await layer.putObject('bench', `pool-${index}`, sealStreamOffLoop(tap.source, packageKey, 1), {
+            ...options,
+            sizeBytes: sealedSizeBytes(objectBytes),
+            skipStoredMd5: true,
+            beforeCommit: tap.beforeCommit,
+            sealing: () => ({ etag: tap.plain().digests.md5, encryption: { ...record, plainSizeBytes: objectBytes, plainParts: [{ number: 1, sizeBytes: objectBytes }] } }),
+          });
+        },
+      },
+      {
         name: 'GET plain',
         run: async (index) => {
           const reader = await layer.getObject('bench', `plain-${index}`);
@@ -82,6 +101,17 @@ async function main(): Promise<void> {
         run: async (index) => {
           const reader = await getDecrypted(layer, kms, 'bench', `sse-${index}`, {});
           await drain(reader.body, (chunk) => reader.release(chunk));
+        },
+      },
+      {
+        name: 'GET SSE pool',
+        run: async (index) => {
+          // getDecrypted with the thread-pool opener of before.
+          const sealed = await layer.getObject('bench', `sse-${index}`, { sealed: true });
+          const encryption = sealed.info.encryption!;
+          const packageKey = await openObjectKey(kms, encryption, 'bench', `sse-${index}`, {});
+          const read = cipherRangeOf([{ partNumber: 1, plainSizeBytes: encryption.plainSizeBytes }], { offset: 0, length: encryption.plainSizeBytes });
+          await drain(openStreamOffLoop(sealed.body, packageKey, read, (chunk) => sealed.release(chunk)), () => undefined);
         },
       },
     ];
@@ -100,6 +130,7 @@ async function main(): Promise<void> {
     }
     const ratio = (a: string, b: string) => figures.get(a)!.reduce((sum, figure) => sum + figure.mbPerSecond, 0) / figures.get(b)!.reduce((sum, figure) => sum + figure.mbPerSecond, 0);
     console.log(`SSE / plain: PUT x${ratio('PUT SSE-S3', 'PUT plain').toFixed(2)}, GET x${ratio('GET SSE-S3', 'GET plain').toFixed(2)}`);
+    console.log(`SSE on the thread pool / plain: PUT x${ratio('PUT SSE pool', 'PUT plain').toFixed(2)}, GET x${ratio('GET SSE pool', 'GET plain').toFixed(2)}`);
     await Promise.all(drives.map((drive) => drive.close()));
   } finally {
     await coding.close();

@@ -2,13 +2,15 @@
  * Property: an encrypted multipart object (SSE-S3, SSE-KMS, SSE-C) of random part counts and sizes
  * (an empty last part, sizes at the 64 KiB package and 1 MiB erasure block boundaries) reads back
  * exactly as uploaded, whole, by random ranges and by part number; its parts swapped on the drives
- * fail authentication; and no drive holds any of its plaintext. Seeded: the seed is printed and
+ * fail authentication; and no drive holds any of its plaintext. Each part's MD5 (its ETag) is taken
+ * once, over its plaintext, where the set codes blocks, and none over the sealed bytes. Seeded: the seed is printed and
  * SVC_PROPERTY_SEED replays it (SVC_PROPERTY_RUNS sets the number of runs).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ObjectLayer } from '../src/object/index.js';
+import { MainThreadCoding, ObjectLayer, type BlockCoding, type DigestAlgorithm } from '../src/object/index.js';
+import { readObject, storeObject } from '../src/ops/compression/compressed-objects.js';
 import { isSvcError } from '../src/errors/index.js';
 import type { SseRequest } from '../src/ops/sse/object-keys.js';
 import { MiB, limits } from '../src/util/limits.js';
@@ -123,5 +125,59 @@ describe('encrypted multipart objects (property)', () => {
       failure = error;
     }
     expect(isSvcError(failure, 'ObjectTampered'), String(failure)).toBe(true);
+  });
+});
+
+/** The set's own coding, noting every session it opens: how many data shards it codes, and whether it takes an MD5. */
+class NotedCoding implements BlockCoding {
+  readonly name = 'noted';
+  readonly sessions: { dataShards: number; md5: boolean }[] = [];
+  private readonly inner = new MainThreadCoding();
+  open(dataShards: number, parityShards: number, algorithms: readonly DigestAlgorithm[], md5 = true) {
+    this.sessions.push({ dataShards, md5 });
+    return this.inner.open(dataShards, parityShards, algorithms, md5);
+  }
+  acquireBuffers(blockSizeBytes: number, dataShards: number, totalShards: number) {
+    return this.inner.acquireBuffers(blockSizeBytes, dataShards, totalShards);
+  }
+  releaseBuffers(buffers: Parameters<BlockCoding['releaseBuffers']>[0]): void {
+    this.inner.releaseBuffers(buffers);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+describe('the MD5 of an encrypted body', () => {
+  it('is taken once per part and per compressed PUT, over the plaintext, on the set\'s coding; never over the sealed bytes', async () => {
+    const coding = new NotedCoding();
+    const noted = await makeTestSet({ drives: 4, parity: 2, coding });
+    try {
+      const layer = new ObjectLayer({ deploymentId: '00000000-0000-4000-8000-000000000000', pools: [{ index: 0, sets: [noted.set] }], clock: { nowMs: () => Date.now() }, random: () => 0 });
+      await layer.makeBucket('md5');
+      const layerKms = kmsFor(layer);
+      const parts = [partBody(limits.minPartSizeBytes, 3, 'one'), partBody(MiB + 5, 4, 'two')];
+      coding.sessions.length = 0;
+      const info = await putEncryptedMultipart(layer, layerKms, 'md5', 'parts', { kind: 'SSE-S3' }, parts);
+      expect(info.parts.map((part) => part.etag)).toEqual(parts.map((part) => createHash('md5').update(part).digest('hex')));
+      // Per part: one session digests the plaintext (no data shards) with its MD5; the one coding the sealed bytes takes none.
+      expect(coding.sessions).toEqual(parts.flatMap(() => [{ dataShards: 0, md5: true }, { dataShards: 2, md5: false }]));
+      const text = Buffer.from('a line of text that compresses well\n'.repeat(90_000));
+      async function* body(): AsyncGenerator<Uint8Array> {
+        yield text;
+      }
+      coding.sessions.length = 0;
+      const stored = await storeObject(layer, layerKms, { sse: { kind: 'SSE-S3' }, compress: true }, 'md5', 'compressed', body(), { storageClass: 'STANDARD', sizeBytes: text.length });
+      expect(stored.etag).toBe(createHash('md5').update(text).digest('hex'));
+      expect(stored.compression).toBeDefined();
+      // The compressed stream may be small enough to inline (coded without a session): either way one MD5, the plaintext's.
+      expect(coding.sessions.filter((session) => session.md5)).toEqual([{ dataShards: 0, md5: true }]);
+      const reader = await readObject(layer, layerKms, 'md5', 'compressed', {});
+      const chunks: Buffer[] = [];
+      for await (const chunk of reader.body) chunks.push(Buffer.from(chunk));
+      expect(Buffer.concat(chunks).equals(text)).toBe(true);
+    } finally {
+      await noted.cleanup();
+    }
   });
 });

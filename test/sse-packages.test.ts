@@ -152,7 +152,7 @@ describe('encrypted packages', () => {
     expect(opened.equals(plain.subarray(65_536, 65_546))).toBe(true);
   });
 
-  it('makes the golden fixture again byte for byte, on the thread pool (whatever the chunking) and on the event loop', async () => {
+  it('makes the golden fixture again byte for byte, as a stream (whatever the chunking) and package by package', async () => {
     const fixture = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'sse-packages-v1.bin'));
     const plain = ssePackageFixture.plaintext();
     const { key, partNumber } = ssePackageFixture;

@@ -90,9 +90,9 @@ export async function uploadPart(
   const tmpId = config.newId();
   const transforms = record.encryption !== undefined || record.compression !== undefined;
   if (transforms !== (options.transformed !== undefined)) throw new SvcError('InternalError', 'a part of an encrypted or compressed upload must come sealed or compressed, and only such a part');
-  // A transformed part's digests are taken over the client's bytes by the caller; here only the stored bytes' MD5.
+  // A transformed part's digests (its ETag's MD5 among them) are taken over the client's bytes by the caller: none of the stored bytes here.
   const algorithms = options.transformed ? [] : [...(options.digests ?? []), ...(kept ? [kept] : [])];
-  const plan = shardStreamPlan(config, { dataShards: record.dataShards, parityShards: record.parityShards, writeQuorum: quorum }, record.distribution, algorithms);
+  const plan = { ...shardStreamPlan(config, { dataShards: record.dataShards, parityShards: record.parityShards, writeQuorum: quorum }, record.distribution, algorithms), md5: !options.transformed };
   const { slots, digests } = await streamShardFiles(config, plan, reader, [], `${tmpDir}/${tmpId}/part`, () => removeTmp(config, tmpId));
   try {
     await options.beforeCommit?.({ md5Hex: digests.md5, sizeBytes: reader.totalBytes, digests });

@@ -437,8 +437,6 @@ export const limits = {
   accessLogMaxPendingBytes: 256 * MiB,
   /** A compressing PUT compresses this many 1 MiB blocks at once on the thread pool (docs/compression.md). */
   compressionBlocksInFlight: 2,
-  /** An encrypted PUT or GET seals or opens this many 64 KiB packages at once on the thread pool (docs/encryption.md). */
-  ssePackagesInFlight: 16,
   /** Bucket replication (docs/replication.md): rules in one configuration at most (AWS's limit). */
   maxReplicationRules: 1000,
   /** Remote targets of the whole deployment at most. */

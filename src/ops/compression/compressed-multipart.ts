@@ -15,6 +15,7 @@ import type { ObjectLayer, PartOptions, UploadRecord, UploadedPart } from '../..
 import type { Kms } from '../kms/kms.js';
 import { checkUploadSecrets, newUploadKey, partSealer, type PartSealer } from '../sse/encrypted-multipart.js';
 import { clientEtag, openObjectKey, type KeyRecord, type SseSecrets } from '../sse/object-keys.js';
+import { codingOf } from '../sse/encrypted-objects.js';
 import { compressingTap, type StoreAs } from './compressed-objects.js';
 
 /** What a new upload's record keeps of how its parts are stored. */
@@ -47,16 +48,24 @@ async function uploadCompressedPart(objects: ObjectLayer, record: UploadRecord, 
   const kept = record.checksum?.algorithm;
   const { beforeCommit, digests: algorithms, sizeBytes, ...rest } = options;
   // The upload's checksum is of the client's bytes: taken before they are compressed.
-  const tap = compressingTap(body, [...(algorithms ?? []), ...(kept !== undefined ? [kept] : [])], sizeBytes);
+  const tap = compressingTap(body, [...(algorithms ?? []), ...(kept !== undefined ? [kept] : [])], sizeBytes, codingOf(objects));
   const salt = objectKey ? randomBytes(partKeySaltBytes) : undefined;
   const stored = objectKey && salt ? sealStream(tap.stored, partPackageKey(objectKey, salt), partNumber) : tap.stored;
-  return objects.uploadPart(record.bucket, record.key, record.uploadId, partNumber, stored, {
-    ...rest,
-    beforeCommit: async () => beforeCommit?.(tap.finish()),
-    transformed: () => {
-      const client = tap.finish();
-      const etag = objectKey ? clientEtag(record.encryption!.kind, objectKey, client.md5Hex, `part.${partNumber}`) : client.md5Hex;
-      return { sizeBytes: client.sizeBytes, etag, digests: client.digests, compressedBlocks: tap.index.blocks, ...(salt ? { keySalt: salt.toString('base64') } : {}) };
-    },
-  });
+  try {
+    return await objects.uploadPart(record.bucket, record.key, record.uploadId, partNumber, stored, {
+      ...rest,
+      beforeCommit: async () => {
+        const client = await tap.finish(); // taken even when the caller has no beforeCommit: the ETag needs it
+        return beforeCommit?.(client);
+      },
+      transformed: () => {
+        const client = tap.received();
+        const etag = objectKey ? clientEtag(record.encryption!.kind, objectKey, client.md5Hex, `part.${partNumber}`) : client.md5Hex;
+        return { sizeBytes: client.sizeBytes, etag, digests: client.digests, compressedBlocks: tap.index.blocks, ...(salt ? { keySalt: salt.toString('base64') } : {}) };
+      },
+    });
+  } catch (error) {
+    tap.discard();
+    throw error;
+  }
 }

@@ -9,10 +9,10 @@
 import { SvcError } from '../../errors/index.js';
 import { CompressionIndex, compressedRangeOf, compressStream, decompressStream, type CompressedRead } from '../../format/compressed-blocks.js';
 import { sealStream } from '../../format/sse-packages.js';
-import { BodyDigests, type DigestAlgorithm, type DigestValues, type GetObjectOptions, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions, type ReceivedBody } from '../../object/index.js';
+import { BodyDigests, StreamDigests, type BlockCoding, type DigestAlgorithm, type DigestValues, type GetObjectOptions, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions, type ReceivedBody } from '../../object/index.js';
 import { limits } from '../../util/limits.js';
 import type { Kms } from '../kms/kms.js';
-import { getDecrypted, putEncrypted } from '../sse/encrypted-objects.js';
+import { codingOf, getDecrypted, putEncrypted } from '../sse/encrypted-objects.js';
 import { clientEtag, newObjectKey, type SseRequest, type SseSecrets } from '../sse/object-keys.js';
 
 /** How a new object is to be stored: encrypted as asked (if at all), compressed or not. */
@@ -22,9 +22,9 @@ export interface StoreAs {
 }
 
 /** Passes `source` on while `digests` sees every byte; more or fewer bytes than `declared` fail as the object layer's own check does. */
-async function* counted(source: AsyncIterable<Uint8Array>, digests: BodyDigests, received: { bytes: number }, declared: number | undefined): AsyncGenerator<Uint8Array> {
+async function* counted(source: AsyncIterable<Uint8Array>, digests: BodyDigests | StreamDigests, received: { bytes: number }, declared: number | undefined): AsyncGenerator<Uint8Array> {
   for await (const chunk of source) {
-    digests.update(chunk);
+    await digests.update(chunk);
     received.bytes += chunk.length;
     if (declared !== undefined && received.bytes > declared) throw new SvcError('InvalidRequest', `the body is longer than the declared ${declared} bytes`);
     yield chunk;
@@ -34,21 +34,33 @@ async function* counted(source: AsyncIterable<Uint8Array>, digests: BodyDigests,
 
 /**
  * The client's body on its way into the compressor: `stored` yields the compressed blocks while
- * the digests in `algorithms` and the size are taken over the client's bytes (more or fewer than
- * `declared` fail); `finish()`, once the stored bytes are in, gives what the client sent.
+ * the digests in `algorithms` and the size are taken over the client's bytes (on `coding`'s
+ * threads when given, else on the event loop; more or fewer than `declared` fail). `finish()`,
+ * once the stored bytes are in, takes what the client sent; `received()` gives it afterwards;
+ * `discard()` drops the digests of a failed put.
  */
-export function compressingTap(body: AsyncIterable<Uint8Array>, algorithms: readonly DigestAlgorithm[], declared: number | undefined) {
-  const digests = new BodyDigests(algorithms);
+export function compressingTap(body: AsyncIterable<Uint8Array>, algorithms: readonly DigestAlgorithm[], declared: number | undefined, coding?: BlockCoding) {
+  const digests = coding ? new StreamDigests(coding, algorithms) : new BodyDigests(algorithms);
   const received = { bytes: 0 };
   const index = new CompressionIndex();
-  let plain: DigestValues | undefined;
+  let plain: Promise<DigestValues> | undefined;
+  let client: ReceivedBody | undefined;
   return {
     index,
     stored: compressStream(counted(body, digests, received, declared), index, limits.compressionBlocksInFlight),
-    finish: (): ReceivedBody => {
+    finish: async (): Promise<ReceivedBody> => {
       if (index.plainSizeBytes !== received.bytes) throw new SvcError('InternalError', 'compressed blocks do not match the body received');
-      plain ??= digests.finish();
-      return { md5Hex: plain.md5, sizeBytes: received.bytes, digests: plain };
+      plain ??= Promise.resolve(digests.finish());
+      const values = await plain;
+      client = { md5Hex: values.md5, sizeBytes: received.bytes, digests: values };
+      return client;
+    },
+    received: (): ReceivedBody => {
+      if (!client) throw new SvcError('InternalError', 'the client\'s digests are read before the body was stored');
+      return client;
+    },
+    discard: (): void => {
+      if (digests instanceof StreamDigests) digests.discard();
     },
   };
 }
@@ -62,23 +74,31 @@ export async function storeObject(objects: ObjectLayer, kms: Kms | undefined, as
   if (!as.compress) return as.sse ? putEncrypted(objects, kms, as.sse, bucket, key, body, options) : objects.putObject(bucket, key, body, options);
   const sealing = as.sse ? await newObjectKey(kms, as.sse, bucket, key) : undefined;
   const { beforeCommit, digests: algorithms, sizeBytes, etag, ...rest } = options;
-  const tap = compressingTap(body, algorithms ?? [], sizeBytes);
+  const tap = compressingTap(body, algorithms ?? [], sizeBytes, codingOf(objects));
   const stored = sealing ? sealStream(tap.stored, sealing.packageKey, 1) : tap.stored;
   // The client's ETag: the MD5 of its bytes, or for SSE-KMS and SSE-C the opaque value (docs/encryption.md).
-  const clientEtagOf = (): string => etag ?? (sealing ? clientEtag(sealing.record.kind, sealing.packageKey, tap.finish().md5Hex) : tap.finish().md5Hex);
+  const clientEtagOf = (): string => etag ?? (sealing ? clientEtag(sealing.record.kind, sealing.packageKey, tap.received().md5Hex) : tap.received().md5Hex);
   const index = tap.index;
-  return objects.putObject(bucket, key, stored, {
-    ...rest,
-    skipStoredMd5: true, // the ETag is the client's bytes' (the tap gives it)
-    beforeCommit: async () => beforeCommit?.(tap.finish()),
-    compressing: () => {
-      const compression = index.record();
-      return { etag: clientEtagOf(), ...(compression ? { compression } : {}) };
-    },
-    ...(sealing
-      ? { sealing: () => ({ etag: clientEtagOf(), encryption: { ...sealing.record, plainSizeBytes: index.storedSizeBytes, plainParts: [{ number: 1, sizeBytes: index.storedSizeBytes }] } }) }
-      : {}),
-  });
+  try {
+    return await objects.putObject(bucket, key, stored, {
+      ...rest,
+      skipStoredMd5: true, // the ETag is the client's bytes' (the tap gives it)
+      beforeCommit: async () => {
+        const client = await tap.finish(); // taken even when the caller has no beforeCommit: the ETag needs it
+        return beforeCommit?.(client);
+      },
+      compressing: () => {
+        const compression = index.record();
+        return { etag: clientEtagOf(), ...(compression ? { compression } : {}) };
+      },
+      ...(sealing
+        ? { sealing: () => ({ etag: clientEtagOf(), encryption: { ...sealing.record, plainSizeBytes: index.storedSizeBytes, plainParts: [{ number: 1, sizeBytes: index.storedSizeBytes }] } }) }
+        : {}),
+    });
+  } catch (error) {
+    tap.discard();
+    throw error;
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { partKeySaltBytes, partPackageKey, sealStream, sealedSizeBytes, type Pac
 import type { ObjectLayer, PartOptions, UploadRecord, UploadedPart } from '../../object/index.js';
 import type { Kms } from '../kms/kms.js';
 import { clientEtag, customerKeyMatches, newObjectKey, openObjectKey, type KeyRecord, type SseRequest, type SseSecrets } from './object-keys.js';
-import { plaintextTap } from './encrypted-objects.js';
+import { codingOf, plaintextTap } from './encrypted-objects.js';
 
 /** The sealed key record of a new encrypted upload of bucket/key. */
 export async function newUploadKey(kms: Kms | undefined, sse: SseRequest, bucket: string, key: string): Promise<KeyRecord> {
@@ -62,15 +62,21 @@ async function uploadSealedPart(objects: ObjectLayer, record: UploadRecord, obje
   const salt = randomBytes(partKeySaltBytes);
   const kept = record.checksum?.algorithm;
   const { beforeCommit, digests: algorithms, sizeBytes, ...rest } = options;
-  // The upload's checksum is of the client's bytes: taken over the plaintext too.
-  const tap = plaintextTap(body, [...(algorithms ?? []), ...(kept !== undefined ? [kept] : [])], beforeCommit);
-  return objects.uploadPart(record.bucket, record.key, record.uploadId, partNumber, sealStream(tap.source, partPackageKey(objectKey, salt), partNumber), {
-    ...rest,
-    ...(sizeBytes !== undefined ? { sizeBytes: sealedSizeBytes(sizeBytes) } : {}),
-    beforeCommit: tap.beforeCommit,
-    transformed: () => {
-      const plain = tap.plain();
-      return { ...plain, etag: clientEtag(record.encryption!.kind, objectKey, plain.digests.md5, `part.${partNumber}`), keySalt: salt.toString('base64') };
-    },
-  });
+  // The upload's checksum is of the client's bytes: taken over the plaintext too, with its MD5 (the
+  // part's ETag), where the set codes its blocks; the object layer takes no digest of the sealed bytes.
+  const tap = plaintextTap(body, [...(algorithms ?? []), ...(kept !== undefined ? [kept] : [])], beforeCommit, codingOf(objects));
+  try {
+    return await objects.uploadPart(record.bucket, record.key, record.uploadId, partNumber, sealStream(tap.source, partPackageKey(objectKey, salt), partNumber), {
+      ...rest,
+      ...(sizeBytes !== undefined ? { sizeBytes: sealedSizeBytes(sizeBytes) } : {}),
+      beforeCommit: tap.beforeCommit,
+      transformed: () => {
+        const plain = tap.plain();
+        return { ...plain, etag: clientEtag(record.encryption!.kind, objectKey, plain.digests.md5, `part.${partNumber}`), keySalt: salt.toString('base64') };
+      },
+    });
+  } catch (error) {
+    tap.discard();
+    throw error;
+  }
 }

@@ -53,6 +53,11 @@ export function plaintextTap<R>(body: AsyncIterable<Uint8Array>, algorithms: rea
   };
 }
 
+/** Where the set codes its blocks (its coding threads, when it has them): there the digests of a client's bytes are taken too. */
+export function codingOf(objects: ObjectLayer): BlockCoding | undefined {
+  return objects.allSets()[0]?.config.coding;
+}
+
 /**
  * Stores `body` encrypted as asked. `options.sizeBytes` and the digests `beforeCommit` sees are
  * the plaintext's (the client's); the stored size is derived from it.
@@ -61,7 +66,7 @@ export async function putEncrypted(objects: ObjectLayer, kms: Kms | undefined, s
   const { packageKey, record } = await newObjectKey(kms, sse, bucket, key);
   const { beforeCommit, digests: algorithms, sizeBytes, etag, ...rest } = options;
   // The plaintext's digests are taken where the set codes its blocks, as a plain PUT's are.
-  const tap = plaintextTap(body, algorithms ?? [], beforeCommit, objects.allSets()[0]?.config.coding);
+  const tap = plaintextTap(body, algorithms ?? [], beforeCommit, codingOf(objects));
   try {
     return await objects.putObject(bucket, key, sealStream(tap.source, packageKey, 1), {
       ...rest,
