@@ -1,7 +1,24 @@
 /**
- * The admin API's answers about the built-in KMS's background re-wrap (after a key rotation), as
- * JSON, shared by the server (src/ops/kms/rewrap.ts) and `rc`. This module imports nothing.
+ * The admin API's answers about the built-in KMS, as JSON: a key's status (src/ops/kms/kms.ts, the
+ * console's KMS page) and the background re-wrap after a key rotation (src/ops/kms/rewrap.ts, `rc`).
+ * This module imports nothing.
  */
+
+export interface KmsKeyStatus {
+  keyId: string;
+  /** `root` for a root key (SVC_KMS_SECRET_KEY or a file of SVC_KMS_KEY_DIR), `named` for keys created through the admin API. */
+  origin: 'root' | 'named';
+  createdAt?: string;
+  /** Whether requests may use the key. */
+  enabled: boolean;
+  /** The version that seals new data keys (1 until the key is first rotated). */
+  version: number;
+  /** When the newest version was made (after a rotation). */
+  rotatedAt?: string;
+  /** A round trip through the key (seal and unseal a probe) worked. */
+  encryptionOk: boolean;
+  decryptionOk: boolean;
+}
 
 export type KmsRewrapState = 'none' | 'running' | 'finished' | 'failed';
 

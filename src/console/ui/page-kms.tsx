@@ -10,15 +10,9 @@ import { api } from './api';
 import { ActionsHead, Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll } from './components';
 import { permissionReason, useDeploymentPermissions } from './permissions';
 import { when } from './format';
+import type { KmsKeyStatus } from '../../contracts/kms';
 
-interface KmsKey {
-  keyId: string;
-  origin: 'root' | 'named';
-  createdAt?: string;
-  enabled: boolean;
-  version: number;
-  rotatedAt?: string;
-}
+type KmsKey = Omit<KmsKeyStatus, 'encryptionOk' | 'decryptionOk'>;
 
 /** Where a deletion stands: the warning first, then the key's name typed again. */
 type Deleting = { keyId: string; step: 'warn' | 'confirm' };

@@ -15,21 +15,8 @@ import { SvcError } from '../../errors/index.js';
 export const rootKeyNotDeletable = (keyId: string) =>
   new SvcError('InvalidArgument', `${keyId} is a root key (SVC_KMS_SECRET_KEY or a file of SVC_KMS_KEY_DIR): only keys created through the admin API can be deleted`, { keyId });
 
-export interface KmsKeyStatus {
-  keyId: string;
-  /** `root` for a root key (SVC_KMS_SECRET_KEY or a file of SVC_KMS_KEY_DIR), `named` for keys created through the admin API. */
-  origin: 'root' | 'named';
-  createdAt?: string;
-  /** Whether requests may use the key. */
-  enabled: boolean;
-  /** The version that seals new data keys (1 until the key is first rotated). */
-  version: number;
-  /** When the newest version was made (after a rotation). */
-  rotatedAt?: string;
-  /** A round trip through the key (seal and unseal a probe) worked. */
-  encryptionOk: boolean;
-  decryptionOk: boolean;
-}
+import type { KmsKeyStatus } from '../../contracts/kms.js';
+export type { KmsKeyStatus };
 
 export interface Kms {
   readonly kind: 'builtin';
