@@ -201,8 +201,9 @@ describe.skipIf(!haveChromium)("a bucket's settings page", () => {
       await openSettings(page, 'vault');
       const policy = section(page, 'Bucket policy');
       const save = policy.getByRole('button', { name: 'Save', exact: true });
-      await expect.poll(() => save.isDisabled()).toBe(true);
-      expect(await policy.locator('#policy-json-save-why').textContent()).toContain('s3:PutBucketPolicy');
+      // Every button is disabled while the permissions are still being read: wait for the reason that names the action.
+      await expect.poll(() => policy.locator('#policy-json-save-why').textContent(), { timeout: 10_000 }).toContain('s3:PutBucketPolicy');
+      expect(await save.isDisabled()).toBe(true);
       expect(await section(page, 'Tags').getByRole('button', { name: 'Save tags' }).isDisabled()).toBe(true);
       expect(await section(page, 'Object lock').getByRole('button', { name: 'Save retention' }).isDisabled()).toBe(true);
       await page.screenshot({ path: join(shots, `settings-readonly-${viewport.name}.png`), fullPage: true });

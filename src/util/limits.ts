@@ -124,10 +124,12 @@ export const limits = {
   /**
    * An error answered before the body was read to its end: up to this much more of the body is
    * read and dropped (in at most this long) so a client that sends its whole body before reading
-   * still gets the answer; beyond, the connection is closed.
+   * still gets the answer; beyond, or once the client has sent nothing for the idle time (it is
+   * waiting for the answer), the connection is closed.
    */
   errorBodyDrainBytes: 8 * MiB,
   errorBodyDrainMs: 10_000,
+  errorBodyDrainIdleMs: 1_000,
   /**
    * Beyond that, the answer goes out with `connection: close` and a half-close; what the client
    * still sends is dropped until it stops (idle this long), for at most this long and this much,

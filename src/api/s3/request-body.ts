@@ -11,10 +11,7 @@ import { limits } from '../../util/limits.js';
 export interface DrainBounds {
   maxBytes: number;
   maxMs: number;
-}
-
-export interface LingerBounds extends DrainBounds {
-  /** The client sent nothing for this long: it has stopped, the connection closes. */
+  /** The client sent nothing for this long: it has stopped (or waits for the answer). */
   idleMs: number;
 }
 
@@ -49,17 +46,18 @@ export class RequestBody implements AsyncIterable<Uint8Array> {
     };
   }
 
-  private async next(): Promise<IteratorResult<Uint8Array>> {
+  /** The next piece of the body; waiting longer than `waitMs` for it gives the body up as stalled. */
+  private async next(waitMs = this.idleTimeoutMs): Promise<IteratorResult<Uint8Array>> {
     this.iterator ??= this.raw[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
     if (this.stalled) throw timeoutError();
     const step = this.iterator.next();
-    if (this.idleTimeoutMs <= 0) return step;
+    if (waitMs <= 0) return step;
     let timer: NodeJS.Timeout | undefined;
     const idle = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         this.stalled = true;
         reject(timeoutError());
-      }, this.idleTimeoutMs);
+      }, waitMs);
     });
     try {
       return await Promise.race([step, idle]);
@@ -78,7 +76,9 @@ export class RequestBody implements AsyncIterable<Uint8Array> {
     let dropped = 0;
     try {
       while (!this.stalled && dropped <= bounds.maxBytes && Date.now() < deadline) {
-        const step = await this.next();
+        // A client that stops sending mid-body (it waits for the answer) ends the drain after the
+        // drain's own idle time, not the request's much longer idle timeout.
+        const step = await this.next(Math.max(1, Math.min(bounds.idleMs, deadline - Date.now())));
         if (step.done) return true;
         dropped += step.value.length;
       }
@@ -96,7 +96,7 @@ export class RequestBody implements AsyncIterable<Uint8Array> {
  * followed by a half-close, and what the client goes on sending is read and dropped until it ends
  * its side, falls idle, or passes the bounds; only then is the socket closed.
  */
-export function lingerOnClose(raw: IncomingMessage, bounds: LingerBounds): void {
+export function lingerOnClose(raw: IncomingMessage, bounds: DrainBounds): void {
   const socket = raw.socket as Socket & { destroySoon?: () => void };
   let dropped = 0;
   const drop = (): void => {
@@ -124,7 +124,7 @@ export function lingerOnClose(raw: IncomingMessage, bounds: LingerBounds): void 
  * (lingerOnClose) so the client is not reset under the answer.
  */
 export async function settleUnreadBody(body: RequestBody, raw: IncomingMessage): Promise<boolean> {
-  if (body.complete || (await body.drain({ maxBytes: limits.errorBodyDrainBytes, maxMs: limits.errorBodyDrainMs }))) return false;
+  if (body.complete || (await body.drain({ maxBytes: limits.errorBodyDrainBytes, maxMs: limits.errorBodyDrainMs, idleMs: limits.errorBodyDrainIdleMs }))) return false;
   lingerOnClose(raw, { maxBytes: limits.closeLingerBytes, maxMs: limits.closeLingerMs, idleMs: limits.closeLingerIdleMs });
   return true;
 }
