@@ -81,7 +81,8 @@ describe('the console across the nodes of a cluster', () => {
     await signInOnPage(page, one);
     // The same cookie given to the other node's address (a browser keeps cookies per host).
     const [cookie] = (await context.cookies(`${one}/svc/console/`)).filter((entry) => entry.name === 'svc_console_session');
-    expect(cookie).toBeDefined();
+    expect(cookie?.httpOnly).toBe(true);
+    expect(cookie!.value.length).toBeGreaterThan(20);
     await context.addCookies([{ name: cookie!.name, value: cookie!.value, domain: new URL(two).hostname, path: '/svc/console/', httpOnly: true, sameSite: 'Strict' }]);
     const other = await context.newPage();
     await other.goto(`${two}/svc/console/#/cluster`);
