@@ -60,7 +60,6 @@ import { SessionSealer } from './console/session.js';
 import type { ConsoleContext } from './console/context.js';
 import { OpenIdSignIn } from './console/openid.js';
 import { createFsDrive } from '../backends/fs/fs-drive.js';
-import { createMemfsDrive } from '../backends/memfs/memfs-drive.js';
 import { acquireOwnershipLock, type OwnershipLock } from '../backends/fs/ownership-lock.js';
 import { createFaultyDrive, parseFaultOptions, type FaultyDrive } from '../fault-injection/faulty-drive.js';
 import { createLogger, createObservability, logsArePretty, nodeName, startupBanner, type Observability } from './observability.js';
@@ -564,6 +563,8 @@ async function openDrive(
   if (localDrive) {
     drive = localDrive(endpoint);
   } else if (config.driveBackend === 'memfs') {
+    // Loaded only here: a server on real drives does not load memfs.
+    const { createMemfsDrive } = await import('../backends/memfs/memfs-drive.js');
     drive = createMemfsDrive({ endpoint: endpoint.raw });
   } else {
     const path = config.driveRoot ? join(config.driveRoot, endpoint.path) : endpoint.path;

@@ -5,11 +5,16 @@
  * unavailable (the sign-in page disables its button and the log says why) and discovery is tried
  * again at most every `consoleOpenIdRetryMs`.
  */
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import { SvcError, isSvcError } from '../errors/index.js';
 import { limits } from '../util/limits.js';
 import { isAdmitted, isLoopbackHost, policyNamesOf, type OpenIdSettings } from '../cluster/openid-config.js';
 import { LoginStates } from './login-states.js';
+
+/** The OpenID client library, loaded when SSO is configured (a console without it never loads it). */
+function openidClient(): Promise<typeof Oidc> {
+  return import('openid-client');
+}
 
 export interface OpenIdStatus {
   enabled: boolean;
@@ -21,7 +26,7 @@ type Logger = { info(fields: Record<string, unknown>, message: string): void; wa
 
 export class OpenIdSignIn {
   readonly states: LoginStates;
-  private provider: oidc.Configuration | undefined;
+  private provider: Oidc.Configuration | undefined;
   private discovering: Promise<void> | undefined;
   private failure: string | undefined = 'the OpenID provider has not been reached yet';
   private failedAtMs = Number.NEGATIVE_INFINITY;
@@ -50,6 +55,7 @@ export class OpenIdSignIn {
   /** Where to send the browser to sign in, and the binding for its login cookie. */
   async start(redirectUri: string): Promise<{ url: string; binding: string }> {
     const provider = await this.ready();
+    const oidc = await openidClient();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const nonce = oidc.randomNonce();
     const { state, binding } = this.states.add({ nonce, codeVerifier, redirectUri });
@@ -81,6 +87,7 @@ export class OpenIdSignIn {
     const currentUrl = new URL(login.redirectUri);
     currentUrl.search = query.toString();
     let claims: Record<string, unknown> | undefined;
+    const oidc = await openidClient();
     try {
       const tokens = await oidc.authorizationCodeGrant(provider, currentUrl, { pkceCodeVerifier: login.codeVerifier, expectedNonce: login.nonce, expectedState: state, idTokenExpected: true }, { redirect_uri: login.redirectUri });
       claims = tokens.claims() as Record<string, unknown> | undefined;
@@ -100,7 +107,7 @@ export class OpenIdSignIn {
     throw new SvcError('ConsoleSsoNotAdmitted', `${who} signed in at the OpenID provider, but the '${claimName}' claim does not contain ${claimValues.map((value) => `'${value}'`).join(' or ')}, so this console does not admit the account; nothing was signed in`, { claim: claimName, user: who });
   }
 
-  private async ready(): Promise<oidc.Configuration> {
+  private async ready(): Promise<Oidc.Configuration> {
     await this.refresh();
     if (!this.provider) throw new SvcError('ConsoleSsoUnavailable', `sign-in with SSO is not available: ${this.failure ?? 'the provider is unreachable'}`);
     return this.provider;
@@ -109,6 +116,7 @@ export class OpenIdSignIn {
   private async discover(): Promise<void> {
     const { configUrl, clientId, clientSecret } = this.settings;
     const insecure = configUrl.protocol === 'http:' && isLoopbackHost(configUrl.hostname);
+    const oidc = await openidClient();
     try {
       this.provider = await oidc.discovery(configUrl, clientId, clientSecret, clientSecret === undefined ? oidc.None() : oidc.ClientSecretBasic(clientSecret), {
         timeout: limits.consoleOpenIdTimeoutSeconds,

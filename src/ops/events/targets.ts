@@ -9,11 +9,13 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { connect as connectNats, type NatsConnection } from 'nats';
-import { Redis } from 'ioredis';
-import { connectAsync as connectMqtt, type MqttClient } from 'mqtt';
-import { connect as connectAmqp, type ChannelModel, type ConfirmChannel } from 'amqplib';
-import pg from 'pg';
+// Each broker's client is loaded when its first target connects: a server without such a target,
+// and every CLI run, does not pay for loading five clients it never uses.
+import type { NatsConnection } from 'nats';
+import type { Redis } from 'ioredis';
+import type { MqttClient } from 'mqtt';
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
+import type { Client as PgClient } from 'pg';
 import type { EventMessage } from './records.js';
 import type { TargetConfig } from './target-config.js';
 import { untilAborted } from './queue.js';
@@ -87,7 +89,8 @@ class NatsTarget implements EventTarget {
   private async connected(): Promise<NatsConnection> {
     if (this.connection && !this.connection.isClosed()) return this.connection;
     const { ADDRESS: servers, USERNAME: user, PASSWORD: pass, TOKEN: token } = this.config.settings;
-    this.connection = await connectNats({ servers, reconnect: false, timeout: 5_000, ...(user ? { user } : {}), ...(pass ? { pass } : {}), ...(token ? { token } : {}) });
+    const { connect } = await import('nats');
+    this.connection = await connect({ servers, reconnect: false, timeout: 5_000, ...(user ? { user } : {}), ...(pass ? { pass } : {}), ...(token ? { token } : {}) });
     return this.connection;
   }
 
@@ -114,33 +117,39 @@ class NatsTarget implements EventTarget {
 }
 
 class RedisTarget implements EventTarget {
-  private readonly client: Redis;
+  /** Made at the first send; the client reconnects by itself after that. */
+  private client: Promise<Redis> | undefined;
 
-  constructor(readonly config: TargetConfig) {
-    const [host, port] = splitAddress(config.settings.ADDRESS!);
-    const { PASSWORD: password, USER: username } = config.settings;
-    this.client = new Redis({
+  constructor(readonly config: TargetConfig) {}
+
+  private async create(): Promise<Redis> {
+    const { Redis } = await import('ioredis');
+    const [host, port] = splitAddress(this.config.settings.ADDRESS!);
+    const { PASSWORD: password, USER: username } = this.config.settings;
+    const client = new Redis({
       host, port, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0,
       retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
       ...(password ? { password } : {}), ...(username ? { username } : {}),
     });
-    this.client.on('error', () => undefined); // each failed send reports it
+    client.on('error', () => undefined); // each failed send reports it
+    return client;
   }
 
   async send(message: EventMessage, signal: AbortSignal): Promise<void> {
-    if (this.client.status === 'wait') await untilAborted(this.client.connect(), signal);
+    const client = await (this.client ??= this.create());
+    if (client.status === 'wait') await untilAborted(client.connect(), signal);
     const key = this.config.settings.KEY!;
     if (this.config.settings.FORMAT === 'access') {
-      await untilAborted(this.client.rpush(key, JSON.stringify([{ Event: message.Records, EventTime: message.Records[0].eventTime }])), signal);
+      await untilAborted(client.rpush(key, JSON.stringify([{ Event: message.Records, EventTime: message.Records[0].eventTime }])), signal);
     } else if (isRemoval(message)) {
-      await untilAborted(this.client.hdel(key, message.Key), signal);
+      await untilAborted(client.hdel(key, message.Key), signal);
     } else {
-      await untilAborted(this.client.hset(key, message.Key, JSON.stringify({ Records: message.Records })), signal);
+      await untilAborted(client.hset(key, message.Key, JSON.stringify({ Records: message.Records })), signal);
     }
   }
 
   async close(): Promise<void> {
-    this.client.disconnect();
+    (await this.client)?.disconnect();
   }
 }
 
@@ -154,7 +163,8 @@ class MqttTarget implements EventTarget {
     await this.drop();
     const { BROKER: broker, USERNAME: username, PASSWORD: password } = this.config.settings;
     const url = broker!.replace(/^tcp:/, 'mqtt:').replace(/^(ssl|tls):/, 'mqtts:');
-    this.client = await connectMqtt(url, { reconnectPeriod: 0, connectTimeout: 5_000, ...(username ? { username } : {}), ...(password ? { password } : {}) }, false);
+    const { connectAsync } = await import('mqtt');
+    this.client = await connectAsync(url, { reconnectPeriod: 0, connectTimeout: 5_000, ...(username ? { username } : {}), ...(password ? { password } : {}) }, false);
     this.client.on('error', () => undefined);
     return this.client;
   }
@@ -188,7 +198,8 @@ class AmqpTarget implements EventTarget {
 
   private async connected(): Promise<ConfirmChannel> {
     if (this.link) return this.link.channel;
-    const model = await connectAmqp(this.config.settings.URL!);
+    const { connect } = await import('amqplib');
+    const model = await connect(this.config.settings.URL!);
     const link = { model, channel: await model.createConfirmChannel() };
     const forget = (): void => {
       if (this.link === link) this.link = undefined;
@@ -225,8 +236,8 @@ class AmqpTarget implements EventTarget {
 }
 
 class PostgresTarget implements EventTarget {
-  private client: pg.Client | undefined;
-  private connecting: Promise<pg.Client> | undefined;
+  private client: PgClient | undefined;
+  private connecting: Promise<PgClient> | undefined;
 
   constructor(readonly config: TargetConfig) {}
 
@@ -235,13 +246,14 @@ class PostgresTarget implements EventTarget {
   }
 
   /** One connection for every delivery: those that start while it is being made wait for it, so their rows go in in the order they started. */
-  private connected(): Promise<pg.Client> {
+  private connected(): Promise<PgClient> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
     return this.connecting;
   }
 
-  private async connect(): Promise<pg.Client> {
+  private async connect(): Promise<PgClient> {
+    const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: this.config.settings.CONNECTION_STRING!, connectionTimeoutMillis: 5_000 });
     client.on('error', () => {
       if (this.client === client) this.client = undefined;
@@ -268,7 +280,7 @@ class PostgresTarget implements EventTarget {
     }
   }
 
-  private async write(client: pg.Client, message: EventMessage): Promise<void> {
+  private async write(client: PgClient, message: EventMessage): Promise<void> {
     if (this.config.settings.FORMAT === 'access') {
       await client.query(`INSERT INTO ${this.table} (event_time, event_data) VALUES ($1, $2)`, [message.Records[0].eventTime, JSON.stringify({ Records: message.Records })]);
     } else if (isRemoval(message)) {

@@ -264,7 +264,7 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
   private async deliver(entry: TargetQueue, task: ReplicationTask, signal: AbortSignal): Promise<void> {
     const target = await this.options.targets.resolve(task.bucket, task.bucketArn);
     if (!target) return; // the target was removed: its tasks are dropped
-    const client = this.clientOf(target);
+    const client = await this.clientOf(target);
     const source = await this.readSource(task);
     if (source.kind === 'gone') return;
     if (source.kind === 'marker') {
@@ -378,12 +378,17 @@ export class Replicator implements ReplicationSink, ReplicationAdmin {
     }
   }
 
-  private clientOf(target: ResolvedTarget): S3Client {
+  private async clientOf(target: ResolvedTarget): Promise<S3Client> {
     const fingerprint = `${target.endpoint}\n${target.region}\n${target.accessKey}\n${target.secretKey}`;
     const cached = this.clients.get(target.arn);
     if (cached?.fingerprint === fingerprint) return cached.client;
     cached?.client.destroy();
-    const client = targetClient(target);
+    const client = await targetClient(target);
+    if (this.clients.get(target.arn)?.fingerprint === fingerprint) {
+      // Another delivery made the same client meanwhile: keep that one.
+      client.destroy();
+      return this.clients.get(target.arn)!.client;
+    }
     this.clients.set(target.arn, { fingerprint, client });
     return client;
   }

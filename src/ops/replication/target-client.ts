@@ -5,7 +5,8 @@
  * replica headers that make the target keep the source's version id and modification time.
  */
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetBucketVersioningCommand, PutObjectCommand, S3Client, S3ServiceException, type PutObjectCommandInput } from '@aws-sdk/client-s3';
+import type { PutObjectCommandInput, S3Client } from '@aws-sdk/client-s3';
+import { s3Sdk, type S3Sdk } from '../s3-sdk.js';
 import { SvcError } from '../../errors/index.js';
 import { legalHoldKey, lockModeKey, lockRetainUntilKey, type ObjectInfo } from '../../object/index.js';
 import { limits } from '../../util/limits.js';
@@ -13,7 +14,8 @@ import type { ResolvedTarget } from './remote-targets.js';
 import { replicaHeaders } from './types.js';
 
 /** The client of a target; `timeoutMs` bounds each request. */
-export function targetClient(target: Pick<ResolvedTarget, 'endpoint' | 'region' | 'accessKey' | 'secretKey'>): S3Client {
+export async function targetClient(target: Pick<ResolvedTarget, 'endpoint' | 'region' | 'accessKey' | 'secretKey'>): Promise<S3Client> {
+  const { S3Client } = await s3Sdk();
   return new S3Client({
     endpoint: target.endpoint,
     region: target.region,
@@ -28,20 +30,21 @@ export function targetClient(target: Pick<ResolvedTarget, 'endpoint' | 'region' 
  * RemoteTargetNotVersioned by name when it fails.
  */
 export async function checkTarget(target: Pick<ResolvedTarget, 'endpoint' | 'region' | 'accessKey' | 'secretKey' | 'targetBucket'>): Promise<void> {
-  const client = targetClient(target);
+  const sdk = await s3Sdk();
+  const client = await targetClient(target);
   try {
-    const answer = await client.send(new GetBucketVersioningCommand({ Bucket: target.targetBucket }), { abortSignal: AbortSignal.timeout(limits.replicationTargetCheckTimeoutMs) });
+    const answer = await client.send(new sdk.GetBucketVersioningCommand({ Bucket: target.targetBucket }), { abortSignal: AbortSignal.timeout(limits.replicationTargetCheckTimeoutMs) });
     if (answer.Status !== 'Enabled') throw new SvcError('RemoteTargetNotVersioned', `versioning is not enabled on bucket ${target.targetBucket} at ${target.endpoint}`, { bucket: target.targetBucket });
   } catch (error) {
     if (error instanceof SvcError) throw error;
-    throw checkError(error, target);
+    throw checkError(sdk, error, target);
   } finally {
     client.destroy();
   }
 }
 
-function checkError(error: unknown, target: Pick<ResolvedTarget, 'endpoint' | 'targetBucket'>): SvcError {
-  if (error instanceof S3ServiceException) {
+function checkError(sdk: S3Sdk, error: unknown, target: Pick<ResolvedTarget, 'endpoint' | 'targetBucket'>): SvcError {
+  if (error instanceof sdk.S3ServiceException) {
     const status = error.$metadata.httpStatusCode;
     if (error.name === 'NoSuchBucket') return new SvcError('RemoteTargetNotVersioned', `bucket ${target.targetBucket} does not exist at ${target.endpoint}`, { bucket: target.targetBucket });
     if (status === 403 || ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied'].includes(error.name)) {
@@ -91,6 +94,7 @@ export async function putReplica(client: S3Client, targetBucket: string, info: O
   }
   if (meta[legalHoldKey] !== undefined) input.ObjectLockLegalHoldStatus = meta[legalHoldKey] as PutObjectCommandInput['ObjectLockLegalHoldStatus'];
   const headers = { [replicaHeaders.versionId]: info.versionId, [replicaHeaders.modTimeMs]: String(info.modTimeMs), ...(/^[0-9a-f]{32}(-\d+)?$/.test(info.etag) ? { [replicaHeaders.etag]: info.etag } : {}) };
+  const { PutObjectCommand } = await s3Sdk();
   const command = new PutObjectCommand(input);
   command.middlewareStack.add((next) => async (args) => {
     addHeaders(args.request, headers);
@@ -102,6 +106,7 @@ export async function putReplica(client: S3Client, targetBucket: string, info: O
 /** Writes a delete marker on the target with the source marker's id and time. */
 export async function putReplicaMarker(client: S3Client, targetBucket: string, key: string, versionId: string, modTimeMs: number, signal: AbortSignal): Promise<void> {
   const headers = { [replicaHeaders.versionId]: versionId, [replicaHeaders.modTimeMs]: String(modTimeMs) };
+  const { DeleteObjectCommand } = await s3Sdk();
   const command = new DeleteObjectCommand({ Bucket: targetBucket, Key: key });
   command.middlewareStack.add((next) => async (args) => {
     addHeaders(args.request, headers);

@@ -6,7 +6,8 @@
  * error goes to the caller, who tries the transition again later.
  */
 import { Readable } from 'node:stream';
-import { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { s3Sdk } from '../s3-sdk.js';
 import { SvcError } from '../../errors/index.js';
 import { ByteSlices } from '../../util/byte-slices.js';
 import { limits, MiB } from '../../util/limits.js';
@@ -24,6 +25,7 @@ export async function uploadInParts(
   sizeBytes: number,
   request: <T>(send: () => Promise<T>) => Promise<T>,
 ): Promise<{ remoteVersionId?: string }> {
+  const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } = await s3Sdk();
   const { bucket, key } = target;
   const partSizeBytes = tierPartSizeBytes(sizeBytes);
   const created = await request(() => client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key })));

@@ -16,7 +16,8 @@
  */
 import { hkdfSync, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { s3Sdk } from '../s3-sdk.js';
 import { isSvcError, SvcError } from '../../errors/index.js';
 import { limits } from '../../util/limits.js';
 import type { TierGateway, TransitionInfo } from '../../object/index.js';
@@ -89,7 +90,7 @@ export class TierRegistry implements TierGateway {
     return this.change(async (document) => {
       if (document.tiers.some((tier) => tier.name === name)) throw new SvcError('TierAlreadyExists', undefined, { tier: name });
       if (document.tiers.length >= limits.maxTiers) throw new SvcError('InvalidArgument', `a deployment has ${limits.maxTiers} tiers at most`);
-      await probe(clientFor(record, secretKey), record);
+      await probe(await clientFor(record, secretKey), record);
       this.options.logger.info({ tier: name, endpoint: record.endpoint, bucket: record.bucket }, 'tier added');
       return { document: { generation: document.generation + 1, tiers: [...document.tiers, record] }, answer: tierInfo(record) };
     });
@@ -115,6 +116,7 @@ export class TierRegistry implements TierGateway {
   async upload(tier: string, remoteKey: string, body: AsyncIterable<Uint8Array>, sizeBytes: number, multipartThresholdBytes: number = limits.maxPutObjectSizeBytes): Promise<{ remoteVersionId?: string }> {
     const { client, record } = await this.clientOf(tier);
     if (sizeBytes > multipartThresholdBytes) return uploadInParts(client, { bucket: record.bucket, key: remoteKey }, body, sizeBytes, (send) => call(record, send));
+    const { PutObjectCommand } = await s3Sdk();
     const answer = await call(record, () => client.send(new PutObjectCommand({ Bucket: record.bucket, Key: remoteKey, Body: Readable.from(body), ContentLength: sizeBytes })));
     return answer.VersionId ? { remoteVersionId: answer.VersionId } : {};
   }
@@ -127,6 +129,7 @@ export class TierRegistry implements TierGateway {
 
   async open(transition: TransitionInfo, range: { offset: number; length: number }): Promise<AsyncIterable<Uint8Array>> {
     const { client, record } = await this.clientOf(transition.tier);
+    const { GetObjectCommand } = await s3Sdk();
     const answer = await call(record, () =>
       client.send(new GetObjectCommand({ Bucket: record.bucket, Key: transition.remoteKey, ...(transition.remoteVersionId ? { VersionId: transition.remoteVersionId } : {}), Range: `bytes=${range.offset}-${range.offset + range.length - 1}` })),
     );
@@ -170,6 +173,7 @@ export class TierRegistry implements TierGateway {
   /** Deletes one object on its tier (TierObjectNotFound when it is gone already, TierNotFound when the tier is). */
   async deleteObject(deletion: TierDeletion, signal?: AbortSignal): Promise<void> {
     const { client, record } = await this.clientOf(deletion.tier);
+    const { DeleteObjectCommand } = await s3Sdk();
     const command = new DeleteObjectCommand({ Bucket: record.bucket, Key: deletion.remoteKey, ...(deletion.remoteVersionId ? { VersionId: deletion.remoteVersionId } : {}) });
     await call(record, () => client.send(command, signal ? { abortSignal: signal } : {}));
   }
@@ -180,8 +184,11 @@ export class TierRegistry implements TierGateway {
     if (!client) {
       const secret = openText(this.sealKey, record.sealedSecret);
       if (secret === undefined) throw new SvcError('TierUnreachable', `the secret of tier ${name} does not unseal with this deployment's root credentials`, { tier: name });
-      client = clientFor(record, secret);
-      this.clients.set(name, client);
+      const made = await clientFor(record, secret);
+      // Another call may have made one meanwhile: keep the first.
+      client = this.clients.get(name);
+      if (client) made.destroy();
+      else this.clients.set(name, (client = made));
     }
     return { client, record };
   }
@@ -222,7 +229,8 @@ export class TierRegistry implements TierGateway {
   }
 }
 
-function clientFor(record: TierRecord, secretKey: string): S3Client {
+async function clientFor(record: TierRecord, secretKey: string): Promise<S3Client> {
+  const { S3Client } = await s3Sdk();
   return new S3Client({
     endpoint: record.endpoint,
     region: record.region,
@@ -236,6 +244,7 @@ function clientFor(record: TierRecord, secretKey: string): S3Client {
 /** The tier must hold its bucket and let these credentials write, read and delete in it. */
 async function probe(client: S3Client, record: TierRecord): Promise<void> {
   const probeKey = `${record.prefix}.svc-tier-probe-${randomUUID()}`;
+  const { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand } = await s3Sdk();
   try {
     await call(record, () => client.send(new HeadBucketCommand({ Bucket: record.bucket })));
     await call(record, () => client.send(new PutObjectCommand({ Bucket: record.bucket, Key: probeKey, Body: 'svc tier probe' })));
