@@ -21,7 +21,7 @@ import { buildImages, buildProxyImage } from '../scripts/build-image.js';
 import { missingTool } from './helpers/external-tools.js';
 import { repoRoot, testCredentials } from './helpers/server-process.js';
 import { dockerUnavailable } from './helpers/container-cluster.js';
-import { httpsGet, proxyToolsMissing, resolvingAgent, startAcmeCa, waitFor, type AcmeCa } from './helpers/proxy-stack.js';
+import { httpsGet, proxyConformanceSelection, proxyToolsMissing, resolvingAgent, startAcmeCa, waitFor, type AcmeCa } from './helpers/proxy-stack.js';
 
 const run = promisify(execFile);
 const skipReason = (await dockerUnavailable()) ?? missingTool('docker-compose', 'docker-compose') ?? proxyToolsMissing();
@@ -163,7 +163,7 @@ describe.skipIf(skipReason !== undefined)('deploy/docker-compose.proxy.yml: Cadd
     const caFile = join(dir, 'pebble-root.pem');
     await writeFile(caFile, await ca!.rootPem());
     // Caddy forwards a body-less PUT with Content-Length: 0: the missing-length check would judge Caddy, not svc.
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3,admin', '--seed', '11', '--except', 's3.put.missing-content-length'], {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3,admin', '--seed', '11', '--except', 's3.put.missing-content-length', ...proxyConformanceSelection()], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', HOME: dir, NODE_EXTRA_CA_CERTS: caFile, SVC_TEST_RESOLVE: `${s3Host}=${proxyIp}` },
       maxBuffer: 32 * 1024 * 1024,

@@ -23,7 +23,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { freePort, repoRoot, startSvc, testCredentials, waitReady, type SvcProcess } from './helpers/server-process.js';
 import { missingTool } from './helpers/external-tools.js';
 import { startTestIdp, type TestIdp } from './helpers/oidc-idp.js';
-import { httpsGet, proxyToolsMissing, resolvingAgent, startAcmeCa, startCaddy, startConnectProxy, storedCertificate, waitFor, type AcmeCa, type Caddy } from './helpers/proxy-stack.js';
+import { httpsGet, proxyConformanceSelection, proxyToolsMissing, resolvingAgent, startAcmeCa, startCaddy, startConnectProxy, storedCertificate, waitFor, type AcmeCa, type Caddy } from './helpers/proxy-stack.js';
 
 const run = promisify(execFile);
 const skipReason = proxyToolsMissing();
@@ -206,7 +206,7 @@ ${noStickyHost} {
     const caFile = join(dir, 'pebble-root-conformance.pem');
     await writeFile(caFile, rootPem);
     // Caddy forwards a body-less PUT with Content-Length: 0: the missing-length check would judge Caddy, not svc.
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3', '--seed', '1', '--except', 's3.put.missing-content-length'], {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3', '--seed', '1', '--except', 's3.put.missing-content-length', ...proxyConformanceSelection()], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', HOME: dir, NODE_EXTRA_CA_CERTS: caFile, SVC_TEST_RESOLVE: names.map((name) => `${name}=${proxyIp}`).join(',') },
       maxBuffer: 32 * 1024 * 1024,

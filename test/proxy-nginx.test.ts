@@ -19,7 +19,7 @@ import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUpl
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { presignGet } from '../src/console/presign.js';
 import { freePort, repoRoot, startSvc, testCredentials, waitReady, type SvcProcess } from './helpers/server-process.js';
-import { httpsGet, resolvingAgent, startProgram, waitFor, type Program } from './helpers/proxy-stack.js';
+import { httpsGet, proxyConformanceSelection, resolvingAgent, startProgram, waitFor, type Program } from './helpers/proxy-stack.js';
 
 const run = promisify(execFile);
 const nginxBinary = '/usr/sbin/nginx';
@@ -167,7 +167,7 @@ describe.skipIf(skipReason !== undefined)('deploy/nginx-s3.conf with nginx in fr
 
   it('passes the conformance suite against the proxy URL', async () => {
     await writeFile(join(dir, 'ca.pem'), certificatePem);
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3', '--seed', '3'], {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', './test/fixtures/resolve-names.mjs', 'conformance/cli.ts', '--endpoint', `https://${s3Host}`, '--access-key', testCredentials.accessKeyId, '--secret-key', testCredentials.secretAccessKey, '--suite', 's3', '--seed', '3', ...proxyConformanceSelection()], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', HOME: dir, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'), SVC_TEST_RESOLVE: `${s3Host}=${proxyIp}` },
       maxBuffer: 32 * 1024 * 1024,

@@ -200,3 +200,22 @@ export async function startConnectProxy(ip: string, names: string[]): Promise<{ 
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }
+
+/**
+ * The conformance checks run behind a reverse proxy: those a proxy can change. How a request is
+ * signed and addressed (SigV4 and V2, presigned URLs, POST forms, keys of every shape), framed and
+ * streamed (single and multipart bodies, checksums, copies, SSE headers), answered (ranges,
+ * conditions, errors), and a listing's query parameters; with the admin suite, its calls. Left
+ * out are checks of what the server does with a request that arrived intact (versioning, object
+ * lock, lifecycle, ACLs, policies, paging), which `conformance.test.ts` runs against the server
+ * itself. `SVC_TEST_PROXY_CONFORMANCE=all` runs every check behind the proxies too.
+ */
+export function proxyConformanceSelection(): string[] {
+  if (process.env.SVC_TEST_PROXY_CONFORMANCE === 'all') return [];
+  const prefixes = [
+    's3.sigv4.', 's3.sigv2.', 's3.auth.', 's3.presigned.', 's3.post.', 's3.keys.', 's3.object.', 's3.put.', 's3.get.', 's3.delete',
+    's3.multipart.', 's3.checksum.', 's3.copy.', 's3.sse.', 's3.range.', 's3.conditional', 's3.error.', 's3.read-after-write',
+    's3.bucket.', 's3.expected-owner.', 's3.list.v2.delimiter', 's3.list.v1.delimiter', 's3.list.v2.after-delete', 'admin.',
+  ];
+  return ['--only', prefixes.join(',')];
+}

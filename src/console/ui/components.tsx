@@ -159,6 +159,19 @@ export function ActionsHead() {
   );
 }
 
+/** A row's actions cell with one small button (a danger one unless `plain`), or empty when the button is not offered. */
+export function RowAction(props: { offered: boolean; label: string; children: ComponentChildren; onClick: () => void; disabled?: boolean; plain?: boolean }) {
+  return (
+    <td class="actions-col">
+      {props.offered ? (
+        <button class={`button small${props.plain ? '' : ' danger'}`} type="button" disabled={props.disabled} aria-label={props.label} onClick={props.onClick}>
+          {props.children}
+        </button>
+      ) : null}
+    </td>
+  );
+}
+
 /**
  * A button that may be refused before it is pressed: with a `reason` it is disabled and the
  * reason is shown beside it (and read with it by screen readers).

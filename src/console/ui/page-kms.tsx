@@ -7,7 +7,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api';
-import { ActionsHead, Badge, Card, ConfirmDialog, Empty, ErrorNotice, usePoll } from './components';
+import { ActionsHead, Badge, Card, ConfirmDialog, Empty, ErrorNotice, RowAction, usePoll } from './components';
 import { permissionReason, useDeploymentPermissions } from './permissions';
 import { when } from './format';
 import type { KmsKeyStatus } from '../../contracts/kms';
@@ -80,13 +80,9 @@ export function KmsPage() {
                   </td>
                   <td class="num">{key.version}</td>
                   <td class="hide-narrow small">{key.createdAt ? when(key.createdAt) : '–'}</td>
-                  <td class="actions-col">
-                    {key.origin === 'named' && deleteReason === undefined ? (
-                      <button class="button small danger" type="button" aria-label={`Delete key ${key.keyId}`} onClick={() => (setDeleted(undefined), setError(undefined), setDeleting({ keyId: key.keyId, step: 'warn' }))}>
-                        Delete
-                      </button>
-                    ) : null}
-                  </td>
+                  <RowAction offered={key.origin === 'named' && deleteReason === undefined} label={`Delete key ${key.keyId}`} onClick={() => (setDeleted(undefined), setError(undefined), setDeleting({ keyId: key.keyId, step: 'warn' }))}>
+                    Delete
+                  </RowAction>
                 </tr>
               ))}
             </tbody>

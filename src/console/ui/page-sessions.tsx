@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api';
-import { ActionsHead, Badge, Card, Empty, ErrorNotice, usePoll } from './components';
+import { ActionsHead, Badge, Card, Empty, ErrorNotice, RowAction, usePoll } from './components';
 import { may, useDeploymentPermissions } from './permissions';
 import { when } from './format';
 
@@ -98,13 +98,9 @@ function SessionTable(props: { sessions: ConsoleSession[] | undefined; label: st
             <td class="hide-narrow small truncate session-agent" title={session.agent}>
               {session.agent || '–'}
             </td>
-            <td class="actions-col">
-              {!session.current && props.onEnd ? (
-                <button class="button small danger" type="button" aria-label={`Sign out the session of ${session.accessKey} from ${session.address}, last seen ${when(session.lastSeenAt)}`} onClick={() => props.onEnd?.(session)}>
-                  Sign out
-                </button>
-              ) : null}
-            </td>
+            <RowAction offered={!session.current && props.onEnd !== undefined} label={`Sign out the session of ${session.accessKey} from ${session.address}, last seen ${when(session.lastSeenAt)}`} onClick={() => props.onEnd?.(session)}>
+              Sign out
+            </RowAction>
           </tr>
         ))}
       </tbody>

@@ -11,7 +11,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api';
-import { ActionsHead, Badge, Card, ConfirmDialog, Empty, ErrorNotice, ProgressBar, usePoll } from './components';
+import { ActionsHead, Badge, Card, ConfirmDialog, Empty, ErrorNotice, ProgressBar, RowAction, usePoll } from './components';
 import { may, permissionReason, type Permissions } from './permissions';
 import { DocumentEditor, elements, escapeXml, parseXml, SaveOutcome, settingReason, useSetting, withElement, withoutElement } from './bucket-setting';
 
@@ -507,13 +507,9 @@ function RemoteTargetsSection(props: { bucket: string; versioning: string; permi
                 <td class="small break">{target.endpoint}</td>
                 <td class="hide-narrow small">{target.accessKey}</td>
                 <td class="hide-narrow small">{target.region}</td>
-                <td class="actions-col">
-                  {changeReason === undefined ? (
-                    <button class="button small danger" type="button" aria-label={`Remove target ${target.targetBucket} at ${target.endpoint}`} onClick={() => (setRemoveError(undefined), setRemoving(target))}>
-                      Remove
-                    </button>
-                  ) : null}
-                </td>
+                <RowAction offered={changeReason === undefined} label={`Remove target ${target.targetBucket} at ${target.endpoint}`} onClick={() => (setRemoveError(undefined), setRemoving(target))}>
+                  Remove
+                </RowAction>
               </tr>
             ))}
           </tbody>

@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api';
-import { Card, Empty, usePoll } from './components';
+import { Card, Empty, RowAction, usePoll } from './components';
 import type { Permissions } from './permissions';
 import { childText, DocumentEditor, elements, escapeXml, parseXml, SaveOutcome, settingReason, useSetting, withElement, withoutElement } from './bucket-setting';
 
@@ -100,13 +100,9 @@ export function LifecycleSection(props: { bucket: string; permissions: Permissio
                 </td>
                 <td>{rule.prefix === '' ? <span class="muted">whole bucket</span> : <code>{rule.prefix}</code>}</td>
                 <td>{rule.actions.join('; ') || <span class="muted">see the XML</span>}</td>
-                <td class="actions-col">
-                  {putReason === undefined ? (
-                    <button class="button small danger" type="button" disabled={state.busy} aria-label={`Remove rule ${rule.id || index + 1}`} onClick={() => removeRule(index)}>
-                      Remove
-                    </button>
-                  ) : null}
-                </td>
+                <RowAction offered={putReason === undefined} disabled={state.busy} label={`Remove rule ${rule.id || index + 1}`} onClick={() => removeRule(index)}>
+                  Remove
+                </RowAction>
               </tr>
             ))}
           </tbody>
