@@ -81,38 +81,68 @@ class WebhookTarget implements EventTarget {
   }
 }
 
+/**
+ * The one connection every delivery of a target uses: deliveries that start while it is being made
+ * wait for it instead of each opening their own (up to eight run at once), and a connection that
+ * failed or closed is made again by the next delivery.
+ */
+export class SharedConnection<T> {
+  private current: T | undefined;
+  private making: Promise<T> | undefined;
+
+  constructor(
+    private readonly make: () => Promise<T>,
+    private readonly end: (connection: T) => Promise<unknown>,
+    private readonly usable: (connection: T) => boolean = () => true,
+  ) {}
+
+  get(): Promise<T> {
+    if (this.current !== undefined && this.usable(this.current)) return Promise.resolve(this.current);
+    this.making ??= (async () => {
+      await this.drop();
+      return (this.current = await this.make());
+    })().finally(() => (this.making = undefined));
+    return this.making;
+  }
+
+  /** Forgets `connection` if it is the current one (its own error or close handler says it is gone). */
+  forget(connection: T): void {
+    if (this.current === connection) this.current = undefined;
+  }
+
+  async drop(): Promise<void> {
+    const connection = this.current;
+    this.current = undefined;
+    if (connection !== undefined) await this.end(connection).catch(() => undefined);
+  }
+}
+
 class NatsTarget implements EventTarget {
-  private connection: NatsConnection | undefined;
+  private readonly connection = new SharedConnection<NatsConnection>(
+    async () => {
+      const { ADDRESS: servers, USERNAME: user, PASSWORD: pass, TOKEN: token } = this.config.settings;
+      const { connect } = await import('nats');
+      return connect({ servers, reconnect: false, timeout: 5_000, ...(user ? { user } : {}), ...(pass ? { pass } : {}), ...(token ? { token } : {}) });
+    },
+    (connection) => connection.close(),
+    (connection) => !connection.isClosed(),
+  );
 
   constructor(readonly config: TargetConfig) {}
 
-  private async connected(): Promise<NatsConnection> {
-    if (this.connection && !this.connection.isClosed()) return this.connection;
-    const { ADDRESS: servers, USERNAME: user, PASSWORD: pass, TOKEN: token } = this.config.settings;
-    const { connect } = await import('nats');
-    this.connection = await connect({ servers, reconnect: false, timeout: 5_000, ...(user ? { user } : {}), ...(pass ? { pass } : {}), ...(token ? { token } : {}) });
-    return this.connection;
-  }
-
   async send(message: EventMessage, signal: AbortSignal): Promise<void> {
     try {
-      const connection = await untilAborted(this.connected(), signal);
+      const connection = await untilAborted(this.connection.get(), signal);
       connection.publish(this.config.settings.SUBJECT!, messageBytes(message));
       await untilAborted(connection.flush(), signal);
     } catch (error) {
-      await this.drop();
+      await this.connection.drop();
       throw error;
     }
   }
 
-  private async drop(): Promise<void> {
-    const connection = this.connection;
-    this.connection = undefined;
-    await connection?.close().catch(() => undefined);
-  }
-
   async close(): Promise<void> {
-    await this.drop();
+    await this.connection.drop();
   }
 }
 
@@ -154,90 +184,80 @@ class RedisTarget implements EventTarget {
 }
 
 class MqttTarget implements EventTarget {
-  private client: MqttClient | undefined;
+  private readonly client = new SharedConnection<MqttClient>(
+    async () => {
+      const { BROKER: broker, USERNAME: username, PASSWORD: password } = this.config.settings;
+      const url = broker!.replace(/^tcp:/, 'mqtt:').replace(/^(ssl|tls):/, 'mqtts:');
+      const { connectAsync } = await import('mqtt');
+      const client = await connectAsync(url, { reconnectPeriod: 0, connectTimeout: 5_000, ...(username ? { username } : {}), ...(password ? { password } : {}) }, false);
+      client.on('error', () => undefined);
+      return client;
+    },
+    (client) => client.endAsync(true),
+    (client) => client.connected,
+  );
 
   constructor(readonly config: TargetConfig) {}
 
-  private async connected(): Promise<MqttClient> {
-    if (this.client?.connected === true) return this.client;
-    await this.drop();
-    const { BROKER: broker, USERNAME: username, PASSWORD: password } = this.config.settings;
-    const url = broker!.replace(/^tcp:/, 'mqtt:').replace(/^(ssl|tls):/, 'mqtts:');
-    const { connectAsync } = await import('mqtt');
-    this.client = await connectAsync(url, { reconnectPeriod: 0, connectTimeout: 5_000, ...(username ? { username } : {}), ...(password ? { password } : {}) }, false);
-    this.client.on('error', () => undefined);
-    return this.client;
-  }
-
   async send(message: EventMessage, signal: AbortSignal): Promise<void> {
     try {
-      const client = await untilAborted(this.connected(), signal);
+      const client = await untilAborted(this.client.get(), signal);
       const qos = Number(this.config.settings.QOS ?? '0') as 0 | 1 | 2;
       await untilAborted(client.publishAsync(this.config.settings.TOPIC!, messageBytes(message), { qos }), signal);
     } catch (error) {
-      await this.drop();
+      await this.client.drop();
       throw error;
     }
   }
 
-  private async drop(): Promise<void> {
-    const client = this.client;
-    this.client = undefined;
-    await client?.endAsync(true).catch(() => undefined);
-  }
-
   async close(): Promise<void> {
-    await this.drop();
+    await this.client.drop();
   }
 }
 
+interface AmqpLink {
+  model: ChannelModel;
+  channel: ConfirmChannel;
+}
+
 class AmqpTarget implements EventTarget {
-  private link: { model: ChannelModel; channel: ConfirmChannel } | undefined;
+  private readonly link: SharedConnection<AmqpLink> = new SharedConnection<AmqpLink>(
+    async () => {
+      const { connect } = await import('amqplib');
+      const model = await connect(this.config.settings.URL!);
+      const link = { model, channel: await model.createConfirmChannel() };
+      const forget = (): void => this.link.forget(link);
+      model.on('error', forget);
+      model.on('close', forget);
+      link.channel.on('error', forget);
+      link.channel.on('close', forget);
+      await link.channel.assertExchange(this.config.settings.EXCHANGE!, this.config.settings.EXCHANGE_TYPE ?? 'direct', { durable: true });
+      return link;
+    },
+    (link) => link.model.close(),
+  );
 
   constructor(readonly config: TargetConfig) {}
 
-  private async connected(): Promise<ConfirmChannel> {
-    if (this.link) return this.link.channel;
-    const { connect } = await import('amqplib');
-    const model = await connect(this.config.settings.URL!);
-    const link = { model, channel: await model.createConfirmChannel() };
-    const forget = (): void => {
-      if (this.link === link) this.link = undefined;
-    };
-    model.on('error', forget);
-    model.on('close', forget);
-    link.channel.on('error', forget);
-    link.channel.on('close', forget);
-    await link.channel.assertExchange(this.config.settings.EXCHANGE!, this.config.settings.EXCHANGE_TYPE ?? 'direct', { durable: true });
-    this.link = link;
-    return link.channel;
-  }
-
   async send(message: EventMessage, signal: AbortSignal): Promise<void> {
     try {
-      const channel = await untilAborted(this.connected(), signal);
+      const { channel } = await untilAborted(this.link.get(), signal);
       channel.publish(this.config.settings.EXCHANGE!, this.config.settings.ROUTING_KEY ?? '', messageBytes(message), { persistent: true, contentType: 'application/json' });
       await untilAborted(channel.waitForConfirms(), signal);
     } catch (error) {
-      await this.drop();
+      await this.link.drop();
       throw error;
     }
   }
 
-  private async drop(): Promise<void> {
-    const link = this.link;
-    this.link = undefined;
-    await link?.model.close().catch(() => undefined);
-  }
-
   async close(): Promise<void> {
-    await this.drop();
+    await this.link.drop();
   }
 }
 
 class PostgresTarget implements EventTarget {
-  private client: PgClient | undefined;
-  private connecting: Promise<PgClient> | undefined;
+  /** Rows go in in the order their deliveries started: they wait for the one connection. */
+  private readonly client: SharedConnection<PgClient> = new SharedConnection<PgClient>(() => this.connect(), (client) => client.end());
 
   constructor(readonly config: TargetConfig) {}
 
@@ -245,19 +265,10 @@ class PostgresTarget implements EventTarget {
     return `"${this.config.settings.TABLE!}"`;
   }
 
-  /** One connection for every delivery: those that start while it is being made wait for it, so their rows go in in the order they started. */
-  private connected(): Promise<PgClient> {
-    if (this.client) return Promise.resolve(this.client);
-    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
-    return this.connecting;
-  }
-
   private async connect(): Promise<PgClient> {
     const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: this.config.settings.CONNECTION_STRING!, connectionTimeoutMillis: 5_000 });
-    client.on('error', () => {
-      if (this.client === client) this.client = undefined;
-    });
+    client.on('error', () => this.client.forget(client));
     const columns = this.config.settings.FORMAT === 'access' ? 'event_time TIMESTAMP WITH TIME ZONE NOT NULL, event_data JSONB' : 'key VARCHAR PRIMARY KEY, value JSONB';
     try {
       await client.connect();
@@ -266,16 +277,15 @@ class PostgresTarget implements EventTarget {
       await client.end().catch(() => undefined);
       throw error;
     }
-    this.client = client;
     return client;
   }
 
   async send(message: EventMessage, signal: AbortSignal): Promise<void> {
     try {
-      const client = await untilAborted(this.connected(), signal);
+      const client = await untilAborted(this.client.get(), signal);
       await untilAborted(this.write(client, message), signal);
     } catch (error) {
-      await this.drop();
+      await this.client.drop();
       throw error;
     }
   }
@@ -290,14 +300,8 @@ class PostgresTarget implements EventTarget {
     }
   }
 
-  private async drop(): Promise<void> {
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => undefined);
-  }
-
   async close(): Promise<void> {
-    await this.drop();
+    await this.client.drop();
   }
 }
 
