@@ -138,6 +138,24 @@ describe('encrypted packages', () => {
     await expect(collect(openStream([stored], newKey(), read))).rejects.toMatchObject({ code: 'ObjectTampered' });
   });
 
+  it('hands on the packages opened from the stored bytes at hand as one piece, before it waits for more', async () => {
+    const key = newKey();
+    const plain = patterned(4 * packagePlainBytes, 5);
+    const stored = await sealParts(key, [plain], [plain.length]);
+    const read = cipherRangeOf([{ partNumber: 1, plainSizeBytes: plain.length }], { offset: 0, length: plain.length });
+    const pieces = async (source: Iterable<Uint8Array>) => {
+      const handed: Buffer[] = [];
+      for await (const piece of openStream(source, key, read)) handed.push(Buffer.from(piece));
+      expect(Buffer.concat(handed).equals(plain)).toBe(true);
+      return handed.map((piece) => piece.length);
+    };
+    // All four packages in one stored chunk: one piece. Two packages a chunk: two pieces.
+    expect(await pieces([stored])).toEqual([plain.length]);
+    expect(await pieces([stored.subarray(0, 2 * packageSealedBytes), stored.subarray(2 * packageSealedBytes)])).toEqual([2 * packagePlainBytes, 2 * packagePlainBytes]);
+    // A package split across chunks goes out with the piece after the wait that completes it.
+    expect(await pieces([stored.subarray(0, packageSealedBytes + 10), stored.subarray(packageSealedBytes + 10)])).toEqual([packagePlainBytes, 3 * packagePlainBytes]);
+  });
+
   it('decodes the golden fixture (format version 1)', async () => {
     const fixture = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'sse-packages-v1.bin'));
     const plain = ssePackageFixture.plaintext();

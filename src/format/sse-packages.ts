@@ -260,7 +260,9 @@ function sealedLengthOf(run: PackageRun, index: number): number {
  * and its plaintext is handed on only once its tag verified: a package that fails
  * authentication, or stored bytes that end early, end the stream with ObjectTampered before any
  * byte of that package is handed on. Each source chunk is handed to `done` once its last bytes
- * are in the decipher (which copies what it takes), so a lender can reuse it.
+ * are in the decipher (which copies what it takes), so a lender can reuse it. The plaintext of the
+ * packages opened from the stored bytes at hand goes out as one piece, before the stream waits
+ * for more: a reader (a socket) gets about a stored block at a time, not sixteen 64 KiB pieces.
  */
 export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey | ((partNumber: number) => PackageKey), read: SealedRead, done: (chunk: Uint8Array) => void = () => undefined): AsyncGenerator<Uint8Array> {
   const keyOfPart = typeof key === 'function' ? key : () => key;
@@ -293,6 +295,16 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
       if (have === length) return gathered.subarray(0, length);
     }
   };
+  /** Whether taking `length` more stored bytes would wait for the source. */
+  const wouldWait = (length: number): boolean => chunk === undefined || chunk.length - offset < length;
+  const opened: Buffer[] = []; // plaintext not yet handed on
+  let openedBytes = 0;
+  const handOn = (): Buffer => {
+    const piece = opened.length === 1 ? opened[0]! : Buffer.concat(opened, openedBytes);
+    opened.length = 0;
+    openedBytes = 0;
+    return piece;
+  };
   const nonce = Buffer.allocUnsafe(nonceBaseBytes);
   const aad = Buffer.allocUnsafe(aadBytes);
   let skip = read.skipBytes;
@@ -304,6 +316,7 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
         const at = { partNumber: run.partNumber, index, final: index === run.partPackages - 1 };
         const sealedLength = sealedLengthOf(run, index);
         const bodyLength = sealedLength - packageTagBytes;
+        if (openedBytes > 0 && wouldWait(sealedLength)) yield handOn();
         const sealed = await take(sealedLength, at);
         writeNonce(nonce, runKey, at.partNumber, index);
         writeAad(aad, at);
@@ -321,9 +334,13 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
         const to = Math.min(bodyLength, from + left);
         skip = 0;
         left -= to - from;
-        if (to > from) yield from === 0 && to === bodyLength ? plain : plain.subarray(from, to);
+        if (to > from) {
+          opened.push(from === 0 && to === bodyLength ? plain : plain.subarray(from, to));
+          openedBytes += to - from;
+        }
       }
     }
+    if (openedBytes > 0) yield handOn();
     if (left > 0) tampered({ partNumber: read.runs.at(-1)?.partNumber ?? 0, index: -1, final: true });
   } finally {
     for (const chunkDone of consumed.splice(0)) done(chunkDone);

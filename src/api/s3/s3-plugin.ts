@@ -332,10 +332,6 @@ async function sendChunks(reply: FastifyReply, status: number, body: ChunkStream
     raw.writeHead(status, reply.getHeaders() as OutgoingHttpHeaders);
     while (!step.done && !gone) {
       const chunk = step.value;
-      // Chunks that arrive without waiting (an encrypted block opened into 64 KiB packages) leave
-      // in one write: the socket is uncorked once the current run of microtasks ends.
-      raw.cork();
-      process.nextTick(uncork, raw);
       if (!raw.write(chunk, () => body.release(chunk))) await drained(raw);
       step = await iterator.next();
     }
@@ -345,10 +341,6 @@ async function sendChunks(reply: FastifyReply, status: number, body: ChunkStream
   } finally {
     if (!step.done) await iterator.return?.();
   }
-}
-
-function uncork(raw: ServerResponse): void {
-  raw.uncork();
 }
 
 function drained(raw: ServerResponse): Promise<void> {
