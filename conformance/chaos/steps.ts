@@ -79,6 +79,10 @@ export async function healAndCheckRedundancy(target: Target, context: ChaosConte
     if (healed.counts.failures > 0 && failed.length === 0) failed.push(`the heal failed on ${healed.counts.failures} item(s)`);
     return failed;
   };
+  // As an operator does before a heal, wait until the healing node sees every drive online: a
+  // peer drive taken offline during the fault comes back at its next answered probe, which may
+  // wait out one drive deadline after the links heal.
+  await everyDriveOnline(target, context);
   let problems = await healOnce();
   if (problems.length > 0 && problems.every((problem) => /waiting for the write lock/.test(problem))) {
     context.note(`heal waited out locks (${problems.length}): healing again after the lock expiry`);
@@ -90,6 +94,22 @@ export async function healAndCheckRedundancy(target: Target, context: ChaosConte
   for (const item of checked.items as any[]) if (item.outcome !== 'healthy') problems.push(`after heal ${item.bucket}/${item.object}: ${item.outcome} ${item.reason ?? ''} (${(item.before ?? []).map((slot: any) => slot.state).join(',')})`);
   if (checked.counts.failures > 0) problems.push(`the redundancy scan failed on ${checked.counts.failures} object(s)`);
   return problems;
+}
+
+/** Waits (at most three drive deadlines) until `target` reports every drive online, and notes it. */
+async function everyDriveOnline(target: Target, context: ChaosContext): Promise<void> {
+  const started = Date.now();
+  const offline = async (): Promise<string[]> => {
+    const answer = await target.admin('GET', '/svc/admin/v3/info');
+    if (answer.status !== 200) return [`info answered ${answer.status}`];
+    return (answer.body.servers as { drives: { endpoint: string; state: string }[] }[]).flatMap((server) => server.drives).filter((drive) => drive.state !== 'online').map((drive) => drive.endpoint);
+  };
+  let left = await offline();
+  while (left.length > 0 && Date.now() - started < 3 * limits.driveCallDeadlineMsDefault) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    left = await offline();
+  }
+  if (Date.now() - started >= 250) context.note(left.length === 0 ? `every drive online after ${((Date.now() - started) / 1000).toFixed(1)} s` : `still offline before the heal: ${left.join(', ')}`);
 }
 
 /** PUTs a batch of traffic sends at once: 4 at the small sizes CI runs, 8 once the traffic is large. */
