@@ -159,12 +159,12 @@ export function ActionsHead() {
   );
 }
 
-/** A row's actions cell with one small button (a danger one unless `plain`), or empty when the button is not offered. */
-export function RowAction(props: { offered: boolean; label: string; children: ComponentChildren; onClick: () => void; disabled?: boolean; plain?: boolean }) {
+/** A row's actions cell with one small danger button, or empty when the button is not offered. */
+export function RowAction(props: { offered: boolean; label: string; children: ComponentChildren; onClick: () => void; disabled?: boolean }) {
   return (
     <td class="actions-col">
       {props.offered ? (
-        <button class={`button small${props.plain ? '' : ' danger'}`} type="button" disabled={props.disabled} aria-label={props.label} onClick={props.onClick}>
+        <button class="button small danger" type="button" disabled={props.disabled} aria-label={props.label} onClick={props.onClick}>
           {props.children}
         </button>
       ) : null}
