@@ -1,7 +1,8 @@
 /**
  * The clock-skew scenario (conformance/chaos/clock-skew.ts) catches a store whose version order
  * follows the writer's clock: the build with the write path's "dated after the newest version"
- * rule removed is run under skewed clocks, and the linearizability checker must name a key.
+ * rule removed is run under skewed clocks, and the linearizability checker must name a key (the
+ * writes in turn through the nodes that open each phase make this certain for every seed).
  * (The scenario itself, on the unaltered build, runs with the others in chaos.test.ts.)
  */
 import { afterAll, describe, expect, it } from 'vitest';

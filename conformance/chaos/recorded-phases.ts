@@ -33,6 +33,8 @@ export interface Phase {
   name: string;
   /** Runs before the phase's first operation; its answer goes in the timeline. */
   before?: () => Promise<string>;
+  /** Operations of the scenario's own, run after `before` and before the clients' workload, and judged with it. */
+  probe?: (clients: S3Client[]) => Promise<HistoryOperation[]>;
   /** Awaited before each operation of the phase, with the operations started before it; an answer goes in the timeline. */
   beforeOperation?: (started: number) => Promise<string | undefined>;
 }
@@ -78,6 +80,7 @@ export async function runRecordedPhases(context: ChaosContext, servers: SvcProce
   const listings: ListingOperation[] = [];
   for (const phase of phases) {
     if (phase.before) context.note(await phase.before());
+    if (phase.probe) history.push(...(await phase.probe(clients)));
     const hook = phase.beforeOperation;
     const recorded = await recorder.record({
       clients, bucket, versioned, keys, prefix: recordedPrefix, operationsPerClient: perClient, prng: context.prng, maxDurationMs: 15_000 * context.size,

@@ -68,10 +68,9 @@ export async function recordWorkload(options: WorkloadOptions): Promise<Recorded
         continue;
       }
       const input = chooseInput(roll, options, seenValues, seenVersions, () => `${index}:${nextBodyNumber()}:${options.prng.seed}`);
-      const invokeMs = performance.now();
-      const { output, completed } = await perform(s3, options.bucket, key, input);
-      const completeMs = completed ? performance.now() : undefined;
-      history.push({ key, client: index, input, output, invokeMs, completeMs });
+      const operation = await recordOperation(s3, index, options.bucket, key, input);
+      history.push(operation);
+      const { output } = operation;
       if (output?.kind === 'ok' && output.value !== undefined) seenValues.push(output.value);
       if (output?.kind === 'ok' && output.versionId !== undefined && input.op === 'put') seenVersions.push(output.versionId);
     }
@@ -95,6 +94,13 @@ function chooseInput(roll: number, options: WorkloadOptions, seenValues: string[
   if (roll < 92 || !options.versioned) return { op: 'delete' };
   const versionId = pick(seenVersions);
   return versionId === undefined ? { op: 'get' } : { op: 'getVersion', versionId };
+}
+
+/** Performs one operation through `s3` (the client numbered `client` in the history) and records what it saw. */
+export async function recordOperation(s3: S3Client, client: number, bucket: string, key: string, input: KeyInput & { body?: string }): Promise<HistoryOperation> {
+  const invokeMs = performance.now();
+  const { output, completed } = await perform(s3, bucket, key, input);
+  return { key, client, input, output, invokeMs, completeMs: completed ? performance.now() : undefined };
 }
 
 async function perform(s3: S3Client, bucket: string, key: string, input: KeyInput & { body?: string }): Promise<{ output: KeyOutput | undefined; completed: boolean }> {
