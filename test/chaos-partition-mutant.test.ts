@@ -3,10 +3,12 @@
  * one drive without the quorum vote: in a copy of the build, a read takes the first drive that
  * answered (its node's own drive, as a rule) and trusts it alone. Under an asymmetric cut, a node
  * whose drives missed the writes coordinated across the cut serves them stale, and the
- * linearizability checker must name a key. Seed 1 at size 3 (seeds 1 and 3 catch it at that size;
- * seed 2's stale node served no read of a key written across the cut). SVC_MUTANT_SEED,
- * SVC_MUTANT_SIZE and SVC_MUTANT_VERSIONED=no try others. (The scenarios themselves, on the
- * unaltered build, run with the others in chaos.test.ts.)
+ * linearizability checker must name a key. Whether a stale read happens depends on which node
+ * serves which read while the cut holds, which timing decides as well as the seed: seeds 1 and 3
+ * at size 3 caught it in most runs, seed 2 in some. So the test runs seeds 1, 3 and 5 in turn
+ * until one catches it, and fails only if none does. SVC_MUTANT_SEED (one seed), SVC_MUTANT_SIZE
+ * and SVC_MUTANT_VERSIONED=no try others. (The scenarios themselves, on the unaltered build, run
+ * with the others in chaos.test.ts.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { partitionScenario } from '../conformance/chaos/partition.js';
@@ -33,10 +35,15 @@ async function buildWithoutReadVote(): Promise<string> {
 describe('partition scenarios', () => {
   it.skipIf(unavailable !== undefined)(`catch GETs served without the quorum vote${unavailable ? ` (skipped: ${unavailable})` : ''}`, async () => {
     const script = await buildWithoutReadVote();
-    const seed = Number(process.env.SVC_MUTANT_SEED ?? 1);
+    const seeds = process.env.SVC_MUTANT_SEED ? [Number(process.env.SVC_MUTANT_SEED)] : [1, 3, 5];
     const size = Number(process.env.SVC_MUTANT_SIZE ?? 3);
-    const timeline: string[] = [];
-    const { problems } = await partitionScenario('partition-asymmetric', { script, versioned: process.env.SVC_MUTANT_VERSIONED !== 'no' })({ seed, prng: createPrng(seed), size, timeline, round: 0, note: (event) => timeline.push(event) });
-    expect(problems.some((problem) => problem.includes('not linearizable')), `seed ${seed}\n${timeline.join('\n')}\n${problems.join('\n')}`).toBe(true);
-  }, 300_000);
+    const reports: string[] = [];
+    for (const seed of seeds) {
+      const timeline: string[] = [];
+      const { problems } = await partitionScenario('partition-asymmetric', { script, versioned: process.env.SVC_MUTANT_VERSIONED !== 'no' })({ seed, prng: createPrng(seed), size, timeline, round: 0, note: (event) => timeline.push(event) });
+      if (problems.some((problem) => problem.includes('not linearizable'))) return;
+      reports.push(`seed ${seed}\n${timeline.join('\n')}\n${problems.join('\n')}`);
+    }
+    expect.fail(`no seed caught the GETs served without the quorum vote:\n${reports.join('\n\n')}`);
+  }, 600_000);
 });

@@ -13,13 +13,10 @@
  * the newest version it finds.
  */
 import { execFileSync } from 'node:child_process';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { nextBodyNumber, recordOperation, valueOf } from '../checkers/history-recorder.js';
-import type { HistoryOperation } from '../checkers/linearizability.js';
 import { startProcessCluster } from '../harness/process-cluster.js';
-import { recordedKeys, runRecordedPhases } from './recorded-phases.js';
+import { runRecordedPhases, writesInTurn } from './recorded-phases.js';
 import type { Tally } from './history-checker.js';
-import { bucket, type ChaosContext } from './steps.js';
+import type { ChaosContext } from './steps.js';
 
 /** Why nodes cannot get clocks of their own here, or undefined. */
 export function fakeClockUnavailable(): string | undefined {
@@ -36,23 +33,8 @@ function underClock(offsetSeconds: number): string[] {
   return ['env', 'FAKETIME_DONT_FAKE_MONOTONIC=1', 'faketime', '-f', `${offsetSeconds >= 0 ? '+' : ''}${offsetSeconds}s`];
 }
 
-/**
- * Every key written in turn through the nodes from the clock furthest ahead to the one furthest
- * behind, each write answered before the next starts, then read through every node. A store that
- * orders versions by the writers' clocks answers those reads with an older write.
- */
-async function writesAgainstTheClocks(clients: S3Client[], offsets: number[], seed: number): Promise<HistoryOperation[]> {
-  const order = offsets.map((offset, index) => ({ offset, index })).sort((a, b) => b.offset - a.offset).map(({ index }) => index);
-  const history: HistoryOperation[] = [];
-  for (const key of recordedKeys) {
-    for (const node of order) {
-      const body = `in turn ${node}:${nextBodyNumber()}:${seed}`;
-      history.push(await recordOperation(clients[node]!, node, bucket, key, { op: 'put', value: valueOf(body), body }));
-    }
-    for (const node of order) history.push(await recordOperation(clients[node]!, node, bucket, key, { op: 'get' }));
-  }
-  return history;
-}
+/** The nodes from the clock furthest ahead to the one furthest behind. */
+const byClock = (offsets: number[]): number[] => offsets.map((offset, index) => ({ offset, index })).sort((a, b) => b.offset - a.offset).map(({ index }) => index);
 
 /** `script`: the nodes run this built `svc.js` (an altered copy of the build, to show the checker catches what it should). */
 export function clockSkew(options: { script?: string } = {}) {
@@ -66,7 +48,7 @@ export function clockSkew(options: { script?: string } = {}) {
       context.note(`node clocks: ${offsets.map((offset, index) => `node ${index + 1} ${offset >= 0 ? '+' : ''}${offset} s`).join(', ')}`);
       const jumper = context.prng.int(offsets.length);
       const result = await runRecordedPhases(context, cluster.nodes.map((node) => node!), offsets.map((_, index) => `node ${index + 1}`), [
-        { name: 'skewed clocks', probe: (clients) => writesAgainstTheClocks(clients, offsets, context.seed) },
+        { name: 'skewed clocks', probe: (clients) => writesInTurn(clients, byClock(offsets), byClock(offsets), `clock-skew ${context.seed}`) },
         {
           name: 'after a clock jumped back',
           before: async () => {
@@ -75,7 +57,7 @@ export function clockSkew(options: { script?: string } = {}) {
             await cluster.start(jumper);
             return `node ${jumper + 1} restarted with its clock at ${offsets[jumper]} s`;
           },
-          probe: (clients) => writesAgainstTheClocks(clients, offsets, context.seed),
+          probe: (clients) => writesInTurn(clients, byClock(offsets), byClock(offsets), `clock-skew ${context.seed}`),
         },
       ], { versioned: true });
       return { problems: result.problems, checker: { acknowledged: result.acknowledged, refused: result.refused, refusals: new Map(Object.entries(result.refusals)) } };

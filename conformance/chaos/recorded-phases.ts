@@ -15,7 +15,7 @@
  */
 import { CreateBucketCommand, GetObjectCommand, PutBucketVersioningCommand, type S3Client } from '@aws-sdk/client-s3';
 import { checkHistory, checkListings, describeViolation, registerModel, versionedRegisterModel, type HistoryOperation, type ListingOperation } from '../checkers/linearizability.js';
-import { classify, recordWorkload, valueOf, type RecordedRun, type WorkloadOptions } from '../checkers/history-recorder.js';
+import { classify, nextBodyNumber, recordOperation, recordWorkload, valueOf, type RecordedRun, type WorkloadOptions } from '../checkers/history-recorder.js';
 import { s3ClientFor, type SvcProcess } from '../harness/server-process.js';
 import { createPrng, type Prng } from '../../src/util/prng.js';
 import { bucket, healAndCheckRedundancy, targetFor, volume, type ChaosContext } from './steps.js';
@@ -80,7 +80,11 @@ export async function runRecordedPhases(context: ChaosContext, servers: SvcProce
   const listings: ListingOperation[] = [];
   for (const phase of phases) {
     if (phase.before) context.note(await phase.before());
-    if (phase.probe) history.push(...(await phase.probe(clients)));
+    if (phase.probe) {
+      const probed = await phase.probe(clients);
+      history.push(...probed);
+      context.note(`${phase.name}: ${probed.length} operations in turn: ${probed.map(describeOperation).join(', ')}`);
+    }
     const hook = phase.beforeOperation;
     const recorded = await recorder.record({
       clients, bucket, versioned, keys, prefix: recordedPrefix, operationsPerClient: perClient, prng: context.prng, maxDurationMs: 15_000 * context.size,
@@ -107,6 +111,23 @@ export async function runRecordedPhases(context: ChaosContext, servers: SvcProce
     });
   }
   return { problems, timeline: context.timeline, ...tallyOf(history) };
+}
+
+/**
+ * Every recorded key written through each of `writers` in turn, each write answered before the
+ * next starts, then read through each of `readers`: a probe whose last write every read must
+ * return, recorded for the checker. `tag` keeps the bodies apart from other runs'.
+ */
+export async function writesInTurn(clients: S3Client[], writers: number[], readers: number[], tag: string): Promise<HistoryOperation[]> {
+  const history: HistoryOperation[] = [];
+  for (const key of keys) {
+    for (const node of writers) {
+      const body = `in turn ${node}:${nextBodyNumber()}:${tag}`;
+      history.push(await recordOperation(clients[node]!, node, bucket, key, { op: 'put', value: valueOf(body), body }));
+    }
+    for (const node of readers) history.push(await recordOperation(clients[node]!, node, bucket, key, { op: 'get' }));
+  }
+  return history;
 }
 
 /** The writes of a history as the chaos runner counts them. */
@@ -162,6 +183,13 @@ export class RecordedSidecar {
     this.context.note(`recorded beside the traffic: ${this.history.length} operations, ${answered} answered; ${latencyOf(this.history)}`);
     return judgeHistory(this.context, this.history, this.listings, false);
   }
+}
+
+/** One recorded operation in brief: `put p/a via 2 ok`. */
+function describeOperation(op: HistoryOperation): string {
+  const answer = op.output === undefined ? 'unknown' : op.output.kind === 'ok' && op.input.op === 'get' ? `ok ${op.output.value?.slice(0, 6)}` : op.output.kind;
+  const value = op.input.op === 'put' ? ` ${op.input.value.slice(0, 6)}` : '';
+  return `${op.input.op}${value} ${op.key} via ${op.client + 1} ${answer}`;
 }
 
 /** The GETs' latency in a phase: median, p99 and the slowest, of those answered. */
