@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { answerFrame, callLayout, FrameReader, RpcStreamClient, RpcStreamFailure, streamTimeoutMessage, type AnswerSink } from '../src/transport/rpc-stream.js';
 import { rpcKeyFor } from '../src/transport/rpc-token.js';
 
@@ -130,4 +130,76 @@ describe('internode stream client, answers taken as they arrive', () => {
       client.close();
     }
   });
+});
+
+/** Connections the peer above has accepted so far. */
+async function acceptedSoFar(): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+}
+
+describe('internode stream client after a cut', () => {
+  it('bounds a call waiting for a connection by its own deadline, gives the opening up, and opens a fresh one for the next call', async () => {
+    // A peer that takes connections but does not answer the upgrade until told to, as a peer behind a cut.
+    let answering = false;
+    const held: Socket[] = [];
+    let accepted = 0;
+    const silent = createServer((socket) => {
+      accepted += 1;
+      if (answering) return serve(socket);
+      held.push(socket);
+      socket.on('error', () => undefined);
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const client = new RpcStreamClient({ host: '127.0.0.1', port: (silent.address() as { port: number }).port, rpcKey: rpcKeyFor('rpcadmin', 'rpcadmin-secret') }, { connectTimeoutMs: 300 });
+    try {
+      const started = performance.now();
+      await expect(client.call('drive', [Buffer.from([0, 1])], 150)).rejects.toThrow(streamTimeoutMessage);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      // The opening is given up at 300 ms: the peer sees its connection closed.
+      await vi.waitFor(() => expect(held.some((socket) => socket.destroyed || socket.readableEnded)).toBe(true), { timeout: 2_000 });
+      expect(client.connected).toBe(false);
+      answering = true; // the cut heals
+      const answer = await client.call('drive', [Buffer.from([0, 2])], 2_000);
+      expect(answer.length).toBe(answerBytes);
+      expect(accepted).toBe(2);
+    } finally {
+      client.close();
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  }, 10_000);
+
+  it('closes a stream on which a call ran out of time while nothing arrived, and the next call opens a fresh one', async () => {
+    const client = new RpcStreamClient({ host: '127.0.0.1', port, rpcKey: rpcKeyFor('rpcadmin', 'rpcadmin-secret') }, { silenceMs: 200 });
+    try {
+      await client.call('drive', [Buffer.from([0, 1])], 2_000);
+      const before = await acceptedSoFar();
+      // Answered after 2.5 s: the stream stays silent through the call's 400 ms.
+      await expect(client.call('drive', [Buffer.from([250, 1])], 400)).rejects.toThrow(streamTimeoutMessage);
+      expect(client.connected).toBe(false);
+      expect((await client.call('drive', [Buffer.from([0, 3])], 2_000)).length).toBe(answerBytes);
+      await vi.waitFor(async () => expect(await acceptedSoFar()).toBe(before)); // the old connection closed, a new one open
+      expect(client.pending).toBe(0);
+    } finally {
+      client.close();
+    }
+  }, 10_000);
+
+  it('keeps a stream on which a call ran out of time while other answers arrived', async () => {
+    const client = new RpcStreamClient({ host: '127.0.0.1', port, rpcKey: rpcKeyFor('rpcadmin', 'rpcadmin-secret') }, { silenceMs: 200 });
+    try {
+      await client.call('drive', [Buffer.from([0, 1])], 2_000);
+      const slow = client.call('drive', [Buffer.from([250, 1])], 600).then(() => 'answered', (error: Error) => error.message);
+      for (let n = 0; n < 8; n += 1) {
+        await client.call('drive', [Buffer.from([0, 4])], 2_000);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await slow).toBe(streamTimeoutMessage);
+      expect(client.connected).toBe(true);
+      expect(client.closed).toBe(false); // never closed: the same connection all along
+    } finally {
+      client.close();
+    }
+  }, 10_000);
 });

@@ -9,8 +9,16 @@
  *
  * Every frame carries a token (signed anew every few seconds, rpc-token.ts), checked by the peer;
  * a refused frame's bytes are `{ code, message }` as JSON. A call has its own deadline, watched by
- * one timer per connection set for the earliest; a connection that fails or closes fails every
- * call in flight on it, and the next call opens a new one.
+ * one timer per connection set for the earliest, and counted from the call, so a call that waits
+ * for a connection to open waits no longer; a connection that fails or closes fails every call in
+ * flight on it, and the next call opens a new one.
+ *
+ * After a network cut TCP alone would take long to recover: a connection being opened resends its
+ * SYN at doubling intervals, and an open one its unanswered bytes, so after the cut heals calls
+ * could wait tens of seconds for the next resend. So an opening that has not reached the upgraded
+ * stream within `connectTimeoutMs` is given up (the next call tries again, at once), and a stream
+ * on which a call ran out of time while nothing at all arrived for `silenceMs` and since that call
+ * was sent is closed: the peer is unreachable or wedged, and the next call opens a fresh one.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createConnection, type NetConnectOpts, type Socket } from 'node:net';
@@ -178,6 +186,10 @@ export interface StreamClientOptions {
   clock?: Clock;
   /** An answer larger than this fails the stream. */
   maxAnswerBytes?: number;
+  /** An opening not upgraded in this long is given up (limits.internodeConnectTimeoutMs when unset). */
+  connectTimeoutMs?: number;
+  /** A call that runs out of time on a stream silent this long, since before it was sent, closes the stream (limits.internodeStreamSilenceMs when unset). */
+  silenceMs?: number;
 }
 
 
@@ -199,6 +211,9 @@ interface InFlight {
   sink?: AnswerSink<unknown>;
   /** On the monotonic clock (performance.now()). */
   deadlineMs: number;
+  sentMs: number;
+  /** The connection it was sent on: only that connection's failure fails it. */
+  socket: Socket;
 }
 
 export const streamTimeoutMessage = 'internode RPC timed out';
@@ -232,15 +247,23 @@ export class RpcStreamClient {
   private deadlineTimer: NodeJS.Timeout | undefined;
   private timerAtMs = 0;
   private opened = false;
+  /** When the open connection last received anything (performance.now()). */
+  private lastReceivedMs = 0;
+  /** The open connection, once upgraded. */
+  private current: Socket | undefined;
 
   private readonly tokens: RpcTokenSource;
   private readonly clock: Clock;
   private readonly maxAnswerBytes: number;
+  private readonly connectTimeoutMs: number;
+  private readonly silenceMs: number;
 
   constructor(private readonly target: StreamTarget, options: StreamClientOptions = {}) {
     this.tokens = options.tokens ?? new RpcTokenSource(target.rpcKey);
     this.clock = options.clock ?? systemClock;
     this.maxAnswerBytes = options.maxAnswerBytes ?? limits.internodeMaxAnswerBytes;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? limits.internodeConnectTimeoutMs;
+    this.silenceMs = options.silenceMs ?? limits.internodeStreamSilenceMs;
   }
 
   /** Calls waiting for their answer. */
@@ -275,13 +298,13 @@ export class RpcStreamClient {
   }
 
   private async send(service: StreamService, body: Uint8Array[], timeoutMs: number, sink?: AnswerSink<unknown>): Promise<unknown> {
-    const socket = await this.connection();
+    const deadlineMs = performance.now() + timeoutMs;
+    const socket = await this.connectionBy(deadlineMs);
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
     const token = this.tokens.tokenAt(this.clock.nowMs());
     return new Promise<unknown>((resolve, reject) => {
-      const deadlineMs = performance.now() + timeoutMs;
-      this.inFlight.set(id, { resolve, reject, deadlineMs, ...(sink ? { sink } : {}) });
+      this.inFlight.set(id, { resolve, reject, deadlineMs, sentMs: performance.now(), socket, ...(sink ? { sink } : {}) });
       this.watch(deadlineMs);
       socket.cork();
       for (const piece of callFrame(service, id, token, body)) socket.write(piece);
@@ -298,24 +321,33 @@ export class RpcStreamClient {
     this.deadlineTimer.unref();
   }
 
-  /** Fails the calls past their deadline, and sets the timer for the next one. */
+  /** Fails the calls past their deadline, closes a stream that has gone silent, and sets the timer for the next deadline. */
   private expire(): void {
     this.deadlineTimer = undefined;
     const nowMs = performance.now();
     let nextMs = Number.POSITIVE_INFINITY;
+    let silent = false;
     for (const [id, call] of this.inFlight) {
       if (call.deadlineMs <= nowMs) {
         this.inFlight.delete(id);
         call.reject(new RpcStreamFailure(streamTimeoutMessage, 'unreachable'));
+        if (this.lastReceivedMs <= call.sentMs && nowMs - this.lastReceivedMs >= this.silenceMs) silent ||= this.isCurrent(call.socket);
       } else nextMs = Math.min(nextMs, call.deadlineMs);
     }
+    if (silent) this.close();
     if (nextMs !== Number.POSITIVE_INFINITY) this.watch(nextMs);
+  }
+
+  /** `socket` is the open connection (not one closed since). */
+  private isCurrent(socket: Socket): boolean {
+    return this.current === socket;
   }
 
   /** Closes the stream; calls in flight fail as unreachable, and the next call opens a new one. */
   close(): void {
     const socket = this.socket;
     this.socket = undefined;
+    this.current = undefined;
     // an opening that failed has failed its calls already (open's own catch)
     void socket?.then((open) => open.destroy(), () => undefined);
   }
@@ -323,6 +355,25 @@ export class RpcStreamClient {
   private connection(): Promise<Socket> {
     this.socket ??= this.open();
     return this.socket;
+  }
+
+  /** The connection, or a timeout once `deadlineMs` passes while it is still opening. */
+  private connectionBy(deadlineMs: number): Promise<Socket> {
+    const opening = this.connection();
+    if (this.current !== undefined) return opening;
+    return new Promise<Socket>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new RpcStreamFailure(streamTimeoutMessage, 'unreachable')), Math.max(0, deadlineMs - performance.now()));
+      opening.then(
+        (socket) => {
+          clearTimeout(timer);
+          resolve(socket);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   private open(): Promise<Socket> {
@@ -342,7 +393,14 @@ export class RpcStreamClient {
           ...(this.target.launchHash !== undefined ? { 'x-svc-launch-hash': this.target.launchHash } : {}),
         },
       });
-      request.on('upgrade', (_response: IncomingMessage, socket: Socket, head: Buffer) => resolve(this.attach(socket, head, receiver)));
+      // Given up when not upgraded in time: a SYN or a request lost to a cut is not waited for.
+      const giveUp = setTimeout(() => request.destroy(new Error(`no internode stream within ${this.connectTimeoutMs} ms`)), this.connectTimeoutMs);
+      giveUp.unref();
+      request.on('close', () => clearTimeout(giveUp));
+      request.on('upgrade', (_response: IncomingMessage, socket: Socket, head: Buffer) => {
+        clearTimeout(giveUp);
+        resolve(this.attach(socket, head, receiver));
+      });
       request.on('response', (response: IncomingMessage) => {
         const parts: Buffer[] = [];
         response.on('data', (chunk: Buffer) => parts.push(chunk));
@@ -361,15 +419,20 @@ export class RpcStreamClient {
   private attach(socket: Socket, head: Buffer, receiver: Receiver): Socket {
     socket.setNoDelay(true);
     const reader = new FrameReader(answerLayout, (frameHead, body) => this.answer(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0, body), this.maxAnswerBytes, (frameHead) => this.sinkFor(frameHead.readUInt32BE(0), frameHead.readUInt8(4) === 0));
-    const current = this.socket;
+    const opening = this.socket;
+    this.current = socket;
+    this.lastReceivedMs = performance.now();
     const fail = (message: string): void => {
-      if (this.socket === current) this.socket = undefined;
+      if (this.socket === opening) this.socket = undefined;
+      if (this.current === socket) this.current = undefined;
       for (const [id, call] of this.inFlight) {
+        if (call.socket !== socket) continue;
         call.reject(new RpcStreamFailure(message, 'unreachable'));
         this.inFlight.delete(id);
       }
     };
     receiver.frames = (bytes) => {
+      this.lastReceivedMs = performance.now();
       try {
         reader.push(bytes);
       } catch (error) {

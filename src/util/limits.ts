@@ -365,6 +365,18 @@ export const limits = {
   consoleUploadPartSizeBytes: 8 * MiB,
   /** Internode transport: a pooled stream not asked for in this long, with no call waiting, is closed at the next lookup. */
   internodeIdleStreamMs: 60_000,
+  /**
+   * Internode transport: a stream connection not open and upgraded in this long is given up, and
+   * the next call tries again at once (after a cut heals, TCP would wait for its next resend of
+   * the SYN, seconds to a minute later).
+   */
+  internodeConnectTimeoutMs: 5_000,
+  /**
+   * Internode transport: a call that runs out of time on a stream that has received nothing for
+   * this long, and nothing since the call was sent, closes the stream; the next call opens a
+   * fresh connection instead of waiting behind TCP's resends on the old one.
+   */
+  internodeStreamSilenceMs: 3_000,
   /** Internode transport: keep-alive sockets of plain internode requests to each peer at most. */
   internodeMaxSocketsPerPeer: 64,
   /** Internode transport: an answer larger than this breaks the stream that carries it. */
