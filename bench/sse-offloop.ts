@@ -99,18 +99,23 @@ export async function* openStreamOffLoop(source: AsyncIterable<Uint8Array>, key:
     for (const chunk of held.splice(0)) done(chunk);
     if (keep) held.push(keep);
   };
-  for (const run of read.runs) {
-    for (let index = run.firstIndex; index < run.firstIndex + run.count; index += 1) {
-      const plainLength = Math.min(packagePlainBytes, run.plainSizeBytes - index * packagePlainBytes);
-      const sealed = await take(plainLength + packageTagBytes, index);
-      const work = subtle.decrypt(parameters(key, run.partNumber, index, index === run.partPackages - 1), cryptoKey, sealed).then((plain) => new Uint8Array(plain), () => tampered(run.partNumber, index));
-      work.catch(() => undefined);
-      handBack();
-      opening.push(work);
-      while (opening.length >= inFlight) yield await opening.shift()!;
+  try {
+    for (const run of read.runs) {
+      for (let index = run.firstIndex; index < run.firstIndex + run.count; index += 1) {
+        const plainLength = Math.min(packagePlainBytes, run.plainSizeBytes - index * packagePlainBytes);
+        const sealed = await take(plainLength + packageTagBytes, index);
+        const work = subtle.decrypt(parameters(key, run.partNumber, index, index === run.partPackages - 1), cryptoKey, sealed).then((plain) => new Uint8Array(plain), () => tampered(run.partNumber, index));
+        work.catch(() => undefined);
+        handBack();
+        opening.push(work);
+        while (opening.length >= inFlight) yield await opening.shift()!;
+      }
     }
+    while (opening.length > 0) yield await opening.shift()!;
+  } finally {
+    pending = new Uint8Array(0);
+    handBack();
+    // The stored stream ends here (its read lock is released), whether or not its last chunk was asked for.
+    await iterator.return?.();
   }
-  while (opening.length > 0) yield await opening.shift()!;
-  pending = new Uint8Array(0);
-  handBack();
 }

@@ -33,12 +33,14 @@ async function* pieces(): AsyncGenerator<Uint8Array> {
   for (let offset = 0; offset < body.length; offset += 64 * 1024) yield body.subarray(offset, offset + 64 * 1024);
 }
 
+/** Reads a GET's body to its end, handing each chunk back; a body of any other length than the object's fails the bench. */
 async function drain(stream: AsyncIterable<Uint8Array>, release: (chunk: Uint8Array) => void): Promise<number> {
   let bytes = 0;
   for await (const chunk of stream) {
     bytes += chunk.length;
     release(chunk);
   }
+  if (bytes !== objectBytes) throw new Error(`a GET read ${bytes} bytes of ${objectBytes}`);
   return bytes;
 }
 

@@ -263,8 +263,10 @@ function sealedLengthOf(run: PackageRun, index: number): number {
  * are in the decipher (which copies what it takes), so a lender can reuse it. The plaintext of the
  * packages opened from the stored bytes at hand goes out as one piece, before the stream waits
  * for more: a reader (a socket) gets about a stored block at a time, not sixteen 64 KiB pieces.
+ * The piece is copied into memory from `gather` (fresh memory when unset): a caller whose reader
+ * hands pieces back once written lends reused buffers, so the copy costs no new memory.
  */
-export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey | ((partNumber: number) => PackageKey), read: SealedRead, done: (chunk: Uint8Array) => void = () => undefined): AsyncGenerator<Uint8Array> {
+export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: PackageKey | ((partNumber: number) => PackageKey), read: SealedRead, done: (chunk: Uint8Array) => void = () => undefined, gather: (lengthBytes: number) => Uint8Array = (lengthBytes) => Buffer.allocUnsafe(lengthBytes)): AsyncGenerator<Uint8Array> {
   const keyOfPart = typeof key === 'function' ? key : () => key;
   for (const run of read.runs) checkKey(keyOfPart(run.partNumber));
   const iterator = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : (source as Iterable<Uint8Array>)[Symbol.iterator]();
@@ -299,8 +301,16 @@ export async function* openStream(source: AsyncIterable<Uint8Array> | Iterable<U
   const wouldWait = (length: number): boolean => chunk === undefined || chunk.length - offset < length;
   const opened: Buffer[] = []; // plaintext not yet handed on
   let openedBytes = 0;
-  const handOn = (): Buffer => {
-    const piece = opened.length === 1 ? opened[0]! : Buffer.concat(opened, openedBytes);
+  const handOn = (): Uint8Array => {
+    let piece: Uint8Array = opened[0]!;
+    if (opened.length > 1) {
+      piece = gather(openedBytes).subarray(0, openedBytes);
+      let at = 0;
+      for (const part of opened) {
+        piece.set(part, at);
+        at += part.length;
+      }
+    }
     opened.length = 0;
     openedBytes = 0;
     return piece;

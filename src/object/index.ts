@@ -24,3 +24,4 @@ export { checkDefaultRetention, checkRetentionChange, isRetentionMode, withLegal
 export { hasLocalData, type RestoredCopyRecorder, type TierGateway } from './tier-gateway.js';
 export type { ExpectedVersion, RestoredCopyEnd } from './transitioned.js';
 export type { TransitionInfo, ObjectVersion } from '../format/xl-meta-types.js';
+export { readBuffers } from './read-buffers.js';

@@ -7,7 +7,7 @@
 import type { EncryptionInfo, EncryptionKeyRecord } from '../../format/xl-meta-types.js';
 import { cipherRangeOf, openStream, partPackageKey, plainSizeOf, sealStream, sealedSizeBytes, type PackageKey } from '../../format/sse-packages.js';
 import { SvcError } from '../../errors/index.js';
-import { BodyDigests, StreamDigests, type BlockCoding, type DigestAlgorithm, type DigestValues, type GetObjectOptions, type ReceivedBody, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions } from '../../object/index.js';
+import { BodyDigests, readBuffers, StreamDigests, type BlockCoding, type DigestAlgorithm, type DigestValues, type GetObjectOptions, type ReceivedBody, type ObjectInfo, type ObjectLayer, type ObjectReader, type PutOptions } from '../../object/index.js';
 import type { Kms } from '../kms/kms.js';
 import { checkObjectSecrets, clientEtag, newObjectKey, openObjectKey, type SseRequest, type SseSecrets } from './object-keys.js';
 
@@ -131,9 +131,10 @@ export async function getDecrypted(objects: ObjectLayer, kms: Kms | undefined, b
   const plainInfo = reader.info;
   return {
     info: plainInfo,
-    // The sealed chunks go back to the reader as soon as their packages are opened; the plaintext is fresh memory.
-    body: openStream(reader.body, partKeys(packageKey!, reader.info.encryption), read!, (chunk) => reader.release(chunk)),
-    release: () => undefined,
+    // The sealed chunks go back to the reader as soon as their packages are opened; the plaintext
+    // is gathered into the GET's reused buffers, handed back by the consumer once written.
+    body: openStream(reader.body, partKeys(packageKey!, reader.info.encryption), read!, (chunk) => reader.release(chunk), (lengthBytes) => readBuffers.acquire(lengthBytes)),
+    release: (chunk) => readBuffers.release(chunk),
   };
 }
 
