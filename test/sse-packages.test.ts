@@ -156,6 +156,27 @@ describe('encrypted packages', () => {
     expect(await pieces([stored.subarray(0, packageSealedBytes + 10), stored.subarray(packageSealedBytes + 10)])).toEqual([packagePlainBytes, 3 * packagePlainBytes]);
   });
 
+  it('gathers a piece of several packages into the memory `gather` lends, and a piece of one package into none', async () => {
+    const key = newKey();
+    const plain = patterned(3 * packagePlainBytes, 6);
+    const stored = await sealParts(key, [plain], [plain.length]);
+    const read = cipherRangeOf([{ partNumber: 1, plainSizeBytes: plain.length }], { offset: 0, length: plain.length });
+    const lent: ArrayBufferLike[] = [];
+    const gather = (lengthBytes: number): Uint8Array => {
+      const memory = Buffer.allocUnsafeSlow(lengthBytes + 100); // larger than asked, as a pool's buffers are
+      lent.push(memory.buffer);
+      return memory;
+    };
+    const handed: Uint8Array[] = [];
+    // Two packages in the first chunk, the third alone in the second.
+    for await (const piece of openStream([stored.subarray(0, 2 * packageSealedBytes), stored.subarray(2 * packageSealedBytes)], key, read, undefined, gather)) handed.push(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
+    expect(handed.map((piece) => piece.length)).toEqual([2 * packagePlainBytes, packagePlainBytes]);
+    expect(lent).toHaveLength(1);
+    expect(handed[0]!.buffer).toBe(lent[0]);
+    expect(handed[1]!.buffer).not.toBe(lent[0]);
+    expect(Buffer.concat(handed).equals(plain)).toBe(true);
+  });
+
   it('decodes the golden fixture (format version 1)', async () => {
     const fixture = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'sse-packages-v1.bin'));
     const plain = ssePackageFixture.plaintext();
