@@ -200,10 +200,11 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
   it('cancels an upload in flight: nothing is stored and no upload is left behind', async () => {
     await go('browse/photos/');
     await page.getByRole('button', { name: 'big.bin' }).waitFor();
-    // A slow link (about 4 MB/s up) so that the upload is still running when Cancel is pressed.
+    // A slow link (about 1.5 MB/s up: the 24 MiB take some 17 s) so that the upload is still
+    // running when Cancel is pressed, also on a loaded machine.
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 4_000_000 });
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1_500_000 });
     try {
       await page.getByTestId('file-input').setInputFiles({ name: 'slow.bin', mimeType: 'application/octet-stream', buffer: randomBytes(24 * 1024 * 1024) });
       const row = page.locator('li.upload', { hasText: 'slow.bin' });
