@@ -200,17 +200,18 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
   it('cancels an upload in flight: nothing is stored and no upload is left behind', async () => {
     await go('browse/photos/');
     await page.getByRole('button', { name: 'big.bin' }).waitFor();
-    // A slow link (about 1.5 MB/s up: the 24 MiB take some 17 s) so that the upload is still
-    // running when Cancel is pressed, also on a loaded machine.
+    // A slow link (about 4 MB/s up) so that the upload is still running when Cancel is pressed.
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1_500_000 });
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 4_000_000 });
     try {
       await page.getByTestId('file-input').setInputFiles({ name: 'slow.bin', mimeType: 'application/octet-stream', buffer: randomBytes(24 * 1024 * 1024) });
       const row = page.locator('li.upload', { hasText: 'slow.bin' });
       await page.locator('li.upload[data-state="uploading"]', { hasText: 'slow.bin' }).waitFor();
       await expect.poll(async () => Number(await row.getByRole('progressbar').getAttribute('aria-valuenow')), { timeout: 20_000 }).toBeGreaterThan(0);
       await page.getByRole('button', { name: 'Cancel upload of slow.bin' }).click();
+      // The link at full speed again: the abort of the upload (a DELETE) must not queue behind throttled bytes.
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
       await page.locator('li.upload[data-state="canceled"]', { hasText: 'slow.bin' }).waitFor();
     } finally {
       await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
