@@ -204,8 +204,12 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 4_000_000 });
+    // Given as a file on disk: a 24 MiB buffer would cross the browser protocol as base64, which takes seconds.
+    const folder = await mkdtemp(join(tmpdir(), 'svc-console-slow-'));
+    const slowFile = join(folder, 'slow.bin');
+    await writeFile(slowFile, randomBytes(24 * 1024 * 1024));
     try {
-      await page.getByTestId('file-input').setInputFiles({ name: 'slow.bin', mimeType: 'application/octet-stream', buffer: randomBytes(24 * 1024 * 1024) });
+      await page.getByTestId('file-input').setInputFiles(slowFile);
       const row = page.locator('li.upload', { hasText: 'slow.bin' });
       await page.locator('li.upload[data-state="uploading"]', { hasText: 'slow.bin' }).waitFor();
       await expect.poll(async () => Number(await row.getByRole('progressbar').getAttribute('aria-valuenow')), { timeout: 20_000 }).toBeGreaterThan(0);
@@ -215,6 +219,7 @@ describe.skipIf(!haveChromium)('the web console in Chromium', () => {
       await page.locator('li.upload[data-state="canceled"]', { hasText: 'slow.bin' }).waitFor();
     } finally {
       await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      await rm(folder, { recursive: true, force: true });
     }
     await expect.poll(async () => (await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos' }))).Uploads ?? []).toEqual([]);
     await expect(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'slow.bin' }))).rejects.toThrow();
